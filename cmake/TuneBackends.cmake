@@ -1,0 +1,63 @@
+# Backend selection at configure time.
+#
+# TUNE_BACKENDS is a list of cuda, hip, vulkan. When not given it defaults to every backend
+# whose toolchain is found. Asking for a backend whose toolchain is missing is an error that
+# names what is missing. Sets TUNE_HAVE_CUDA / TUNE_HAVE_HIP / TUNE_HAVE_VULKAN.
+set(_tune_all_backends cuda hip vulkan)
+
+# Probes (quiet); each sets _tune_found_<b> and _tune_why_<b>.
+find_package(CUDAToolkit QUIET)
+if(CUDAToolkit_FOUND AND TARGET CUDA::nvrtc)
+  set(_tune_found_cuda TRUE)
+else()
+  set(_tune_why_cuda "CUDA toolkit with NVRTC not found (set CUDAToolkit_ROOT)")
+endif()
+
+find_package(hip CONFIG QUIET PATHS /opt/rocm /usr/lib/x86_64-linux-gnu/cmake/hip)
+if(hip_FOUND)
+  set(_tune_found_hip TRUE)
+else()
+  set(_tune_why_hip "HIP not found (install hipcc and libamdhip64-dev)")
+endif()
+
+find_package(Vulkan QUIET)
+find_package(Shaderc QUIET)
+if(Vulkan_FOUND AND Shaderc_FOUND)
+  set(_tune_found_vulkan TRUE)
+else()
+  set(_tune_why_vulkan "Vulkan loader/headers or shaderc not found (libvulkan-dev, libshaderc-dev, glslang-dev, spirv-tools)")
+endif()
+
+if(NOT DEFINED TUNE_BACKENDS)
+  set(_default "")
+  foreach(b IN LISTS _tune_all_backends)
+    if(_tune_found_${b})
+      list(APPEND _default ${b})
+    endif()
+  endforeach()
+  set(TUNE_BACKENDS "${_default}" CACHE STRING "Backends to build: a list of cuda, hip, vulkan")
+endif()
+
+set(TUNE_BACKENDS_SUMMARY "")
+foreach(b IN LISTS TUNE_BACKENDS)
+  if(NOT b IN_LIST _tune_all_backends)
+    message(FATAL_ERROR "TUNE_BACKENDS: unknown backend '${b}' (known: ${_tune_all_backends})")
+  endif()
+  if(NOT _tune_found_${b})
+    message(FATAL_ERROR "TUNE_BACKENDS asks for '${b}' but ${_tune_why_${b}}")
+  endif()
+endforeach()
+foreach(b IN LISTS _tune_all_backends)
+  string(TOUPPER ${b} B)
+  if(b IN_LIST TUNE_BACKENDS)
+    set(TUNE_HAVE_${B} ON)
+    string(APPEND TUNE_BACKENDS_SUMMARY "${b}=ON ")
+  else()
+    set(TUNE_HAVE_${B} OFF)
+    if(_tune_found_${b})
+      string(APPEND TUNE_BACKENDS_SUMMARY "${b}=off ")
+    else()
+      string(APPEND TUNE_BACKENDS_SUMMARY "${b}=off(not found) ")
+    endif()
+  endif()
+endforeach()

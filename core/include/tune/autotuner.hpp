@@ -1,0 +1,106 @@
+// Autotuner: tunes one kernel per key on first use and launches the winner afterwards.
+//
+// On a call: compute the key (bucketed key arguments, buffer element types, heuristic values,
+// device). A known key launches the remembered variant: no lock, no allocation. A new key
+// prunes the space (constraints, early prune, perf model), asks the TuningStore for stored
+// timings, compiles and times the rest, picks the lowest median, remembers it and launches it.
+// A configuration that fails (compile error, resource limit, launch failure, timeout, wrong
+// output) is recorded with its reason and timed as +inf; only when all fail is the call an
+// error, and that error lists every configuration's reason.
+//
+// Thread safety: run() may be called concurrently from any number of threads. Concurrent calls
+// with the same new key tune once; the others wait for that result. Lifetime: the Autotuner
+// holds compiled variants for every Device it has seen; destroy it (or call release()) before
+// destroying such a Device.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tune/benchmark.hpp"
+#include "tune/kernel.hpp"
+#include "tune/store.hpp"
+
+namespace tune {
+
+// Where a call's configuration came from.
+enum class ResultSource : std::uint8_t { memory, disk, tuned, single };
+std::string_view to_string(ResultSource s) noexcept;
+
+struct ConfigResult {
+  Config config;
+  Status status;           // ok, or why this configuration was dropped
+  SampleStats stats;       // nanoseconds; median = +inf when status is not ok
+  KernelResources resources;
+  double compile_ms = 0;
+  bool from_store = false;  // timing read back from the TuningStore, not measured now
+};
+
+struct TuningReport {
+  std::string kernel;
+  std::string key;     // KeyBuilder text plus heuristic values
+  std::string device;  // DeviceInfo::fingerprint()
+  ResultSource source = ResultSource::tuned;
+  std::vector<ConfigResult> results;  // every candidate that was considered
+  std::size_t pruned = 0;             // candidates removed before timing
+  Config winner;
+  double wall_ms = 0;  // total tuning time of this key, compiling included
+  std::string to_string() const;  // the TUNE_PRINT_AUTOTUNING text
+};
+
+using TuningListener = std::function<void(const TuningReport&)>;
+
+struct AutotunerOptions {
+  BenchOptions bench;
+  std::shared_ptr<TuningStore> store;  // null: results live in memory only
+  TuningListener listener;             // called after each tuning, on the tuning thread
+  // Print each report to stderr. Defaults to TUNE_PRINT_AUTOTUNING=1 in the environment.
+  std::optional<bool> print;
+};
+
+class Autotuner {
+ public:
+  // Validates the definition: non-empty space, key and hook arguments that exist in the
+  // signature, a source for at least one language, dims set. Messages name the culprit.
+  static Result<std::unique_ptr<Autotuner>> make(KernelDef def, AutotunerOptions opts = {});
+  ~Autotuner();
+  Autotuner(const Autotuner&) = delete;
+  Autotuner& operator=(const Autotuner&) = delete;
+
+  // Launches the best configuration for these arguments, tuning first on a new key. Blocks
+  // while tuning; on a known key returns once the launch is enqueued.
+  Status run(Device& dev, ArgList args);
+  Status run(Device& dev, std::initializer_list<ArgValue> args) {
+    return run(dev, ArgList(args.begin(), args.size()));
+  }
+
+  // Tunes (when the key is new) without launching; returns the chosen configuration.
+  Result<Config> tune(Device& dev, ArgList args);
+  // Compiles every configuration the space accepts on `dev` (Triton's warmup), so later
+  // tuning times only. Failures are recorded, not returned, unless every one fails.
+  Status warmup(Device& dev);
+
+  // The configuration remembered in memory for these arguments, if any.
+  std::optional<Config> best(const Device& dev, ArgList args) const;
+  // The report of the last tuning for these arguments' key, if it was tuned in this process.
+  std::optional<TuningReport> last_report(const Device& dev, ArgList args) const;
+
+  // Drops every compiled variant and remembered result for `dev`.
+  void release(const Device& dev);
+  const KernelDef& kernel() const noexcept;
+
+  struct Impl;
+
+ private:
+  explicit Autotuner(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tune

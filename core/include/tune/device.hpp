@@ -1,0 +1,119 @@
+// Device: the one interface between the backend-agnostic core and a backend (CUDA, HIP,
+// Vulkan). Small on purpose: buffers, compile one variant per configuration, launch, time.
+//
+// Ownership: a Device owns its context/queues; DeviceBuffer and CompiledKernel objects it
+// returns are owned by the caller (unique_ptr) and must be destroyed before the Device.
+// Thread safety: a Device may be called from several threads; implementations serialise
+// queue access internally. compile() must be safe to call concurrently with itself and with
+// launch()/time() (backends may compile variants in parallel while others are timed).
+// Blocking: launch(), upload(), fill() and copy() are ordered on the device's one queue and
+// may return before completion; download(), synchronize() and time() block until done.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tune/args.hpp"
+#include "tune/config.hpp"
+#include "tune/device_info.hpp"
+#include "tune/status.hpp"
+
+namespace tune {
+
+// Backend-owned device memory. Opaque to the core.
+class DeviceBuffer {
+ public:
+  virtual ~DeviceBuffer() = default;
+  virtual std::uint64_t size_bytes() const noexcept = 0;
+};
+using Buffer = std::unique_ptr<DeviceBuffer>;
+
+enum class Language : std::uint8_t { glsl, cuda_hip, simulated };
+std::string_view to_string(Language l) noexcept;
+
+// Source text of one kernel in one language. `entry` is the function name (CUDA/HIP) or
+// "main" (GLSL). The core hashes `text` + `entry` to key compiled-binary and tuning caches.
+struct KernelSource {
+  Language language = Language::glsl;
+  std::string entry = "main";
+  std::string text;
+  std::uint64_t hash() const;
+};
+
+// What the compiler and driver report about one compiled variant; zero when unknown.
+struct KernelResources {
+  std::uint32_t registers = 0;       // per thread
+  std::uint32_t spill_bytes = 0;     // local-memory spill stores
+  std::uint32_t local_bytes = 0;     // per-thread local memory
+  std::uint32_t shared_bytes = 0;    // static shared memory
+  std::uint32_t max_threads = 0;     // max threads per block for this variant
+  std::string to_string() const;     // "regs=64 spill=0 smem=16384"; empty when nothing known
+};
+
+// One compiled variant. Owned by the caller of Device::compile.
+class CompiledKernel {
+ public:
+  virtual ~CompiledKernel() = default;
+  const KernelResources& resources() const noexcept { return resources_; }
+  const std::string& compile_log() const noexcept { return log_; }
+
+ protected:
+  KernelResources resources_;
+  std::string log_;
+};
+
+struct LaunchDims {
+  Dim3 grid;                  // blocks / workgroups per dimension
+  Dim3 block;                 // threads per block / workgroup size
+  std::uint32_t shared_bytes = 0;  // dynamic shared memory
+};
+
+// One timing request: `reps` launches, each timed alone with device timestamps.
+struct TimingPlan {
+  int reps = 1;
+  // Overwrite an L2-sized scratch buffer before each timed launch (outside the timed span).
+  bool flush_l2 = true;
+  // Runs before each rep, outside the timed span (e.g. reset-to-zero hooks). May be empty.
+  std::function<Status()> before_each;
+  // A launch that has not finished after this long is a timeout (the config is dropped).
+  double timeout_ms = 10000.0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  virtual const DeviceInfo& info() const noexcept = 0;
+  // The kernel language this device compiles.
+  virtual Language language() const noexcept = 0;
+
+  virtual Result<Buffer> alloc(std::uint64_t bytes) = 0;
+  virtual Status upload(DeviceBuffer& dst, const void* src, std::uint64_t bytes,
+                        std::uint64_t offset = 0) = 0;
+  virtual Status download(const DeviceBuffer& src, void* dst, std::uint64_t bytes,
+                          std::uint64_t offset = 0) = 0;
+  // Fills `bytes` from `offset` with a repeated 32-bit pattern (bytes must be a multiple of 4).
+  virtual Status fill(DeviceBuffer& dst, std::uint32_t pattern, std::uint64_t bytes,
+                      std::uint64_t offset = 0) = 0;
+  virtual Status copy(DeviceBuffer& dst, const DeviceBuffer& src, std::uint64_t bytes) = 0;
+
+  // Compiles `source` with the configuration's parameters as macro definitions (NAME=value,
+  // booleans as 1/0) and its launch options applied. A compile failure is a Status with
+  // code compile_error whose message holds the compiler log; a variant that exceeds a device
+  // limit is out_of_resources. Never crashes on a bad configuration.
+  virtual Result<std::unique_ptr<CompiledKernel>> compile(const KernelSource& source,
+                                                          const Config& config) = 0;
+
+  virtual Status launch(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args) = 0;
+
+  // Runs plan.reps launches and returns each one's device-timestamp duration in nanoseconds.
+  virtual Result<std::vector<double>> time(const CompiledKernel& kernel, const LaunchDims& dims,
+                                           ArgList args, const TimingPlan& plan) = 0;
+
+  virtual Status synchronize() = 0;
+};
+
+}  // namespace tune

@@ -1,0 +1,46 @@
+// TuningStore: where tuning results persist between processes (the SQLite cache implements
+// it). The Autotuner asks it before timing and tells it every configuration's outcome after.
+//
+// Thread safety: implementations must accept concurrent calls from several threads and
+// processes. Neither call throws or fails the tuning: a store that cannot read or write logs a
+// warning and behaves as empty.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tune/stats.hpp"
+#include "tune/status.hpp"
+
+namespace tune {
+
+// Everything a stored timing is valid for.
+struct StoreKey {
+  std::string kernel;              // kernel name
+  std::uint64_t source_hash = 0;   // hash of the source text compiled on this device
+  std::string key;                 // KeyBuilder text of the tuning key
+  std::string device;              // DeviceInfo::fingerprint()
+  std::string toolchain;           // DeviceInfo::toolchain_fingerprint()
+};
+
+// One configuration's outcome for one StoreKey.
+struct StoredResult {
+  std::string config;              // Config::to_string()
+  StatusCode status = StatusCode::ok;
+  std::string reason;              // failure reason when status != ok
+  SampleStats stats;               // nanoseconds; meaningful when status == ok
+  std::int64_t unix_time = 0;
+};
+
+class TuningStore {
+ public:
+  virtual ~TuningStore() = default;
+  // Rows saved earlier for `key`; empty when none or when the store is unusable.
+  virtual std::vector<StoredResult> load(const StoreKey& key) = 0;
+  // Adds or replaces rows (one per config) for `key`.
+  virtual void save(const StoreKey& key, std::span<const StoredResult> rows) = 0;
+};
+
+}  // namespace tune

@@ -1,0 +1,17 @@
+// Umbrella header: the whole public API of libtune.
+#pragma once
+#include "tune/args.hpp"
+#include "tune/autotuner.hpp"
+#include "tune/benchmark.hpp"
+#include "tune/config.hpp"
+#include "tune/config_space.hpp"
+#include "tune/device.hpp"
+#include "tune/device_info.hpp"
+#include "tune/kernel.hpp"
+#include "tune/key.hpp"
+#include "tune/log.hpp"
+#include "tune/registry.hpp"
+#include "tune/stats.hpp"
+#include "tune/status.hpp"
+#include "tune/store.hpp"
+#include "tune/version.hpp"

@@ -1,0 +1,25 @@
+#include "tune/kernels/bundled.hpp"
+
+namespace tune::kernels {
+
+std::vector<BundledKernel> bundled_kernels(Language lang) {
+  switch (lang) {
+    case Language::glsl:
+#if defined(TUNE_KERNELS_GLSL)
+      return glsl_kernels();
+#else
+      return {};
+#endif
+    case Language::cuda_hip:
+#if defined(TUNE_KERNELS_CUDA_HIP)
+      return cuda_hip_kernels();
+#else
+      return {};
+#endif
+    case Language::simulated:
+      return {};
+  }
+  return {};
+}
+
+}  // namespace tune::kernels
