@@ -59,7 +59,10 @@ using TuningListener = std::function<void(const TuningReport&)>;
 
 struct AutotunerOptions {
   BenchOptions bench;
-  std::shared_ptr<TuningStore> store;  // null: results live in memory only
+  // Where results persist. Null: default_store() (TUNE_CACHE decides) when `persistent`,
+  // else memory only.
+  std::shared_ptr<TuningStore> store;
+  bool persistent = true;
   TuningListener listener;             // called after each tuning, on the tuning thread
   // Print each report to stderr. Defaults to TUNE_PRINT_AUTOTUNING=1 in the environment.
   std::optional<bool> print;

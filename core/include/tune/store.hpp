@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -42,5 +43,11 @@ class TuningStore {
   // Adds or replaces rows (one per config) for `key`.
   virtual void save(const StoreKey& key, std::span<const StoredResult> rows) = 0;
 };
+
+// The process-wide persistent store, as the environment asks: TUNE_CACHE=off|readonly|
+// readwrite (default readwrite), in $TUNE_CACHE_DIR/tune.db (default $XDG_CACHE_HOME/libtune,
+// else ~/.cache/libtune). Null when off. Opened on first use; never fails (an unusable file is
+// moved aside with a warning and the store behaves as empty). Implemented in core/src/cache/.
+std::shared_ptr<TuningStore> default_store();
 
 }  // namespace tune
