@@ -46,7 +46,14 @@ class [[nodiscard]] Status {
   const std::string& message() const noexcept { return message_; }
 
   // Prepends context ("compiling matmul{BM=64}: ") so the message reads outermost-first.
-  Status& with_context(std::string_view context);
+  // An ok status stays ok. The const overload returns a changed copy.
+  Status& with_context(std::string_view context) &;
+  Status&& with_context(std::string_view context) && { return std::move(with_context(context)); }
+  Status with_context(std::string_view context) const& {
+    Status copy = *this;
+    copy.with_context(context);
+    return copy;
+  }
   // "compile_error: <message>".
   std::string to_string() const;
 

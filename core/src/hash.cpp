@@ -1,0 +1,20 @@
+#include "tune/hash.hpp"
+
+namespace tune {
+
+std::uint64_t stable_hash(std::string_view bytes, std::uint64_t seed) noexcept {
+  std::uint64_t h = 0xcbf29ce484222325ULL ^ seed;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  // Avalanche so that short inputs differing in one byte spread over all 64 bits.
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
+}
+
+}  // namespace tune
