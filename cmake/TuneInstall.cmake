@@ -4,11 +4,6 @@ set(_tune_targets tune_core tune_tune tune_kernels)
 foreach(b IN LISTS TUNE_BACKENDS)
   list(APPEND _tune_targets tune_backend_${b})
 endforeach()
-set(TUNE_HAS_CACHE 0)
-if(TARGET tune_cache)
-  list(APPEND _tune_targets tune_cache)
-  set(TUNE_HAS_CACHE 1)
-endif()
 install(TARGETS ${_tune_targets} EXPORT libtuneTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs libtune's build and test dependencies from Debian's packages. Idempotent and quiet:
+# only missing packages are installed. CUDA 13 is expected at /usr/local/cuda (not from apt).
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ clang ccache libclang-rt-14-dev
+  doctest-dev libbenchmark-dev libsqlite3-dev sqlite3 nlohmann-json3-dev libcli11-dev libfmt-dev
+  libvulkan-dev mesa-vulkan-drivers glslc libshaderc-dev glslang-dev spirv-tools
+  vulkan-validationlayers
+)
+# HIP (Debian's ROCm 5.2) without the recommends (~350 MB instead of ~650 MB).
+hip_packages=(hipcc libamdhip64-dev)
+
+missing() {
+  local out=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || out+=("$p")
+  done
+  echo "${out[@]:-}"
+}
+
+need=$(missing "${packages[@]}")
+need_hip=$(missing "${hip_packages[@]}")
+if [[ -n "$need" || -n "$need_hip" ]]; then
+  sudo=""
+  [[ $(id -u) -ne 0 ]] && sudo="sudo"
+  echo "install-deps: installing:${need:+ $need}${need_hip:+ $need_hip}"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  [[ -n "$need" ]] && $sudo apt-get install -y -qq $need >/dev/null
+  [[ -n "$need_hip" ]] && $sudo apt-get install -y -qq --no-install-recommends $need_hip >/dev/null
+fi
+if [[ ! -x /usr/local/cuda/bin/nvcc && ! -f /usr/local/cuda/include/nvrtc.h ]]; then
+  echo "install-deps: note: CUDA toolkit not found at /usr/local/cuda; the cuda backend is skipped" >&2
+fi
+echo "install-deps: ok"
