@@ -28,6 +28,8 @@ std::string_view to_string(ResultSource s) noexcept {
       return "tuned";
     case ResultSource::single:
       return "single";
+    case ResultSource::disabled:
+      return "disabled";
   }
   return "unknown";
 }
@@ -109,6 +111,7 @@ struct Autotuner::Impl {
   AutotunerOptions opts;
   KeyBuilder keys;
   bool print = false;
+  bool disabled = false;
   std::shared_ptr<TuningStore> store;
   std::vector<int> zero_idx, restore_idx;  // buffer argument positions of the hooks
 
@@ -449,7 +452,7 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
   // Stored timings: used for every candidate they cover; only the rest is timed.
   StoreKey skey{def.name, src->hash(), report.key, info.fingerprint(), info.toolchain_fingerprint()};
   std::vector<bool> need(cands.size(), true);
-  if (store && cands.size() > 1) {
+  if (store && cands.size() > 1 && !disabled) {
     std::map<std::string, std::size_t> index;
     for (std::size_t i = 0; i < cands.size(); ++i) index[cands[i].to_string()] = i;
     for (const auto& row : store->load(skey)) {
@@ -488,7 +491,10 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
 
   bool all_stored = std::none_of(need.begin(), need.end(), [](bool b) { return b; });
   std::vector<std::size_t> to_compile;
-  if (cands.size() == 1) {
+  if (disabled) {
+    report.source = ResultSource::disabled;
+    to_compile = {0};
+  } else if (cands.size() == 1) {
     report.source = ResultSource::single;
     to_compile = {0};
   } else if (all_stored && by_median() < cands.size()) {
@@ -506,10 +512,24 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
 
   std::vector<StoredResult> new_rows;
   std::map<std::size_t, std::shared_ptr<Variant>> built;
+  auto deadline_passed = [&] {
+    return opts.tuning_budget_ms > 0 && ms_since(t0) > opts.tuning_budget_ms;
+  };
   HookRunner hooks(dev, def, args, zero_idx, restore_idx);
   bool timing = report.source == ResultSource::tuned;
   if (timing && (hooks.active() || def.verify)) TUNE_RETURN_IF_ERROR(hooks.snapshot().with_context(where()));
 
+  // Compile results arrive in order; each survivor is verified and warmed up at once (while
+  // later ones still compile), then all survivors race.
+  std::vector<RaceEntry> racers;
+  std::vector<std::size_t> racer_index;
+  auto hooks_before = [&hooks](const Config* c) -> std::function<Status()> {
+    if (!hooks.active()) return {};
+    return [&hooks, c] {
+      hooks.set_config(c);
+      return hooks.before_launch();
+    };
+  };
   for (std::size_t j = 0; j < to_compile.size(); ++j) {
     std::size_t i = to_compile[j];
     auto& r = report.results[i];
@@ -521,17 +541,16 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
       r.resources = v->kernel->resources();
       built[i] = v;
     }
-    if (!timing || !r.status.ok()) {
-      if (timing) new_rows.push_back({cands[i].to_string(), r.status.code(), r.status.message(), {}, 0});
+    if (!timing || !r.status.ok()) continue;
+    if (deadline_passed() && !racers.empty()) {
+      report.partial = true;
       continue;
     }
     LaunchDims dims = def.dims(cands[i], args);
-    hooks.set_config(&cands[i]);
-    auto before = [&hooks] { return hooks.before_launch(); };
-    std::function<Status()> before_fn;
-    if (hooks.active()) before_fn = before;
+    auto before_fn = hooks_before(&cands[i]);
     Status st;
     if (def.verify) {
+      hooks.set_config(&cands[i]);
       st = hooks.before_launch();
       if (st.ok()) st = dev.launch(*v->kernel, dims, args);
       if (st.ok()) st = hooks.flush_post();
@@ -542,27 +561,55 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
           st = Status(StatusCode::wrong_output, st.message());
       }
     }
+    double est = 0;
     if (st.ok()) {
-      auto stats = time_kernel(dev, *v->kernel, dims, args, opts.bench, before_fn);
+      auto w = warm_up(dev, *v->kernel, dims, args, opts.bench, before_fn);
       Status post = hooks.flush_post();
-      if (!stats.ok())
-        st = stats.status();
+      if (!w.ok())
+        st = w.status();
       else if (!post.ok())
         st = post;
       else
-        r.stats = *stats;
+        est = *w;
     }
     if (st.code() == StatusCode::device_lost) {
       // The device is gone: nothing measured now can be trusted or stored.
       return st.with_context(where() + ", config {" + cands[i].to_string() + "}");
     }
-    r.status = st;
     if (!st.ok()) {
-      r.stats = SampleStats{};
-      r.stats.median = kInf;
+      r.status = st;
+      continue;
     }
-    new_rows.push_back({cands[i].to_string(), st.code(), st.message(), r.stats,
-                        static_cast<std::int64_t>(std::time(nullptr))});
+    RaceEntry e;
+    e.kernel = v->kernel.get();
+    e.dims = dims;
+    e.before_each = before_fn;
+    if (hooks.active()) e.after_batch = [&hooks] { return hooks.flush_post(); };
+    e.estimate_ns = est;
+    racers.push_back(std::move(e));
+    racer_index.push_back(i);
+  }
+  if (!racers.empty()) {
+    Status st = race(dev, racers, args, opts.bench);
+    if (!st.ok()) return st.with_context(where());
+  }
+  for (std::size_t k = 0; k < racers.size(); ++k) {
+    auto& r = report.results[racer_index[k]];
+    r.status = racers[k].status;
+    r.raced_out = racers[k].raced_out;
+    if (r.status.ok()) r.stats = summarize(racers[k].samples);
+  }
+  if (timing) {
+    for (auto i : to_compile) {
+      auto& r = report.results[i];
+      if (r.status.ok() && r.stats.count == 0) continue;  // not reached within the budget
+      if (!r.status.ok()) {
+        r.stats = SampleStats{};
+        r.stats.median = kInf;
+      }
+      new_rows.push_back({cands[i].to_string(), r.status.code(), r.status.message(), r.stats,
+                          static_cast<std::int64_t>(std::time(nullptr))});
+    }
   }
   if (timing && (hooks.active() || def.verify)) TUNE_RETURN_IF_ERROR(hooks.restore_all().with_context(where()));
 
@@ -600,6 +647,7 @@ std::string TuningReport::to_string() const {
   std::snprintf(buf, sizeof buf, " in %.1f ms, %zu configs", wall_ms, results.size());
   s += buf;
   if (pruned > 0) s += " (" + std::to_string(pruned) + " pruned)";
+  if (partial) s += " [partial: tuning budget reached]";
   s += "\n";
   for (const auto& r : results) {
     s += "  {" + r.config.to_string() + "} ";
@@ -610,6 +658,7 @@ std::string TuningReport::to_string() const {
     else
       s += "not timed";
     if (r.from_store) s += " (stored)";
+    if (r.raced_out) s += " (raced out)";
     auto res = r.resources.to_string();
     if (!res.empty()) s += " " + res;
     s += "\n";
@@ -650,6 +699,7 @@ Result<std::unique_ptr<Autotuner>> Autotuner::make(KernelDef def, AutotunerOptio
     return bad("perf model set without top_k or top_fraction");
   impl->keys = std::move(*kb);
   impl->print = opts.print.value_or(env_flag("TUNE_PRINT_AUTOTUNING"));
+  impl->disabled = opts.disable.value_or(env_flag("TUNE_DISABLE"));
   impl->store = opts.store ? opts.store : (opts.persistent ? default_store() : nullptr);
   impl->def = std::move(def);
   impl->opts = std::move(opts);

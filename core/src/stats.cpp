@@ -65,3 +65,29 @@ std::string SampleStats::to_string() const {
 }
 
 }  // namespace tune
+
+namespace tune {
+
+Interval median_interval(std::span<const double> samples, double confidence) {
+  std::vector<double> v(samples.begin(), samples.end());
+  if (v.empty()) return {std::numeric_limits<double>::quiet_NaN(),
+                         std::numeric_limits<double>::quiet_NaN()};
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  const double alpha = (1.0 - confidence) / 2.0;
+  // Walk the Binomial(n, 1/2) CDF in log space: P(X < k) = sum_{i<k} C(n,i) 2^-n.
+  const double log_half_n = -static_cast<double>(n) * std::log(2.0);
+  double cdf = 0.0;
+  std::size_t k = 0;  // 0 means "no order statistic qualifies": use [min, max]
+  for (std::size_t i = 0; i < n / 2; ++i) {
+    double log_c = std::lgamma(static_cast<double>(n) + 1) - std::lgamma(static_cast<double>(i) + 1) -
+                   std::lgamma(static_cast<double>(n - i) + 1);
+    cdf += std::exp(log_c + log_half_n);  // now P(X <= i) = P(X < i + 1)
+    if (cdf > alpha) break;
+    k = i + 1;
+  }
+  if (k == 0) return {v.front(), v.back()};
+  return {v[k - 1], v[n - k]};
+}
+
+}  // namespace tune

@@ -31,7 +31,8 @@
 namespace tune {
 
 // Where a call's configuration came from.
-enum class ResultSource : std::uint8_t { memory, disk, tuned, single };
+// single: one candidate remained, nothing to time; disabled: tuning is off (TUNE_DISABLE).
+enum class ResultSource : std::uint8_t { memory, disk, tuned, single, disabled };
 std::string_view to_string(ResultSource s) noexcept;
 
 struct ConfigResult {
@@ -41,6 +42,7 @@ struct ConfigResult {
   KernelResources resources;
   double compile_ms = 0;
   bool from_store = false;  // timing read back from the TuningStore, not measured now
+  bool raced_out = false;   // dropped early: slower than the leader beyond noise
 };
 
 struct TuningReport {
@@ -50,6 +52,7 @@ struct TuningReport {
   ResultSource source = ResultSource::tuned;
   std::vector<ConfigResult> results;  // every candidate that was considered
   std::size_t pruned = 0;             // candidates removed before timing
+  bool partial = false;  // the tuning budget ran out before every candidate was timed
   Config winner;
   double wall_ms = 0;  // total tuning time of this key, compiling included
   std::string to_string() const;  // the TUNE_PRINT_AUTOTUNING text
@@ -66,6 +69,13 @@ struct AutotunerOptions {
   TuningListener listener;             // called after each tuning, on the tuning thread
   // Print each report to stderr. Defaults to TUNE_PRINT_AUTOTUNING=1 in the environment.
   std::optional<bool> print;
+  // Stop timing new candidates after this long (compiling included) and take the best so far;
+  // the report says partial, and candidates never timed are not stored, so a later process
+  // times them. 0: no limit.
+  double tuning_budget_ms = 0;
+  // Never time: use the first candidate that remains after heuristics and pruning. Defaults
+  // to TUNE_DISABLE=1 in the environment.
+  std::optional<bool> disable;
 };
 
 class Autotuner {

@@ -20,7 +20,44 @@ struct BenchOptions {
   int max_reps = 1000;
   bool flush_l2 = true;
   double timeout_ms = 10000.0;  // per launch
+
+  // Racing (statistical early stopping) when tuning several configurations: time them in
+  // rounds of `race_batch` repetitions each and drop a configuration once its median is
+  // slower than the leader's beyond noise: the distribution-free `race_confidence` interval
+  // of its median lies wholly above the leader's (see median_interval in stats.hpp), with at
+  // least `race_min_samples` samples on both. Never takes more samples than exhaustive timing
+  // would. Off: every configuration gets its full repetition budget.
+  bool racing = true;
+  int race_batch = 5;
+  int race_min_samples = 10;
+  double race_confidence = 0.99;
 };
+
+// The warm-up half of time_kernel: one untimed launch, a timed estimate, then warmup launches
+// for `warmup_ms`. Returns the estimated duration of one launch in nanoseconds.
+Result<double> warm_up(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
+                       ArgList args, const BenchOptions& opts,
+                       const std::function<Status()>& before_each = {});
+
+// Repetitions that `rep_ms` buys at `estimate_ns` per launch, within [min_reps, max_reps].
+int reps_for(double estimate_ns, const BenchOptions& opts) noexcept;
+
+// One contestant of a race (see BenchOptions::racing).
+struct RaceEntry {
+  const CompiledKernel* kernel = nullptr;
+  LaunchDims dims;
+  std::function<Status()> before_each;  // may be empty
+  std::function<Status()> after_batch;  // may be empty: runs after each batch of repetitions
+  double estimate_ns = 0;               // from warm_up
+  // Outputs.
+  std::vector<double> samples;
+  Status status;                        // a failed timing drops the entry with this reason
+  bool raced_out = false;               // dropped as slower than the leader beyond noise
+};
+
+// Times every entry (already warmed up) by racing or exhaustively, per opts.racing. Returns
+// non-ok only for device_lost, which ends the race at once.
+Status race(Device& dev, std::span<RaceEntry> entries, ArgList args, const BenchOptions& opts);
 
 // Median and quantiles of the timed repetitions, in nanoseconds. `before_each` (optional)
 // runs before every launch (warmup, estimate and timed), outside the timed span.

@@ -23,4 +23,12 @@ SampleStats summarize(std::span<const double> samples);
 // overlap). Differences smaller than the spread are noise.
 bool clearly_faster(const SampleStats& a, const SampleStats& b) noexcept;
 
+// A distribution-free confidence interval for the median: the order statistics
+// [x_(k), x_(n+1-k)] with k the largest rank such that P(Binomial(n, 1/2) < k) <= (1-conf)/2.
+// With too few samples for that confidence the interval is [min, max].
+struct Interval {
+  double lo = 0, hi = 0;
+};
+Interval median_interval(std::span<const double> samples, double confidence);
+
 }  // namespace tune
