@@ -11,6 +11,7 @@
 #include "tune/key.hpp"
 #include "tune/log.hpp"
 #include "tune/registry.hpp"
+#include "tune/search.hpp"
 #include "tune/stats.hpp"
 #include "tune/status.hpp"
 #include "tune/store.hpp"
