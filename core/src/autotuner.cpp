@@ -152,6 +152,12 @@ struct Autotuner::Impl {
   Status resolve(Device& dev, ArgList args, const Entry** out);
   Status tune_key(Device& dev, ArgList args, const TuningKey& key, const Entry** out);
   Result<Entry> select(Device& dev, ArgList args, const TuningKey& key, TuningReport& report);
+  Result<Entry> select_by_search(Device& dev, ArgList args, const TuningKey& key,
+                                 const KernelSource& src, TuningReport& report,
+                                 Clock::time_point t0);
+  Result<Entry> finish(Device& dev, const TuningKey& key, TuningReport& report,
+                       const Config& winner, std::shared_ptr<Variant> variant,
+                       Clock::time_point t0);
   std::vector<VariantFuture> compile_all(Device& dev, const KernelSource& src,
                                          const std::vector<Config>& configs);
   void publish(std::unique_ptr<Entry> e);
@@ -383,6 +389,8 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
                                                std::string(to_string(dev.language())) +
                                                " source for device " + info.name);
   }
+
+  if (def.search.strategy && !disabled) return select_by_search(dev, args, key, *src, report, t0);
 
   // Candidates: constraints, then heuristics, early prune and the perf model.
   std::map<std::string, std::size_t> rejected;
@@ -627,17 +635,118 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
   }
   if (store && !new_rows.empty()) store->save(skey, new_rows);
 
-  report.winner = cands[best];
+  return finish(dev, key, report, cands[best], built[best], t0);
+}
+
+Result<Entry> Autotuner::Impl::finish(Device& dev, const TuningKey& key, TuningReport& report,
+                                      const Config& winner, std::shared_ptr<Variant> variant,
+                                      Clock::time_point t0) {
+  report.winner = winner;
   report.wall_ms = ms_since(t0);
   if (print) std::fprintf(stderr, "%s", report.to_string().c_str());
   if (opts.listener) opts.listener(report);
-
   Entry e;
   e.key = key;
   e.device = &dev;
-  e.config = cands[best];
-  e.variant = built[best];
+  e.config = winner;
+  e.variant = std::move(variant);
   return e;
+}
+
+Result<Entry> Autotuner::Impl::select_by_search(Device& dev, ArgList args, const TuningKey& key,
+                                                const KernelSource& src, TuningReport& report,
+                                                Clock::time_point t0) {
+  const DeviceInfo& info = dev.info();
+  auto where = [&] { return "tuning " + def.name + " for " + report.key; };
+  StoreKey skey{def.name, src.hash(), report.key, info.fingerprint(), info.toolchain_fingerprint()};
+  std::map<std::string, StoredResult> stored;
+  if (store) {
+    for (auto& row : store->load(skey)) {
+      auto parsed = Config::parse(row.config);
+      if (parsed.ok()) stored[parsed->to_string()] = std::move(row);
+    }
+  }
+  HookRunner hooks(dev, def, args, zero_idx, restore_idx);
+  if (hooks.active() || def.verify) TUNE_RETURN_IF_ERROR(hooks.snapshot().with_context(where()));
+  std::vector<StoredResult> new_rows;
+  Status lost;
+  report.source = ResultSource::tuned;
+
+  Objective objective = [&](const Config& point) -> double {
+    if (!lost.ok()) return kInf;
+    Config c = point;
+    for (const auto& h : def.heuristics) c.set(h.param, h.fn(args, info));
+    ConfigResult r;
+    r.config = c;
+    std::string text = c.to_string();
+    if (auto it = stored.find(text); it != stored.end()) {
+      r.from_store = true;
+      if (it->second.status == StatusCode::ok) {
+        r.stats = it->second.stats;
+      } else {
+        r.status = Status(it->second.status, it->second.reason);
+        r.stats.median = kInf;
+      }
+      report.results.push_back(r);
+      return r.stats.median;
+    }
+    auto v = compile_all(dev, src, {c}).front().get();
+    r.compile_ms = v->compile_ms;
+    Status st = v->status;
+    if (st.ok()) {
+      r.resources = v->kernel->resources();
+      LaunchDims dims = def.dims(c, args);
+      if (def.verify) {
+        hooks.set_config(&c);
+        st = hooks.before_launch();
+        if (st.ok()) st = dev.launch(*v->kernel, dims, args);
+        if (st.ok()) st = hooks.flush_post();
+        if (st.ok()) st = dev.synchronize();
+        if (st.ok()) st = def.verify(dev, args, c);
+        if (!st.ok() && st.code() != StatusCode::device_lost) st = Status(StatusCode::wrong_output, st.message());
+      }
+      if (st.ok()) {
+        std::function<Status()> before;
+        if (hooks.active()) before = [&hooks, &c] {
+          hooks.set_config(&c);
+          return hooks.before_launch();
+        };
+        auto stats = time_kernel(dev, *v->kernel, dims, args, opts.bench, before);
+        Status post = hooks.flush_post();
+        st = !stats.ok() ? stats.status() : post;
+        if (st.ok()) r.stats = *stats;
+      }
+    }
+    if (st.code() == StatusCode::device_lost) lost = st;
+    r.status = st;
+    if (!st.ok()) {
+      r.stats = SampleStats{};
+      r.stats.median = kInf;
+    }
+    new_rows.push_back({text, st.code(), st.message(), r.stats,
+                        static_cast<std::int64_t>(std::time(nullptr))});
+    report.results.push_back(r);
+    return r.stats.median;
+  };
+
+  auto found = def.search.strategy->search(def.space, info, objective, def.search.budget,
+                                           def.search.seed);
+  if (!lost.ok()) return lost.with_context(where());
+  if (hooks.active() || def.verify) TUNE_RETURN_IF_ERROR(hooks.restore_all().with_context(where()));
+  if (store && !new_rows.empty()) store->save(skey, new_rows);
+  if (!found.ok()) return found.status().with_context(where());
+  if (!std::isfinite(found->best_value)) {
+    std::string msg = where() + ": every configuration the search evaluated failed on " + info.name + ":";
+    for (const auto& r : report.results)
+      msg += "\n  {" + r.config.to_string() + "}: " + r.status.to_string();
+    return Status(StatusCode::all_failed, msg);
+  }
+  Config winner = found->best;
+  for (const auto& h : def.heuristics) winner.set(h.param, h.fn(args, info));
+  auto v = compile_all(dev, src, {winner}).front().get();
+  if (!v->status.ok()) return v->status.with_context(where());
+  report.partial = found->accepted_points == 0 || found->evaluations < found->accepted_points;
+  return finish(dev, key, report, winner, v, t0);
 }
 
 std::string TuningReport::to_string() const {

@@ -13,6 +13,7 @@
 #include "tune/config_space.hpp"
 #include "tune/device.hpp"
 #include "tune/key.hpp"
+#include "tune/search.hpp"
 
 namespace tune {
 
@@ -34,6 +35,15 @@ struct PerfModel {
 
 using DeviceHook = std::function<Status(Device&, ArgList, const Config&)>;
 
+// Explore the space with a strategy instead of timing every configuration: for spaces too
+// large to time whole. Each evaluation compiles and times one configuration (no racing);
+// early_prune and perf_model do not apply; stored timings are reused without cost.
+struct SearchOptions {
+  std::shared_ptr<const SearchStrategy> strategy;
+  SearchBudget budget;
+  std::uint64_t seed = 0;
+};
+
 struct KernelDef {
   std::string name;
   std::vector<KernelSource> sources;  // one per language; the device picks its own
@@ -48,6 +58,7 @@ struct KernelDef {
   // Early prune over the candidates and the call's arguments; returning none is an error.
   std::function<std::vector<Config>(std::vector<Config>, ArgList)> early_prune;
   PerfModel perf_model;
+  SearchOptions search;  // empty strategy: time every candidate (the default)
   // Buffers (by argument name) zeroed / restored to their pre-tuning contents before every
   // timed launch, so in-place and accumulating kernels tune correctly.
   std::vector<std::string> reset_to_zero;
