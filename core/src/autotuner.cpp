@@ -101,7 +101,14 @@ struct Table {
 
 struct Inflight {
   bool done = false;
+  bool background = false;  // callers launch the nearest tuned key's config meanwhile
   Status status;
+};
+
+// A background tuning: its thread and the copies of the caller's buffers it times on.
+struct BackgroundJob {
+  const Device* device = nullptr;
+  std::thread thread;
 };
 
 }  // namespace
@@ -126,11 +133,58 @@ struct Autotuner::Impl {
   std::map<std::pair<const Device*, std::string>, VariantFuture> variants;
   std::map<std::pair<const Device*, std::uint64_t>, TuningReport> reports;
 
+  std::vector<BackgroundJob> jobs;                 // guarded by mu; joined by join_jobs
+  std::set<std::uint64_t> failed_background;      // keys whose background tuning failed
+
   ~Impl() {
+    join_jobs(nullptr);
     // Compiles still running in the pool hold no reference to Impl; wait for them so that
     // kernels are destroyed before the caller destroys devices.
     for (auto& [k, f] : variants) f.wait();
   }
+
+  // Joins the background tunings of `dev` (of every device when null).
+  void join_jobs(const Device* dev) {
+    std::vector<std::thread> to_join;
+    {
+      std::lock_guard lock(mu);
+      for (auto it = jobs.begin(); it != jobs.end();) {
+        if (dev == nullptr || it->device == dev) {
+          to_join.push_back(std::move(it->thread));
+          it = jobs.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    for (auto& t : to_join) t.join();
+  }
+
+  // The tuned entry of `dev` nearest to `key`: same buffer types and heuristic values, least
+  // distance over the key arguments in log2 space. Caller holds mu.
+  const Entry* nearest(const Device& dev, const TuningKey& key) const {
+    const int n = static_cast<int>(keys.specs().size());
+    const Entry* best = nullptr;
+    double best_d = 0;
+    for (const auto& e : entries) {
+      if (e->device != &dev || e->key.size != key.size) continue;
+      bool same = true;
+      for (int i = n; i < key.size; ++i) same = same && e->key.values[i] == key.values[i];
+      if (!same) continue;
+      double d = 0;
+      for (int i = 0; i < n; ++i) {
+        auto lg = [](std::int64_t v) { return std::log2(static_cast<double>(std::max<std::int64_t>(v, 1))); };
+        d += std::fabs(lg(e->key.values[i]) - lg(key.values[i]));
+      }
+      if (best == nullptr || d < best_d) {
+        best = e.get();
+        best_d = d;
+      }
+    }
+    return best;
+  }
+
+  Status start_background(Device& dev, ArgList args, const TuningKey& key);
 
   TuningKey make_key(const Device& dev, ArgList args) const noexcept {
     TuningKey k = keys.build(args, reinterpret_cast<std::uintptr_t>(&dev));
@@ -282,6 +336,18 @@ Status Autotuner::Impl::tune_key(Device& dev, ArgList args, const TuningKey& key
         }
       }
       auto it = inflight.find(key.hash);
+      bool background = opts.mode == TuningMode::background;
+      if (background && (it == inflight.end() || it->second->background)) {
+        // Launch the nearest tuned key's config now; tune this key off the critical path.
+        if (const Entry* near = nearest(dev, key)) {
+          if (it == inflight.end() && !failed_background.count(key.hash)) {
+            Status st = start_background(dev, args, key);
+            if (!st.ok()) log_warning("background tuning of " + def.name + " not started: " + st.to_string());
+          }
+          *out = near;
+          return {};
+        }
+      }
       if (it == inflight.end()) break;
       auto other = it->second;
       cv.wait(lock, [&] { return other->done; });
@@ -307,6 +373,44 @@ Status Autotuner::Impl::tune_key(Device& dev, ArgList args, const TuningKey& key
   }
   cv.notify_all();
   return mine->status;
+}
+
+Status Autotuner::Impl::start_background(Device& dev, ArgList args, const TuningKey& key) {
+  // Caller holds mu. The tuning times on copies of the caller's buffers, taken now in queue
+  // order, so the caller may reuse or free its buffers at once.
+  auto copies = std::make_shared<std::vector<Buffer>>();
+  auto copied_args = std::make_shared<std::vector<ArgValue>>(args.begin(), args.end());
+  for (auto& a : *copied_args) {
+    if (a.kind != ArgKind::buffer) continue;
+    auto b = dev.alloc(a.buffer->size_bytes());
+    if (!b.ok()) return b.status();
+    TUNE_RETURN_IF_ERROR(dev.copy(**b, *a.buffer, a.buffer->size_bytes()));
+    a.buffer = b->get();
+    copies->push_back(std::move(*b));
+  }
+  auto job = std::make_shared<Inflight>();
+  job->background = true;
+  inflight.emplace(key.hash, job);
+  Device* d = &dev;
+  jobs.push_back({&dev, std::thread([this, d, key, copies, copied_args, job] {
+                    TuningReport report;
+                    auto selected = select(*d, *copied_args, key, report);
+                    copies->clear();
+                    std::lock_guard lock(mu);
+                    inflight.erase(key.hash);
+                    job->done = true;
+                    if (selected.ok()) {
+                      publish(std::make_unique<Entry>(std::move(*selected)));
+                      reports[{d, key.hash}] = std::move(report);
+                    } else {
+                      job->status = selected.status();
+                      failed_background.insert(key.hash);
+                      log_warning("background tuning failed; the nearest key's config stays: " +
+                                  selected.status().to_string());
+                    }
+                    cv.notify_all();
+                  })});
+  return {};
 }
 
 // Snapshots the hook buffers and runs hooks around every launch while tuning.
@@ -871,6 +975,7 @@ std::optional<TuningReport> Autotuner::last_report(const Device& dev, ArgList ar
 
 void Autotuner::release(const Device& dev) {
   auto& m = *impl_;
+  m.join_jobs(&dev);
   std::lock_guard lock(m.mu);
   for (auto it = m.variants.begin(); it != m.variants.end();) {
     if (it->first.first == &dev) {

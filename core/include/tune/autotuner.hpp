@@ -10,8 +10,9 @@
 //
 // Thread safety: run() may be called concurrently from any number of threads. Concurrent calls
 // with the same new key tune once; the others wait for that result. Lifetime: the Autotuner
-// holds compiled variants for every Device it has seen; destroy it (or call release()) before
-// destroying such a Device.
+// holds compiled variants for every Device it has seen and may run background tunings on it;
+// destroy it (or call release()) before destroying such a Device. Its destructor joins
+// background tunings.
 #pragma once
 
 #include <atomic>
@@ -60,6 +61,14 @@ struct TuningReport {
 
 using TuningListener = std::function<void(const TuningReport&)>;
 
+// sync: a call with a new key tunes, then launches (the default).
+// background: a call with a new key launches at once with the config of the nearest tuned
+// key (same device, buffer types and heuristic values; least distance over the key arguments
+// in log2 space) and tunes the new key on a background thread, on copies of the call's
+// buffers; later calls switch to the tuned winner. With no tuned key yet, it tunes as sync.
+// Background timings share the device's queue with the caller's own work.
+enum class TuningMode : std::uint8_t { sync, background };
+
 struct AutotunerOptions {
   BenchOptions bench;
   // Where results persist. Null: default_store() (TUNE_CACHE decides) when `persistent`,
@@ -76,6 +85,7 @@ struct AutotunerOptions {
   // Never time: use the first candidate that remains after heuristics and pruning. Defaults
   // to TUNE_DISABLE=1 in the environment.
   std::optional<bool> disable;
+  TuningMode mode = TuningMode::sync;
 };
 
 class Autotuner {
@@ -105,7 +115,8 @@ class Autotuner {
   // The report of the last tuning for these arguments' key, if it was tuned in this process.
   std::optional<TuningReport> last_report(const Device& dev, ArgList args) const;
 
-  // Drops every compiled variant and remembered result for `dev`.
+  // Waits for background tunings on `dev`, then drops every compiled variant and remembered
+  // result for it. Not to be called concurrently with run() on the same device.
   void release(const Device& dev);
   const KernelDef& kernel() const noexcept;
 

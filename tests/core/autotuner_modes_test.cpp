@@ -1,0 +1,200 @@
+// Racing, search-driven tuning, background (nearest-key) tuning, TUNE_DISABLE and the tuning
+// budget, on the simulated device. Noise is deterministic for a seed: no test depends on
+// wall-clock time.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <thread>
+
+#include "sim_fixture.hpp"
+
+using namespace tune;
+using namespace tune::testing;
+
+namespace {
+
+BenchOptions racing_bench(bool racing) {
+  BenchOptions b = tiny_bench();
+  b.rep_ms = 0.5;  // simulated: ~250 repetitions of a ~2 us kernel
+  b.max_reps = 400;
+  b.racing = racing;
+  return b;
+}
+
+// 12 configs 5% apart around BM=48 with 2% lognormal noise.
+std::pair<Config, std::uint64_t> tune_once(bool racing, std::uint64_t seed) {
+  SimRig rig;
+  rig.dev.set_cost_model([](const Config& c, ArgList) {
+    return 2000.0 * (1.0 + 0.05 * std::fabs(static_cast<double>(c.get_int("BM") - 48) / 8.0));
+  });
+  rig.dev.set_noise(0.02, seed);
+  rig.dev.set_record_events(false);
+  auto opts = quiet_options();
+  opts.bench = racing_bench(racing);
+  auto tuner = Autotuner::make(sim_kernel(bm_space({8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96})),
+                               opts)
+                   .value();
+  auto args = rig.args(1000);
+  auto c = tuner->tune(rig.dev, args).value();
+  return {c, rig.dev.timed_reps()};
+}
+
+}  // namespace
+
+TEST_CASE("racing: same winner as exhaustive timing for a fraction of the repetitions") {
+  for (std::uint64_t seed : {1, 2, 3}) {
+    CAPTURE(seed);
+    auto [raced, raced_reps] = tune_once(true, seed);
+    auto [full, full_reps] = tune_once(false, seed);
+    CHECK(raced.get_int("BM") == 48);
+    CHECK(full.get_int("BM") == 48);
+    CHECK(raced_reps * 3 < full_reps);
+  }
+}
+
+TEST_CASE("racing: configs within the noise are kept, not dropped") {
+  SimRig rig;
+  rig.dev.set_cost_model([](const Config&, ArgList) { return 1000.0; });  // all equal
+  rig.dev.set_noise(0.05, 9);
+  auto opts = quiet_options();
+  opts.bench = racing_bench(true);
+  auto tuner = Autotuner::make(sim_kernel(bm_space({1, 2, 3, 4})), opts).value();
+  auto args = rig.args(10);
+  REQUIRE(tuner->tune(rig.dev, args).ok());
+  auto report = tuner->last_report(rig.dev, args).value();
+  int raced_out = 0;
+  for (const auto& r : report.results) raced_out += r.raced_out ? 1 : 0;
+  // Identical configurations are never "slower beyond noise" at 99% confidence... except by
+  // the 1% chance per comparison that the interval test allows: at most one here.
+  CHECK(raced_out <= 1);
+}
+
+TEST_CASE("median_interval: distribution-free bounds around the median") {
+  std::vector<double> v;
+  for (int i = 1; i <= 100; ++i) v.push_back(i);
+  auto ci = median_interval(v, 0.99);
+  CHECK(ci.lo < 50.5);
+  CHECK(ci.hi > 50.5);
+  CHECK(ci.lo >= 35);  // binomial(100, 1/2): the 99% interval is about [37, 64]
+  CHECK(ci.hi <= 66);
+  std::vector<double> few = {3, 1, 2};
+  auto wide = median_interval(few, 0.99);  // too few samples: [min, max]
+  CHECK(wide.lo == 1);
+  CHECK(wide.hi == 3);
+}
+
+TEST_CASE("search strategy: the Autotuner evaluates only the budget and keeps the best seen") {
+  SimRig rig;
+  ConfigSpace space;
+  std::vector<Value> v;
+  for (int i = 1; i <= 64; ++i) v.emplace_back(std::int64_t{i});
+  space.param("BM", v).param("BN", v);  // 4096 points
+  rig.dev.set_cost_model([](const Config& c, ArgList) {
+    double a = static_cast<double>(c.get_int("BM") - 40), b = static_cast<double>(c.get_int("BN") - 9);
+    return 1000.0 + a * a + b * b;
+  });
+  auto def = sim_kernel(space);
+  def.search.strategy = make_genetic_search();
+  def.search.budget.max_evaluations = 200;
+  def.search.seed = 4;
+  auto store = std::make_shared<MemoryStore>();
+  auto opts = quiet_options();
+  opts.store = store;
+  auto tuner = Autotuner::make(def, opts).value();
+  auto args = rig.args(100);
+  auto c = tuner->tune(rig.dev, args).value();
+  auto report = tuner->last_report(rig.dev, args).value();
+  CHECK(report.results.size() == 200);
+  CHECK(report.partial);
+  CHECK(rig.dev.compiles() == 200);
+  double best = 1e300;
+  for (const auto& r : report.results) best = std::min(best, r.stats.median);
+  CHECK(best == doctest::Approx(1000.0 + std::pow(c.get_int("BM") - 40, 2) + std::pow(c.get_int("BN") - 9, 2)));
+  CHECK(store->saved_rows == 200);
+
+  // A second tuner with the same store reuses those timings without compiling them again.
+  SimRig rig2;
+  rig2.dev.set_cost_model([](const Config&, ArgList) { return 5000.0; });
+  auto tuner2 = Autotuner::make(def, opts).value();
+  auto args2 = rig2.args(100);
+  REQUIRE(tuner2->tune(rig2.dev, args2).ok());
+  CHECK(rig2.dev.compiles() < 200);
+}
+
+TEST_CASE("TUNE_DISABLE: the first surviving config is used and nothing is timed") {
+  SimRig rig;
+  rig.dev.set_cost_model(bm_model(64));
+  auto opts = quiet_options();
+  opts.disable = true;
+  auto tuner = Autotuner::make(sim_kernel(bm_space({16, 32, 64})), opts).value();
+  auto args = rig.args(100);
+  REQUIRE(tuner->run(rig.dev, args).ok());
+  CHECK(tuner->best(rig.dev, args)->get_int("BM") == 16);
+  CHECK(rig.dev.timed_reps() == 0);
+  CHECK(rig.dev.compiles() == 1);
+  CHECK(tuner->last_report(rig.dev, args)->source == ResultSource::disabled);
+}
+
+TEST_CASE("tuning budget: stops timing new configs, takes the best so far, marks partial") {
+  SimRig rig;
+  rig.dev.set_cost_model(bm_model(1));
+  auto opts = quiet_options();
+  opts.tuning_budget_ms = 1e-9;  // spent at once: only the first config is timed
+  auto store = std::make_shared<MemoryStore>();
+  opts.store = store;
+  auto tuner = Autotuner::make(sim_kernel(bm_space({1, 2, 3, 4})), opts).value();
+  auto args = rig.args(100);
+  REQUIRE(tuner->run(rig.dev, args).ok());
+  auto report = tuner->last_report(rig.dev, args).value();
+  CHECK(report.partial);
+  CHECK(store->saved_rows == 1);  // untimed configs are not stored: a later run times them
+  CHECK(report.to_string().find("partial") != std::string::npos);
+}
+
+TEST_CASE("background mode: a new key borrows the nearest key's config, then switches") {
+  SimRig rig;
+  // Which config each launch on the calling thread used, for n = 3000.
+  const auto caller = std::this_thread::get_id();
+  std::mutex launched_mu;
+  std::vector<std::int64_t> caller_launches;
+  rig.dev.set_kernel_body([&](const Config& c, ArgList args, SimDevice&) {
+    if (std::this_thread::get_id() != caller || args[1].as_int() != 3000) return;
+    std::lock_guard lock(launched_mu);
+    caller_launches.push_back(c.get_int("BM"));
+  });
+  rig.dev.set_cost_model([](const Config& c, ArgList args) {
+    std::int64_t best = args[1].as_int() < 1000 ? 16 : 64;
+    return 1000.0 + 10.0 * static_cast<double>(std::llabs(c.get_int("BM") - best));
+  });
+  auto opts = quiet_options();
+  opts.mode = TuningMode::background;
+  std::mutex mu;
+  std::condition_variable cv;
+  int tunings = 0;
+  opts.listener = [&](const TuningReport&) {
+    std::lock_guard lock(mu);
+    ++tunings;
+    cv.notify_all();
+  };
+  auto tuner = Autotuner::make(sim_kernel(bm_space({16, 32, 64})), opts).value();
+  auto small = rig.args(100);
+  REQUIRE(tuner->run(rig.dev, small).ok());
+  auto large = rig.args(3000);
+  REQUIRE(tuner->run(rig.dev, large).ok());  // launches n = 100's winner, tunes behind
+  {
+    std::lock_guard lock(launched_mu);
+    REQUIRE(caller_launches.size() == 1);
+    CHECK(caller_launches[0] == 16);
+  }
+  {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return tunings == 2; });  // the background tuning reported
+  }
+  // Published after the listener ran: poll the lock-free table until it appears.
+  std::optional<Config> c;
+  while (!(c = tuner->best(rig.dev, large))) std::this_thread::yield();
+  CHECK(c->get_int("BM") == 64);
+  REQUIRE(tuner->run(rig.dev, large).ok());
+  std::lock_guard lock(launched_mu);
+  CHECK(caller_launches.back() == 64);
+}
