@@ -77,11 +77,13 @@ class Explorer {
     if (result_.evaluations == 1 || v < result_.best_value) {
       result_.best_value = v;
       result_.best = std::move(c);
+      best_index_ = index;
     }
     if (fresh) *fresh = true;
     return v;
   }
   bool visited(std::uint64_t index) const { return memo_.count(index) != 0; }
+  std::uint64_t best_index() const { return best_index_; }
 
   // A random accepted point not evaluated yet; nullopt when none can be found.
   std::optional<std::uint64_t> random_unvisited() {
@@ -164,6 +166,7 @@ class Explorer {
   std::vector<std::uint64_t> accepted_;
   std::unordered_map<std::uint64_t, double> memo_;  // NaN marks a rejected point
   SearchResult result_;
+  std::uint64_t best_index_ = 0;
 };
 
 class Exhaustive final : public SearchStrategy {
@@ -224,7 +227,7 @@ class Annealing final : public SearchStrategy {
     const double evals = budget.max_evaluations ? static_cast<double>(budget.max_evaluations) : 1000.0;
     const double decay = std::pow(0.01, 1.0 / evals);
     double temp = t0;
-    int since_improvement = 0, stale = 0;
+    int since_improvement = 0, stale = 0, restarts = 0;
     double best_seen = fcur;
     while (!x.exhausted() && stale < kStaleLimit) {
       std::uint64_t nb = x.neighbour(cur);
@@ -248,7 +251,15 @@ class Annealing final : public SearchStrategy {
         fcur = *v;
       }
       if (since_improvement >= patience_ || stale >= kStaleLimit / 2) {
-        auto r = x.random_unvisited();
+        // Iterated local search: alternate between a kick from the best point so far (a few
+        // random steps) and a fresh random point.
+        std::optional<std::uint64_t> r;
+        if (++restarts % 2 == 1 && !x.exhausted()) {
+          std::uint64_t kicked = x.best_index();
+          for (int k = 0; k < 3; ++k) kicked = x.neighbour(kicked);
+          if (!x.visited(kicked) && x.eval(kicked)) r = kicked;
+        }
+        if (!r) r = x.random_unvisited();
         if (!r) break;
         auto rv = x.eval(*r);
         if (!rv) continue;
