@@ -13,6 +13,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "tune/cache_validation.hpp"
 #include "tune/hash.hpp"
 #include "tune/log.hpp"
 
@@ -186,6 +187,13 @@ struct Autotuner::Impl {
 
   Status start_background(Device& dev, ArgList args, const TuningKey& key);
 
+  // This call's heuristic parameters as a config (empty without heuristics).
+  Config heuristic_values(const Device& dev, ArgList args) const {
+    Config c;
+    for (const auto& h : def.heuristics) c.set(h.param, h.fn(args, dev.info()));
+    return c;
+  }
+
   TuningKey make_key(const Device& dev, ArgList args) const noexcept {
     TuningKey k = keys.build(args, reinterpret_cast<std::uintptr_t>(&dev));
     if (!def.heuristics.empty()) {
@@ -312,7 +320,7 @@ void Autotuner::Impl::publish(std::unique_ptr<Entry> e) {
 }
 
 Status Autotuner::Impl::resolve(Device& dev, ArgList args, const Entry** out) {
-  TUNE_RETURN_IF_ERROR(def.signature.check(args).with_context("kernel " + def.name));
+  if (Status st = def.signature.check(args); !st.ok()) return st.with_context("kernel " + def.name);
   TuningKey key = make_key(dev, args);
   if (const Table* t = table.load(std::memory_order_acquire)) {
     if (const Entry* e = t->find(key, &dev)) {
@@ -567,18 +575,10 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
   if (store && cands.size() > 1 && !disabled) {
     std::map<std::string, std::size_t> index;
     for (std::size_t i = 0; i < cands.size(); ++i) index[cands[i].to_string()] = i;
-    for (const auto& row : store->load(skey)) {
-      auto parsed = Config::parse(row.config);
-      if (!parsed.ok()) {
-        log_warning("tuning cache row for " + def.name + " ignored: " + parsed.status().message());
-        continue;
-      }
-      if (def.heuristics.empty() && !def.space.contains(*parsed)) {
-        log_warning("tuning cache row for " + def.name + " ignored: config {" + row.config +
-                    "} is not in the kernel's declared space");
-        continue;
-      }
-      auto it = index.find(parsed->to_string());
+    Config heur = heuristic_values(dev, args);
+    for (const ValidatedRow& v : validate_rows(store->load(skey), def.space, def.name, &heur)) {
+      const StoredResult& row = v.row;
+      auto it = index.find(row.config);
       if (it == index.end()) continue;  // pruned for this call, or removed from the space
       auto& r = report.results[it->second];
       r.from_store = true;
@@ -765,10 +765,9 @@ Result<Entry> Autotuner::Impl::select_by_search(Device& dev, ArgList args, const
   StoreKey skey{def.name, src.hash(), report.key, info.fingerprint(), info.toolchain_fingerprint()};
   std::map<std::string, StoredResult> stored;
   if (store) {
-    for (auto& row : store->load(skey)) {
-      auto parsed = Config::parse(row.config);
-      if (parsed.ok()) stored[parsed->to_string()] = std::move(row);
-    }
+    Config heur = heuristic_values(dev, args);
+    for (auto& v : validate_rows(store->load(skey), def.space, def.name, &heur))
+      stored[v.row.config] = std::move(v.row);
   }
   HookRunner hooks(dev, def, args, zero_idx, restore_idx);
   if (hooks.active() || def.verify) TUNE_RETURN_IF_ERROR(hooks.snapshot().with_context(where()));

@@ -172,6 +172,12 @@ Result<Config> Config::parse(std::string_view text) {
   Config c;
   std::size_t i = 0;
   bool in_launch = false;
+  // A config with launch options only prints as ";num_stages=3".
+  if (!text.empty() && text[0] == ';') {
+    in_launch = true;
+    i = 1;
+    if (text.size() == 1) return parse_error(text, i, "empty launch options after ';'");
+  }
   while (i < text.size()) {
     std::size_t eq = text.find('=', i);
     if (eq == std::string_view::npos) return parse_error(text, i, "expected name=value");

@@ -1,0 +1,120 @@
+// Validation of stored rows against a kernel's declared space. See tune/cache_validation.hpp.
+#include "tune/cache_validation.hpp"
+
+#include <set>
+#include <utility>
+
+#include "tune/log.hpp"
+#include "tune/sqlite_store.hpp"
+
+namespace tune {
+namespace {
+
+// Why `c` is not a point of a product space, naming the first offending parameter; empty when
+// every parameter is declared, typed and within its domain (then the mismatch is elsewhere:
+// a missing parameter or launch options that differ from the derived ones).
+std::string product_mismatch(const Config& c, const ConfigSpace& space) {
+  for (const auto& [name, value] : c.params()) {
+    const ConfigSpace::Dimension* dim = nullptr;
+    for (const auto& d : space.dimensions()) {
+      if (d.name == name) {
+        dim = &d;
+        break;
+      }
+    }
+    if (dim == nullptr) return "parameter '" + name + "' is not declared";
+    if (dim->values.empty()) return "parameter '" + name + "' has an empty domain";
+    ValueType want = type_of(dim->values.front());
+    ValueType got = type_of(value);
+    if (got != want) {
+      return "parameter '" + name + "' is " + std::string(to_string(got)) + " " +
+             value_to_text(value) + ", declared " + std::string(to_string(want));
+    }
+    bool in_domain = false;
+    for (const Value& v : dim->values) in_domain = in_domain || v == value;
+    if (!in_domain)
+      return "parameter '" + name + "' = " + value_to_text(value) + " is not in its domain";
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<ValidatedRow> validate_row(const StoredResult& row, const ConfigSpace& space,
+                                  const Config* heuristic_values) {
+  std::string canonical;
+  Status st = check_stored_row(row, &canonical);
+  if (!st.ok()) return st;
+  Result<Config> parsed = Config::parse(canonical);
+  if (!parsed.ok()) return parsed.status();
+  Config c = *parsed;
+  if (heuristic_values != nullptr && !heuristic_values->params().empty()) {
+    // Heuristic parameters are not dimensions of the space: each must hold exactly the value
+    // this call computed; the rest must be a point of the space.
+    Config rest;
+    rest.launch() = c.launch();
+    for (const auto& [name, value] : c.params()) {
+      if (const Value* want = heuristic_values->find(name)) {
+        if (*want != value) {
+          return Status(StatusCode::invalid_argument,
+                        "heuristic parameter '" + name + "' = " + value_to_text(value) +
+                            ", this call computes " + value_to_text(*want));
+        }
+      } else {
+        rest.set(name, value);
+      }
+    }
+    for (const auto& [name, value] : heuristic_values->params()) {
+      if (!c.has(name))
+        return Status(StatusCode::invalid_argument,
+                      "heuristic parameter '" + name + "' is missing");
+    }
+    c = std::move(rest);
+  }
+  // ConfigSpace::contains is the authority (it knows derived parameters and launch options);
+  // the per-parameter look only explains a rejection.
+  if (!space.contains(c)) {
+    std::string why = space.is_list() ? std::string() : product_mismatch(c, space);
+    if (why.empty()) {
+      why = space.is_list() ? "not in the kernel's config list"
+                            : "not a point of the kernel's config space";
+    }
+    return Status(StatusCode::invalid_argument, why);
+  }
+  ValidatedRow out{std::move(*parsed), row};
+  out.row.config = std::move(canonical);
+  return out;
+}
+
+std::vector<ValidatedRow> validate_rows(std::span<const StoredResult> rows,
+                                        const ConfigSpace& space, std::string_view kernel,
+                                        const Config* heuristic_values) {
+  std::vector<ValidatedRow> out;
+  out.reserve(rows.size());
+  std::set<std::string> seen;
+  std::vector<std::string> reasons;
+  for (const StoredResult& r : rows) {
+    Result<ValidatedRow> v = validate_row(r, space, heuristic_values);
+    if (!v.ok()) {
+      reasons.push_back("config '" + r.config + "': " + v.status().message());
+      continue;
+    }
+    if (!seen.insert(v->row.config).second) continue;
+    out.push_back(std::move(*v));
+  }
+  if (!reasons.empty()) {
+    std::string msg = "kernel " + std::string(kernel) + ": ignored " +
+                      std::to_string(reasons.size()) + " stored result" +
+                      (reasons.size() == 1 ? "" : "s") + " that do not fit its config space: ";
+    constexpr std::size_t kShown = 3;
+    for (std::size_t i = 0; i < reasons.size() && i < kShown; ++i) {
+      if (i > 0) msg += "; ";
+      msg += reasons[i];
+    }
+    if (reasons.size() > kShown) msg += "; ...";
+    log_warning(msg);
+  }
+  return out;
+}
+
+}  // namespace tune

@@ -1,0 +1,329 @@
+// `tune cache`. See cache_command.hpp.
+#include "cache_command.hpp"
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tune/device.hpp"
+#include "tune/kernels/bundled.hpp"
+#include "tune/sqlite_store.hpp"
+
+namespace tune::cli {
+namespace {
+
+using nlohmann::json;
+
+struct CacheArgs {
+  std::string db;  // empty: the default path
+  bool json = false;
+  CacheFilter filter;
+  std::string file;  // export / import
+};
+
+std::string db_path(const CacheArgs& a) { return a.db.empty() ? default_cache_path() : a.db; }
+
+// Opens the database for a command; `write` asks for readwrite (refused when TUNE_CACHE is
+// readonly). Reading never creates the file.
+std::shared_ptr<SqliteStore> open_for(const CacheArgs& a, bool write) {
+  std::string path = db_path(a);
+  if (path.empty())
+    throw CLI::RuntimeError("no cache path: set TUNE_CACHE_DIR, XDG_CACHE_HOME or HOME", 2);
+  SqliteStore::Options opts;
+  opts.mode = write && cache_mode_from_env() != CacheMode::readonly ? CacheMode::readwrite
+                                                                    : CacheMode::readonly;
+  return SqliteStore::open(path, opts);
+}
+
+[[noreturn]] void fail(const Status& st) { throw CLI::RuntimeError(st.to_string(), 1); }
+
+std::string age_text(std::int64_t unix_time) {
+  if (unix_time <= 0) return "-";
+  std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  std::int64_t d = now - unix_time;
+  if (d < 0) return "future";
+  if (d < 120) return std::to_string(d) + "s";
+  if (d < 7200) return std::to_string(d / 60) + "m";
+  if (d < 172800) return std::to_string(d / 3600) + "h";
+  return std::to_string(d / 86400) + "d";
+}
+
+std::string time_text(double ns) {
+  if (!std::isfinite(ns)) return "inf";
+  char buf[32];
+  if (ns < 1e3)
+    std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+  else if (ns < 1e6)
+    std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
+  else if (ns < 1e9)
+    std::snprintf(buf, sizeof buf, "%.2f ms", ns / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
+  return buf;
+}
+
+// A plain left-aligned text table.
+void print_table(const std::vector<std::string>& header,
+                 const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width(header.size());
+  for (std::size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < r.size() && i < width.size(); ++i)
+      width[i] = std::max(width[i], r[i].size());
+  auto line = [&](const std::vector<std::string>& r) {
+    std::string s;
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      s += r[i];
+      if (i + 1 < r.size()) s += std::string(width[i] - r[i].size() + 2, ' ');
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    std::printf("%s\n", s.c_str());
+  };
+  line(header);
+  for (const auto& r : rows) line(r);
+}
+
+void print_json(const json& j) {
+  std::printf("%s\n", j.dump(2, ' ', false, json::error_handler_t::replace).c_str());
+}
+
+json stats_json(const SampleStats& s) {
+  auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  return {{"count", s.count},  {"min", num(s.min)}, {"p20", num(s.p20)},  {"median", num(s.median)},
+          {"p80", num(s.p80)}, {"max", num(s.max)}, {"mean", num(s.mean)}};
+}
+
+void cmd_list(const CacheArgs& a) {
+  auto store = open_for(a, false);
+  auto entries = store->list_entries(a.filter);
+  if (!entries.ok()) fail(entries.status());
+  if (a.json) {
+    json out = json::array();
+    for (const CacheEntry& e : *entries) {
+      out.push_back({{"kernel", e.key.kernel},
+                     {"key", e.key.key},
+                     {"device", e.key.device},
+                     {"toolchain", e.key.toolchain},
+                     {"best_config", e.best_config},
+                     {"best_stats", stats_json(e.best_stats)},
+                     {"rows", e.rows},
+                     {"failed", e.failed},
+                     {"newest_time", e.newest_time}});
+    }
+    return print_json(out);
+  }
+  if (entries->empty()) {
+    std::printf("no tuning results in %s\n", store->path().c_str());
+    return;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const CacheEntry& e : *entries) {
+    rows.push_back({e.key.kernel, e.key.key, e.key.device,
+                    e.best_config.empty() ? "(none ok)" : e.best_config,
+                    e.best_config.empty() ? "-" : time_text(e.best_stats.median),
+                    std::to_string(e.rows - e.failed) + "/" + std::to_string(e.rows),
+                    age_text(e.newest_time)});
+  }
+  print_table({"KERNEL", "KEY", "DEVICE", "BEST", "MEDIAN", "OK/CONFIGS", "AGE"}, rows);
+}
+
+void cmd_show(const CacheArgs& a) {
+  auto store = open_for(a, false);
+  auto rows = store->rows(a.filter);
+  if (!rows.ok()) fail(rows.status());
+  if (a.json) {
+    json out = json::array();
+    for (const CacheRow& r : *rows) {
+      out.push_back({{"kernel", r.key.kernel},
+                     {"key", r.key.key},
+                     {"device", r.key.device},
+                     {"toolchain", r.key.toolchain},
+                     {"config", r.result.config},
+                     {"status", std::string(to_string(r.result.status))},
+                     {"reason", r.result.reason},
+                     {"stats", stats_json(r.result.stats)},
+                     {"unix_time", r.result.unix_time}});
+    }
+    return print_json(out);
+  }
+  if (rows->empty()) {
+    std::printf("no tuning results for %s in %s\n", a.filter.kernel.c_str(), store->path().c_str());
+    return;
+  }
+  // One table per (key, device, toolchain, source), fastest first.
+  std::size_t i = 0;
+  while (i < rows->size()) {
+    const StoreKey& k = (*rows)[i].key;
+    std::printf("%s  key %s\n  device %s\n  toolchain %s\n", k.kernel.c_str(), k.key.c_str(),
+                k.device.c_str(), k.toolchain.c_str());
+    std::vector<std::vector<std::string>> table;
+    for (; i < rows->size(); ++i) {
+      const CacheRow& r = (*rows)[i];
+      if (r.key.key != k.key || r.key.device != k.device || r.key.toolchain != k.toolchain ||
+          r.key.source_hash != k.source_hash)
+        break;
+      const StoredResult& s = r.result;
+      bool ok = s.status == StatusCode::ok;
+      std::string reason = s.reason.substr(0, s.reason.find('\n'));
+      table.push_back({s.config, std::string(to_string(s.status)),
+                       ok ? time_text(s.stats.median) : "-", ok ? time_text(s.stats.p20) : "-",
+                       ok ? time_text(s.stats.p80) : "-", std::to_string(s.stats.count),
+                       age_text(s.unix_time), ok ? "" : reason});
+    }
+    print_table({"CONFIG", "STATUS", "MEDIAN", "P20", "P80", "N", "AGE", "REASON"}, table);
+    std::printf("\n");
+  }
+}
+
+void cmd_clear(const CacheArgs& a) {
+  auto store = open_for(a, true);
+  auto n = store->clear(a.filter);
+  if (!n.ok()) fail(n.status());
+  if (a.json) return print_json({{"removed", *n}});
+  std::printf("removed %zu row%s from %s\n", *n, *n == 1 ? "" : "s", store->path().c_str());
+}
+
+void cmd_export(const CacheArgs& a) {
+  auto store = open_for(a, false);
+  auto text = store->export_json(a.filter);
+  if (!text.ok()) fail(text.status());
+  if (a.file == "-") {
+    std::fwrite(text->data(), 1, text->size(), stdout);
+    return;
+  }
+  std::ofstream out(a.file, std::ios::binary | std::ios::trunc);
+  out << *text;
+  out.close();
+  if (!out) fail(Status(StatusCode::io_error, "cannot write " + a.file));
+  if (!a.json) std::printf("exported to %s\n", a.file.c_str());
+}
+
+// The declared spaces of the kernels shipped with libtune, by backend of the device
+// fingerprint ("vulkan|..." is GLSL, "cuda|..." and "hip|..." are CUDA/HIP sources).
+class BundledSpaces {
+ public:
+  BundledSpaces() {
+    for (Language l : {Language::glsl, Language::cuda_hip})
+      for (auto& k : kernels::bundled_kernels(l)) kernels_[l].push_back(std::move(k));
+  }
+  const ConfigSpace* find(const StoreKey& key) const {
+    std::string backend = key.device.substr(0, key.device.find('|'));
+    Language l;
+    if (backend == "vulkan")
+      l = Language::glsl;
+    else if (backend == "cuda" || backend == "hip")
+      l = Language::cuda_hip;
+    else
+      return nullptr;
+    auto it = kernels_.find(l);
+    if (it == kernels_.end()) return nullptr;
+    for (const auto& k : it->second)
+      if (k.name == key.kernel) return &k.def.space;
+    return nullptr;
+  }
+
+ private:
+  std::map<Language, std::vector<kernels::BundledKernel>> kernels_;
+};
+
+void cmd_import(const CacheArgs& a) {
+  std::string text;
+  if (a.file == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    std::ifstream in(a.file, std::ios::binary);
+    if (!in) fail(Status(StatusCode::not_found, "cannot read " + a.file));
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  auto store = open_for(a, true);
+  BundledSpaces spaces;
+  ImportOptions opts;
+  opts.space_for = [&spaces](const StoreKey& k) { return spaces.find(k); };
+  auto stats = store->import_json(text, opts);
+  if (!stats.ok()) fail(stats.status().with_context("importing " + a.file));
+  if (a.json) {
+    return print_json({{"added", stats->added},
+                       {"replaced", stats->replaced},
+                       {"kept", stats->kept},
+                       {"rejected", stats->rejected},
+                       {"problems", stats->problems}});
+  }
+  std::printf(
+      "%s: %zu added, %zu replaced, %zu kept (stored rows have better provenance), "
+      "%zu rejected\n",
+      store->path().c_str(), stats->added, stats->replaced, stats->kept, stats->rejected);
+  for (const auto& p : stats->problems) std::printf("  rejected %s\n", p.c_str());
+}
+
+void cmd_path(const CacheArgs& a) {
+  std::string path = db_path(a);
+  CacheMode mode = cache_mode_from_env();
+  if (a.json) {
+    return print_json({{"path", path}, {"mode", std::string(to_string(mode))}});
+  }
+  std::printf("%s\n", path.empty() ? "(none: set TUNE_CACHE_DIR)" : path.c_str());
+  if (mode != CacheMode::readwrite)
+    std::fprintf(stderr, "note: TUNE_CACHE=%s\n", std::string(to_string(mode)).c_str());
+}
+
+}  // namespace
+
+void add_cache_command(CLI::App& app) {
+  auto args = std::make_shared<CacheArgs>();
+  CLI::App* cache = app.add_subcommand("cache", "Inspect and manage the persistent tuning cache");
+  cache->require_subcommand(1);
+  cache->add_option("--db", args->db, "Database file (default: the TUNE_CACHE_DIR one)");
+  cache->add_flag("--json", args->json, "Machine-readable output");
+
+  auto add_filter = [&](CLI::App* c, bool kernel_opt) {
+    if (kernel_opt) c->add_option("--kernel", args->filter.kernel, "Only this kernel");
+    c->add_option("--device", args->filter.device,
+                  "Only devices whose fingerprint contains this text");
+    c->add_option("--key", args->filter.key, "Only this tuning key (exact text)");
+    c->add_flag("--json", args->json, "Machine-readable output");
+  };
+
+  CLI::App* list = cache->add_subcommand("list", "Kernel, key, device, best config and age");
+  add_filter(list, true);
+  list->callback([args] { cmd_list(*args); });
+
+  CLI::App* show = cache->add_subcommand("show", "Every config's timing for a kernel's keys");
+  show->add_option("kernel", args->filter.kernel, "Kernel name")->required();
+  add_filter(show, false);
+  show->callback([args] { cmd_show(*args); });
+
+  CLI::App* clear = cache->add_subcommand("clear", "Delete rows (all, or those matching)");
+  add_filter(clear, true);
+  clear->callback([args] { cmd_clear(*args); });
+
+  CLI::App* exp = cache->add_subcommand("export", "Write rows as JSON ('-' for stdout)");
+  exp->add_option("file", args->file, "Output file")->required();
+  add_filter(exp, true);
+  exp->callback([args] { cmd_export(*args); });
+
+  CLI::App* imp = cache->add_subcommand(
+      "import",
+      "Merge rows from JSON; a stored row is replaced only by one with more samples "
+      "(or as many and newer), never a measurement by a failure");
+  imp->add_option("file", args->file, "Input file ('-' for stdin)")->required();
+  imp->add_flag("--json", args->json, "Machine-readable output");
+  imp->callback([args] { cmd_import(*args); });
+
+  CLI::App* path = cache->add_subcommand("path", "Print the database file in use");
+  path->add_flag("--json", args->json, "Machine-readable output");
+  path->callback([args] { cmd_path(*args); });
+}
+
+}  // namespace tune::cli
