@@ -73,6 +73,8 @@ Status KernelSignature::check(ArgList args) const {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto& d = decls_[i];
     const auto& a = args[i];
+    if (a.kind == d.kind && a.type == d.type && (a.kind != ArgKind::buffer || a.buffer != nullptr))
+      continue;  // the hot path: no message is built for valid arguments
     auto where = "argument " + std::to_string(i) + " '" + d.name + "'";
     if (a.kind != d.kind) {
       return Status(StatusCode::invalid_argument,
@@ -83,8 +85,7 @@ Status KernelSignature::check(ArgList args) const {
                                                       std::string(to_string(d.type)) + ", got " +
                                                       std::string(to_string(a.type)));
     }
-    if (a.kind == ArgKind::buffer && a.buffer == nullptr)
-      return Status(StatusCode::invalid_argument, where + " is a null buffer");
+    return Status(StatusCode::invalid_argument, where + " is a null buffer");
   }
   return {};
 }

@@ -1,0 +1,75 @@
+// The Vulkan compute backend: factory and backend-specific diagnostics.
+//
+// Most programs open devices through tune::open_device("vulkan[:selector]") and never include
+// this header. It exists for code that wants the Vulkan backend explicitly (tests, tools) or
+// needs its diagnostics (validation-layer messages). No Vulkan type appears here.
+//
+// Kernels for this backend are GLSL compute shaders (Language::glsl) with entry point "main":
+//   - buffer arguments, in call order, are storage buffers at set 0, binding 0, 1, 2, ...;
+//   - scalar arguments, in call order, are the members of one push-constant block, packed with
+//     4-byte alignment for 32-bit types and 8-byte alignment for 64-bit types (std430 rules
+//     for scalars), 8- and 16-bit integers widened to 32 bits;
+//   - the workgroup size comes from config.launch().block through specialization constants
+//     0, 1, 2: declare `layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2)
+//     in;` (the macros TUNE_BLOCK_X/Y/Z hold the same values for sizing shared arrays);
+//   - every config parameter is a macro (#define NAME value; booleans 1/0).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tune/device.hpp"
+#include "tune/registry.hpp"
+#include "tune/status.hpp"
+
+namespace tune {
+
+struct VulkanOpenOptions {
+  // Enables VK_LAYER_KHRONOS_validation and a debug-utils messenger that records every
+  // validation message. Unset: on when TUNE_VULKAN_VALIDATION=1 in the environment.
+  std::optional<bool> validation;
+};
+
+// Opens a Vulkan device. `selector` is a device index (as listed by list_vulkan_devices) or a
+// case-insensitive substring of the device name; when empty, TUNE_VULKAN_DEVICE (same form)
+// decides, else the first discrete GPU, then integrated GPU, then virtual GPU, then CPU device
+// that has a compute queue with timestamps. Errors: unavailable (no loader/driver, no usable
+// device, validation asked but layer missing), not_found (selector matches nothing).
+// Blocking; thread-safe.
+Result<std::unique_ptr<Device>> open_vulkan_device(std::string_view selector,
+                                                   const VulkanOpenOptions& options = {});
+
+// Every physical device the loader reports, in the loader's order (the index a selector uses).
+Result<std::vector<DeviceListing>> list_vulkan_devices();
+
+// Backend diagnostics of a device opened by this backend.
+struct VulkanDiagnostics {
+  bool validation_enabled = false;
+  std::uint64_t validation_errors = 0;    // messages of severity ERROR
+  std::uint64_t validation_warnings = 0;  // messages of severity WARNING
+  std::vector<std::string> messages;      // the first 64 messages, in order
+  std::uint32_t timestamp_valid_bits = 0;
+  std::uint32_t api_version = 0;  // VK_MAKE_API_VERSION encoding
+  std::uint32_t vendor_id = 0, device_id = 0;
+  std::string device_type;             // "discrete", "integrated", "virtual", "cpu", "other"
+  std::uint64_t flush_bytes = 0;       // size of the L2-flush scratch fill
+  std::uint64_t max_buffer_bytes = 0;  // largest buffer alloc() accepts
+  std::uint32_t max_push_constant_bytes = 0;
+  bool storage_buffer_16bit = false;      // f16 storage buffers (matmul_f16)
+  bool subgroup_arithmetic = false;       // subgroupAdd & co. in compute shaders
+  std::uint64_t spirv_cache_entries = 0;  // variants compiled by shaderc and kept in memory
+  std::uint64_t shaderc_compiles = 0;     // shaderc invocations so far (cache misses)
+};
+// nullopt when `dev` was not opened by the Vulkan backend. Thread-safe.
+std::optional<VulkanDiagnostics> vulkan_diagnostics(const Device& dev);
+
+namespace detail {
+// The registry entry (backends/backend_table.cpp.in): name "vulkan".
+BackendEntry backend_entry_vulkan();
+}  // namespace detail
+
+}  // namespace tune

@@ -1,0 +1,294 @@
+#include "spirv_reflect.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <unordered_map>
+
+namespace tune::vk {
+namespace {
+
+// Opcodes, decorations and storage classes from the SPIR-V specification (unified headers).
+enum : std::uint32_t {
+  kOpCapability = 17,
+  kOpTypeBool = 20,
+  kOpTypeInt = 21,
+  kOpTypeFloat = 22,
+  kOpTypeVector = 23,
+  kOpTypeMatrix = 24,
+  kOpTypeImage = 25,
+  kOpTypeSampler = 26,
+  kOpTypeSampledImage = 27,
+  kOpTypeArray = 28,
+  kOpTypeRuntimeArray = 29,
+  kOpTypeStruct = 30,
+  kOpTypePointer = 32,
+  kOpExecutionMode = 16,
+  kOpConstant = 43,
+  kOpSpecConstant = 50,
+  kOpSpecConstantComposite = 51,
+  kOpExecutionModeId = 331,
+  kOpVariable = 59,
+  kOpDecorate = 71,
+  kOpMemberDecorate = 72,
+};
+enum : std::uint32_t { kDecBuiltIn = 11, kDecBinding = 33, kDecSet = 34, kDecOffset = 35 };
+enum : std::uint32_t { kModeLocalSize = 17, kModeLocalSizeId = 38, kBuiltInWorkgroupSize = 25 };
+enum : std::uint32_t {
+  kScUniformConstant = 0,
+  kScUniform = 2,
+  kScWorkgroup = 4,
+  kScPushConstant = 9,
+  kScStorageBuffer = 12,
+};
+
+struct Type {
+  std::uint32_t op = 0;
+  std::vector<std::uint32_t> operands;  // everything after the result id
+};
+
+}  // namespace
+
+Result<SpirvInfo> reflect_spirv(std::span<const std::uint32_t> words) {
+  if (words.size() < 5 || words[0] != 0x07230203u)
+    return Status(StatusCode::internal, "not a SPIR-V module (bad magic number)");
+
+  std::unordered_map<std::uint32_t, Type> types;
+  std::unordered_map<std::uint32_t, std::uint64_t> constants;  // 32-bit integer constants
+  struct Var {
+    std::uint32_t id, pointer_type, storage;
+  };
+  std::vector<Var> vars;
+  std::unordered_map<std::uint32_t, std::uint32_t> binding_of, set_of;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> member_offset;
+  std::vector<std::uint32_t> workgroup_size_ids;  // targets of BuiltIn WorkgroupSize
+  std::vector<std::uint32_t> spec_composites;     // results of OpSpecConstantComposite
+  std::unordered_map<std::uint32_t, std::uint32_t> spec_constants;  // id -> default value
+  std::uint32_t local_size_ids[3] = {0, 0, 0};  // LocalSizeId operands (SPIR-V 1.6)
+  SpirvInfo info;
+
+  for (std::size_t i = 5; i < words.size();) {
+    const std::uint32_t count = words[i] >> 16;
+    const std::uint32_t op = words[i] & 0xffffu;
+    if (count == 0 || i + count > words.size())
+      return Status(StatusCode::internal,
+                    "truncated SPIR-V instruction at word " + std::to_string(i));
+    const std::uint32_t* w = &words[i];
+    switch (op) {
+      case kOpCapability:
+        if (count >= 2) info.capabilities.push_back(w[1]);
+        break;
+      case kOpTypeBool:
+      case kOpTypeInt:
+      case kOpTypeFloat:
+      case kOpTypeVector:
+      case kOpTypeMatrix:
+      case kOpTypeImage:
+      case kOpTypeSampler:
+      case kOpTypeSampledImage:
+      case kOpTypeArray:
+      case kOpTypeRuntimeArray:
+      case kOpTypeStruct:
+      case kOpTypePointer:
+        if (count >= 2) types[w[1]] = Type{op, std::vector<std::uint32_t>(w + 2, w + count)};
+        break;
+      case kOpConstant:
+        if (count >= 4) constants[w[2]] = w[3];
+        break;
+      case kOpSpecConstant:
+        if (count >= 4) spec_constants[w[2]] = w[3];
+        break;
+      case kOpExecutionModeId:
+        if (count >= 6 && w[2] == kModeLocalSizeId) {
+          local_size_ids[0] = w[3];
+          local_size_ids[1] = w[4];
+          local_size_ids[2] = w[5];
+        }
+        break;
+      case kOpSpecConstantComposite:
+        if (count >= 3) spec_composites.push_back(w[2]);
+        break;
+      case kOpExecutionMode:
+        if (count >= 6 && w[2] == kModeLocalSize) {
+          info.local_size[0] = w[3];
+          info.local_size[1] = w[4];
+          info.local_size[2] = w[5];
+        }
+        break;
+      case kOpVariable:
+        if (count >= 4) vars.push_back({w[2], w[1], w[3]});
+        break;
+      case kOpDecorate:
+        if (count >= 4 && w[2] == kDecBinding) binding_of[w[1]] = w[3];
+        if (count >= 4 && w[2] == kDecSet) set_of[w[1]] = w[3];
+        if (count >= 4 && w[2] == kDecBuiltIn && w[3] == kBuiltInWorkgroupSize)
+          workgroup_size_ids.push_back(w[1]);
+        break;
+      case kOpMemberDecorate:
+        if (count >= 5 && w[3] == kDecOffset) member_offset[{w[1], w[2]}] = w[4];
+        break;
+      default:
+        break;
+    }
+    i += count;
+  }
+
+  // SPIR-V 1.6 (Vulkan 1.3 targets) states the workgroup size with LocalSizeId.
+  if (local_size_ids[0] != 0) {
+    for (int d = 0; d < 3; ++d) {
+      const std::uint32_t id = local_size_ids[d];
+      if (auto sc = spec_constants.find(id); sc != spec_constants.end()) {
+        info.local_size_is_spec = true;
+        info.local_size[d] = sc->second;
+      } else if (auto c = constants.find(id); c != constants.end()) {
+        info.local_size[d] = static_cast<std::uint32_t>(c->second);
+      }
+    }
+  }
+  for (std::uint32_t id : workgroup_size_ids)
+    if (std::find(spec_composites.begin(), spec_composites.end(), id) != spec_composites.end())
+      info.local_size_is_spec = true;
+
+  // Size in bytes of a type (no padding; used for Workgroup memory). nullopt when unknown.
+  auto size_of = [&](auto&& self, std::uint32_t id, int depth) -> std::optional<std::uint64_t> {
+    auto it = types.find(id);
+    if (it == types.end() || depth > 16) return std::nullopt;
+    const Type& t = it->second;
+    switch (t.op) {
+      case kOpTypeBool:
+        return 4;
+      case kOpTypeInt:
+      case kOpTypeFloat:
+        return t.operands.empty() ? std::nullopt : std::optional<std::uint64_t>(t.operands[0] / 8);
+      case kOpTypeVector:
+      case kOpTypeMatrix: {
+        if (t.operands.size() < 2) return std::nullopt;
+        auto e = self(self, t.operands[0], depth + 1);
+        if (!e) return std::nullopt;
+        return *e * t.operands[1];
+      }
+      case kOpTypeArray: {
+        if (t.operands.size() < 2) return std::nullopt;
+        auto e = self(self, t.operands[0], depth + 1);
+        auto n = constants.find(t.operands[1]);
+        if (!e || n == constants.end()) return std::nullopt;  // spec-constant length
+        return *e * n->second;
+      }
+      case kOpTypeStruct: {
+        std::uint64_t total = 0;
+        for (std::uint32_t m : t.operands) {
+          auto e = self(self, m, depth + 1);
+          if (!e) return std::nullopt;
+          total += *e;
+        }
+        return total;
+      }
+      default:
+        return std::nullopt;
+    }
+  };
+
+  for (const Var& v : vars) {
+    auto pt = types.find(v.pointer_type);
+    if (pt == types.end() || pt->second.op != kOpTypePointer || pt->second.operands.size() < 2)
+      continue;
+    const std::uint32_t pointee = pt->second.operands[1];
+    switch (v.storage) {
+      case kScStorageBuffer:
+      case kScUniform:
+      case kScUniformConstant: {
+        auto b = binding_of.find(v.id);
+        if (b == binding_of.end()) break;
+        auto s = set_of.find(v.id);
+        if (s != set_of.end() && s->second != 0) info.uses_other_sets = true;
+        // SPIR-V 1.3+ storage buffers live in StorageBuffer; older ones are Uniform+BufferBlock.
+        // Uniform buffers and images/samplers are not supported by this backend.
+        if (v.storage == kScStorageBuffer) {
+          info.bindings.push_back(b->second);
+        } else {
+          info.uses_non_buffer_descriptors = true;
+        }
+        break;
+      }
+      case kScPushConstant: {
+        auto st = types.find(pointee);
+        if (st == types.end() || st->second.op != kOpTypeStruct) break;
+        const auto& members = st->second.operands;
+        for (std::uint32_t m = 0; m < members.size(); ++m) {
+          PushMember pm;
+          auto mt = types.find(members[m]);
+          if (mt != types.end() && (mt->second.op == kOpTypeInt || mt->second.op == kOpTypeFloat) &&
+              !mt->second.operands.empty()) {
+            pm.bytes = mt->second.operands[0] / 8;
+            pm.is_float = mt->second.op == kOpTypeFloat;
+          } else {
+            pm.bytes = 0;  // not a scalar: a launch cannot fill it
+          }
+          auto off = member_offset.find({pointee, m});
+          pm.offset = off == member_offset.end() ? 0 : off->second;
+          info.push.push_back(pm);
+          info.push_bytes =
+              std::max(info.push_bytes, (pm.offset + std::max(pm.bytes, 4u) + 3u) & ~3u);
+        }
+        break;
+      }
+      case kScWorkgroup: {
+        auto s = size_of(size_of, pointee, 0);
+        if (s) {
+          info.shared_bytes += *s;
+        } else {
+          info.shared_bytes_known = false;
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  std::sort(info.bindings.begin(), info.bindings.end());
+  info.bindings.erase(std::unique(info.bindings.begin(), info.bindings.end()), info.bindings.end());
+  return info;
+}
+
+std::string capability_name(std::uint32_t cap) {
+  switch (cap) {
+    case spv_cap::kFloat16:
+      return "Float16";
+    case spv_cap::kFloat64:
+      return "Float64";
+    case spv_cap::kInt64:
+      return "Int64";
+    case spv_cap::kInt64Atomics:
+      return "Int64Atomics";
+    case spv_cap::kInt16:
+      return "Int16";
+    case spv_cap::kInt8:
+      return "Int8";
+    case spv_cap::kGroupNonUniform:
+      return "GroupNonUniform";
+    case spv_cap::kGroupNonUniformVote:
+      return "GroupNonUniformVote";
+    case spv_cap::kGroupNonUniformArithmetic:
+      return "GroupNonUniformArithmetic";
+    case spv_cap::kGroupNonUniformBallot:
+      return "GroupNonUniformBallot";
+    case spv_cap::kGroupNonUniformShuffle:
+      return "GroupNonUniformShuffle";
+    case spv_cap::kGroupNonUniformShuffleRelative:
+      return "GroupNonUniformShuffleRelative";
+    case spv_cap::kStorageBuffer16BitAccess:
+      return "StorageBuffer16BitAccess";
+    case spv_cap::kUniformAndStorageBuffer16BitAccess:
+      return "UniformAndStorageBuffer16BitAccess";
+    case spv_cap::kStoragePushConstant16:
+      return "StoragePushConstant16";
+    case spv_cap::kStorageBuffer8BitAccess:
+      return "StorageBuffer8BitAccess";
+    case spv_cap::kUniformAndStorageBuffer8BitAccess:
+      return "UniformAndStorageBuffer8BitAccess";
+    default:
+      return "capability " + std::to_string(cap);
+  }
+}
+
+}  // namespace tune::vk

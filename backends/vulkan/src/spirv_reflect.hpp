@@ -1,0 +1,67 @@
+// A minimal SPIR-V reader: just what the Vulkan backend needs to build a pipeline layout and
+// check a launch without the kernel's signature (bindings, push-constant members, shared
+// memory, capabilities). Pure functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tune/status.hpp"
+
+namespace tune::vk {
+
+// One scalar member of the push-constant block, as the shader declares it.
+struct PushMember {
+  std::uint32_t offset = 0;
+  std::uint32_t bytes = 0;  // 4 or 8
+  bool is_float = false;
+};
+
+struct SpirvInfo {
+  // Storage-buffer bindings of descriptor set 0, sorted and distinct. Buffer argument i binds
+  // to binding i, so a usable kernel has bindings 0..n-1.
+  std::vector<std::uint32_t> bindings;
+  bool uses_other_sets = false;              // a descriptor set other than 0 (unsupported)
+  bool uses_non_buffer_descriptors = false;  // images, samplers, uniform buffers (unsupported)
+  std::vector<PushMember> push;              // in declaration order
+  std::uint32_t push_bytes = 0;              // end of the last member, rounded up to 4
+  std::uint64_t shared_bytes = 0;            // Workgroup-storage variables, summed
+  bool shared_bytes_known = true;            // false when an array length is a spec constant
+  std::vector<std::uint32_t> capabilities;   // OpCapability operands
+  // The workgroup size: LocalSize execution mode, and whether gl_WorkGroupSize is a
+  // specialization-constant composite (layout(local_size_x_id = ...)), i.e. settable per
+  // pipeline.
+  std::uint32_t local_size[3] = {0, 0, 0};
+  bool local_size_is_spec = false;
+};
+
+// Fails (internal) when `words` is not a well-formed SPIR-V module.
+Result<SpirvInfo> reflect_spirv(std::span<const std::uint32_t> words);
+
+// Readable name of a SPIR-V capability number ("StorageBuffer16BitAccess").
+std::string capability_name(std::uint32_t cap);
+
+// SPIR-V capability numbers the backend checks against device features.
+namespace spv_cap {
+inline constexpr std::uint32_t kFloat16 = 9;
+inline constexpr std::uint32_t kFloat64 = 10;
+inline constexpr std::uint32_t kInt64 = 11;
+inline constexpr std::uint32_t kInt64Atomics = 12;
+inline constexpr std::uint32_t kInt16 = 22;
+inline constexpr std::uint32_t kInt8 = 39;
+inline constexpr std::uint32_t kGroupNonUniform = 61;
+inline constexpr std::uint32_t kGroupNonUniformVote = 62;
+inline constexpr std::uint32_t kGroupNonUniformArithmetic = 63;
+inline constexpr std::uint32_t kGroupNonUniformBallot = 64;
+inline constexpr std::uint32_t kGroupNonUniformShuffle = 65;
+inline constexpr std::uint32_t kGroupNonUniformShuffleRelative = 66;
+inline constexpr std::uint32_t kStorageBuffer16BitAccess = 4433;
+inline constexpr std::uint32_t kUniformAndStorageBuffer16BitAccess = 4434;
+inline constexpr std::uint32_t kStoragePushConstant16 = 4435;
+inline constexpr std::uint32_t kStorageBuffer8BitAccess = 4448;
+inline constexpr std::uint32_t kUniformAndStorageBuffer8BitAccess = 4449;
+}  // namespace spv_cap
+
+}  // namespace tune::vk

@@ -1,0 +1,243 @@
+// The bundled kernels in GLSL (Vulkan): definitions, spaces, launch dims and sizes.
+//
+// Sources live in kernels/vulkan/*.comp and are embedded at build time (glsl_sources.cpp).
+// Every configuration of every space produces output within the workloads' bounds
+// (kernels/src/workloads.cpp):
+//   vector_add : exact (c[i] == a[i] + b[i], IEEE addition);
+//   reduce_sum : |out - sum| <= n * 2^-23 * sum|x| (any summation order);
+//   matmul_f32 : per element |C - ref| <= K * 2^-23 * sum_k |a_ik b_kj| (any order, FMA or not);
+//   matmul_f16 : the same plus |ref| * 2^-10 for the final f16 rounding.
+#include <algorithm>
+#include <cstdint>
+
+#include "tune/kernels/bundled.hpp"
+
+namespace tune::kernels {
+namespace glsl {
+extern const char* const k_vector_add_comp;
+extern const char* const k_reduce_sum_comp;
+extern const char* const k_matmul_f32_comp;
+extern const char* const k_matmul_f16_comp;
+}  // namespace glsl
+
+namespace {
+
+constexpr std::uint32_t kMaxGridX = 32768;  // well under every device's 65535
+
+// `groups` workgroups as a 2D grid (x first); kernels linearise y * num_x + x and skip the
+// surplus groups of the last row through their bounds checks.
+Dim3 split_grid(std::uint64_t groups) {
+  groups = std::max<std::uint64_t>(groups, 1);
+  const std::uint64_t x = std::min<std::uint64_t>(groups, kMaxGridX);
+  const std::uint64_t y = (groups + x - 1) / x;
+  return {static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y), 1};
+}
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+// block.y / block.z are 1 when a space sets only block.x.
+void unit_yz(Config& c) {
+  auto& b = c.launch().block;
+  if (b.y == 0) b.y = 1;
+  if (b.z == 0) b.z = 1;
+}
+
+bool workgroup_fits(const Config& c, const DeviceInfo& d) {
+  const Dim3& b = c.launch().block;
+  return b.product() <= d.max_threads_per_block && b.x <= d.max_block.x && b.y <= d.max_block.y &&
+         b.z <= d.max_block.z;
+}
+
+KernelSource glsl_source(const char* text) { return KernelSource{Language::glsl, "main", text}; }
+
+std::uint64_t arg_u64(ArgList args, std::size_t i) {
+  return static_cast<std::uint64_t>(std::max<std::int64_t>(args[i].as_int(), 0));
+}
+
+// ---- vector_add: 4 workgroup sizes x 3 elements per thread x vec4 on/off = 24 configs.
+BundledKernel vector_add() {
+  BundledKernel k;
+  k.name = "vector_add";
+  KernelDef& d = k.def;
+  d.name = k.name;
+  d.sources = {glsl_source(glsl::k_vector_add_comp)};
+  d.signature.buffer("a", ElemType::f32)
+      .buffer("b", ElemType::f32)
+      .buffer("c", ElemType::f32)
+      .scalar("n", ElemType::i32);
+  d.space.param(std::string(kBlockX), {64, 128, 256, 512})
+      .param("EPT", {1, 2, 4})
+      .param("VEC4", std::vector<Value>{Value{false}, Value{true}})
+      .derive(unit_yz)
+      .constrain("workgroup fits the device", workgroup_fits);
+  d.key = {KeySpec::pow2("n")};
+  d.dims = [](const Config& c, ArgList args) {
+    const std::uint64_t n = arg_u64(args, 3);
+    const std::uint64_t units = c.get_bool("VEC4") ? n / 4 : n;
+    const std::uint64_t per_group =
+        std::uint64_t{c.launch().block.x} * static_cast<std::uint64_t>(c.get_int("EPT", 1));
+    return LaunchDims{split_grid(ceil_div(units, per_group)), c.launch().block, 0};
+  };
+  k.workload = [](std::span<const std::int64_t> s) { return make_vector_add(s[0]); };
+  k.demo_sizes = {{1 << 20}, {1 << 22}};
+  k.test_sizes = {{1000}, {4099}};
+  k.default_config.set(kBlockX, 256).set("EPT", 1).set("VEC4", Value{false});
+  unit_yz(k.default_config);
+  return k;
+}
+
+// ---- reduce_sum: 4 workgroup sizes x 3 elements per thread x subgroup ops on/off = 24.
+// Elements per invocation start at 16: one float atomic per workgroup is a CAS loop, and on
+// lavapipe 65536 contending CAS loops (2^22 elements, 64 per group) take ~0.5 s.
+BundledKernel reduce_sum() {
+  BundledKernel k;
+  k.name = "reduce_sum";
+  KernelDef& d = k.def;
+  d.name = k.name;
+  d.sources = {glsl_source(glsl::k_reduce_sum_comp)};
+  d.signature.buffer("x", ElemType::f32).buffer("out", ElemType::f32).scalar("n", ElemType::i32);
+  d.space.param(std::string(kBlockX), {64, 128, 256, 512})
+      .param("EPT", {16, 64, 256})
+      .param("SUBGROUP", std::vector<Value>{Value{false}, Value{true}})
+      .derive(unit_yz)
+      .constrain("workgroup fits the device", workgroup_fits)
+      .constrain("shared memory fits", [](const Config& c, const DeviceInfo& dev) {
+        return c.launch().block.x * 4u <= dev.shared_bytes_per_block;
+      });
+  d.key = {KeySpec::pow2("n")};
+  d.reset_to_zero = {"out"};
+  d.dims = [](const Config& c, ArgList args) {
+    const std::uint64_t n = arg_u64(args, 2);
+    const std::uint64_t per_group =
+        std::uint64_t{c.launch().block.x} * static_cast<std::uint64_t>(c.get_int("EPT", 1));
+    return LaunchDims{split_grid(ceil_div(n, per_group)), c.launch().block, 0};
+  };
+  k.workload = [](std::span<const std::int64_t> s) { return make_reduce_sum(s[0]); };
+  k.demo_sizes = {{1 << 20}, {1 << 22}};
+  k.test_sizes = {{1000}, {300007}};
+  k.default_config.set(kBlockX, 256).set("EPT", 16).set("SUBGROUP", Value{false});
+  unit_yz(k.default_config);
+  return k;
+}
+
+Config matmul_config(int bm, int bn, int bk, int tm, int tn, bool db) {
+  Config c;
+  c.set("BM", bm).set("BN", bn).set("BK", bk).set("TM", tm).set("TN", tn).set("DB", Value{db});
+  c.launch().block = {static_cast<std::uint32_t>(bn / tn), static_cast<std::uint32_t>(bm / tm), 1};
+  return c;
+}
+
+std::uint64_t matmul_shared_bytes(const Config& c) {
+  const auto bm = static_cast<std::uint64_t>(c.get_int("BM"));
+  const auto bn = static_cast<std::uint64_t>(c.get_int("BN"));
+  const auto bk = static_cast<std::uint64_t>(c.get_int("BK"));
+  return (bm * bk + bk * bn) * 4 * (c.get_bool("DB") ? 2 : 1);
+}
+
+LaunchDims matmul_dims(const Config& c, ArgList args, std::int64_t tile_m, std::int64_t tile_n) {
+  const std::uint64_t m = arg_u64(args, 3), n = arg_u64(args, 4);
+  const auto gx = ceil_div(n, static_cast<std::uint64_t>(tile_n));
+  const auto gy = ceil_div(m, static_cast<std::uint64_t>(tile_m));
+  return LaunchDims{{static_cast<std::uint32_t>(std::max<std::uint64_t>(gx, 1)),
+                     static_cast<std::uint32_t>(std::max<std::uint64_t>(gy, 1)), 1},
+                    c.launch().block,
+                    0};
+}
+
+void matmul_signature(KernelDef& d, ElemType t) {
+  d.signature.buffer("A", t)
+      .buffer("B", t)
+      .buffer("C", t)
+      .scalar("M", ElemType::i32)
+      .scalar("N", ElemType::i32)
+      .scalar("K", ElemType::i32);
+  d.key = {KeySpec::exact("M"), KeySpec::exact("N"), KeySpec::exact("K")};
+}
+
+// ---- matmul_f32: 8 tile shapes x {BK=8, BK=8 double-buffered, BK=16 double-buffered} = 24.
+BundledKernel matmul_f32() {
+  BundledKernel k;
+  k.name = "matmul_f32";
+  KernelDef& d = k.def;
+  d.name = k.name;
+  d.sources = {glsl_source(glsl::k_matmul_f32_comp)};
+  matmul_signature(d, ElemType::f32);
+  struct Tile {
+    int bm, bn, tm, tn;
+  };
+  // Workgroups of 64-256 invocations, 16-64 accumulators per invocation.
+  const Tile tiles[] = {{32, 32, 4, 4}, {64, 32, 4, 4},  {32, 64, 4, 4},  {64, 64, 4, 4},
+                        {64, 64, 8, 8}, {128, 64, 8, 4}, {64, 128, 4, 8}, {128, 128, 8, 8}};
+  std::vector<Config> configs;
+  for (const Tile& t : tiles) {
+    configs.push_back(matmul_config(t.bm, t.bn, 8, t.tm, t.tn, false));
+    configs.push_back(matmul_config(t.bm, t.bn, 8, t.tm, t.tn, true));
+    configs.push_back(matmul_config(t.bm, t.bn, 16, t.tm, t.tn, true));
+  }
+  d.space = ConfigSpace::list(std::move(configs));
+  d.space.constrain("workgroup fits the device", workgroup_fits)
+      .constrain("shared memory fits", [](const Config& c, const DeviceInfo& dev) {
+        return matmul_shared_bytes(c) <= dev.shared_bytes_per_block;
+      });
+  d.dims = [](const Config& c, ArgList args) {
+    return matmul_dims(c, args, c.get_int("BM"), c.get_int("BN"));
+  };
+  k.workload = [](std::span<const std::int64_t> s) {
+    return make_matmul(s[0], s[1], s[2], ElemType::f32);
+  };
+  k.demo_sizes = {{256, 256, 256}};
+  k.test_sizes = {{33, 47, 65}, {64, 32, 16}};
+  k.default_config = matmul_config(32, 32, 8, 4, 4, false);
+  return k;
+}
+
+// ---- matmul_f16: tile T in {8, 16, 32} x rows per invocation WPT (T x T/WPT workgroup) = 12.
+BundledKernel matmul_f16() {
+  BundledKernel k;
+  k.name = "matmul_f16";
+  KernelDef& d = k.def;
+  d.name = k.name;
+  d.sources = {glsl_source(glsl::k_matmul_f16_comp)};
+  matmul_signature(d, ElemType::f16);
+  std::vector<Config> configs;
+  for (int t : {8, 16, 32}) {
+    for (int wpt : {1, 2, 4, 8}) {
+      Config c;
+      c.set("T", t).set("WPT", wpt);
+      c.launch().block = {static_cast<std::uint32_t>(t), static_cast<std::uint32_t>(t / wpt), 1};
+      configs.push_back(std::move(c));
+    }
+  }
+  d.space = ConfigSpace::list(std::move(configs));
+  d.space.constrain("workgroup fits the device", workgroup_fits)
+      .constrain("shared memory fits", [](const Config& c, const DeviceInfo& dev) {
+        const auto t = static_cast<std::uint64_t>(c.get_int("T"));
+        return 2 * t * t * 4 <= dev.shared_bytes_per_block;
+      });
+  d.dims = [](const Config& c, ArgList args) {
+    return matmul_dims(c, args, c.get_int("T"), c.get_int("T"));
+  };
+  k.workload = [](std::span<const std::int64_t> s) {
+    return make_matmul(s[0], s[1], s[2], ElemType::f16);
+  };
+  k.demo_sizes = {{128, 128, 128}};
+  k.test_sizes = {{33, 47, 65}, {64, 32, 16}};
+  Config def;
+  def.set("T", 16).set("WPT", 1);
+  def.launch().block = {16, 16, 1};
+  k.default_config = def;
+  return k;
+}
+
+}  // namespace
+
+std::vector<BundledKernel> glsl_kernels() {
+  std::vector<BundledKernel> out;
+  out.push_back(vector_add());
+  out.push_back(reduce_sum());
+  out.push_back(matmul_f32());
+  out.push_back(matmul_f16());
+  return out;
+}
+
+}  // namespace tune::kernels

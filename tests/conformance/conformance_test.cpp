@@ -1,0 +1,410 @@
+// The conformance suite: what every backend's Device must do, checked on real outputs.
+//
+// Built once per backend (tests/conformance/CMakeLists.txt) with TUNE_CONFORMANCE_BACKEND set
+// to its registry name. Each case opens its own device; a backend that cannot open one skips
+// with the reason (Vulkan in CI fails instead: lavapipe must be there). No case asserts that
+// one configuration is faster than another.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "skip.hpp"
+#include "tune/kernels/bundled.hpp"
+#include "tune/tune.hpp"
+#include "vulkan_env.hpp"
+
+#ifndef TUNE_CONFORMANCE_BACKEND
+#error "TUNE_CONFORMANCE_BACKEND must name the backend under test"
+#endif
+
+namespace {
+
+using namespace tune;
+using tune::kernels::BundledKernel;
+using tune::kernels::Workload;
+
+constexpr const char* kBackend = TUNE_CONFORMANCE_BACKEND;
+
+// Before any Vulkan instance exists: lavapipe unless a device was asked for.
+const bool kVulkanEnv =
+    std::string(kBackend) == "vulkan" && tune::testing::use_lavapipe_unless_asked();
+
+std::unique_ptr<Device> open_or_skip() {
+  (void)kVulkanEnv;
+  auto dev = open_device(kBackend);
+  if (dev.ok()) return std::move(*dev);
+  const std::string why =
+      "cannot open a " + std::string(kBackend) + " device: " + dev.status().to_string();
+  if (std::string(kBackend) == "vulkan" && tune::testing::in_ci()) {
+    FAIL(why << " (CI must run the Vulkan tests on lavapipe: install mesa-vulkan-drivers)");
+  }
+  TUNE_SKIP(why);
+}
+
+std::vector<BundledKernel> kernels_of(Device& dev) {
+  return kernels::bundled_kernels(dev.language());
+}
+
+const BundledKernel* find_kernel(const std::vector<BundledKernel>& ks, std::string_view name) {
+  for (const auto& k : ks)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+// Zeroes the buffers a kernel accumulates into (KernelDef::reset_to_zero).
+Status reset_outputs(Device& dev, const KernelDef& def, ArgList args) {
+  for (const auto& name : def.reset_to_zero) {
+    const int i = def.signature.index_of(name);
+    if (i < 0 || args[static_cast<std::size_t>(i)].buffer == nullptr)
+      return Status(StatusCode::internal, "reset_to_zero names no buffer: " + name);
+    DeviceBuffer& b = *args[static_cast<std::size_t>(i)].buffer;
+    TUNE_RETURN_IF_ERROR(dev.fill(b, 0, b.size_bytes() & ~std::uint64_t{3}));
+  }
+  return Status::ok_status();
+}
+
+std::string size_name(const std::vector<std::int64_t>& s) {
+  std::string out;
+  for (auto v : s) out += (out.empty() ? "" : "x") + std::to_string(v);
+  return out;
+}
+
+// Every configuration the space accepts on this device, at every test size: compiled,
+// launched on fresh random inputs and checked against the CPU reference.
+void check_every_config(std::string_view name) {
+  auto dev = open_or_skip();
+  const auto ks = kernels_of(*dev);
+  const BundledKernel* k = find_kernel(ks, name);
+  if (k == nullptr) TUNE_SKIP(std::string(name) + " is not bundled for this backend's language");
+  const KernelSource* src = k->def.source_for(dev->language());
+  REQUIRE(src != nullptr);
+  auto configs = k->def.space.enumerate(dev->info());
+  REQUIRE_MESSAGE(configs.ok(), configs.status().to_string());
+  REQUIRE(!configs->empty());
+  MESSAGE(name << ": " << configs->size() << " configs on " << dev->info().name);
+
+  std::vector<std::unique_ptr<CompiledKernel>> compiled;
+  int unavailable = 0;
+  for (const Config& c : *configs) {
+    auto ck = dev->compile(*src, c);
+    if (!ck.ok() && ck.status().code() == StatusCode::unavailable) {
+      // A device feature the variant needs is missing (e.g. f16 storage): not a failure of
+      // the backend, but say so.
+      MESSAGE("unavailable on this device: " << c.to_string() << ": " << ck.status().message());
+      ++unavailable;
+      compiled.emplace_back();
+      continue;
+    }
+    REQUIRE_MESSAGE(ck.ok(), c.to_string() << ": " << ck.status().to_string());
+    compiled.push_back(std::move(*ck));
+  }
+  if (unavailable == static_cast<int>(configs->size()))
+    TUNE_SKIP(std::string(name) + ": every config needs a feature this device lacks");
+
+  std::uint64_t seed = 1234;
+  for (const auto& size : k->test_sizes) {
+    auto w = k->workload(size);
+    REQUIRE(w != nullptr);
+    const Status setup = w->setup(*dev, seed++);
+    REQUIRE_MESSAGE(setup.ok(), setup.to_string());
+    for (std::size_t i = 0; i < configs->size(); ++i) {
+      if (!compiled[i]) continue;
+      const Config& c = (*configs)[i];
+      CAPTURE(c.to_string());
+      CAPTURE(size_name(size));
+      REQUIRE(w->poison_outputs(*dev).ok());
+      REQUIRE(reset_outputs(*dev, k->def, w->args()).ok());
+      const LaunchDims dims = k->def.dims(c, w->args());
+      const Status ls = dev->launch(*compiled[i], dims, w->args());
+      REQUIRE_MESSAGE(ls.ok(), ls.to_string());
+      const Status cs = w->check(*dev);
+      CHECK_MESSAGE(cs.ok(), cs.to_string());
+    }
+  }
+  compiled.clear();  // before the device
+}
+
+// Tunes the kernel at its first test size through the Autotuner and checks the winner's
+// output. Never asserts which configuration wins.
+void check_autotuner(std::string_view name) {
+  auto dev = open_or_skip();
+  const auto ks = kernels_of(*dev);
+  const BundledKernel* k = find_kernel(ks, name);
+  if (k == nullptr) TUNE_SKIP(std::string(name) + " is not bundled for this backend's language");
+  AutotunerOptions opts;
+  opts.persistent = false;  // never the user's disk cache
+  opts.bench.warmup_ms = 1;
+  opts.bench.rep_ms = 5;
+  opts.bench.max_reps = 20;
+  TuningReport seen;
+  int reports = 0;
+  opts.listener = [&](const TuningReport& r) {
+    seen = r;
+    ++reports;
+  };
+  auto tuner = Autotuner::make(k->def, opts);
+  REQUIRE_MESSAGE(tuner.ok(), tuner.status().to_string());
+
+  auto w = k->workload(k->test_sizes.front());
+  REQUIRE(w->setup(*dev, 99).ok());
+  auto best = (*tuner)->tune(*dev, w->args());
+  if (!best.ok() && best.status().code() == StatusCode::all_failed &&
+      best.status().message().find("unavailable") != std::string::npos) {
+    TUNE_SKIP(std::string(name) + ": " + best.status().to_string());
+  }
+  REQUIRE_MESSAGE(best.ok(), best.status().to_string());
+  CHECK(reports == 1);
+  CHECK(seen.winner == *best);
+  auto configs = k->def.space.enumerate(dev->info());
+  REQUIRE(configs.ok());
+  CHECK(std::find(configs->begin(), configs->end(), *best) != configs->end());
+  int ok_results = 0;
+  for (const auto& r : seen.results) {
+    if (!r.status.ok()) continue;
+    ++ok_results;
+    CHECK(r.stats.median > 0);
+    CHECK(std::isfinite(r.stats.median));
+  }
+  CHECK(ok_results >= 1);
+
+  // The winner's output, after tuning, from a fresh launch through run().
+  REQUIRE(w->poison_outputs(*dev).ok());
+  REQUIRE(reset_outputs(*dev, k->def, w->args()).ok());
+  const Status rs = (*tuner)->run(*dev, w->args());
+  REQUIRE_MESSAGE(rs.ok(), rs.to_string());
+  const Status cs = w->check(*dev);
+  CHECK_MESSAGE(cs.ok(), cs.to_string());
+  // A second call with the same key is served from memory.
+  auto again = (*tuner)->tune(*dev, w->args());
+  REQUIRE(again.ok());
+  CHECK(*again == *best);
+  CHECK(reports == 1);
+  tuner->reset();  // before the device
+}
+
+// A source that cannot compile, in the device's language.
+KernelSource broken_source(Language lang) {
+  if (lang == Language::glsl) {
+    return {Language::glsl, "main",
+            "#version 450\nlayout(local_size_x_id = 0) in;\n"
+            "layout(std430, binding = 0) buffer B { float b[]; };\n"
+            "void main() { b[gl_GlobalInvocationID.x] = undeclared_identifier_xyz; }\n"};
+  }
+  return {lang, "broken",
+          "extern \"C\" __global__ void broken(float* b) { b[threadIdx.x] = "
+          "undeclared_identifier_xyz; }\n"};
+}
+
+}  // namespace
+
+TEST_CASE("device opens and its info is sane") {
+  auto dev = open_or_skip();
+  const DeviceInfo& info = dev->info();
+  CHECK(info.backend == kBackend);
+  CHECK(!info.name.empty());
+  CHECK(!info.vendor.empty());
+  CHECK(!info.arch.empty());
+  CHECK(!info.driver_version.empty());
+  CHECK(!info.compiler_version.empty());
+  CHECK(info.max_threads_per_block >= 64);
+  CHECK(info.max_block.x >= 64);
+  CHECK(info.max_block.x <= info.max_threads_per_block);
+  CHECK(info.max_grid.x >= 65535);
+  CHECK(info.shared_bytes_per_block >= 16384);
+  CHECK(info.shared_bytes_per_block_optin >= info.shared_bytes_per_block);
+  CHECK(info.warp_size >= 1);
+  CHECK(info.timer_resolution_ns > 0);
+  CHECK(info.global_memory_bytes > 0);
+  CHECK(info.fingerprint().find(info.name) != std::string::npos);
+  MESSAGE(info.name << " | " << info.arch << " | " << info.driver_version << " | "
+                    << info.compiler_version);
+  CHECK(!kernels_of(*dev).empty());
+}
+
+TEST_CASE("buffers: upload, download, fill, copy round trip") {
+  auto dev = open_or_skip();
+  constexpr std::size_t n = 100003;  // odd: not a multiple of any block
+  std::vector<std::uint32_t> data(n);
+  std::mt19937 rng(7);
+  for (auto& v : data) v = rng();
+  auto a = dev->alloc(n * 4);
+  auto b = dev->alloc(n * 4);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK((*a)->size_bytes() == n * 4);
+  REQUIRE(dev->upload(**a, data.data(), n * 4).ok());
+  std::vector<std::uint32_t> back(n, 0);
+  REQUIRE(dev->download(**a, back.data(), n * 4).ok());
+  CHECK(back == data);
+
+  // Partial download at an offset.
+  std::vector<std::uint32_t> part(100);
+  REQUIRE(dev->download(**a, part.data(), 400, 4000).ok());
+  CHECK(std::equal(part.begin(), part.end(), data.begin() + 1000));
+
+  // Fill a middle range; the rest is untouched.
+  REQUIRE(dev->fill(**a, 0xdeadbeefu, 4 * 500, 4 * 20).ok());
+  REQUIRE(dev->download(**a, back.data(), n * 4).ok());
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t want = (i >= 20 && i < 520) ? 0xdeadbeefu : data[i];
+    if (back[i] != want) {
+      FAIL("fill: element " << i << " is " << back[i] << ", expected " << want);
+    }
+  }
+
+  // Device-to-device copy.
+  REQUIRE(dev->fill(**b, 0, n * 4).ok());
+  REQUIRE(dev->copy(**b, **a, n * 4).ok());
+  std::vector<std::uint32_t> copied(n);
+  REQUIRE(dev->download(**b, copied.data(), n * 4).ok());
+  CHECK(copied == back);
+  CHECK(dev->synchronize().ok());
+}
+
+TEST_CASE("buffers: out-of-range requests are invalid_argument") {
+  auto dev = open_or_skip();
+  auto a = dev->alloc(64);
+  REQUIRE(a.ok());
+  std::vector<std::uint8_t> host(128);
+  CHECK(dev->upload(**a, host.data(), 65).code() == StatusCode::invalid_argument);
+  CHECK(dev->upload(**a, host.data(), 8, 60).code() == StatusCode::invalid_argument);
+  CHECK(dev->download(**a, host.data(), 128).code() == StatusCode::invalid_argument);
+  CHECK(dev->fill(**a, 0, 68).code() == StatusCode::invalid_argument);
+  CHECK(dev->fill(**a, 0, 6).code() == StatusCode::invalid_argument);  // not a multiple of 4
+  auto small = dev->alloc(32);
+  REQUIRE(small.ok());
+  CHECK(dev->copy(**small, **a, 64).code() == StatusCode::invalid_argument);
+  CHECK(dev->alloc(0).status().code() == StatusCode::invalid_argument);
+}
+
+TEST_CASE("every config verified: vector_add") { check_every_config("vector_add"); }
+TEST_CASE("every config verified: reduce_sum") { check_every_config("reduce_sum"); }
+TEST_CASE("every config verified: matmul_f32") { check_every_config("matmul_f32"); }
+TEST_CASE("every config verified: matmul_f16") { check_every_config("matmul_f16"); }
+
+TEST_CASE("timing: one sample per rep, positive and finite, output still correct") {
+  auto dev = open_or_skip();
+  const auto ks = kernels_of(*dev);
+  const BundledKernel* k = find_kernel(ks, "vector_add");
+  REQUIRE(k != nullptr);
+  auto w = k->workload(std::vector<std::int64_t>{1 << 18});
+  REQUIRE(w->setup(*dev, 5).ok());
+  auto ck = dev->compile(*k->def.source_for(dev->language()), k->default_config);
+  REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
+  const LaunchDims dims = k->def.dims(k->default_config, w->args());
+  for (bool flush : {false, true}) {
+    CAPTURE(flush);
+    TimingPlan plan;
+    plan.reps = 7;
+    plan.flush_l2 = flush;
+    auto t = dev->time(**ck, dims, w->args(), plan);
+    REQUIRE_MESSAGE(t.ok(), t.status().to_string());
+    REQUIRE(t->size() == 7);
+    for (double ns : *t) {
+      CHECK(std::isfinite(ns));
+      CHECK(ns > 0);  // 2^18 adds is never free, on any device
+    }
+  }
+  // before_each runs once per rep, outside the timed span.
+  int hooks = 0;
+  TimingPlan plan;
+  plan.reps = 3;
+  plan.before_each = [&] {
+    ++hooks;
+    return w->poison_outputs(*dev);
+  };
+  auto t = dev->time(**ck, dims, w->args(), plan);
+  REQUIRE_MESSAGE(t.ok(), t.status().to_string());
+  CHECK(t->size() == 3);
+  CHECK(hooks == 3);
+  const Status cs = w->check(*dev);  // the last timed launch wrote the output
+  CHECK_MESSAGE(cs.ok(), cs.to_string());
+
+  // A failing hook fails the timing with its status.
+  plan.before_each = [] { return Status(StatusCode::io_error, "hook says no"); };
+  auto bad = dev->time(**ck, dims, w->args(), plan);
+  CHECK(bad.status().code() == StatusCode::io_error);
+  plan.reps = 0;
+  CHECK(dev->time(**ck, dims, w->args(), plan).status().code() == StatusCode::invalid_argument);
+
+  // time_kernel's statistics over the backend's samples.
+  BenchOptions bo;
+  bo.warmup_ms = 1;
+  bo.rep_ms = 5;
+  auto stats = time_kernel(*dev, **ck, dims, w->args(), bo);
+  REQUIRE_MESSAGE(stats.ok(), stats.status().to_string());
+  CHECK(stats->count >= static_cast<std::uint32_t>(bo.min_reps));
+  CHECK(stats->min > 0);
+  CHECK(stats->min <= stats->median);
+  CHECK(stats->median <= stats->max);
+}
+
+TEST_CASE("failure: a broken kernel is compile_error with the compiler's log") {
+  auto dev = open_or_skip();
+  Config c;
+  c.launch().block = {64, 1, 1};
+  auto ck = dev->compile(broken_source(dev->language()), c);
+  REQUIRE(!ck.ok());
+  CHECK(ck.status().code() == StatusCode::compile_error);
+  CHECK_MESSAGE(ck.status().message().find("undeclared_identifier_xyz") != std::string::npos,
+                ck.status().message());
+}
+
+TEST_CASE("failure: an oversized workgroup is out_of_resources") {
+  auto dev = open_or_skip();
+  const auto ks = kernels_of(*dev);
+  const BundledKernel* k = find_kernel(ks, "vector_add");
+  REQUIRE(k != nullptr);
+  Config c = k->default_config;
+  c.launch().block = {dev->info().max_threads_per_block * 2, 1, 1};
+  auto w = k->workload(std::vector<std::int64_t>{4096});
+  REQUIRE(w->setup(*dev, 3).ok());
+  auto ck = dev->compile(*k->def.source_for(dev->language()), c);
+  Status s = ck.status();
+  if (ck.ok()) s = dev->launch(**ck, k->def.dims(c, w->args()), w->args());
+  CHECK_MESSAGE(s.code() == StatusCode::out_of_resources, s.to_string());
+  // The device is still usable afterwards.
+  auto good = dev->compile(*k->def.source_for(dev->language()), k->default_config);
+  REQUIRE(good.ok());
+  REQUIRE(dev->launch(**good, k->def.dims(k->default_config, w->args()), w->args()).ok());
+  CHECK(w->check(*dev).ok());
+}
+
+TEST_CASE("failure: wrong argument count or type is invalid_argument") {
+  auto dev = open_or_skip();
+  const auto ks = kernels_of(*dev);
+  const BundledKernel* k = find_kernel(ks, "vector_add");
+  REQUIRE(k != nullptr);
+  AutotunerOptions opts;
+  opts.persistent = false;
+  opts.bench.warmup_ms = 1;
+  opts.bench.rep_ms = 2;
+  auto tuner = Autotuner::make(k->def, opts);
+  REQUIRE(tuner.ok());
+  auto w = k->workload(std::vector<std::int64_t>{1000});
+  REQUIRE(w->setup(*dev, 11).ok());
+  ArgList args = w->args();
+  // One argument short.
+  Status s = (*tuner)->run(*dev, args.first(args.size() - 1));
+  CHECK_MESSAGE(s.code() == StatusCode::invalid_argument, s.to_string());
+  // n passed as a float.
+  std::vector<ArgValue> wrong(args.begin(), args.end());
+  wrong.back() = ArgValue(1000.0f);
+  s = (*tuner)->run(*dev, wrong);
+  CHECK_MESSAGE(s.code() == StatusCode::invalid_argument, s.to_string());
+  // A buffer where a scalar belongs.
+  wrong.back() = args[0];
+  s = (*tuner)->run(*dev, wrong);
+  CHECK_MESSAGE(s.code() == StatusCode::invalid_argument, s.to_string());
+  tuner->reset();
+}
+
+TEST_CASE("autotuner end to end: vector_add") { check_autotuner("vector_add"); }
+TEST_CASE("autotuner end to end: reduce_sum") { check_autotuner("reduce_sum"); }
+TEST_CASE("autotuner end to end: matmul_f32") { check_autotuner("matmul_f32"); }
+TEST_CASE("autotuner end to end: matmul_f16") { check_autotuner("matmul_f16"); }

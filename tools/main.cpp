@@ -1,0 +1,290 @@
+// tune: libtune's command-line program.
+//
+//   tune devices                      devices of every compiled-in backend
+//   tune demo [--device SPEC] [--kernel NAME] [--quick] [--no-cache]
+//                                     tunes the bundled kernels on the default device, prints
+//                                     a table per kernel and size, verifies the winner
+//   tune cache ...                    (when tools/cache_command.hpp is present)
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tune/kernels/bundled.hpp"
+#include "tune/tune.hpp"
+
+#if __has_include("cache_command.hpp")
+#include "cache_command.hpp"
+#define TUNE_HAVE_CACHE_COMMAND 1
+#endif
+
+namespace {
+
+using namespace tune;
+
+int cmd_devices() {
+  const auto backends = compiled_backends();
+  if (backends.empty()) {
+    std::printf("no backend is compiled into this build\n");
+    return 1;
+  }
+  int found = 0;
+  for (const auto& b : backends) {
+    auto list = list_devices(b);
+    if (!list.ok()) {
+      std::printf("%-7s  unavailable: %s\n", b.c_str(), list.status().message().c_str());
+      continue;
+    }
+    if (list->empty()) std::printf("%-7s  no devices\n", b.c_str());
+    for (const auto& d : *list) {
+      std::printf("%-7s  %d  %s  (%s)\n", b.c_str(), d.index, d.name.c_str(), d.detail.c_str());
+      ++found;
+    }
+  }
+  return found > 0 ? 0 : 1;
+}
+
+std::string human_time(double ns) {
+  char buf[32];
+  if (!std::isfinite(ns)) return "-";
+  if (ns < 1e3) {
+    std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+  } else if (ns < 1e6) {
+    std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.2f ms", ns / 1e6);
+  }
+  return buf;
+}
+
+// "123.4 GB/s" for memory-bound kernels, "56.7 GFLOP/s" when flops dominate.
+std::string throughput(const kernels::Workload& w, double ns) {
+  if (!std::isfinite(ns) || ns <= 0) return "-";
+  char buf[48];
+  const bool compute = w.flops() > 4.0 * w.bytes();
+  if (compute) {
+    std::snprintf(buf, sizeof buf, "%.1f GFLOP/s", w.flops() / ns);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f GB/s", w.bytes() / ns);
+  }
+  return buf;
+}
+
+// A one-line progress indicator on stderr (only on a terminal): "[2/7] tuning matmul_f32 ...
+// 3.1 s". Stopped and cleared by done().
+class Progress {
+ public:
+  explicit Progress(std::string text) : text_(std::move(text)), tty_(::isatty(2) != 0) {
+    start_ = std::chrono::steady_clock::now();
+    if (!tty_) {
+      std::fprintf(stderr, "%s ...\n", text_.c_str());
+      return;
+    }
+    thread_ = std::thread([this] {
+      std::unique_lock<std::mutex> lock(mu_);
+      const char spin[] = {'|', '/', '-', '\\'};
+      for (int i = 0; !stop_; ++i) {
+        std::fprintf(stderr, "\r%c %s  %.1f s ", spin[i % 4], text_.c_str(), elapsed());
+        std::fflush(stderr);
+        cv_.wait_for(lock, std::chrono::milliseconds(200));
+      }
+    });
+  }
+  ~Progress() { done(); }
+  void done() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+  }
+  double elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  std::string text_;
+  bool tty_;
+  std::chrono::steady_clock::time_point start_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+Status zero_accumulators(Device& dev, const KernelDef& def, ArgList args) {
+  for (const auto& name : def.reset_to_zero) {
+    const int i = def.signature.index_of(name);
+    if (i < 0) continue;
+    DeviceBuffer& b = *args[static_cast<std::size_t>(i)].buffer;
+    TUNE_RETURN_IF_ERROR(dev.fill(b, 0, b.size_bytes() & ~std::uint64_t{3}));
+  }
+  return Status::ok_status();
+}
+
+struct DemoOptions {
+  std::string device;
+  std::string kernel;
+  bool quick = false;
+  bool no_cache = false;
+};
+
+int cmd_demo(const DemoOptions& o) {
+  auto opened = open_device(o.device);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "tune demo: %s\n", opened.status().to_string().c_str());
+    return 1;
+  }
+  std::unique_ptr<Device> dev = std::move(*opened);
+  const DeviceInfo& info = dev->info();
+  std::printf("device : %s (%s, %s, driver %s)\n", info.name.c_str(), info.backend.c_str(),
+              info.arch.c_str(), info.driver_version.c_str());
+  std::printf("compiler: %s\n", info.compiler_version.c_str());
+
+  auto all = kernels::bundled_kernels(dev->language());
+  std::vector<kernels::BundledKernel> ks;
+  for (auto& k : all)
+    if (o.kernel.empty() || k.name == o.kernel) ks.push_back(std::move(k));
+  if (ks.empty()) {
+    std::fprintf(stderr, "tune demo: no bundled kernel%s%s for %s\n",
+                 o.kernel.empty() ? "" : " named ", o.kernel.c_str(), info.backend.c_str());
+    return 1;
+  }
+  int total = 0, step = 0, failures = 0;
+  for (const auto& k : ks) total += o.quick ? 1 : static_cast<int>(k.demo_sizes.size());
+
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const auto& k : ks) {
+    AutotunerOptions opts;
+    opts.persistent = !o.no_cache;
+    if (o.quick) {
+      opts.bench.warmup_ms = 2;
+      opts.bench.rep_ms = 10;
+    }
+    TuningReport report;
+    bool have_report = false;
+    opts.listener = [&](const TuningReport& r) {
+      report = r;
+      have_report = true;
+    };
+    auto tuner = Autotuner::make(k.def, opts);
+    if (!tuner.ok()) {
+      std::printf("\n%s: %s\n", k.name.c_str(), tuner.status().to_string().c_str());
+      ++failures;
+      continue;
+    }
+    const std::size_t nsizes = o.quick ? 1 : k.demo_sizes.size();
+    for (std::size_t si = 0; si < nsizes; ++si) {
+      auto w = k.workload(k.demo_sizes[si]);
+      const Status setup = w->setup(*dev, 42 + si);
+      std::printf("\n== %s  %s  (%.3g MFLOP, %.3g MB)\n", k.name.c_str(), w->size_text().c_str(),
+                  w->flops() / 1e6, w->bytes() / 1e6);
+      if (!setup.ok()) {
+        std::printf("   setup failed: %s\n", setup.to_string().c_str());
+        ++failures;
+        continue;
+      }
+      have_report = false;
+      Result<Config> best = Status(StatusCode::internal, "not tuned");
+      double wall_s = 0;
+      {
+        char text[160];
+        std::snprintf(text, sizeof text, "[%d/%d] tuning %s %s", ++step, total, k.name.c_str(),
+                      w->size_text().c_str());
+        Progress progress(text);
+        best = (*tuner)->tune(*dev, w->args());
+        wall_s = progress.elapsed();
+      }
+      if (!have_report) {
+        auto last = (*tuner)->last_report(*dev, w->args());
+        if (last) report = *last, have_report = true;
+      }
+      if (have_report) {
+        auto rows = report.results;
+        std::stable_sort(rows.begin(), rows.end(),
+                         [](const ConfigResult& a, const ConfigResult& b) {
+                           return a.stats.median < b.stats.median;
+                         });
+        std::printf("   %-52s %11s %14s  %s\n", "config", "median", "throughput", "status");
+        for (const auto& r : rows) {
+          std::string status =
+              r.status.ok() ? (r.raced_out ? "raced out" : "ok") : r.status.to_string();
+          if (r.from_store) status += " (stored)";
+          if (status.size() > 70) status = status.substr(0, 67) + "...";
+          const bool win = r.config == report.winner;
+          std::printf(" %c %-52s %11s %14s  %s\n", win ? '*' : ' ', r.config.to_string().c_str(),
+                      r.status.ok() ? human_time(r.stats.median).c_str() : "-",
+                      r.status.ok() ? throughput(*w, r.stats.median).c_str() : "-", status.c_str());
+        }
+        std::printf("   source: %s, %zu candidates (%zu pruned)%s, %.2f s\n",
+                    std::string(to_string(report.source)).c_str(), report.results.size(),
+                    report.pruned, report.partial ? ", partial" : "", wall_s);
+      }
+      if (!best.ok()) {
+        std::printf("   tuning failed: %s\n", best.status().to_string().c_str());
+        ++failures;
+        continue;
+      }
+      std::printf("   chosen: %s\n", best->to_string().c_str());
+      // Verify the winner's output against the CPU reference, from a fresh launch.
+      Status v = w->poison_outputs(*dev);
+      if (v.ok()) v = zero_accumulators(*dev, k.def, w->args());
+      if (v.ok()) v = (*tuner)->run(*dev, w->args());
+      if (v.ok()) v = w->check(*dev);
+      if (v.ok()) {
+        std::printf("   verified: output matches the CPU reference\n");
+      } else {
+        std::printf("   VERIFICATION FAILED: %s\n", v.to_string().c_str());
+        ++failures;
+      }
+    }
+    tuner->reset();  // before the device
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("\n%d kernel/size pairs in %.1f s, %d failure%s\n", total, secs, failures,
+              failures == 1 ? "" : "s");
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"libtune: autotuning of GPU kernels on CUDA, HIP and Vulkan"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(tune::kVersion));
+
+  auto* devices = app.add_subcommand("devices", "List the devices of every compiled-in backend");
+
+  DemoOptions demo_opts;
+  auto* demo = app.add_subcommand(
+      "demo", "Tune the bundled kernels on the default device and verify the winners");
+  demo->add_option("--device", demo_opts.device,
+                   "backend[:index|name] (default: TUNE_DEVICE, else the first GPU, else "
+                   "lavapipe)");
+  demo->add_option("--kernel", demo_opts.kernel,
+                   "only this kernel (vector_add, reduce_sum, matmul_f32, matmul_f16)");
+  demo->add_flag("--quick", demo_opts.quick, "first demo size only, short timing budgets");
+  demo->add_flag("--no-cache", demo_opts.no_cache, "do not read or write the tuning cache");
+
+#ifdef TUNE_HAVE_CACHE_COMMAND
+  tune::cli::add_cache_command(app);
+#endif
+
+  CLI11_PARSE(app, argc, argv);
+  if (devices->parsed()) return cmd_devices();
+  if (demo->parsed()) return cmd_demo(demo_opts);
+  return 0;
+}
