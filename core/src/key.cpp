@@ -23,8 +23,16 @@ bool TuningKey::push(std::int64_t v) noexcept {
 }
 
 void TuningKey::rehash() noexcept {
-  std::uint64_t h = hash_combine(device_hash, static_cast<std::uint64_t>(size));
-  for (int i = 0; i < size; ++i) h = hash_combine(h, static_cast<std::uint64_t>(values[i]));
+  // In-memory only (stores key on text): one multiply-xor per value, one finishing mix.
+  std::uint64_t h = device_hash ^ (static_cast<std::uint64_t>(size) * 0x9e3779b97f4a7c15ULL);
+  for (int i = 0; i < size; ++i) {
+    h ^= static_cast<std::uint64_t>(values[i]);
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 32;
+  }
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 32;
   hash = h;
 }
 

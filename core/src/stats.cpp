@@ -79,9 +79,11 @@ Interval median_interval(std::span<const double> samples, double confidence) {
   const double log_half_n = -static_cast<double>(n) * std::log(2.0);
   double cdf = 0.0;
   std::size_t k = 0;  // 0 means "no order statistic qualifies": use [min, max]
+  // log C(n, i) built up term by term (std::lgamma writes the global signgam: not
+  // thread-safe, and tunings of different keys run concurrently).
+  double log_c = 0.0;  // log C(n, 0)
   for (std::size_t i = 0; i < n / 2; ++i) {
-    double log_c = std::lgamma(static_cast<double>(n) + 1) - std::lgamma(static_cast<double>(i) + 1) -
-                   std::lgamma(static_cast<double>(n - i) + 1);
+    if (i > 0) log_c += std::log(static_cast<double>(n - i + 1)) - std::log(static_cast<double>(i));
     cdf += std::exp(log_c + log_half_n);  // now P(X <= i) = P(X < i + 1)
     if (cdf > alpha) break;
     k = i + 1;

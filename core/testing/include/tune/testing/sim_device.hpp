@@ -1,0 +1,262 @@
+// SimDevice: a simulated tune::Device for tests and research. Not a backend: it is never
+// registered in the backend table, never installed, and reports backend "simulated".
+//
+// Buffers are real host memory (alloc, upload, download, fill and copy move real bytes, with
+// bounds checks). Compiling does nothing but record the configuration; a kernel's run time is
+// a deterministic cost model over (config, args), in nanoseconds, optionally multiplied by
+// lognormal noise that is itself a pure function of (seed, config, repetition index), so a
+// run is reproducible for a seed whatever the thread interleaving. Failures are injected per
+// configuration with predicates: compile errors (with a fake compiler log), resource limits,
+// launch failures and timeouts. An optional kernel body runs at every launch and every timed
+// repetition, so tests can observe real buffer effects (accumulation, wrong output).
+//
+// Observability: counters (compiles, launches, timed repetitions, ...) and, unless disabled,
+// an event log of strings such as "compile BM=64", "launch BM=64", "fill out",
+// "time BM=64 reps=7", so tests can check hook order and that cache hits do not compile.
+//
+// Thread safety: compile(), launch(), time() and the buffer calls may run concurrently from
+// any number of threads; counters are atomic and the event log is under a mutex. The set_*
+// configuration calls are not synchronised with running calls: configure the device before
+// sharing it between threads. A kernel body runs on the calling thread without any device
+// lock held, so it may call back into the device.
+//
+// Cost: with events off, no body, no failure predicates and argument checks off
+// (set_fast_launch(true)), launch() is a type check and one relaxed atomic increment, so
+// search strategies can be evaluated on huge spaces and the Autotuner's own overhead measured.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tune/device.hpp"
+
+namespace tune::testing {
+
+// Host memory standing in for device memory. `name` labels it in the event log; alloc()
+// names buffers "buf0", "buf1", ... and SimDevice::set_name() renames them.
+class SimBuffer final : public DeviceBuffer {
+ public:
+  SimBuffer(std::uint64_t bytes, std::string name, std::atomic<std::uint64_t>* live_counter)
+      : bytes_(bytes), name_(std::move(name)), live_(live_counter) {}
+  ~SimBuffer() override {
+    if (live_ != nullptr) live_->fetch_sub(1, std::memory_order_relaxed);
+  }
+  SimBuffer(const SimBuffer&) = delete;
+  SimBuffer& operator=(const SimBuffer&) = delete;
+  std::uint64_t size_bytes() const noexcept override { return bytes_.size(); }
+
+  std::span<std::byte> bytes() noexcept { return bytes_; }
+  std::span<const std::byte> bytes() const noexcept { return bytes_; }
+  const std::string& name() const noexcept { return name_; }
+
+ private:
+  friend class SimDevice;
+  std::vector<std::byte> bytes_;
+  std::string name_;
+  std::atomic<std::uint64_t>* live_ = nullptr;  // the owning device's live-buffer count
+};
+
+// The CompiledKernel the simulated device returns: the configuration it was built for.
+class SimKernel final : public CompiledKernel {
+ public:
+  SimKernel(Config config, std::uint64_t source_hash);
+  const Config& config() const noexcept { return config_; }
+  // config().to_string(), computed once (used in events and failure messages).
+  const std::string& label() const noexcept { return label_; }
+  std::uint64_t source_hash() const noexcept { return source_hash_; }
+
+ private:
+  friend class SimDevice;
+  Config config_;
+  std::string label_;
+  std::uint64_t source_hash_ = 0;
+  std::uint64_t config_hash_ = 0;
+  // Repetitions timed so far: the index that makes noise deterministic per configuration.
+  mutable std::atomic<std::uint64_t> reps_done_{0};
+};
+
+class SimDevice final : public Device {
+ public:
+  // Modelled run time of one launch in nanoseconds (must be > 0 and finite to be meaningful;
+  // a non-finite or non-positive value makes the launch fail with launch_failed).
+  using CostModel = std::function<double(const Config&, ArgList)>;
+  // Runs at every launch and every timed repetition, after failure checks. May read and
+  // write the argument buffers through SimDevice::data()/view().
+  using KernelBody = std::function<void(const Config&, ArgList, SimDevice&)>;
+  using ConfigPredicate = std::function<bool(const Config&)>;
+
+  // The default snapshot: backend "simulated", name "simulated device", arch "sim", an
+  // H100-like set of limits (1024 threads, 48 KiB / 227 KiB shared memory, 64K registers,
+  // warp 32, 132 compute units, 50 MiB L2, 80 GiB memory), timer resolution 1 ns.
+  static DeviceInfo default_info();
+
+  // `info` is used as given except that its backend is always "simulated".
+  explicit SimDevice(DeviceInfo info = default_info());
+  ~SimDevice() override;
+
+  // --- configuration (call before sharing the device between threads) ---------------------
+
+  // Replaces the cost model; an empty function restores default_cost().
+  void set_cost_model(CostModel model);
+  // Multiplies each timed repetition by exp(sigma * N(0,1)), where the normal deviate is a
+  // pure function of (seed, config hash, repetition index of that compiled kernel). sigma 0
+  // (the default) turns noise off.
+  void set_noise(double sigma, std::uint64_t seed);
+  // compile() fails with compile_error for configs matching `pred`; the message is a fake
+  // compiler log that names the config and contains `log_line`.
+  void fail_compile_if(ConfigPredicate pred, std::string log_line = "simulated compile error");
+  // compile() fails with out_of_resources for configs matching `pred`. Independently of it,
+  // a config whose launch block exceeds info().max_threads_per_block, or whose shared_bytes
+  // exceeds info().shared_bytes_per_block_optin, is always out_of_resources.
+  void out_of_resources_if(ConfigPredicate pred);
+  // launch() and time() fail with launch_failed for configs matching `pred`.
+  void fail_launch_if(ConfigPredicate pred);
+  // launch() and time() fail with timeout for configs matching `pred`. time() also reports a
+  // timeout when a repetition's modelled time exceeds plan.timeout_ms.
+  void timeout_if(ConfigPredicate pred);
+  void set_kernel_body(KernelBody body);
+  // Event recording (default on). Off: counters only.
+  void set_record_events(bool on);
+  // Whether launch()/time() check that buffer arguments are SimBuffers large enough for
+  // their declared element count (invalid_argument otherwise). Default on.
+  void set_check_args(bool on);
+  // Shorthand for the cheapest launch: events off, argument checks off. Bodies and failure
+  // predicates still apply if set.
+  void set_fast_launch(bool on);
+
+  // --- observation ------------------------------------------------------------------------
+
+  std::uint64_t compiles() const noexcept { return compiles_.load(std::memory_order_relaxed); }
+  // Calls of launch() (not the repetitions inside time()).
+  std::uint64_t launches() const noexcept { return launches_.load(std::memory_order_relaxed); }
+  // Calls of time().
+  std::uint64_t time_calls() const noexcept { return time_calls_.load(std::memory_order_relaxed); }
+  // Repetitions run inside time() (each one also runs the kernel body).
+  std::uint64_t timed_reps() const noexcept { return timed_reps_.load(std::memory_order_relaxed); }
+  // L2 flushes performed by time() (one per repetition when plan.flush_l2).
+  std::uint64_t flushes() const noexcept { return flushes_.load(std::memory_order_relaxed); }
+  // Kernel executions of any kind: launches() + timed_reps().
+  std::uint64_t executions() const noexcept { return launches() + timed_reps(); }
+  // Buffers allocated and not yet destroyed.
+  std::uint64_t live_buffers() const noexcept {
+    return live_buffers_.load(std::memory_order_relaxed);
+  }
+  // Zeroes every counter and clears the event log.
+  void reset_counters();
+
+  // A copy of the event log, oldest first. Event forms:
+  //   "alloc <buf> <bytes>"  "upload <buf>"  "download <buf>"  "fill <buf>"
+  //   "copy <dst><-<src>"    "compile <config>"  "compile_error <config>"
+  //   "out_of_resources <config>"  "launch <config>"  "launch_failed <config>"
+  //   "timeout <config>"  "time <config> reps=<n>"  "flush"  "rep <config>"  "sync"
+  // where <config> is Config::to_string(). Within one time() call: "time ...", then per
+  // repetition plan.before_each's own events, "flush" (when flush_l2), "rep <config>".
+  std::vector<std::string> events() const;
+  // Appends a custom event (tests record their hooks' calls in the same log to check order).
+  void record(std::string event);
+  void clear_events();
+
+  // The modelled time of `config` with `args` (the current cost model, without noise).
+  double modelled_ns(const Config& config, ArgList args) const;
+  // The default cost model: 1000 ns, plus every buffer argument's bytes at 1 byte/ps, plus a
+  // penalty of 5% per unit of |log2(v) - 5| summed over the config's positive integer
+  // parameters (so 32 is the best value of every integer parameter), plus 10% when a boolean
+  // parameter is true. Deterministic and config-order independent.
+  static double default_cost(const Config& config, ArgList args);
+
+  // --- buffer access for tests and kernel bodies -------------------------------------------
+
+  // The host bytes of a buffer allocated by a SimDevice (empty span for any other buffer).
+  static std::span<std::byte> data(DeviceBuffer& buffer) noexcept;
+  static std::span<const std::byte> data(const DeviceBuffer& buffer) noexcept;
+  // The bytes of a buffer argument viewed as T (count elements, clamped to the buffer size);
+  // empty for a scalar argument or a non-simulated buffer.
+  template <class T>
+  static std::span<T> view(const ArgValue& arg) noexcept {
+    if (arg.kind != ArgKind::buffer || arg.buffer == nullptr) return {};
+    auto bytes = data(*arg.buffer);
+    std::uint64_t n = bytes.size() / sizeof(T);
+    if (arg.count < n) n = arg.count;
+    return {reinterpret_cast<T*>(bytes.data()), static_cast<std::size_t>(n)};
+  }
+  // Renames a buffer in the event log ("out", "acc", ...). No effect on other buffers.
+  static void set_name(DeviceBuffer& buffer, std::string name);
+
+  // Allocates and uploads `values`, returning the buffer (convenience for tests).
+  template <class T>
+  Result<Buffer> make_buffer(std::span<const T> values, std::string name) {
+    auto buf = alloc(values.size_bytes() == 0 ? sizeof(T) : values.size_bytes());
+    if (!buf.ok()) return buf;
+    set_name(**buf, std::move(name));
+    if (!values.empty()) TUNE_RETURN_IF_ERROR(upload(**buf, values.data(), values.size_bytes()));
+    return buf;
+  }
+  // Downloads a whole buffer as a vector of T.
+  template <class T>
+  std::vector<T> read(const DeviceBuffer& buffer) {
+    std::vector<T> out(buffer.size_bytes() / sizeof(T));
+    (void)download(buffer, out.data(), out.size() * sizeof(T));
+    return out;
+  }
+
+  // --- tune::Device -------------------------------------------------------------------------
+
+  const DeviceInfo& info() const noexcept override { return info_; }
+  Language language() const noexcept override { return Language::simulated; }
+
+  Result<Buffer> alloc(std::uint64_t bytes) override;
+  Status upload(DeviceBuffer& dst, const void* src, std::uint64_t bytes,
+                std::uint64_t offset = 0) override;
+  Status download(const DeviceBuffer& src, void* dst, std::uint64_t bytes,
+                  std::uint64_t offset = 0) override;
+  Status fill(DeviceBuffer& dst, std::uint32_t pattern, std::uint64_t bytes,
+              std::uint64_t offset = 0) override;
+  Status copy(DeviceBuffer& dst, const DeviceBuffer& src, std::uint64_t bytes) override;
+
+  // Fails with invalid_argument when `source.language` is not Language::simulated; then with
+  // the injected compile_error / out_of_resources; else returns a SimKernel.
+  Result<std::unique_ptr<CompiledKernel>> compile(const KernelSource& source,
+                                                  const Config& config) override;
+  // Injected failures first (launch_failed, timeout), then the kernel body. Returns at once.
+  Status launch(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args) override;
+  // plan.reps repetitions; each: plan.before_each (its failure is returned as is), the L2
+  // flush when plan.flush_l2, the kernel body, then the modelled time times the noise.
+  Result<std::vector<double>> time(const CompiledKernel& kernel, const LaunchDims& dims,
+                                   ArgList args, const TimingPlan& plan) override;
+  Status synchronize() override;
+
+ private:
+  Status check_launch(const SimKernel& k, ArgList args) const;
+  Status check_range(const char* op, const SimBuffer* b, std::uint64_t bytes,
+                     std::uint64_t offset) const;
+  double noise_factor(const SimKernel& k, std::uint64_t rep) const noexcept;
+  bool recording() const noexcept { return record_events_.load(std::memory_order_relaxed); }
+
+  DeviceInfo info_;
+  CostModel cost_;
+  double noise_sigma_ = 0.0;
+  std::uint64_t noise_seed_ = 0;
+  ConfigPredicate compile_fails_;
+  std::string compile_log_line_;
+  ConfigPredicate out_of_resources_;
+  ConfigPredicate launch_fails_;
+  ConfigPredicate times_out_;
+  KernelBody body_;
+  bool check_args_ = true;
+
+  std::atomic<bool> record_events_{true};
+  std::atomic<std::uint64_t> compiles_{0}, launches_{0}, time_calls_{0}, timed_reps_{0},
+      flushes_{0}, live_buffers_{0}, next_buffer_id_{0};
+  mutable std::mutex events_mu_;
+  std::vector<std::string> events_;
+};
+
+}  // namespace tune::testing

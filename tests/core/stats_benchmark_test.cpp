@@ -1,0 +1,184 @@
+// Sample statistics and time_kernel on the simulated device.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "sim_fixture.hpp"
+#include "tune/benchmark.hpp"
+#include "tune/stats.hpp"
+
+using namespace tune;
+using namespace tune::testing;
+
+TEST_CASE("quantile: linear interpolation over unsorted samples") {
+  std::vector<double> v = {5, 1, 4, 2, 3};
+  CHECK(quantile(v, 0.0) == 1.0);
+  CHECK(quantile(v, 1.0) == 5.0);
+  CHECK(quantile(v, 0.5) == 3.0);
+  CHECK(quantile(v, 0.25) == 2.0);
+  CHECK(quantile(v, 0.1) == doctest::Approx(1.4));
+  std::vector<double> two = {10, 20};
+  CHECK(quantile(two, 0.5) == 15.0);
+  CHECK(quantile(std::vector<double>{7}, 0.3) == 7.0);
+  CHECK(std::isnan(quantile(std::vector<double>{}, 0.5)));
+}
+
+TEST_CASE("summarize: count, min, quantiles, max, mean, spread") {
+  std::vector<double> v = {10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
+  SampleStats s = summarize(v);
+  CHECK(s.count == 11);
+  CHECK(s.min == 10);
+  CHECK(s.max == 20);
+  CHECK(s.median == 15);
+  CHECK(s.p20 == doctest::Approx(12));
+  CHECK(s.p80 == doctest::Approx(18));
+  CHECK(s.mean == doctest::Approx(15));
+  CHECK(s.spread() == doctest::Approx(6.0 / 15.0));
+  CHECK(s.to_string().find("n=11") != std::string::npos);
+  SampleStats none = summarize(std::vector<double>{});
+  CHECK(none.count == 0);
+  CHECK(none.spread() == 0.0);
+}
+
+TEST_CASE("clearly_faster: only when the noise bands do not overlap") {
+  SampleStats fast = summarize(std::vector<double>{10, 10.5, 11, 11.5, 12});
+  SampleStats slow = summarize(std::vector<double>{20, 21, 22, 23, 24});
+  SampleStats overlapping = summarize(std::vector<double>{11, 11.5, 12, 12.5, 13});
+  CHECK(clearly_faster(fast, slow));
+  CHECK_FALSE(clearly_faster(slow, fast));
+  CHECK_FALSE(clearly_faster(fast, overlapping));
+  CHECK_FALSE(clearly_faster(overlapping, fast));
+  CHECK_FALSE(clearly_faster(SampleStats{}, slow));  // no samples: nothing is clear
+}
+
+namespace {
+
+// A compiled kernel on `dev` that the model times at `ns`.
+std::unique_ptr<CompiledKernel> constant_kernel(SimDevice& dev, double ns) {
+  dev.set_cost_model([ns](const Config&, ArgList) { return ns; });
+  return dev.compile(sim_source(), Config{{"BM", std::int64_t{1}}}).value();
+}
+
+}  // namespace
+
+TEST_CASE("time_kernel: repetitions follow the budgets") {
+  SimRig rig;
+  auto k = constant_kernel(rig.dev, 10000.0);  // 0.01 ms per launch
+  auto args = rig.args(1024);
+  BenchOptions opts;
+  opts.warmup_ms = 0.05;  // 5 warmup launches
+  opts.rep_ms = 0.1;      // 10 timed repetitions
+  opts.estimate_runs = 3;
+  opts.min_reps = 1;
+  opts.max_reps = 1000;
+  auto stats = time_kernel(rig.dev, *k, LaunchDims{}, args, opts);
+  REQUIRE(stats.ok());
+  // rep_ms / estimate = 10; allow one either side for rounding of the estimate.
+  CHECK(stats->count >= 9);
+  CHECK(stats->count <= 11);
+  CHECK(stats->median == 10000.0);
+  CHECK(stats->min == 10000.0);
+  CHECK(stats->max == 10000.0);
+  // The estimate plus the timed repetitions went through time(); warmup may be launches.
+  CHECK(rig.dev.timed_reps() >= 13);
+  CHECK(rig.dev.executions() >= 3 + 5 + 10);
+}
+
+TEST_CASE("time_kernel: min_reps and max_reps clamp the repetition count") {
+  SimRig rig;
+  auto args = rig.args(1024);
+  BenchOptions opts = tiny_bench();
+  opts.min_reps = 4;
+  opts.max_reps = 7;
+  SUBCASE("a slow kernel gets min_reps") {
+    auto k = constant_kernel(rig.dev, 1e6);  // 1 ms, rep_ms 0.05
+    auto stats = time_kernel(rig.dev, *k, LaunchDims{}, args, opts);
+    REQUIRE(stats.ok());
+    CHECK(stats->count == 4);
+  }
+  SUBCASE("a fast kernel is capped at max_reps") {
+    auto k = constant_kernel(rig.dev, 10.0);  // 10 ns, rep_ms 0.05
+    auto stats = time_kernel(rig.dev, *k, LaunchDims{}, args, opts);
+    REQUIRE(stats.ok());
+    CHECK(stats->count == 7);
+  }
+}
+
+TEST_CASE("time_kernel: before_each runs before every launch, flush follows options") {
+  SimRig rig;
+  auto k = constant_kernel(rig.dev, 2000.0);
+  auto args = rig.args(1024);
+  int calls = 0;
+  BenchOptions opts = tiny_bench();
+  opts.flush_l2 = false;
+  auto stats = time_kernel(rig.dev, *k, LaunchDims{}, args, opts, [&] {
+    ++calls;
+    rig.dev.record("before");
+    return Status();
+  });
+  REQUIRE(stats.ok());
+  CHECK(calls > 0);
+  CHECK(static_cast<std::uint64_t>(calls) == rig.dev.executions());
+  CHECK(rig.dev.flushes() == 0);
+  // Every execution is directly preceded by a before_each.
+  auto ev = rig.dev.events();
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    if (ev[i].rfind("rep ", 0) == 0 || ev[i].rfind("launch ", 0) == 0) {
+      REQUIRE(i > 0);
+      CHECK(ev[i - 1] == "before");
+    }
+  }
+
+  SimRig flushing;
+  auto k2 = constant_kernel(flushing.dev, 2000.0);
+  auto fargs = flushing.args(1024);
+  BenchOptions fopts = tiny_bench();
+  fopts.flush_l2 = true;
+  REQUIRE(time_kernel(flushing.dev, *k2, LaunchDims{}, fargs, fopts).ok());
+  CHECK(flushing.dev.flushes() == flushing.dev.timed_reps());
+}
+
+TEST_CASE("time_kernel: failures propagate with their code") {
+  SimRig rig;
+  auto args = rig.args(1024);
+  SUBCASE("launch failure") {
+    rig.dev.fail_launch_if([](const Config&) { return true; });
+    auto k = constant_kernel(rig.dev, 1000.0);
+    CHECK(time_kernel(rig.dev, *k, LaunchDims{}, args, tiny_bench()).status().code() ==
+          StatusCode::launch_failed);
+  }
+  SUBCASE("timeout") {
+    auto k = constant_kernel(rig.dev, 5e6);  // 5 ms per launch
+    BenchOptions opts = tiny_bench();
+    opts.timeout_ms = 1.0;
+    CHECK(time_kernel(rig.dev, *k, LaunchDims{}, args, opts).status().code() ==
+          StatusCode::timeout);
+  }
+  SUBCASE("before_each failure") {
+    auto k = constant_kernel(rig.dev, 1000.0);
+    auto st = time_kernel(rig.dev, *k, LaunchDims{}, args, tiny_bench(),
+                          [] { return Status(StatusCode::io_error, "hook broke"); });
+    CHECK(st.status().code() == StatusCode::io_error);
+  }
+}
+
+TEST_CASE("time_kernel: seeded noise is reproducible and centred on the model") {
+  auto run = [](std::uint64_t seed) {
+    SimRig rig;
+    rig.dev.set_noise(0.05, seed);
+    auto k = constant_kernel(rig.dev, 10000.0);
+    auto args = rig.args(1024);
+    BenchOptions opts = tiny_bench();
+    opts.rep_ms = 10.0;
+    opts.max_reps = 200;
+    return time_kernel(rig.dev, *k, LaunchDims{}, args, opts).value();
+  };
+  SampleStats a = run(1), b = run(1), c = run(2);
+  CHECK(a.count == 200);
+  CHECK(a.median == b.median);
+  CHECK(a.p20 == b.p20);
+  CHECK(a.median != c.median);
+  CHECK(a.min < a.max);
+  CHECK(a.median == doctest::Approx(10000.0).epsilon(0.03));
+}
