@@ -1,0 +1,287 @@
+// The CUDA backend: a GpuApi over the dlopen'ed driver, DeviceInfo from device attributes,
+// and the registry entry (list / open by index or name).
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "cuda_driver.hpp"
+#include "nvrtc_compiler.hpp"
+#include "tune/cuda/cuda_backend.hpp"
+#include "tune/gpu/gpu_device.hpp"
+#include "tune/registry.hpp"
+
+namespace tune::cuda {
+namespace detail {
+namespace {
+
+using gpu::Call;
+using gpu::DevPtr;
+using gpu::ErrorClass;
+using gpu::FuncAttr;
+using gpu::Handle;
+
+const char* const kCallNames[] = {
+    "cuCtxSetCurrent",   "cuMemAlloc",          "cuMemFree",           "cuMemcpyHtoDAsync",
+    "cuMemcpyDtoHAsync", "cuMemcpyDtoDAsync",   "cuMemsetD32Async",    "cuMemsetD8Async",
+    "cuStreamCreate",    "cuStreamDestroy",     "cuStreamSynchronize", "cuModuleLoadData",
+    "cuModuleUnload",    "cuModuleGetFunction", "cuFuncGetAttribute",  "cuFuncSetAttribute",
+    "cuLaunchKernel",    "cuEventCreate",       "cuEventDestroy",      "cuEventRecord",
+    "cuEventQuery",      "cuEventElapsedTime",
+};
+static_assert(sizeof(kCallNames) / sizeof(kCallNames[0]) == static_cast<int>(Call::count_));
+
+// Forwards each GpuApi call to the driver. Owns a reference on the device's primary context
+// (shared with the CUDA runtime, so cuBLAS and libtune can work on the same buffers).
+class CudaApi final : public gpu::GpuApi {
+ public:
+  CudaApi(const Driver& d, CUdevice dev, CUcontext ctx) : d_(d), dev_(dev), ctx_(ctx) {}
+  ~CudaApi() override { (void)d_.cuDevicePrimaryCtxRelease(dev_); }
+
+  const char* call_name(Call c) const noexcept override { return kCallNames[static_cast<int>(c)]; }
+  std::string error_text(int code) const override {
+    return detail::error_text(d_, static_cast<CUresult>(code));
+  }
+  ErrorClass classify(int code) const noexcept override {
+    switch (static_cast<CUresult>(code)) {
+      case CUDA_ERROR_NOT_READY:
+        return ErrorClass::not_ready;
+      case CUDA_ERROR_OUT_OF_MEMORY:
+        return ErrorClass::out_of_memory;
+      case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+        return ErrorClass::out_of_resources;
+      case CUDA_ERROR_ILLEGAL_ADDRESS:
+      case CUDA_ERROR_LAUNCH_TIMEOUT:
+      case CUDA_ERROR_ASSERT:
+      case CUDA_ERROR_HARDWARE_STACK_ERROR:
+      case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+      case CUDA_ERROR_MISALIGNED_ADDRESS:
+      case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+      case CUDA_ERROR_INVALID_PC:
+      case CUDA_ERROR_LAUNCH_FAILED:
+      case CUDA_ERROR_ECC_UNCORRECTABLE:
+        return ErrorClass::sticky;
+      case CUDA_ERROR_INVALID_IMAGE:
+      case CUDA_ERROR_NO_BINARY_FOR_GPU:
+      case CUDA_ERROR_INVALID_PTX:
+      case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+        return ErrorClass::bad_image;
+      default:
+        return ErrorClass::other;
+    }
+  }
+
+  int make_current() override {
+    CUcontext cur = nullptr;
+    if (d_.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == ctx_) return CUDA_SUCCESS;
+    return d_.cuCtxSetCurrent(ctx_);
+  }
+  int mem_alloc(DevPtr* ptr, std::size_t bytes) override {
+    return gpu::out_param<CUdeviceptr>(ptr,
+                                       [&](CUdeviceptr* p) { return d_.cuMemAlloc(p, bytes); });
+  }
+  int mem_free(DevPtr ptr) override { return d_.cuMemFree(ptr); }
+  int memcpy_htod(DevPtr dst, const void* src, std::size_t bytes, Handle s) override {
+    return d_.cuMemcpyHtoDAsync(dst, src, bytes, stream(s));
+  }
+  int memcpy_dtoh(void* dst, DevPtr src, std::size_t bytes, Handle s) override {
+    return d_.cuMemcpyDtoHAsync(dst, src, bytes, stream(s));
+  }
+  int memcpy_dtod(DevPtr dst, DevPtr src, std::size_t bytes, Handle s) override {
+    return d_.cuMemcpyDtoDAsync(dst, src, bytes, stream(s));
+  }
+  int memset_d32(DevPtr dst, std::uint32_t value, std::size_t count, Handle s) override {
+    return d_.cuMemsetD32Async(dst, value, count, stream(s));
+  }
+  int memset_d8(DevPtr dst, std::uint8_t value, std::size_t count, Handle s) override {
+    return d_.cuMemsetD8Async(dst, value, count, stream(s));
+  }
+  int stream_create(Handle* s) override {
+    return gpu::out_param<CUstream>(
+        s, [&](CUstream* p) { return d_.cuStreamCreate(p, CU_STREAM_NON_BLOCKING); });
+  }
+  int stream_destroy(Handle s) override { return d_.cuStreamDestroy(stream(s)); }
+  int stream_sync(Handle s) override { return d_.cuStreamSynchronize(stream(s)); }
+  int module_load(Handle* m, const void* image) override {
+    return gpu::out_param<CUmodule>(m, [&](CUmodule* p) { return d_.cuModuleLoadData(p, image); });
+  }
+  int module_unload(Handle m) override { return d_.cuModuleUnload(static_cast<CUmodule>(m)); }
+  int module_get_function(Handle* f, Handle m, const char* name) override {
+    return gpu::out_param<CUfunction>(f, [&](CUfunction* p) {
+      return d_.cuModuleGetFunction(p, static_cast<CUmodule>(m), name);
+    });
+  }
+  int func_get_attribute(int* value, FuncAttr attr, Handle f) override {
+    // Indexed by FuncAttr.
+    static constexpr CUfunction_attribute kAttrs[] = {
+        CU_FUNC_ATTRIBUTE_NUM_REGS, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+        CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK};
+    return d_.cuFuncGetAttribute(value, kAttrs[static_cast<int>(attr)], static_cast<CUfunction>(f));
+  }
+  int func_set_max_dynamic_shared(Handle f, int bytes) override {
+    return d_.cuFuncSetAttribute(static_cast<CUfunction>(f),
+                                 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
+  }
+  int launch(Handle f, const Dim3& g, const Dim3& b, std::uint32_t shared, Handle s,
+             void** params) override {
+    return d_.cuLaunchKernel(static_cast<CUfunction>(f), g.x, g.y, g.z, b.x, b.y, b.z, shared,
+                             stream(s), params, nullptr);
+  }
+  int event_create(Handle* e) override {
+    return gpu::out_param<CUevent>(
+        e, [&](CUevent* p) { return d_.cuEventCreate(p, CU_EVENT_DEFAULT); });
+  }
+  int event_destroy(Handle e) override { return d_.cuEventDestroy(static_cast<CUevent>(e)); }
+  int event_record(Handle e, Handle s) override {
+    return d_.cuEventRecord(static_cast<CUevent>(e), stream(s));
+  }
+  int event_query(Handle e) override { return d_.cuEventQuery(static_cast<CUevent>(e)); }
+  int event_elapsed_ms(float* ms, Handle start, Handle end) override {
+    return d_.cuEventElapsedTime(ms, static_cast<CUevent>(start), static_cast<CUevent>(end));
+  }
+
+ private:
+  static CUstream stream(Handle s) { return static_cast<CUstream>(s); }
+  const Driver& d_;
+  CUdevice dev_;
+  CUcontext ctx_;
+};
+
+Status call_failed(const Driver& d, const char* call, CUresult rc) {
+  return Status(StatusCode::unavailable, std::string(call) + " failed: " + error_text(d, rc));
+}
+
+// Reads every DeviceInfo field from the driver.
+Result<DeviceInfo> query_info(const Driver& d, CUdevice dev) {
+  DeviceInfo info;
+  info.backend = "cuda";
+  info.vendor = "NVIDIA";
+  char name[256] = {};
+  if (CUresult rc = d.cuDeviceGetName(name, sizeof name - 1, dev); rc != CUDA_SUCCESS)
+    return call_failed(d, "cuDeviceGetName", rc);
+  info.name = name;
+
+  struct Attr {
+    CUdevice_attribute attr;
+    int value = 0;
+  };
+  Attr attrs[] = {
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR},           // 0
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR},           // 1
+      {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT},               // 2
+      {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK},              // 3
+      {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X},                    // 4
+      {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y},                    // 5
+      {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z},                    // 6
+      {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X},                     // 7
+      {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y},                     // 8
+      {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z},                     // 9
+      {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK},        // 10
+      {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN},  // 11
+      {CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK},            // 12
+      {CU_DEVICE_ATTRIBUTE_WARP_SIZE},                          // 13
+      {CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE},                      // 14
+  };
+  for (auto& a : attrs) {
+    if (CUresult rc = d.cuDeviceGetAttribute(&a.value, a.attr, dev); rc != CUDA_SUCCESS)
+      return call_failed(d, "cuDeviceGetAttribute", rc);
+  }
+  auto u = [&](int i) { return static_cast<std::uint32_t>(attrs[i].value); };
+  info.arch = "sm_" + std::to_string(attrs[0].value) + std::to_string(attrs[1].value);
+  info.compute_units = u(2);
+  info.max_threads_per_block = u(3);
+  info.max_block = {u(4), u(5), u(6)};
+  info.max_grid = {u(7), u(8), u(9)};
+  info.shared_bytes_per_block = u(10);
+  info.shared_bytes_per_block_optin = std::max(u(11), u(10));
+  info.registers_per_block = u(12);
+  info.warp_size = u(13);
+  info.l2_bytes = u(14);
+  std::size_t total = 0;
+  if (CUresult rc = d.cuDeviceTotalMem(&total, dev); rc != CUDA_SUCCESS)
+    return call_failed(d, "cuDeviceTotalMem", rc);
+  info.global_memory_bytes = total;
+  int version = 0;
+  if (CUresult rc = d.cuDriverGetVersion(&version); rc != CUDA_SUCCESS)
+    return call_failed(d, "cuDriverGetVersion", rc);
+  info.driver_version =
+      "CUDA " + std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+  info.compiler_version = nvrtc_version();
+  info.timer_resolution_ns = 500.0;  // cuEventElapsedTime: about 0.5 us
+  return info;
+}
+
+Result<int> device_count(const Driver** d) {
+  Status why;
+  *d = driver(&why);
+  if (*d == nullptr) return why;
+  int count = 0;
+  if (CUresult rc = (*d)->cuDeviceGetCount(&count); rc != CUDA_SUCCESS)
+    return call_failed(**d, "cuDeviceGetCount", rc);
+  if (count == 0) return Status(StatusCode::unavailable, "no CUDA device");
+  return count;
+}
+
+Result<std::vector<DeviceListing>> list() {
+  const Driver* d = nullptr;
+  auto count = device_count(&d);
+  if (!count.ok()) return count.status();
+  std::vector<DeviceListing> out;
+  for (int i = 0; i < *count; ++i) {
+    CUdevice dev = 0;
+    if (CUresult rc = d->cuDeviceGet(&dev, i); rc != CUDA_SUCCESS)
+      return call_failed(*d, "cuDeviceGet", rc);
+    auto info = query_info(*d, dev);
+    if (!info.ok()) return info.status();
+    out.push_back(gpu::listing_of(*info, i, "SMs"));
+  }
+  return out;
+}
+
+Result<std::unique_ptr<Device>> open(std::string_view selector) {
+  auto devices = list();
+  if (!devices.ok()) return devices.status();
+  auto index = gpu::select_device(*devices, selector, "CUDA");
+  if (!index.ok()) return index.status();
+  const Driver* d = driver(nullptr);
+  CUdevice dev = 0;
+  if (CUresult rc = d->cuDeviceGet(&dev, *index); rc != CUDA_SUCCESS)
+    return call_failed(*d, "cuDeviceGet", rc);
+  auto info = query_info(*d, dev);
+  if (!info.ok()) return info.status();
+  CUcontext ctx = nullptr;
+  if (CUresult rc = d->cuDevicePrimaryCtxRetain(&ctx, dev); rc != CUDA_SUCCESS)
+    return call_failed(*d, "cuDevicePrimaryCtxRetain", rc);
+  auto api = std::make_unique<CudaApi>(*d, dev, ctx);  // releases the context from here on
+  auto made = gpu::GpuDevice::make(std::move(api), nvrtc_compiler(),
+                                   gpu::BinaryCache::open_default("cubin"), std::move(*info));
+  if (!made.ok()) return made.status();
+  return std::unique_ptr<Device>(std::move(*made));
+}
+
+}  // namespace
+}  // namespace detail
+
+Status driver_status() {
+  Status why;
+  if (detail::driver(&why) == nullptr) return why;
+  return {};
+}
+
+void* native_function(const CompiledKernel& kernel) { return gpu::native_function(kernel, "cuda"); }
+
+void* native_stream(const Device& device) { return gpu::native_stream(device, "cuda"); }
+
+void* driver_symbol(const char* name) {
+  const detail::Driver* d = detail::driver(nullptr);
+  return d == nullptr ? nullptr : ::dlsym(d->handle, name);
+}
+
+}  // namespace tune::cuda
+
+namespace tune::detail {
+BackendEntry backend_entry_cuda() {
+  return BackendEntry{"cuda", &tune::cuda::detail::list, &tune::cuda::detail::open};
+}
+}  // namespace tune::detail

@@ -1,0 +1,64 @@
+// The CUDA driver API, loaded at run time: libcuda.so.1 is dlopen'ed on first use and each
+// entry point resolved from a table, so a binary built here starts on a machine with no driver
+// and reports that cleanly. cuda.h is used for its types and its versioned names only
+// (cuMemAlloc expands to cuMemAlloc_v2, which is the symbol we resolve).
+#pragma once
+
+#include <cuda.h>
+
+#include "tune/status.hpp"
+
+namespace tune::cuda::detail {
+
+#define TUNE_CUDA_DRIVER_ENTRY_POINTS(X) \
+  X(cuInit)                              \
+  X(cuDriverGetVersion)                  \
+  X(cuDeviceGetCount)                    \
+  X(cuDeviceGet)                         \
+  X(cuDeviceGetName)                     \
+  X(cuDeviceGetAttribute)                \
+  X(cuDeviceTotalMem)                    \
+  X(cuDevicePrimaryCtxRetain)            \
+  X(cuDevicePrimaryCtxRelease)           \
+  X(cuCtxSetCurrent)                     \
+  X(cuCtxGetCurrent)                     \
+  X(cuStreamCreate)                      \
+  X(cuStreamDestroy)                     \
+  X(cuStreamSynchronize)                 \
+  X(cuMemAlloc)                          \
+  X(cuMemFree)                           \
+  X(cuMemcpyHtoDAsync)                   \
+  X(cuMemcpyDtoHAsync)                   \
+  X(cuMemcpyDtoDAsync)                   \
+  X(cuMemsetD32Async)                    \
+  X(cuMemsetD8Async)                     \
+  X(cuModuleLoadData)                    \
+  X(cuModuleUnload)                      \
+  X(cuModuleGetFunction)                 \
+  X(cuFuncGetAttribute)                  \
+  X(cuFuncSetAttribute)                  \
+  X(cuLaunchKernel)                      \
+  X(cuEventCreate)                       \
+  X(cuEventDestroy)                      \
+  X(cuEventRecord)                       \
+  X(cuEventQuery)                        \
+  X(cuEventElapsedTime)                  \
+  X(cuGetErrorName)                      \
+  X(cuGetErrorString)
+
+// Function pointers, one per entry point, named as cuda.h names them.
+struct Driver {
+#define TUNE_CUDA_DECLARE_ENTRY(name) decltype(&::name) name = nullptr;
+  TUNE_CUDA_DRIVER_ENTRY_POINTS(TUNE_CUDA_DECLARE_ENTRY)
+#undef TUNE_CUDA_DECLARE_ENTRY
+  void* handle = nullptr;  // dlopen handle; never closed (the driver lives for the process)
+};
+
+// The process-wide driver, loaded and cuInit'ed once (thread-safe). Null with `why` set to an
+// unavailable status when libcuda.so.1 is missing, a symbol is missing or cuInit fails.
+const Driver* driver(Status* why);
+
+// "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)".
+std::string error_text(const Driver& d, CUresult rc);
+
+}  // namespace tune::cuda::detail

@@ -1,0 +1,152 @@
+#include "nvrtc_compiler.hpp"
+
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <charconv>
+#include <vector>
+
+#include "tune/cuda/cuda_backend.hpp"
+
+namespace tune::cuda::detail {
+namespace {
+
+// nvrtcProgram owner: destroyed on every path.
+class Program {
+ public:
+  Program() = default;
+  ~Program() {
+    if (prog_ != nullptr) (void)nvrtcDestroyProgram(&prog_);
+  }
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+  nvrtcProgram* out() noexcept { return &prog_; }
+  nvrtcProgram get() const noexcept { return prog_; }
+
+ private:
+  nvrtcProgram prog_ = nullptr;
+};
+
+Status nvrtc_failure(const char* call, nvrtcResult rc, const std::string& log = {}) {
+  std::string msg = std::string(call) + " failed: " + nvrtcGetErrorString(rc);
+  if (!log.empty()) msg += "\n" + log;
+  return Status(rc == NVRTC_ERROR_COMPILATION ? StatusCode::compile_error : StatusCode::internal,
+                msg);
+}
+
+class NvrtcCompiler final : public gpu::RtcCompiler {
+ public:
+  NvrtcCompiler() {
+    int major = 0, minor = 0;
+    if (nvrtcVersion(&major, &minor) == NVRTC_SUCCESS)
+      version_ = "NVRTC " + std::to_string(major) + "." + std::to_string(minor);
+    int n = 0;
+    if (nvrtcGetNumSupportedArchs(&n) == NVRTC_SUCCESS && n > 0) {
+      archs_.resize(static_cast<std::size_t>(n));
+      if (nvrtcGetSupportedArchs(archs_.data()) != NVRTC_SUCCESS) archs_.clear();
+    }
+  }
+
+  std::string version() const override { return version_; }
+  std::string_view binary_kind() const noexcept override { return "cubin"; }
+
+  Result<std::vector<std::string>> target_options(std::string_view arch) const override {
+    int sm = 0;
+    const bool parsed = arch.size() > 3 && arch.substr(0, 3) == "sm_" &&
+                        std::from_chars(arch.data() + 3, arch.data() + arch.size(), sm).ptr ==
+                            arch.data() + arch.size();
+    if (!parsed) {
+      return Status(StatusCode::invalid_argument,
+                    "NVRTC target '" + std::string(arch) + "' is not of the form sm_XY");
+    }
+    if (!archs_.empty() && std::find(archs_.begin(), archs_.end(), sm) == archs_.end()) {
+      std::string known;
+      for (int a : archs_) known += " sm_" + std::to_string(a);
+      return Status(StatusCode::invalid_argument, version_ + " cannot target " + std::string(arch) +
+                                                      " (supported:" + known + ")");
+    }
+    return std::vector<std::string>{"-arch=" + std::string(arch), "-DTUNE_WARP_SIZE=32"};
+  }
+
+  std::vector<std::string> base_options() const override {
+    // -default-device: functions without an execution space are device functions;
+    // ptxas -v puts registers/spills/shared memory of each variant in the log.
+    return {"--std=c++17", "-default-device", "--ptxas-options=-v"};
+  }
+
+  std::string max_registers_option(int registers) const override {
+    return "--maxrregcount=" + std::to_string(registers);
+  }
+
+  Result<gpu::RtcOutput> compile(std::string_view source, std::string_view file_name,
+                                 std::span<const std::string> options) override {
+    const std::string src(source);
+    const std::string name(file_name);
+    Program prog;
+    if (nvrtcResult rc =
+            nvrtcCreateProgram(prog.out(), src.c_str(), name.c_str(), 0, nullptr, nullptr);
+        rc != NVRTC_SUCCESS)
+      return nvrtc_failure("nvrtcCreateProgram", rc);
+    std::vector<const char*> argv;
+    argv.reserve(options.size());
+    for (const auto& o : options) argv.push_back(o.c_str());
+    const nvrtcResult compiled =
+        nvrtcCompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());
+    gpu::RtcOutput out;
+    std::size_t log_size = 0;
+    if (nvrtcGetProgramLogSize(prog.get(), &log_size) == NVRTC_SUCCESS && log_size > 1) {
+      out.log.resize(log_size);
+      if (nvrtcGetProgramLog(prog.get(), out.log.data()) != NVRTC_SUCCESS) out.log.clear();
+      while (!out.log.empty() && (out.log.back() == '\0' || out.log.back() == '\n'))
+        out.log.pop_back();
+    }
+    if (compiled != NVRTC_SUCCESS) {
+      std::string opts;
+      for (const auto& o : options) opts += " " + o;
+      return nvrtc_failure("nvrtcCompileProgram", compiled,
+                           "options:" + opts + "\n" + (out.log.empty() ? "(empty log)" : out.log));
+    }
+    std::size_t size = 0;
+    if (nvrtcResult rc = nvrtcGetCUBINSize(prog.get(), &size); rc != NVRTC_SUCCESS)
+      return nvrtc_failure("nvrtcGetCUBINSize", rc);
+    if (size == 0) {
+      return Status(StatusCode::compile_error,
+                    "NVRTC produced no CUBIN (was a virtual compute_XY target given?)");
+    }
+    out.binary.resize(size);
+    if (nvrtcResult rc = nvrtcGetCUBIN(prog.get(), out.binary.data()); rc != NVRTC_SUCCESS)
+      return nvrtc_failure("nvrtcGetCUBIN", rc);
+    return out;
+  }
+
+ private:
+  std::string version_ = "NVRTC unknown";
+  std::vector<int> archs_;
+};
+
+}  // namespace
+
+std::shared_ptr<gpu::RtcCompiler> nvrtc_compiler() {
+  static const std::shared_ptr<gpu::RtcCompiler> compiler = std::make_shared<NvrtcCompiler>();
+  return compiler;
+}
+
+}  // namespace tune::cuda::detail
+
+namespace tune::cuda {
+
+std::string nvrtc_version() { return detail::nvrtc_compiler()->version(); }
+
+Result<gpu::RtcOutput> nvrtc_compile(std::string_view arch, const KernelSource& source,
+                                     const Config& config) {
+  return gpu::compile_for(*detail::nvrtc_compiler(), arch, source, config, nullptr);
+}
+
+Result<std::string> nvrtc_compile_for(std::string_view arch, const KernelSource& source,
+                                      const Config& config) {
+  auto out = nvrtc_compile(arch, source, config);
+  if (!out.ok()) return out.status();
+  return std::move(out->binary);
+}
+
+}  // namespace tune::cuda

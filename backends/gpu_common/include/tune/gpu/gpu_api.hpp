@@ -1,0 +1,119 @@
+// GpuApi: the thin adaptor over a vendor runtime whose shape CUDA's driver API and HIP's
+// module API share (contexts aside). GpuDevice (gpu_device.hpp) holds all the logic — buffers,
+// compile-and-load, launch, event timing, error mapping — once for both vendors; a backend only
+// forwards each call to its driver and names it.
+//
+// Every method returns the vendor's raw result code (0 = success) so that GpuDevice can name
+// the call and classify the error in one place. Handles are the vendor's opaque pointers
+// (CUmodule, hipFunction_t, ...) carried as void*; device pointers as 64-bit integers.
+// Thread safety: methods may be called from any thread after make_current() on that thread;
+// the adaptor itself holds no mutable state beyond what its driver guards.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "tune/config.hpp"
+
+namespace tune::gpu {
+
+using DevPtr = std::uint64_t;
+using Handle = void*;
+
+// Calls GpuDevice makes, for error messages ("cuLaunchKernel" / "hipModuleLaunchKernel").
+enum class Call : std::uint8_t {
+  make_current,
+  mem_alloc,
+  mem_free,
+  memcpy_htod,
+  memcpy_dtoh,
+  memcpy_dtod,
+  memset_d32,
+  memset_d8,
+  stream_create,
+  stream_destroy,
+  stream_sync,
+  module_load,
+  module_unload,
+  module_get_function,
+  func_get_attribute,
+  func_set_max_dynamic_shared,
+  launch,
+  event_create,
+  event_destroy,
+  event_record,
+  event_query,
+  event_elapsed,
+  count_,
+};
+
+enum class FuncAttr : std::uint8_t { num_regs, local_bytes, shared_bytes, max_threads };
+
+// How GpuDevice reacts to a failed call.
+enum class ErrorClass : std::uint8_t {
+  not_ready,         // event_query: still running
+  out_of_memory,     // -> out_of_resources
+  out_of_resources,  // launch: too many registers/threads/shared memory for this variant
+  sticky,            // the context is corrupt (illegal address, trap...) -> device_lost
+  bad_image,         // module_load: the binary does not fit this device -> compile_error
+  other,             // -> the status GpuDevice picks for the call
+};
+
+// Adaptor helper: runs `fn(&v)` with a vendor-typed out-parameter `v` (CUmodule, void*,
+// CUdeviceptr...) and stores it into a Handle or DevPtr. Returns fn's result code.
+template <class Vendor, class Out, class Fn>
+int out_param(Out* out, Fn&& fn) {
+  Vendor v{};
+  const int rc = static_cast<int>(fn(&v));
+  if constexpr (std::is_pointer_v<Vendor> && std::is_integral_v<Out>) {
+    *out = static_cast<Out>(reinterpret_cast<std::uintptr_t>(v));
+  } else {
+    *out = static_cast<Out>(v);
+  }
+  return rc;
+}
+
+class GpuApi {
+ public:
+  virtual ~GpuApi() = default;
+
+  virtual const char* call_name(Call c) const noexcept = 0;
+  // "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)".
+  virtual std::string error_text(int code) const = 0;
+  virtual ErrorClass classify(int code) const noexcept = 0;
+
+  // Binds this device (its context) to the calling thread; cheap when already bound.
+  virtual int make_current() = 0;
+
+  virtual int mem_alloc(DevPtr* ptr, std::size_t bytes) = 0;
+  virtual int mem_free(DevPtr ptr) = 0;
+  // Asynchronous on `stream`; pageable host memory is staged before the call returns.
+  virtual int memcpy_htod(DevPtr dst, const void* src, std::size_t bytes, Handle stream) = 0;
+  virtual int memcpy_dtoh(void* dst, DevPtr src, std::size_t bytes, Handle stream) = 0;
+  virtual int memcpy_dtod(DevPtr dst, DevPtr src, std::size_t bytes, Handle stream) = 0;
+  virtual int memset_d32(DevPtr dst, std::uint32_t value, std::size_t count, Handle stream) = 0;
+  virtual int memset_d8(DevPtr dst, std::uint8_t value, std::size_t count, Handle stream) = 0;
+
+  virtual int stream_create(Handle* stream) = 0;
+  virtual int stream_destroy(Handle stream) = 0;
+  virtual int stream_sync(Handle stream) = 0;
+
+  virtual int module_load(Handle* module, const void* image) = 0;
+  virtual int module_unload(Handle module) = 0;
+  virtual int module_get_function(Handle* function, Handle module, const char* name) = 0;
+  // An attribute the runtime does not report reads as 0 with success.
+  virtual int func_get_attribute(int* value, FuncAttr attr, Handle function) = 0;
+  virtual int func_set_max_dynamic_shared(Handle function, int bytes) = 0;
+  virtual int launch(Handle function, const Dim3& grid, const Dim3& block,
+                     std::uint32_t shared_bytes, Handle stream, void** params) = 0;
+
+  virtual int event_create(Handle* event) = 0;
+  virtual int event_destroy(Handle event) = 0;
+  virtual int event_record(Handle event, Handle stream) = 0;
+  virtual int event_query(Handle event) = 0;
+  virtual int event_elapsed_ms(float* ms, Handle start, Handle end) = 0;
+};
+
+}  // namespace tune::gpu

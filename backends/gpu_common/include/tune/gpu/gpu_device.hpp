@@ -1,0 +1,143 @@
+// GpuDevice: the Device implementation shared by the CUDA and HIP backends, over a GpuApi
+// (the vendor runtime) and an RtcCompiler (NVRTC / hiprtc).
+//
+// Ownership: the device owns its adaptor, compiler, stream, events and L2-flush scratch
+// buffer; buffers and kernels it returns hold a pointer back to it and must be destroyed first.
+// Thread safety: compile() runs without the device lock (several threads may compile at once;
+// module loading is thread-safe in both runtimes); every queue operation (copies, launches,
+// timing) takes one recursive lock, so a TimingPlan::before_each hook may itself call fill()
+// or upload(). A sticky error marks the device lost: later queue operations fail fast with
+// device_lost.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tune/device.hpp"
+#include "tune/gpu/gpu_api.hpp"
+#include "tune/gpu/rtc.hpp"
+#include "tune/registry.hpp"
+
+namespace tune::gpu {
+
+class GpuDevice;
+
+class GpuBuffer final : public DeviceBuffer {
+ public:
+  GpuBuffer(GpuDevice* owner, DevPtr ptr, std::uint64_t bytes)
+      : owner_(owner), ptr_(ptr), bytes_(bytes) {}
+  ~GpuBuffer() override;
+  std::uint64_t size_bytes() const noexcept override { return bytes_; }
+  DevPtr ptr() const noexcept { return ptr_; }
+  const GpuDevice* owner() const noexcept { return owner_; }
+
+ private:
+  GpuDevice* owner_;
+  DevPtr ptr_;
+  std::uint64_t bytes_;
+};
+
+class GpuKernel final : public CompiledKernel {
+ public:
+  GpuKernel(GpuDevice* owner, Handle module, Handle function, std::string name,
+            KernelResources resources, std::string log, std::uint32_t dynamic_shared_limit);
+  ~GpuKernel() override;
+  Handle function() const noexcept { return function_; }
+  const GpuDevice* owner() const noexcept { return owner_; }
+  const std::string& name() const noexcept { return name_; }  // "entry{config}"
+
+ private:
+  friend class GpuDevice;
+  GpuDevice* owner_;
+  Handle module_;
+  Handle function_;
+  std::string name_;
+  // Dynamic shared memory the function is currently allowed (raised on demand above 48 KiB).
+  std::atomic<std::uint32_t> dynamic_shared_limit_;
+};
+
+// The vendor strings GpuDevice needs in messages.
+struct GpuNames {
+  const char* backend;  // "cuda"
+  const char* flush;    // how the L2 flush is done, for messages ("cuMemsetD8Async")
+};
+
+class GpuDevice : public Device {
+ public:
+  // `info` must be complete (arch, limits, l2_bytes). Creates the stream; fails when that fails.
+  static Result<std::unique_ptr<GpuDevice>> make(std::unique_ptr<GpuApi> api,
+                                                 std::shared_ptr<RtcCompiler> compiler,
+                                                 std::shared_ptr<BinaryCache> cache,
+                                                 DeviceInfo info);
+  ~GpuDevice() override;
+
+  const DeviceInfo& info() const noexcept override { return info_; }
+  Language language() const noexcept override { return Language::cuda_hip; }
+
+  Result<Buffer> alloc(std::uint64_t bytes) override;
+  Status upload(DeviceBuffer& dst, const void* src, std::uint64_t bytes,
+                std::uint64_t offset) override;
+  Status download(const DeviceBuffer& src, void* dst, std::uint64_t bytes,
+                  std::uint64_t offset) override;
+  Status fill(DeviceBuffer& dst, std::uint32_t pattern, std::uint64_t bytes,
+              std::uint64_t offset) override;
+  Status copy(DeviceBuffer& dst, const DeviceBuffer& src, std::uint64_t bytes) override;
+
+  Result<std::unique_ptr<CompiledKernel>> compile(const KernelSource& source,
+                                                  const Config& config) override;
+  Status launch(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args) override;
+  Result<std::vector<double>> time(const CompiledKernel& kernel, const LaunchDims& dims,
+                                   ArgList args, const TimingPlan& plan) override;
+  Status synchronize() override;
+
+  // The vendor stream every queue operation is ordered on (CUstream / hipStream_t).
+  Handle stream() const noexcept { return stream_; }
+  GpuApi& api() noexcept { return *api_; }
+
+  // Status for a failed call: names the call and the error; sticky errors mark the device lost.
+  Status fail(Call call, int code, StatusCode fallback, std::string_view context = {});
+
+ private:
+  GpuDevice(std::unique_ptr<GpuApi> api, std::shared_ptr<RtcCompiler> compiler,
+            std::shared_ptr<BinaryCache> cache, DeviceInfo info);
+  Result<const GpuBuffer*> buffer_of(const DeviceBuffer& b, std::string_view what) const;
+  Result<const GpuKernel*> kernel_of(const CompiledKernel& k) const;
+  Status check_lost() const;
+  // Launch without taking the lock (callers hold it). Validates dims against the variant.
+  Status launch_locked(const GpuKernel& kernel, const LaunchDims& dims, ArgList args);
+  Status wait_event(Handle event, double timeout_ms, std::string_view what);
+  Status ensure_flush_buffer();
+  Status ensure_events(std::size_t pairs);
+
+  std::unique_ptr<GpuApi> api_;
+  std::shared_ptr<RtcCompiler> compiler_;
+  std::shared_ptr<BinaryCache> cache_;
+  DeviceInfo info_;
+  Handle stream_ = nullptr;
+
+  std::recursive_mutex queue_mutex_;  // guards everything below and stream order
+  DevPtr flush_ptr_ = 0;
+  std::uint64_t flush_bytes_ = 0;
+  std::vector<Handle> events_;  // 2 per timed rep: start, end
+  std::atomic<bool> lost_{false};
+  mutable std::mutex lost_mutex_;  // guards lost_reason_
+  std::string lost_reason_;
+};
+
+// The index of the device a registry selector names: empty = 0, a number = that index, else
+// the first device whose name contains the selector. not_found names what was asked.
+Result<int> select_device(const std::vector<DeviceListing>& devices, std::string_view selector,
+                          std::string_view backend);
+
+// The registry line of a device: "sm_90, 132 SMs, 143771 MiB, CUDA 13.0, NVRTC 13.0"; `units`
+// names its compute units ("SMs", "CUs").
+DeviceListing listing_of(const DeviceInfo& info, int index, std::string_view units);
+
+// Raw vendor handles of objects made by a GpuDevice of `backend`; nullptr otherwise.
+Handle native_function(const CompiledKernel& kernel, std::string_view backend);
+Handle native_stream(const Device& device, std::string_view backend);
+
+}  // namespace tune::gpu

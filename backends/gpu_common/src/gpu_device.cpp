@@ -1,0 +1,528 @@
+// GpuDevice: buffers, compile-and-load, launch and event timing over a GpuApi.
+#include "tune/gpu/gpu_device.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <thread>
+#include <typeinfo>
+
+namespace tune::gpu {
+namespace {
+
+constexpr std::uint32_t kDefaultSharedLimit = 48 * 1024;  // without the opt-in attribute
+constexpr std::size_t kMaxArgs = 64;
+constexpr std::uint64_t kDefaultFlushBytes = 256ull << 20;  // when the L2 size is unknown
+
+std::string dim_text(const Dim3& d) {
+  return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
+}
+
+}  // namespace
+
+GpuBuffer::~GpuBuffer() {
+  if (ptr_ != 0) {
+    GpuApi& api = owner_->api();
+    (void)api.make_current();
+    (void)api.mem_free(ptr_);  // nothing to report from a destructor; a lost device leaks
+  }
+}
+
+GpuKernel::GpuKernel(GpuDevice* owner, Handle module, Handle function, std::string name,
+                     KernelResources resources, std::string log, std::uint32_t dynamic_shared_limit)
+    : owner_(owner),
+      module_(module),
+      function_(function),
+      name_(std::move(name)),
+      dynamic_shared_limit_(dynamic_shared_limit) {
+  resources_ = resources;
+  log_ = std::move(log);
+}
+
+GpuKernel::~GpuKernel() {
+  GpuApi& api = owner_->api();
+  (void)api.make_current();
+  (void)api.module_unload(module_);
+}
+
+Result<std::unique_ptr<GpuDevice>> GpuDevice::make(std::unique_ptr<GpuApi> api,
+                                                   std::shared_ptr<RtcCompiler> compiler,
+                                                   std::shared_ptr<BinaryCache> cache,
+                                                   DeviceInfo info) {
+  std::unique_ptr<GpuDevice> dev(
+      new GpuDevice(std::move(api), std::move(compiler), std::move(cache), std::move(info)));
+  if (int rc = dev->api_->make_current(); rc != 0)
+    return dev->fail(Call::make_current, rc, StatusCode::unavailable);
+  if (int rc = dev->api_->stream_create(&dev->stream_); rc != 0)
+    return dev->fail(Call::stream_create, rc, StatusCode::unavailable);
+  return dev;
+}
+
+GpuDevice::GpuDevice(std::unique_ptr<GpuApi> api, std::shared_ptr<RtcCompiler> compiler,
+                     std::shared_ptr<BinaryCache> cache, DeviceInfo info)
+    : api_(std::move(api)),
+      compiler_(std::move(compiler)),
+      cache_(std::move(cache)),
+      info_(std::move(info)) {}
+
+GpuDevice::~GpuDevice() {
+  (void)api_->make_current();
+  if (stream_ != nullptr) (void)api_->stream_sync(stream_);
+  for (Handle e : events_) (void)api_->event_destroy(e);
+  if (flush_ptr_ != 0) (void)api_->mem_free(flush_ptr_);
+  if (stream_ != nullptr) (void)api_->stream_destroy(stream_);
+}
+
+Status GpuDevice::fail(Call call, int code, StatusCode fallback, std::string_view context) {
+  std::string msg;
+  if (!context.empty()) msg = std::string(context) + ": ";
+  msg += api_->call_name(call);
+  msg += " failed: ";
+  msg += api_->error_text(code);
+  switch (api_->classify(code)) {
+    case ErrorClass::sticky: {
+      msg += " (a sticky error: the context is unusable; reopen the device)";
+      std::lock_guard<std::mutex> lock(lost_mutex_);
+      if (!lost_.load()) {
+        lost_reason_ = msg;
+        lost_.store(true);
+      }
+      return Status(StatusCode::device_lost, msg);
+    }
+    case ErrorClass::out_of_memory:
+    case ErrorClass::out_of_resources:
+      return Status(StatusCode::out_of_resources, msg);
+    case ErrorClass::bad_image:
+      return Status(StatusCode::compile_error, msg);
+    case ErrorClass::not_ready:
+    case ErrorClass::other:
+      break;
+  }
+  return Status(fallback, msg);
+}
+
+Status GpuDevice::check_lost() const {
+  if (!lost_.load()) return {};
+  std::lock_guard<std::mutex> lock(lost_mutex_);
+  return Status(StatusCode::device_lost,
+                "device " + info_.name + " was lost earlier: " + lost_reason_);
+}
+
+Result<const GpuBuffer*> GpuDevice::buffer_of(const DeviceBuffer& b, std::string_view what) const {
+  // typeid comparison instead of dynamic_cast: this runs for every buffer of every launch.
+  if (typeid(b) != typeid(GpuBuffer) || static_cast<const GpuBuffer&>(b).owner() != this) {
+    return Status(
+        StatusCode::invalid_argument,
+        std::string(what) + ": buffer was not allocated by this " + info_.backend + " device");
+  }
+  return static_cast<const GpuBuffer*>(&b);
+}
+
+Result<const GpuKernel*> GpuDevice::kernel_of(const CompiledKernel& k) const {
+  if (typeid(k) != typeid(GpuKernel) || static_cast<const GpuKernel&>(k).owner() != this) {
+    return Status(StatusCode::invalid_argument,
+                  "kernel was not compiled by this " + info_.backend + " device");
+  }
+  return static_cast<const GpuKernel*>(&k);
+}
+
+Result<Buffer> GpuDevice::alloc(std::uint64_t bytes) {
+  TUNE_RETURN_IF_ERROR(check_lost());
+  if (int rc = api_->make_current(); rc != 0)
+    return fail(Call::make_current, rc, StatusCode::unavailable);
+  DevPtr ptr = 0;
+  // A zero-byte buffer still gets a valid (tiny) allocation so that it can be passed as an
+  // argument; its size_bytes() stays 0.
+  if (int rc = api_->mem_alloc(&ptr, std::max<std::uint64_t>(bytes, 4)); rc != 0)
+    return fail(Call::mem_alloc, rc, StatusCode::out_of_resources,
+                "allocating " + std::to_string(bytes) + " bytes");
+  return Buffer(new GpuBuffer(this, ptr, bytes));
+}
+
+namespace {
+Status check_range(const DeviceBuffer& b, std::uint64_t bytes, std::uint64_t offset,
+                   std::string_view what) {
+  if (offset > b.size_bytes() || bytes > b.size_bytes() - offset) {
+    return Status(StatusCode::invalid_argument,
+                  std::string(what) + ": range [" + std::to_string(offset) + ", " +
+                      std::to_string(offset + bytes) + ") exceeds the buffer's " +
+                      std::to_string(b.size_bytes()) + " bytes");
+  }
+  return {};
+}
+}  // namespace
+
+Status GpuDevice::upload(DeviceBuffer& dst, const void* src, std::uint64_t bytes,
+                         std::uint64_t offset) {
+  auto b = buffer_of(dst, "upload");
+  if (!b.ok()) return b.status();
+  TUNE_RETURN_IF_ERROR(check_range(dst, bytes, offset, "upload"));
+  if (bytes == 0) return {};
+  std::lock_guard<std::recursive_mutex> lock(queue_mutex_);
+  TUNE_RETURN_IF_ERROR(check_lost());
+  if (int rc = api_->make_current(); rc != 0)
+    return fail(Call::make_current, rc, StatusCode::unavailable);
+  if (int rc = api_->memcpy_htod((*b)->ptr() + offset, src, bytes, stream_); rc != 0)
+    return fail(Call::memcpy_htod, rc, StatusCode::internal, "upload");
+  // Synchronous so the caller may reuse `src` at once whatever the runtime's staging rules.
+  if (int rc = api_->stream_sync(stream_); rc != 0)
+    return fail(Call::stream_sync, rc, StatusCode::internal, "upload");
+  return {};
+}
+
+Status GpuDevice::download(const DeviceBuffer& src, void* dst, std::uint64_t bytes,
+                           std::uint64_t offset) {
+  auto b = buffer_of(src, "download");
+  if (!b.ok()) return b.status();
+  TUNE_RETURN_IF_ERROR(check_range(src, bytes, offset, "download"));
+  if (bytes == 0) return {};
+  std::lock_guard<std::recursive_mutex> lock(queue_mutex_);
+  TUNE_RETURN_IF_ERROR(check_lost());
+  if (int rc = api_->make_current(); rc != 0)
+    return fail(Call::make_current, rc, StatusCode::unavailable);
+  if (int rc = api_->memcpy_dtoh(dst, (*b)->ptr() + offset, bytes, stream_); rc != 0)
+    return fail(Call::memcpy_dtoh, rc, StatusCode::internal, "download");
+  if (int rc = api_->stream_sync(stream_); rc != 0)
+    return fail(Call::stream_sync, rc, StatusCode::internal, "download");
+  return {};
+}
+
+Status GpuDevice::fill(DeviceBuffer& dst, std::uint32_t pattern, std::uint64_t bytes,
+                       std::uint64_t offset) {
+  auto b = buffer_of(dst, "fill");
+  if (!b.ok()) return b.status();
+  TUNE_RETURN_IF_ERROR(check_range(dst, bytes, offset, "fill"));
+  if (bytes % 4 != 0 || offset % 4 != 0) {
+    return Status(StatusCode::invalid_argument, "fill: bytes (" + std::to_string(bytes) +
+                                                    ") and offset (" + std::to_string(offset) +
+                                                    ") must be multiples of 4");
+  }
+  if (bytes == 0) return {};
+  std::lock_guard<std::recursive_mutex> lock(queue_mutex_);
+  TUNE_RETURN_IF_ERROR(check_lost());
+  if (int rc = api_->make_current(); rc != 0)
+    return fail(Call::make_current, rc, StatusCode::unavailable);
+  if (int rc = api_->memset_d32((*b)->ptr() + offset, pattern, bytes / 4, stream_); rc != 0)
+    return fail(Call::memset_d32, rc, StatusCode::internal, "fill");
+  return {};
+}
+
+Status GpuDevice::copy(DeviceBuffer& dst, const DeviceBuffer& src, std::uint64_t bytes) {
+  auto d = buffer_of(dst, "copy destination");
+  if (!d.ok()) return d.status();
+  auto s = buffer_of(src, "copy source");
+  if (!s.ok()) return s.status();
+  TUNE_RETURN_IF_ERROR(check_range(dst, bytes, 0, "copy destination"));
+  TUNE_RETURN_IF_ERROR(check_range(src, bytes, 0, "copy source"));
+  if (bytes == 0) return {};
+  std::lock_guard<std::recursive_mutex> lock(queue_mutex_);
+  TUNE_RETURN_IF_ERROR(check_lost());
+  if (int rc = api_->make_current(); rc != 0)
+    return fail(Call::make_current, rc, StatusCode::unavailable);
+  if (int rc = api_->memcpy_dtod((*d)->ptr(), (*s)->ptr(), bytes, stream_); rc != 0)
+    return fail(Call::memcpy_dtod, rc, StatusCode::internal, "copy");
+  return {};
+}
+
+Result<std::unique_ptr<CompiledKernel>> GpuDevice::compile(const KernelSource& source,
+                                                           const Config& config) {
+  TUNE_RETURN_IF_ERROR(check_lost());
+  auto out = compile_for(*compiler_, info_.arch, source, config, cache_.get());
+  if (!out.ok()) return out.status();
+  if (int rc = api_->make_current(); rc != 0)
+    return fail(Call::make_current, rc, StatusCode::unavailable);
+
+  const std::string name = source.entry + "{" + config.to_string() + "}";
+  Handle module = nullptr;
+  if (int rc = api_->module_load(&module, out->binary.data()); rc != 0)
+    return fail(Call::module_load, rc, StatusCode::compile_error, "loading " + name);
+  // From here the module must be unloaded on every failure path.
+  auto unload_and = [&](Status s) {
+    (void)api_->module_unload(module);
+    return s;
+  };
+  Handle function = nullptr;
+  if (int rc = api_->module_get_function(&function, module, source.entry.c_str()); rc != 0) {
+    return unload_and(fail(Call::module_get_function, rc, StatusCode::compile_error,
+                           "entry point '" + source.entry + "' of " + name +
+                               " (is it declared extern \"C\" __global__?)"));
+  }
+
+  KernelResources res = parse_resource_log(out->log);  // spill stores come only from here
+  int value = 0;
+  const std::pair<FuncAttr, std::uint32_t*> attrs[] = {
+      {FuncAttr::num_regs, &res.registers},
+      {FuncAttr::local_bytes, &res.local_bytes},
+      {FuncAttr::shared_bytes, &res.shared_bytes},
+      {FuncAttr::max_threads, &res.max_threads},
+  };
+  for (const auto& [attr, field] : attrs) {
+    if (int rc = api_->func_get_attribute(&value, attr, function); rc != 0)
+      return unload_and(fail(Call::func_get_attribute, rc, StatusCode::internal, name));
+    if (value > 0) *field = static_cast<std::uint32_t>(value);
+  }
+
+  // Limits, checked before any launch: threads per block and shared memory.
+  const LaunchOptions& lo = config.launch();
+  const std::uint64_t threads = lo.block.x == 0 ? 0 : lo.block.product();
+  const std::uint32_t max_threads =
+      res.max_threads != 0 ? res.max_threads : info_.max_threads_per_block;
+  if (threads > max_threads) {
+    return unload_and(Status(StatusCode::out_of_resources,
+                             name + ": needs " + std::to_string(threads) +
+                                 " threads per block but this variant " + "allows " +
+                                 std::to_string(max_threads) + " (" + res.to_string() + ")"));
+  }
+  const std::uint64_t smem = std::uint64_t{lo.shared_bytes} + res.shared_bytes;
+  if (smem > info_.shared_bytes_per_block_optin) {
+    return unload_and(Status(StatusCode::out_of_resources,
+                             name + ": needs " + std::to_string(smem) +
+                                 " bytes of shared memory per block; the device allows " +
+                                 std::to_string(info_.shared_bytes_per_block_optin)));
+  }
+  const std::uint32_t default_limit =
+      (info_.shared_bytes_per_block != 0 ? info_.shared_bytes_per_block : kDefaultSharedLimit);
+  std::uint32_t dyn_limit = default_limit > res.shared_bytes ? default_limit - res.shared_bytes : 0;
+  if (lo.shared_bytes > dyn_limit) {
+    if (int rc = api_->func_set_max_dynamic_shared(function, static_cast<int>(lo.shared_bytes));
+        rc != 0) {
+      return unload_and(fail(Call::func_set_max_dynamic_shared, rc, StatusCode::out_of_resources,
+                             name + " asking for " + std::to_string(lo.shared_bytes) +
+                                 " bytes of dynamic shared memory"));
+    }
+    dyn_limit = lo.shared_bytes;
+  }
+  std::string log = std::move(out->log);
+  if (out->from_cache)
+    log = "(binary from the " + std::string(compiler_->binary_kind()) + " cache)\n" + log;
+  return std::unique_ptr<CompiledKernel>(
+      new GpuKernel(this, module, function, name, res, std::move(log), dyn_limit));
+}
+
+Status GpuDevice::launch(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args) {
+  auto k = kernel_of(kernel);
+  if (!k.ok()) return k.status();
+  std::lock_guard<std::recursive_mutex> lock(queue_mutex_);
+  return launch_locked(**k, dims, args);
+}
+
+Status GpuDevice::launch_locked(const GpuKernel& kernel, const LaunchDims& dims, ArgList args) {
+  TUNE_RETURN_IF_ERROR(check_lost());
+  if (int rc = api_->make_current(); rc != 0)
+    return fail(Call::make_current, rc, StatusCode::unavailable);
+  const std::uint32_t max_threads = kernel.resources().max_threads != 0
+                                        ? kernel.resources().max_threads
+                                        : info_.max_threads_per_block;
+  if (dims.block.product() == 0 || dims.grid.product() == 0) {
+    return Status(StatusCode::invalid_argument, kernel.name() + ": empty launch, grid " +
+                                                    dim_text(dims.grid) + " block " +
+                                                    dim_text(dims.block));
+  }
+  if (dims.block.product() > max_threads) {
+    return Status(StatusCode::out_of_resources,
+                  kernel.name() + ": block " + dim_text(dims.block) + " exceeds the variant's " +
+                      std::to_string(max_threads) + " threads per block");
+  }
+  if ((info_.max_grid.x != 0 && dims.grid.x > info_.max_grid.x) ||
+      (info_.max_grid.y != 0 && dims.grid.y > info_.max_grid.y) ||
+      (info_.max_grid.z != 0 && dims.grid.z > info_.max_grid.z)) {
+    return Status(StatusCode::out_of_resources, kernel.name() + ": grid " + dim_text(dims.grid) +
+                                                    " exceeds the device limit " +
+                                                    dim_text(info_.max_grid));
+  }
+  if (dims.shared_bytes > kernel.dynamic_shared_limit_.load(std::memory_order_relaxed)) {
+    const std::uint64_t total = std::uint64_t{dims.shared_bytes} + kernel.resources().shared_bytes;
+    if (total > info_.shared_bytes_per_block_optin) {
+      return Status(StatusCode::out_of_resources,
+                    kernel.name() + ": " + std::to_string(total) +
+                        " bytes of shared memory per block exceed the device's " +
+                        std::to_string(info_.shared_bytes_per_block_optin));
+    }
+    if (int rc = api_->func_set_max_dynamic_shared(kernel.function(),
+                                                   static_cast<int>(dims.shared_bytes));
+        rc != 0) {
+      return fail(Call::func_set_max_dynamic_shared, rc, StatusCode::out_of_resources,
+                  kernel.name());
+    }
+    const_cast<GpuKernel&>(kernel).dynamic_shared_limit_.store(dims.shared_bytes);
+  }
+  if (args.size() > kMaxArgs) {
+    return Status(StatusCode::invalid_argument, kernel.name() + ": " + std::to_string(args.size()) +
+                                                    " arguments; at most " +
+                                                    std::to_string(kMaxArgs) + " are supported");
+  }
+  // Each parameter points at 8 bytes of storage; the runtime copies as many bytes as the
+  // kernel's parameter declares (4 for i32/f32: the low bytes, little-endian).
+  std::uint64_t storage[kMaxArgs];
+  void* params[kMaxArgs];
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ArgValue& a = args[i];
+    if (a.kind == ArgKind::buffer) {
+      if (a.buffer == nullptr) {
+        return Status(StatusCode::invalid_argument,
+                      kernel.name() + ": argument " + std::to_string(i) + " is a null buffer");
+      }
+      auto b = buffer_of(*a.buffer, "argument " + std::to_string(i));
+      if (!b.ok()) return b.status();
+      if (a.count * size_of(a.type) > a.buffer->size_bytes()) {
+        return Status(StatusCode::invalid_argument,
+                      kernel.name() + ": argument " + std::to_string(i) + " claims " +
+                          std::to_string(a.count) + " elements but its buffer holds " +
+                          std::to_string(a.buffer->size_bytes()) + " bytes");
+      }
+      storage[i] = (*b)->ptr();
+    } else {
+      storage[i] = a.bits;
+    }
+    params[i] = &storage[i];
+  }
+  if (int rc = api_->launch(kernel.function(), dims.grid, dims.block, dims.shared_bytes, stream_,
+                            params);
+      rc != 0) {
+    return fail(Call::launch, rc, StatusCode::launch_failed,
+                kernel.name() + " grid " + dim_text(dims.grid) + " block " + dim_text(dims.block) +
+                    " smem " + std::to_string(dims.shared_bytes));
+  }
+  return {};
+}
+
+Status GpuDevice::ensure_flush_buffer() {
+  if (flush_ptr_ != 0) return {};
+  const std::uint64_t mib = 1ull << 20;
+  std::uint64_t bytes = info_.l2_bytes != 0 ? info_.l2_bytes : kDefaultFlushBytes;
+  bytes = (bytes + mib - 1) / mib * mib;  // at least the L2 size, whole MiB
+  if (int rc = api_->mem_alloc(&flush_ptr_, bytes); rc != 0) {
+    flush_ptr_ = 0;
+    return fail(Call::mem_alloc, rc, StatusCode::out_of_resources,
+                "allocating the L2 flush buffer");
+  }
+  flush_bytes_ = bytes;
+  return {};
+}
+
+Status GpuDevice::ensure_events(std::size_t pairs) {
+  while (events_.size() < 2 * pairs) {
+    Handle e = nullptr;
+    if (int rc = api_->event_create(&e); rc != 0)
+      return fail(Call::event_create, rc, StatusCode::internal);
+    events_.push_back(e);
+  }
+  return {};
+}
+
+Status GpuDevice::wait_event(Handle event, double timeout_ms, std::string_view what) {
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  const auto limit = std::chrono::duration<double, std::milli>(timeout_ms);
+  for (int spins = 0;; ++spins) {
+    int rc = api_->event_query(event);
+    if (rc == 0) return {};
+    if (api_->classify(rc) != ErrorClass::not_ready)
+      return fail(Call::event_query, rc, StatusCode::launch_failed, what);
+    if (clock::now() - start > limit) {
+      return Status(StatusCode::timeout,
+                    std::string(what) + ": not finished after " + std::to_string(timeout_ms) +
+                        " ms (the launch keeps the device busy until it ends)");
+    }
+    // Spin briefly for short kernels, then back off so a long one does not burn a core.
+    if (spins < 2000) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+}
+
+Result<std::vector<double>> GpuDevice::time(const CompiledKernel& kernel, const LaunchDims& dims,
+                                            ArgList args, const TimingPlan& plan) {
+  auto k = kernel_of(kernel);
+  if (!k.ok()) return k.status();
+  if (plan.reps <= 0) {
+    return Status(StatusCode::invalid_argument,
+                  "time: reps must be positive, got " + std::to_string(plan.reps));
+  }
+  const GpuKernel& gk = **k;
+  std::lock_guard<std::recursive_mutex> lock(queue_mutex_);
+  TUNE_RETURN_IF_ERROR(check_lost());
+  if (int rc = api_->make_current(); rc != 0)
+    return fail(Call::make_current, rc, StatusCode::unavailable);
+  if (plan.flush_l2) TUNE_RETURN_IF_ERROR(ensure_flush_buffer());
+  const auto reps = static_cast<std::size_t>(plan.reps);
+  TUNE_RETURN_IF_ERROR(ensure_events(reps));
+
+  for (std::size_t r = 0; r < reps; ++r) {
+    if (plan.before_each) {
+      Status s = plan.before_each();
+      if (!s.ok()) return s.with_context("time: before_each hook");
+    }
+    if (plan.flush_l2) {
+      if (int rc = api_->memset_d8(flush_ptr_, static_cast<std::uint8_t>(r), flush_bytes_, stream_);
+          rc != 0)
+        return fail(Call::memset_d8, rc, StatusCode::internal, "L2 flush");
+    }
+    if (int rc = api_->event_record(events_[2 * r], stream_); rc != 0)
+      return fail(Call::event_record, rc, StatusCode::internal, gk.name());
+    TUNE_RETURN_IF_ERROR(launch_locked(gk, dims, args));
+    if (int rc = api_->event_record(events_[2 * r + 1], stream_); rc != 0)
+      return fail(Call::event_record, rc, StatusCode::internal, gk.name());
+  }
+
+  std::vector<double> ns(reps);
+  for (std::size_t r = 0; r < reps; ++r) {
+    TUNE_RETURN_IF_ERROR(wait_event(events_[2 * r + 1], plan.timeout_ms, gk.name()));
+    float ms = 0;
+    if (int rc = api_->event_elapsed_ms(&ms, events_[2 * r], events_[2 * r + 1]); rc != 0)
+      return fail(Call::event_elapsed, rc, StatusCode::internal, gk.name());
+    ns[r] = static_cast<double>(ms) * 1e6;
+  }
+  return ns;
+}
+
+Status GpuDevice::synchronize() {
+  std::lock_guard<std::recursive_mutex> lock(queue_mutex_);
+  TUNE_RETURN_IF_ERROR(check_lost());
+  if (int rc = api_->make_current(); rc != 0)
+    return fail(Call::make_current, rc, StatusCode::unavailable);
+  if (int rc = api_->stream_sync(stream_); rc != 0)
+    return fail(Call::stream_sync, rc, StatusCode::launch_failed, "synchronize");
+  return {};
+}
+
+Result<int> select_device(const std::vector<DeviceListing>& devices, std::string_view selector,
+                          std::string_view backend) {
+  if (selector.empty()) return 0;
+  int index = 0;
+  const char* end = selector.data() + selector.size();
+  if (std::from_chars(selector.data(), end, index).ptr == end) {
+    if (index < 0 || index >= static_cast<int>(devices.size())) {
+      return Status(StatusCode::not_found, std::string(backend) + " device index " +
+                                               std::string(selector) + " out of range (" +
+                                               std::to_string(devices.size()) + " devices)");
+    }
+    return index;
+  }
+  for (const auto& d : devices)
+    if (d.name.find(selector) != std::string::npos) return d.index;
+  return Status(StatusCode::not_found, "no " + std::string(backend) + " device name contains '" +
+                                           std::string(selector) + "'");
+}
+
+DeviceListing listing_of(const DeviceInfo& info, int index, std::string_view units) {
+  return {info.backend, index, info.name,
+          info.arch + ", " + std::to_string(info.compute_units) + " " + std::string(units) + ", " +
+              std::to_string(info.global_memory_bytes >> 20) + " MiB, " + info.driver_version +
+              ", " + info.compiler_version};
+}
+
+Handle native_function(const CompiledKernel& kernel, std::string_view backend) {
+  if (typeid(kernel) != typeid(GpuKernel)) return nullptr;
+  const auto& k = static_cast<const GpuKernel&>(kernel);
+  return k.owner()->info().backend == backend ? k.function() : nullptr;
+}
+
+Handle native_stream(const Device& device, std::string_view backend) {
+  const auto* d = dynamic_cast<const GpuDevice*>(&device);
+  return d != nullptr && d->info().backend == backend ? d->stream() : nullptr;
+}
+
+}  // namespace tune::gpu

@@ -1,0 +1,247 @@
+// The HIP backend: a GpuApi over HIP's module API (hipModule*, hipEvent*, hipMemcpy*), DeviceInfo
+// from hipGetDeviceProperties, and the registry entry.
+#include <hip/hip_runtime_api.h>
+
+#include <memory>
+#include <string>
+
+#include "hip_internal.hpp"
+#include "tune/gpu/gpu_device.hpp"
+#include "tune/hip/hip_backend.hpp"
+#include "tune/registry.hpp"
+
+namespace tune::hip {
+namespace detail {
+namespace {
+
+using gpu::Call;
+using gpu::DevPtr;
+using gpu::ErrorClass;
+using gpu::FuncAttr;
+using gpu::Handle;
+
+const char* const kCallNames[] = {
+    "hipSetDevice",
+    "hipMalloc",
+    "hipFree",
+    "hipMemcpyHtoDAsync",
+    "hipMemcpyDtoHAsync",
+    "hipMemcpyDtoDAsync",
+    "hipMemsetD32Async",
+    "hipMemsetD8Async",
+    "hipStreamCreateWithFlags",
+    "hipStreamDestroy",
+    "hipStreamSynchronize",
+    "hipModuleLoadData",
+    "hipModuleUnload",
+    "hipModuleGetFunction",
+    "hipFuncGetAttribute",
+    "hipFuncSetAttribute",
+    "hipModuleLaunchKernel",
+    "hipEventCreate",
+    "hipEventDestroy",
+    "hipEventRecord",
+    "hipEventQuery",
+    "hipEventElapsedTime",
+};
+static_assert(sizeof(kCallNames) / sizeof(kCallNames[0]) == static_cast<int>(Call::count_));
+
+void* dev_ptr(DevPtr p) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)); }
+
+// Forwards each GpuApi call to the HIP runtime for one device ordinal.
+class HipApi final : public gpu::GpuApi {
+ public:
+  explicit HipApi(int ordinal) : ordinal_(ordinal) {}
+
+  const char* call_name(Call c) const noexcept override { return kCallNames[static_cast<int>(c)]; }
+  std::string error_text(int code) const override {
+    const auto e = static_cast<hipError_t>(code);
+    return std::string(hipGetErrorName(e)) + " (" + hipGetErrorString(e) + ")";
+  }
+  ErrorClass classify(int code) const noexcept override {
+    switch (static_cast<hipError_t>(code)) {
+      case hipErrorNotReady:
+        return ErrorClass::not_ready;
+      case hipErrorOutOfMemory:
+        return ErrorClass::out_of_memory;
+      case hipErrorLaunchOutOfResources:
+        return ErrorClass::out_of_resources;
+      case hipErrorIllegalAddress:
+      case hipErrorLaunchTimeOut:
+      case hipErrorAssert:
+      case hipErrorLaunchFailure:
+        return ErrorClass::sticky;
+      case hipErrorInvalidImage:
+      case hipErrorNoBinaryForGpu:
+      case hipErrorInvalidKernelFile:
+        return ErrorClass::bad_image;
+      default:
+        return ErrorClass::other;
+    }
+  }
+
+  int make_current() override {
+    int cur = -1;
+    if (hipGetDevice(&cur) == hipSuccess && cur == ordinal_) return hipSuccess;
+    return hipSetDevice(ordinal_);
+  }
+  int mem_alloc(DevPtr* ptr, std::size_t bytes) override {
+    return gpu::out_param<void*>(ptr, [&](void** p) { return hipMalloc(p, bytes); });
+  }
+  int mem_free(DevPtr ptr) override { return hipFree(dev_ptr(ptr)); }
+  int memcpy_htod(DevPtr dst, const void* src, std::size_t bytes, Handle s) override {
+    return hipMemcpyHtoDAsync(dev_ptr(dst), const_cast<void*>(src), bytes, stream(s));
+  }
+  int memcpy_dtoh(void* dst, DevPtr src, std::size_t bytes, Handle s) override {
+    return hipMemcpyDtoHAsync(dst, dev_ptr(src), bytes, stream(s));
+  }
+  int memcpy_dtod(DevPtr dst, DevPtr src, std::size_t bytes, Handle s) override {
+    return hipMemcpyDtoDAsync(dev_ptr(dst), dev_ptr(src), bytes, stream(s));
+  }
+  int memset_d32(DevPtr dst, std::uint32_t value, std::size_t count, Handle s) override {
+    return hipMemsetD32Async(dev_ptr(dst), static_cast<int>(value), count, stream(s));
+  }
+  int memset_d8(DevPtr dst, std::uint8_t value, std::size_t count, Handle s) override {
+    return hipMemsetD8Async(dev_ptr(dst), value, count, stream(s));
+  }
+  int stream_create(Handle* s) override {
+    return gpu::out_param<hipStream_t>(
+        s, [](hipStream_t* p) { return hipStreamCreateWithFlags(p, hipStreamNonBlocking); });
+  }
+  int stream_destroy(Handle s) override { return hipStreamDestroy(stream(s)); }
+  int stream_sync(Handle s) override { return hipStreamSynchronize(stream(s)); }
+  int module_load(Handle* m, const void* image) override {
+    return gpu::out_param<hipModule_t>(m,
+                                       [&](hipModule_t* p) { return hipModuleLoadData(p, image); });
+  }
+  int module_unload(Handle m) override { return hipModuleUnload(static_cast<hipModule_t>(m)); }
+  int module_get_function(Handle* f, Handle m, const char* name) override {
+    return gpu::out_param<hipFunction_t>(f, [&](hipFunction_t* p) {
+      return hipModuleGetFunction(p, static_cast<hipModule_t>(m), name);
+    });
+  }
+  int func_get_attribute(int* value, FuncAttr attr, Handle f) override {
+    // Indexed by FuncAttr.
+    static constexpr hipFunction_attribute kAttrs[] = {
+        HIP_FUNC_ATTRIBUTE_NUM_REGS, HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+        HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK};
+    hipError_t rc =
+        hipFuncGetAttribute(value, kAttrs[static_cast<int>(attr)], static_cast<hipFunction_t>(f));
+    if (rc == hipErrorNotSupported) {  // some ROCm releases do not report every attribute
+      *value = 0;
+      return hipSuccess;
+    }
+    return rc;
+  }
+  // AMD GPUs have no opt-in shared-memory limit: the whole LDS is always available, and
+  // DeviceInfo says so (default == opt-in), so GpuDevice never needs to raise it.
+  int func_set_max_dynamic_shared(Handle, int) override { return hipSuccess; }
+  int launch(Handle f, const Dim3& g, const Dim3& b, std::uint32_t shared, Handle s,
+             void** params) override {
+    return hipModuleLaunchKernel(static_cast<hipFunction_t>(f), g.x, g.y, g.z, b.x, b.y, b.z,
+                                 shared, stream(s), params, nullptr);
+  }
+  int event_create(Handle* e) override {
+    return gpu::out_param<hipEvent_t>(e, [](hipEvent_t* p) { return hipEventCreate(p); });
+  }
+  int event_destroy(Handle e) override { return hipEventDestroy(static_cast<hipEvent_t>(e)); }
+  int event_record(Handle e, Handle s) override {
+    return hipEventRecord(static_cast<hipEvent_t>(e), stream(s));
+  }
+  int event_query(Handle e) override { return hipEventQuery(static_cast<hipEvent_t>(e)); }
+  int event_elapsed_ms(float* ms, Handle start, Handle end) override {
+    return hipEventElapsedTime(ms, static_cast<hipEvent_t>(start), static_cast<hipEvent_t>(end));
+  }
+
+ private:
+  static hipStream_t stream(Handle s) { return static_cast<hipStream_t>(s); }
+  int ordinal_;
+};
+
+Status hip_failed(const char* call, hipError_t rc) {
+  return Status(StatusCode::unavailable, std::string(call) + " failed: " + hipGetErrorName(rc) +
+                                             " (" + hipGetErrorString(rc) + ")");
+}
+
+Result<int> device_count() {
+  int count = 0;
+  hipError_t rc = hipGetDeviceCount(&count);
+  if (rc == hipErrorNoDevice || (rc == hipSuccess && count == 0))
+    return Status(StatusCode::unavailable, "no HIP device (hipGetDeviceCount: hipErrorNoDevice)");
+  if (rc != hipSuccess) return hip_failed("hipGetDeviceCount", rc);
+  return count;
+}
+
+Result<DeviceInfo> query_info(int ordinal) {
+  hipDeviceProp_t p{};
+  if (hipError_t rc = hipGetDeviceProperties(&p, ordinal); rc != hipSuccess)
+    return hip_failed("hipGetDeviceProperties", rc);
+  DeviceInfo info;
+  info.backend = "hip";
+  info.vendor = "AMD";
+  info.name = p.name;
+  std::string arch = p.gcnArchName;  // "gfx90a:sramecc+:xnack-": the target is before ':'
+  info.arch = arch.substr(0, arch.find(':'));
+  int version = 0;
+  if (hipError_t rc = hipDriverGetVersion(&version); rc != hipSuccess)
+    return hip_failed("hipDriverGetVersion", rc);
+  info.driver_version = "HIP " + std::to_string(version);
+  info.compiler_version = hiprtc_version();
+  info.compute_units = static_cast<std::uint32_t>(p.multiProcessorCount);
+  info.max_threads_per_block = static_cast<std::uint32_t>(p.maxThreadsPerBlock);
+  auto u = [](int v) { return static_cast<std::uint32_t>(v); };
+  info.max_block = {u(p.maxThreadsDim[0]), u(p.maxThreadsDim[1]), u(p.maxThreadsDim[2])};
+  info.max_grid = {u(p.maxGridSize[0]), u(p.maxGridSize[1]), u(p.maxGridSize[2])};
+  info.shared_bytes_per_block = static_cast<std::uint32_t>(p.sharedMemPerBlock);
+  info.shared_bytes_per_block_optin = info.shared_bytes_per_block;
+  info.registers_per_block = u(p.regsPerBlock);
+  info.warp_size = u(p.warpSize);
+  info.l2_bytes = static_cast<std::uint64_t>(p.l2CacheSize);
+  info.global_memory_bytes = p.totalGlobalMem;
+  info.timer_resolution_ns = 1000.0;  // hipEventElapsedTime: about 1 us
+  return info;
+}
+
+Result<std::vector<DeviceListing>> list() {
+  auto count = device_count();
+  if (!count.ok()) return count.status();
+  std::vector<DeviceListing> out;
+  for (int i = 0; i < *count; ++i) {
+    auto info = query_info(i);
+    if (!info.ok()) return info.status();
+    out.push_back(gpu::listing_of(*info, i, "CUs"));
+  }
+  return out;
+}
+
+Result<std::unique_ptr<Device>> open(std::string_view selector) {
+  auto devices = list();
+  if (!devices.ok()) return devices.status();
+  auto index = gpu::select_device(*devices, selector, "HIP");
+  if (!index.ok()) return index.status();
+  auto info = query_info(*index);
+  if (!info.ok()) return info.status();
+  auto made = gpu::GpuDevice::make(std::make_unique<HipApi>(*index), hiprtc_compiler(),
+                                   gpu::BinaryCache::open_default("hsaco"), std::move(*info));
+  if (!made.ok()) return made.status();
+  return std::unique_ptr<Device>(std::move(*made));
+}
+
+}  // namespace
+}  // namespace detail
+
+Status runtime_status() {
+  auto count = detail::device_count();
+  return count.ok() ? Status{} : count.status();
+}
+
+void* native_function(const CompiledKernel& kernel) { return gpu::native_function(kernel, "hip"); }
+void* native_stream(const Device& device) { return gpu::native_stream(device, "hip"); }
+
+}  // namespace tune::hip
+
+namespace tune::detail {
+BackendEntry backend_entry_hip() {
+  return BackendEntry{"hip", &tune::hip::detail::list, &tune::hip::detail::open};
+}
+}  // namespace tune::detail

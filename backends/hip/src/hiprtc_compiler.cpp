@@ -1,0 +1,117 @@
+// hiprtc (inside libamdhip64) as an RtcCompiler: HIP C++ to a code object for one gfx target.
+#include <hip/hiprtc.h>
+
+#include <mutex>
+#include <vector>
+
+#include "hip_internal.hpp"
+#include "tune/hip/hip_backend.hpp"
+
+namespace tune::hip::detail {
+namespace {
+
+Status hiprtc_failure(const char* call, hiprtcResult rc, const std::string& log = {}) {
+  std::string msg = std::string(call) + " failed: " + hiprtcGetErrorString(rc);
+  if (!log.empty()) msg += "\n" + log;
+  return Status(rc == HIPRTC_ERROR_COMPILATION ? StatusCode::compile_error : StatusCode::internal,
+                msg);
+}
+
+class HiprtcCompiler final : public gpu::RtcCompiler {
+ public:
+  HiprtcCompiler() {
+    int major = 0, minor = 0;
+    if (hiprtcVersion(&major, &minor) == HIPRTC_SUCCESS)
+      version_ = "hiprtc " + std::to_string(major) + "." + std::to_string(minor);
+  }
+
+  std::string version() const override { return version_; }
+  std::string_view binary_kind() const noexcept override { return "hsaco"; }
+
+  Result<std::vector<std::string>> target_options(std::string_view arch) const override {
+    if (arch.size() < 4 || arch.substr(0, 3) != "gfx") {
+      return Status(StatusCode::invalid_argument,
+                    "hiprtc target '" + std::string(arch) + "' is not a gfx architecture");
+    }
+    // RDNA (gfx10xx, gfx11xx) compiles wave32 by default; GCN/CDNA are wave64.
+    const bool wave32 = arch.substr(0, 5) == "gfx10" || arch.substr(0, 5) == "gfx11";
+    return std::vector<std::string>{"--offload-arch=" + std::string(arch),
+                                    std::string("-DTUNE_WARP_SIZE=") + (wave32 ? "32" : "64")};
+  }
+
+  std::vector<std::string> base_options() const override { return {"-O3", "-std=c++17"}; }
+  std::string max_registers_option(int) const override { return {}; }  // no hiprtc equivalent
+
+  Result<gpu::RtcOutput> compile(std::string_view source, std::string_view file_name,
+                                 std::span<const std::string> options) override {
+    // ROCm 5.2's hiprtc is not documented as thread-safe: one compile at a time.
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::string src(source), name(file_name);
+    hiprtcProgram prog = nullptr;
+    if (hiprtcResult rc =
+            hiprtcCreateProgram(&prog, src.c_str(), name.c_str(), 0, nullptr, nullptr);
+        rc != HIPRTC_SUCCESS)
+      return hiprtc_failure("hiprtcCreateProgram", rc);
+    struct Destroy {
+      hiprtcProgram* p;
+      ~Destroy() { (void)hiprtcDestroyProgram(p); }
+    } destroy{&prog};
+    std::vector<const char*> argv;
+    for (const auto& o : options) argv.push_back(o.c_str());
+    const hiprtcResult compiled =
+        hiprtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
+    gpu::RtcOutput out;
+    std::size_t log_size = 0;
+    if (hiprtcGetProgramLogSize(prog, &log_size) == HIPRTC_SUCCESS && log_size > 1) {
+      out.log.resize(log_size);
+      if (hiprtcGetProgramLog(prog, out.log.data()) != HIPRTC_SUCCESS) out.log.clear();
+      while (!out.log.empty() && (out.log.back() == '\0' || out.log.back() == '\n'))
+        out.log.pop_back();
+    }
+    if (compiled != HIPRTC_SUCCESS) {
+      std::string opts;
+      for (const auto& o : options) opts += " " + o;
+      return hiprtc_failure("hiprtcCompileProgram", compiled,
+                            "options:" + opts + "\n" + (out.log.empty() ? "(empty log)" : out.log));
+    }
+    std::size_t size = 0;
+    if (hiprtcResult rc = hiprtcGetCodeSize(prog, &size); rc != HIPRTC_SUCCESS)
+      return hiprtc_failure("hiprtcGetCodeSize", rc);
+    if (size == 0) return Status(StatusCode::compile_error, "hiprtc produced no code object");
+    out.binary.resize(size);
+    if (hiprtcResult rc = hiprtcGetCode(prog, out.binary.data()); rc != HIPRTC_SUCCESS)
+      return hiprtc_failure("hiprtcGetCode", rc);
+    return out;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::string version_ = "hiprtc unknown";
+};
+
+}  // namespace
+
+std::shared_ptr<gpu::RtcCompiler> hiprtc_compiler() {
+  static const std::shared_ptr<gpu::RtcCompiler> compiler = std::make_shared<HiprtcCompiler>();
+  return compiler;
+}
+
+}  // namespace tune::hip::detail
+
+namespace tune::hip {
+
+std::string hiprtc_version() { return detail::hiprtc_compiler()->version(); }
+
+Result<gpu::RtcOutput> hiprtc_compile(std::string_view arch, const KernelSource& source,
+                                      const Config& config) {
+  return gpu::compile_for(*detail::hiprtc_compiler(), arch, source, config, nullptr);
+}
+
+Result<std::string> hiprtc_compile_for(std::string_view arch, const KernelSource& source,
+                                       const Config& config) {
+  auto out = hiprtc_compile(arch, source, config);
+  if (!out.ok()) return out.status();
+  return std::move(out->binary);
+}
+
+}  // namespace tune::hip

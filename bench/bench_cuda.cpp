@@ -1,0 +1,427 @@
+// bench_cuda: libtune's CUDA backend against raw launches, cuBLAS and the copy ceiling.
+//
+//   bench_cuda                       everything below, then a summary table of ratios
+//   bench_cuda --benchmark_filter=X  Google Benchmark's usual flags
+//
+// Figures (issue 4): dispatch overhead of an autotuned call on a cache hit vs a raw
+// cuLaunchKernel of the same CUfunction; tuning time of the 16-config fp16 matmul at 4096^3 in
+// a fresh process with cold caches (compiling included) and in a second fresh process with the
+// caches warm (both run as child processes of this one, sharing a new TUNE_CACHE_DIR); tuned vs
+// default config vs cuBLAS for fp16 matmul 4096^3 and 8192^3 and fp32 matmul 4096^3 (SGEMM,
+// no TF32); vector add 2^26 vs a device-to-device copy. Kernel times are medians of
+// event-timed launches with L2 flushed before each, through the same Device::time() the
+// tuner uses; cuBLAS and the copy are timed the same way with events on the same stream.
+// Without a CUDA driver or device it prints why and exits with status 77.
+#include <benchmark/benchmark.h>
+#include <cublas_v2.h>
+#include <cuda.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tune/cuda/cuda_backend.hpp"
+#include "tune/gpu/gpu_device.hpp"
+#include "tune/kernels/bundled.hpp"
+#include "tune/tune.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+tune::Device* g_dev = nullptr;
+tune::Buffer g_flush;  // L2 flush scratch for cuBLAS/copy timings; freed before the device
+std::vector<tune::kernels::BundledKernel> g_kernels;
+std::map<std::string, double> g_results;  // summary figures, printed at the end
+
+const tune::kernels::BundledKernel& kernel(const std::string& name) {
+  for (const auto& k : g_kernels)
+    if (k.name == name) return k;
+  std::fprintf(stderr, "bench_cuda: no bundled kernel %s\n", name.c_str());
+  std::exit(1);
+}
+
+void die(const std::string& what, const tune::Status& s) {
+  std::fprintf(stderr, "bench_cuda: %s: %s\n", what.c_str(), s.to_string().c_str());
+  std::exit(1);
+}
+
+template <class T>
+T must(tune::Result<T> r, const std::string& what) {
+  if (!r.ok()) die(what, r.status());
+  return std::move(*r);
+}
+
+// Driver entry points the bench calls directly (the library loaded the driver already).
+struct Raw {
+  decltype(&::cuLaunchKernel) launch;
+  decltype(&::cuEventCreate) event_create;
+  decltype(&::cuEventRecord) event_record;
+  decltype(&::cuEventSynchronize) event_sync;
+  decltype(&::cuEventElapsedTime) elapsed;
+  decltype(&::cuMemcpyDtoDAsync) copy;
+  decltype(&::cuStreamSynchronize) sync;
+};
+
+#define BENCH_STR2(x) #x
+#define BENCH_STR(x) BENCH_STR2(x)  // cuda.h's versioned names (cuEventElapsedTime_v2 ...)
+template <class F>
+F sym(const char* name) {
+  void* p = tune::cuda::driver_symbol(name);
+  if (p == nullptr) {
+    std::fprintf(stderr, "bench_cuda: driver lacks %s\n", name);
+    std::exit(1);
+  }
+  return reinterpret_cast<F>(p);
+}
+Raw load_raw() {
+  return Raw{sym<decltype(&::cuLaunchKernel)>(BENCH_STR(cuLaunchKernel)),
+             sym<decltype(&::cuEventCreate)>(BENCH_STR(cuEventCreate)),
+             sym<decltype(&::cuEventRecord)>(BENCH_STR(cuEventRecord)),
+             sym<decltype(&::cuEventSynchronize)>(BENCH_STR(cuEventSynchronize)),
+             sym<decltype(&::cuEventElapsedTime)>(BENCH_STR(cuEventElapsedTime)),
+             sym<decltype(&::cuMemcpyDtoDAsync)>(BENCH_STR(cuMemcpyDtoDAsync)),
+             sym<decltype(&::cuStreamSynchronize)>(BENCH_STR(cuStreamSynchronize))};
+}
+
+CUdeviceptr ptr_of(const tune::DeviceBuffer& b) {
+  return static_cast<const tune::gpu::GpuBuffer&>(b).ptr();
+}
+CUstream stream() { return static_cast<CUstream>(tune::cuda::native_stream(*g_dev)); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// Median device time (ns) of `fn` enqueued on the device stream, L2 flushed before each rep.
+template <class Fn>
+double time_on_stream(const Raw& raw, int reps, Fn fn) {
+  if (!g_flush) {
+    const std::uint64_t bytes = std::max<std::uint64_t>(g_dev->info().l2_bytes, 64ull << 20);
+    g_flush = must(g_dev->alloc(bytes & ~std::uint64_t{3}), "L2 flush buffer");
+  }
+  tune::DeviceBuffer* flush = g_flush.get();
+  CUevent start = nullptr, end = nullptr;
+  raw.event_create(&start, CU_EVENT_DEFAULT);
+  raw.event_create(&end, CU_EVENT_DEFAULT);
+  std::vector<double> ns;
+  for (int r = 0; r < reps + 2; ++r) {  // two warmup reps
+    if (auto s = g_dev->fill(*flush, static_cast<std::uint32_t>(r), flush->size_bytes(), 0);
+        !s.ok())
+      die("L2 flush", s);
+    raw.event_record(start, stream());
+    fn();
+    raw.event_record(end, stream());
+    raw.event_sync(end);
+    float ms = 0;
+    raw.elapsed(&ms, start, end);
+    if (r >= 2) ns.push_back(ms * 1e6);
+  }
+  return median(ns);
+}
+
+double time_variant(const tune::kernels::BundledKernel& k, const tune::Config& c,
+                    tune::kernels::Workload& w, int reps) {
+  auto ck = must(g_dev->compile(*k.def.source_for(tune::Language::cuda_hip), c),
+                 "compile " + k.name + " " + c.to_string());
+  tune::TimingPlan plan;
+  plan.reps = reps;
+  if (!k.def.reset_to_zero.empty()) {
+    plan.before_each = [&] {
+      auto& a =
+          w.args()[static_cast<std::size_t>(k.def.signature.index_of(k.def.reset_to_zero.front()))];
+      return g_dev->fill(*a.buffer, 0, a.buffer->size_bytes(), 0);
+    };
+  }
+  (void)must(g_dev->time(*ck, k.def.dims(c, w.args()), w.args(), plan), "warmup " + k.name);
+  auto t = must(g_dev->time(*ck, k.def.dims(c, w.args()), w.args(), plan), "time " + k.name);
+  if (auto s = w.check(*g_dev); !s.ok()) die(k.name + " " + c.to_string() + " output", s);
+  return median(t);
+}
+
+std::unique_ptr<tune::Autotuner> make_tuner(const tune::kernels::BundledKernel& k,
+                                            bool persistent) {
+  tune::AutotunerOptions opts;
+  opts.persistent = persistent;
+  return must(tune::Autotuner::make(k.def, opts), "autotuner " + k.name);
+}
+
+// ---- dispatch overhead ---------------------------------------------------------------------
+
+constexpr std::int64_t kDispatchN = 1 << 12;  // a tiny launch: the GPU keeps up with the host
+
+void BM_dispatch_autotuned(benchmark::State& state) {
+  const auto& k = kernel("vector_add");
+  auto w = k.workload(std::vector<std::int64_t>{kDispatchN});
+  if (auto s = w->setup(*g_dev, 1); !s.ok()) die("setup", s);
+  auto tuner = make_tuner(k, false);
+  if (auto s = tuner->run(*g_dev, w->args()); !s.ok()) die("tuning vector_add", s);
+  (void)g_dev->synchronize();
+  std::int64_t i = 0;
+  for (auto _ : state) {
+    if (auto s = tuner->run(*g_dev, w->args()); !s.ok()) die("run", s);
+    if (++i % 512 == 0) (void)g_dev->synchronize();  // keep the queue from filling
+  }
+  (void)g_dev->synchronize();
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_dispatch_raw(benchmark::State& state) {
+  const Raw raw = load_raw();
+  const auto& k = kernel("vector_add");
+  auto w = k.workload(std::vector<std::int64_t>{kDispatchN});
+  if (auto s = w->setup(*g_dev, 1); !s.ok()) die("setup", s);
+  auto tuner = make_tuner(k, false);
+  const tune::Config best = must(tuner->tune(*g_dev, w->args()), "tune vector_add");
+  auto ck = must(g_dev->compile(*k.def.source_for(tune::Language::cuda_hip), best), "compile");
+  auto f = static_cast<CUfunction>(tune::cuda::native_function(*ck));
+  const tune::LaunchDims d = k.def.dims(best, w->args());
+  CUdeviceptr a = ptr_of(*w->args()[0].buffer), b = ptr_of(*w->args()[1].buffer),
+              c = ptr_of(*w->args()[2].buffer);
+  int n = static_cast<int>(kDispatchN);
+  void* params[] = {&a, &b, &c, &n};
+  std::int64_t i = 0;
+  for (auto _ : state) {
+    if (raw.launch(f, d.grid.x, d.grid.y, d.grid.z, d.block.x, d.block.y, d.block.z, d.shared_bytes,
+                   stream(), params, nullptr) != CUDA_SUCCESS) {
+      state.SkipWithError("cuLaunchKernel failed");
+      break;
+    }
+    if (++i % 512 == 0) raw.sync(stream());
+  }
+  raw.sync(stream());
+  state.SetItemsProcessed(state.iterations());
+}
+
+// ---- tuning time: two fresh processes sharing one new cache directory ----------------------
+
+int tuning_child() {
+  const auto& k = kernel("matmul_f16");
+  auto w = k.workload(std::vector<std::int64_t>{4096, 4096, 4096});
+  if (auto s = w->setup(*g_dev, 3); !s.ok()) die("setup", s);
+  if (auto s = g_dev->synchronize(); !s.ok()) die("sync", s);
+  auto tuner = make_tuner(k, true);
+  const auto t0 = Clock::now();
+  if (auto s = tuner->run(*g_dev, w->args()); !s.ok()) die("tuning matmul_f16", s);
+  if (auto s = g_dev->synchronize(); !s.ok()) die("sync", s);
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  auto report = tuner->last_report(*g_dev, w->args());
+  std::printf("TUNING seconds=%.4f source=%s winner=%s\n", seconds,
+              report ? std::string(tune::to_string(report->source)).c_str() : "?",
+              report ? report->winner.to_string().c_str() : "?");
+  if (report) std::fprintf(stderr, "%s\n", report->to_string().c_str());
+  return 0;
+}
+
+// Runs this binary as `--tuning-child` and returns the seconds it reports.
+double run_tuning_child(const std::string& cache_dir, std::string* line) {
+  std::string cmd = "TUNE_CACHE_DIR='" + cache_dir + "' /proc/" + std::to_string(::getpid()) +
+                    "/exe --tuning-child";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return -1;
+  char buf[4096];
+  double seconds = -1;
+  while (std::fgets(buf, sizeof buf, p) != nullptr) {
+    std::string s(buf);
+    if (s.rfind("TUNING ", 0) == 0) {
+      *line = s;
+      seconds = std::atof(s.c_str() + s.find('=') + 1);
+    }
+  }
+  ::pclose(p);
+  return seconds;
+}
+
+void BM_tuning_time_f16_4096(benchmark::State& state) {
+  for (auto _ : state) {
+    char tmpl[] = "/tmp/libtune-bench-cache-XXXXXX";
+    const char* dir = ::mkdtemp(tmpl);
+    if (dir == nullptr) {
+      state.SkipWithError("mkdtemp failed");
+      return;
+    }
+    std::string cold_line, warm_line;
+    const double cold = run_tuning_child(dir, &cold_line);
+    const double warm = run_tuning_child(dir, &warm_line);
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    if (cold < 0 || warm < 0) {
+      state.SkipWithError("a tuning child process failed (its stderr is above)");
+      return;
+    }
+    std::printf("  cold: %s  warm: %s", cold_line.c_str(), warm_line.c_str());
+    state.SetIterationTime(cold);
+    state.counters["cold_s"] = cold;
+    state.counters["warm_s"] = warm;
+    g_results["tuning_cold_s"] = cold;
+    g_results["tuning_warm_s"] = warm;
+  }
+}
+
+// ---- tuned vs default vs vendor ------------------------------------------------------------
+
+struct Gemm {
+  const char* kernel;
+  std::int64_t size;
+  bool half;
+};
+
+void BM_matmul(benchmark::State& state, Gemm g) {
+  const Raw raw = load_raw();
+  const auto& k = kernel(g.kernel);
+  auto w = k.workload(std::vector<std::int64_t>{g.size, g.size, g.size});
+  if (auto s = w->setup(*g_dev, 5); !s.ok()) die("setup", s);
+  auto tuner = make_tuner(k, true);
+  const tune::Config best = must(tuner->tune(*g_dev, w->args()), std::string("tune ") + g.kernel);
+  const int reps = 20;
+  for (auto _ : state) {
+    const double tuned = time_variant(k, best, *w, reps);
+    const double dflt = time_variant(k, k.default_config, *w, reps);
+    cublasHandle_t h = nullptr;
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
+      state.SkipWithError("cublasCreate failed");
+      return;
+    }
+    cublasSetStream(h, reinterpret_cast<cudaStream_t>(stream()));
+    cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);  // fp32: no TF32
+    const int n = static_cast<int>(g.size);
+    auto* A = reinterpret_cast<void*>(ptr_of(*w->args()[0].buffer));
+    auto* B = reinterpret_cast<void*>(ptr_of(*w->args()[1].buffer));
+    auto* C = reinterpret_cast<void*>(ptr_of(*w->args()[2].buffer));
+    const float one = 1.0f, zero = 0.0f;
+    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+    // Row-major C = A B is column-major C^T = B^T A^T: pass B first.
+    const double vendor = time_on_stream(raw, reps, [&] {
+      if (g.half) {
+        st = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, B, CUDA_R_16F, n, A,
+                          CUDA_R_16F, n, &zero, C, CUDA_R_16F, n, CUBLAS_COMPUTE_32F,
+                          CUBLAS_GEMM_DEFAULT);
+      } else {
+        st = cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, static_cast<float*>(B), n,
+                         static_cast<float*>(A), n, &zero, static_cast<float*>(C), n);
+      }
+    });
+    cublasDestroy(h);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+      state.SkipWithError("cuBLAS gemm failed");
+      return;
+    }
+    if (auto s = w->check(*g_dev); !s.ok()) die("cuBLAS output vs CPU reference", s);
+    const double tflop = w->flops() / 1e12;
+    state.SetIterationTime(tuned * 1e-9);
+    state.counters["tuned_TFLOPs"] = tflop / (tuned * 1e-9);
+    state.counters["default_TFLOPs"] = tflop / (dflt * 1e-9);
+    state.counters["cublas_TFLOPs"] = tflop / (vendor * 1e-9);
+    state.counters["tuned_vs_cublas"] = vendor / tuned;
+    state.SetLabel("winner " + best.to_string());
+    const std::string key = std::string(g.kernel) + "_" + std::to_string(g.size);
+    g_results[key + "_tuned_TFLOPs"] = tflop / (tuned * 1e-9);
+    g_results[key + "_default_TFLOPs"] = tflop / (dflt * 1e-9);
+    g_results[key + "_cublas_TFLOPs"] = tflop / (vendor * 1e-9);
+  }
+}
+
+void BM_vector_add_vs_copy(benchmark::State& state) {
+  const Raw raw = load_raw();
+  const auto& k = kernel("vector_add");
+  const std::int64_t n = std::int64_t{1} << 26;
+  auto w = k.workload(std::vector<std::int64_t>{n});
+  if (auto s = w->setup(*g_dev, 9); !s.ok()) die("setup", s);
+  auto tuner = make_tuner(k, true);
+  const tune::Config best = must(tuner->tune(*g_dev, w->args()), "tune vector_add");
+  for (auto _ : state) {
+    const double tuned = time_variant(k, best, *w, 50);
+    const double dflt = time_variant(k, k.default_config, *w, 50);
+    const std::uint64_t bytes = static_cast<std::uint64_t>(n) * 4;
+    const double copy = time_on_stream(raw, 50, [&] {
+      raw.copy(ptr_of(*w->args()[2].buffer), ptr_of(*w->args()[0].buffer), bytes, stream());
+    });
+    const double tuned_gbs = w->bytes() / tuned;  // bytes per ns = GB/s
+    const double copy_gbs = 2.0 * static_cast<double>(bytes) / copy;
+    state.SetIterationTime(tuned * 1e-9);
+    state.counters["tuned_GBs"] = tuned_gbs;
+    state.counters["default_GBs"] = w->bytes() / dflt;
+    state.counters["copy_GBs"] = copy_gbs;
+    state.counters["tuned_vs_copy"] = tuned_gbs / copy_gbs;
+    state.SetLabel("winner " + best.to_string());
+    g_results["vector_add_tuned_GBs"] = tuned_gbs;
+    g_results["vector_add_default_GBs"] = w->bytes() / dflt;
+    g_results["copy_GBs"] = copy_gbs;
+  }
+}
+
+void print_summary() {
+  auto get = [](const std::string& k) {
+    auto it = g_results.find(k);
+    return it == g_results.end() ? -1.0 : it->second;
+  };
+  std::printf("\n=== summary: %s (%s, %s, %s) ===\n", g_dev->info().name.c_str(),
+              g_dev->info().arch.c_str(), g_dev->info().driver_version.c_str(),
+              g_dev->info().compiler_version.c_str());
+  if (get("tuning_cold_s") >= 0)
+    std::printf(
+        "tuning 16-config fp16 matmul 4096^3: cold %.2f s (target <= 3), warm second "
+        "process %.3f s (target <= 0.3)\n",
+        get("tuning_cold_s"), get("tuning_warm_s"));
+  for (const char* key : {"matmul_f16_4096", "matmul_f16_8192", "matmul_f32_4096"}) {
+    const double t = get(std::string(key) + "_tuned_TFLOPs");
+    if (t < 0) continue;
+    const double c = get(std::string(key) + "_cublas_TFLOPs");
+    std::printf("%s: tuned %.1f TFLOP/s, default %.1f, cuBLAS %.1f -> tuned/cuBLAS %.0f%%\n", key,
+                t, get(std::string(key) + "_default_TFLOPs"), c, 100.0 * t / c);
+  }
+  if (get("vector_add_tuned_GBs") >= 0)
+    std::printf("vector_add 2^26: tuned %.0f GB/s, default %.0f, copy ceiling %.0f -> %.0f%%\n",
+                get("vector_add_tuned_GBs"), get("vector_add_default_GBs"), get("copy_GBs"),
+                100.0 * get("vector_add_tuned_GBs") / get("copy_GBs"));
+  std::printf("dispatch overhead: compare BM_dispatch_autotuned and BM_dispatch_raw (time/iter)\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::setenv("NVIDIA_TF32_OVERRIDE", "0", 1);  // SGEMM comparisons are true fp32
+  auto dev = tune::open_device("cuda");
+  if (!dev.ok()) {
+    std::fprintf(stderr, "bench_cuda: cannot run without a CUDA device: %s\n",
+                 dev.status().to_string().c_str());
+    return 77;
+  }
+  g_dev = dev->get();
+  g_kernels = tune::kernels::bundled_kernels(tune::Language::cuda_hip);
+  if (argc > 1 && std::string(argv[1]) == "--tuning-child") return tuning_child();
+
+  benchmark::RegisterBenchmark("BM_dispatch_raw", BM_dispatch_raw);
+  benchmark::RegisterBenchmark("BM_dispatch_autotuned", BM_dispatch_autotuned);
+  benchmark::RegisterBenchmark("BM_tuning_time_f16_4096", BM_tuning_time_f16_4096)
+      ->Iterations(1)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+  for (Gemm g : {Gemm{"matmul_f16", 4096, true}, Gemm{"matmul_f16", 8192, true},
+                 Gemm{"matmul_f32", 4096, false}}) {
+    benchmark::RegisterBenchmark(
+        (std::string("BM_") + g.kernel + "/" + std::to_string(g.size)).c_str(), BM_matmul, g)
+        ->Iterations(1)
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
+  benchmark::RegisterBenchmark("BM_vector_add_vs_copy/67108864", BM_vector_add_vs_copy)
+      ->Iterations(1)
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  print_summary();
+  g_flush.reset();
+  g_kernels.clear();
+  return 0;
+}

@@ -1,0 +1,279 @@
+// The bundled CUDA/HIP kernels: sources (embedded at build time with prelude.h pasted in),
+// signatures, tuning spaces with their device constraints, launch grids, keys and workloads.
+// Constraints are pure functions of Config + DeviceInfo, so the accepted set for a device can
+// be enumerated on a hand-built DeviceInfo without hardware.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "tune/kernels/bundled.hpp"
+
+namespace tune::kernels {
+namespace {
+
+#include "matmul_f16.cu.inc"
+#include "matmul_f32.cu.inc"
+#include "reduce_sum.cu.inc"
+#include "vector_add.cu.inc"
+
+std::uint32_t ceil_div(std::int64_t a, std::int64_t b) {
+  return static_cast<std::uint32_t>(std::max<std::int64_t>(1, (a + b - 1) / b));
+}
+
+KernelSource cuda_hip_source(const char* entry, const char* text) {
+  KernelSource s;
+  s.language = Language::cuda_hip;
+  s.entry = entry;
+  s.text = text;
+  return s;
+}
+
+// Threads per block within the device limit (0 = unknown: accepted).
+bool threads_fit(const Config& c, const DeviceInfo& d) {
+  return d.max_threads_per_block == 0 || c.launch().block.product() <= d.max_threads_per_block;
+}
+
+// Dynamic shared memory within the opt-in limit (0 = unknown: accepted).
+bool shared_fits(const Config& c, const DeviceInfo& d) {
+  return d.shared_bytes_per_block_optin == 0 ||
+         c.launch().shared_bytes <= d.shared_bytes_per_block_optin;
+}
+
+std::int64_t warp_of(const DeviceInfo& d) { return d.warp_size != 0 ? d.warp_size : 32; }
+
+void one_dimensional_block(Config& c) {
+  c.launch().block.y = 1;
+  c.launch().block.z = 1;
+}
+
+// The n-element kernels (vector_add, reduce_sum): a block covers block.x * EPT elements.
+LaunchDims elementwise_dims(const Config& c, std::int64_t n) {
+  LaunchDims d;
+  d.block = {c.launch().block.x, 1, 1};
+  d.grid = {ceil_div(n, std::int64_t{c.launch().block.x} * c.get_int("EPT", 1)), 1, 1};
+  return d;
+}
+
+BundledKernel vector_add() {
+  BundledKernel k;
+  k.name = "vector_add";
+  KernelDef& d = k.def;
+  d.name = "vector_add";
+  d.sources = {cuda_hip_source("vector_add", k_vector_add_cu)};
+  d.signature = KernelSignature{}
+                    .buffer("a", ElemType::f32)
+                    .buffer("b", ElemType::f32)
+                    .buffer("c", ElemType::f32)
+                    .scalar("n", ElemType::i32);
+  d.space = ConfigSpace{}
+                .param(std::string(kBlockX), {128, 256, 512, 1024})
+                .param("EPT", {1, 2, 4, 8})
+                .param("VEC", std::vector<Value>{false, true})
+                .derive(one_dimensional_block)
+                .constrain("VEC needs EPT % 4 == 0",
+                           [](const Config& c, const DeviceInfo&) {
+                             return !c.get_bool("VEC") || c.get_int("EPT") % 4 == 0;
+                           })
+                .constrain("block.x <= max threads per block", threads_fit);
+  d.key = {KeySpec::pow2("n")};
+  d.dims = [](const Config& c, ArgList args) { return elementwise_dims(c, args[3].as_int()); };
+  k.workload = [](std::span<const std::int64_t> s) { return make_vector_add(s[0]); };
+  k.demo_sizes = {{std::int64_t{1} << 26}};
+  k.test_sizes = {{1}, {1000}, {4099}, {100003}};
+  k.default_config = Config{{"EPT", 1}, {"VEC", false}}.set(kBlockX, 256);
+  one_dimensional_block(k.default_config);
+  return k;
+}
+
+BundledKernel reduce_sum() {
+  BundledKernel k;
+  k.name = "reduce_sum";
+  KernelDef& d = k.def;
+  d.name = "reduce_sum";
+  d.sources = {cuda_hip_source("reduce_sum", k_reduce_sum_cu)};
+  d.signature = KernelSignature{}
+                    .buffer("x", ElemType::f32)
+                    .buffer("out", ElemType::f32)
+                    .scalar("n", ElemType::i32);
+  d.space = ConfigSpace{}
+                .param(std::string(kBlockX), {128, 256, 512, 1024})
+                .param("EPT", {1, 2, 4, 8, 16})
+                .derive(one_dimensional_block)
+                .constrain("block.x is a multiple of the warp, at most warp^2 threads",
+                           [](const Config& c, const DeviceInfo& dev) {
+                             const std::int64_t w = warp_of(dev), b = c.launch().block.x;
+                             return b % w == 0 && b / w <= w;
+                           })
+                .constrain("block.x <= max threads per block", threads_fit);
+  d.key = {KeySpec::pow2("n")};
+  d.dims = [](const Config& c, ArgList args) { return elementwise_dims(c, args[2].as_int()); };
+  d.reset_to_zero = {"out"};
+  k.workload = [](std::span<const std::int64_t> s) { return make_reduce_sum(s[0]); };
+  k.demo_sizes = {{std::int64_t{1} << 26}};
+  k.test_sizes = {{1}, {1000}, {4099}, {100003}};
+  k.default_config = Config{{"EPT", 1}}.set(kBlockX, 256);
+  one_dimensional_block(k.default_config);
+  return k;
+}
+
+KernelSignature matmul_signature(ElemType t) {
+  return KernelSignature{}
+      .buffer("A", t)
+      .buffer("B", t)
+      .buffer("C", t)
+      .scalar("M", ElemType::i32)
+      .scalar("N", ElemType::i32)
+      .scalar("K", ElemType::i32);
+}
+
+std::vector<KeySpec> matmul_key() {
+  return {KeySpec::pow2("M"), KeySpec::pow2("N"), KeySpec::pow2("K")};
+}
+
+// fp32 SIMT matmul: dynamic shared memory of its pipeline (see matmul_f32.cu).
+void matmul_f32_derive(Config& c) {
+  one_dimensional_block(c);
+  const std::int64_t bytes =
+      c.launch().num_stages * c.get_int("BK") * ((c.get_int("BM") + 4) + (c.get_int("BN") + 4)) * 4;
+  c.launch().shared_bytes = static_cast<std::uint32_t>(bytes);
+}
+
+// The static_asserts of matmul_f32.cu, for this device's warp size.
+bool matmul_f32_shape_ok(const Config& c, const DeviceInfo& dev) {
+  const std::int64_t w = warp_of(dev), wtn = c.get_int("WTN"), threads = c.launch().block.x;
+  const std::int64_t bm = c.get_int("BM"), bn = c.get_int("BN"), bk = c.get_int("BK");
+  if (w % wtn != 0) return false;
+  const std::int64_t wm = (w / wtn) * c.get_int("TM"), wn = wtn * c.get_int("TN");
+  if (bm % wm != 0 || bn % wn != 0) return false;
+  if ((bm / wm) * (bn / wn) * w != threads) return false;
+  return (bm * bk) % threads == 0 && (bk * bn / 4) % threads == 0;
+}
+
+BundledKernel matmul_f32() {
+  BundledKernel k;
+  k.name = "matmul_f32";
+  KernelDef& d = k.def;
+  d.name = "matmul_f32";
+  d.sources = {cuda_hip_source("matmul_f32", k_matmul_f32_cu)};
+  d.signature = matmul_signature(ElemType::f32);
+  d.space = ConfigSpace{}
+                // A focused space (24 configurations on NVIDIA): the wide 128-column tiles with
+                // 8-row thread tiles that SIMT sgemm kernels win with; BK, thread-tile width,
+                // warp shape, threads and pipeline depth are tuned.
+                .param("BM", {64, 128})
+                .param("BN", {128})
+                .param("BK", {8, 16})
+                .param("TM", {8})
+                .param("TN", {4, 8})
+                .param("WTN", {4, 8})
+                .param(std::string(kBlockX), {128, 256})
+                .param(std::string(kNumStages), {2, 3})
+                .derive(matmul_f32_derive)
+                .constrain("warp, thread and block tiles fit together", matmul_f32_shape_ok)
+                .constrain("block.x <= max threads per block", threads_fit)
+                .constrain("shared memory <= opt-in limit", shared_fits);
+  d.key = matmul_key();
+  d.dims = [](const Config& c, ArgList args) {
+    LaunchDims l;
+    l.block = {c.launch().block.x, 1, 1};
+    l.grid = {ceil_div(args[4].as_int(), c.get_int("BN")),
+              ceil_div(args[3].as_int(), c.get_int("BM")), 1};
+    l.shared_bytes = c.launch().shared_bytes;
+    return l;
+  };
+  k.workload = [](std::span<const std::int64_t> s) {
+    return make_matmul(s[0], s[1], s[2], ElemType::f32);
+  };
+  k.demo_sizes = {{4096, 4096, 4096}};
+  k.test_sizes = {{1, 1, 1}, {17, 33, 9}, {64, 64, 64}, {100, 130, 72}, {129, 257, 40}};
+  k.default_config = Config{{"BM", 64}, {"BN", 128}, {"BK", 8}, {"TM", 8}, {"TN", 8}, {"WTN", 8}}
+                         .set(kBlockX, 128)
+                         .set(kNumStages, 2);
+  matmul_f32_derive(k.default_config);
+  return k;
+}
+
+// One fp16 tensor-core configuration: block tile, K step, warps along M, threads, stages.
+Config matmul_f16_config(int bm, int bn, int bk, int warps_m, int threads, int stages) {
+  Config c{{"BM", bm}, {"BN", bn}, {"BK", bk}, {"WARPS_M", warps_m}};
+  c.set(kBlockX, threads).set(kNumStages, stages);
+  one_dimensional_block(c);
+  // Padded A and B tiles per stage, in halves (see matmul_f16.cu).
+  c.launch().shared_bytes =
+      static_cast<std::uint32_t>(stages * (bm * (bk + 8) + bk * (bn + 8)) * 2);
+  return c;
+}
+
+// The static_asserts of matmul_f16.cu: the tensor-core path (warps of 32) and the SIMT
+// fallback (16 threads across N) must both accept the configuration.
+bool matmul_f16_shape_ok(const Config& c, const DeviceInfo&) {
+  const std::int64_t threads = c.launch().block.x, warps = threads / 32;
+  const std::int64_t bm = c.get_int("BM"), bn = c.get_int("BN"), bk = c.get_int("BK");
+  const std::int64_t wm_count = c.get_int("WARPS_M");
+  if (threads % 32 != 0 || warps % wm_count != 0) return false;
+  const std::int64_t wm = bm / wm_count, wn = bn / (warps / wm_count);
+  return wm % 16 == 0 && wn % 16 == 0 && bk % 16 == 0 && (bm * bk / 8) % threads == 0 &&
+         (bk * bn / 8) % threads == 0 && bm % (threads / 16) == 0 && bn % 16 == 0;
+}
+
+BundledKernel matmul_f16() {
+  BundledKernel k;
+  k.name = "matmul_f16";
+  KernelDef& d = k.def;
+  d.name = "matmul_f16";
+  d.sources = {cuda_hip_source("matmul_f16", k_matmul_f16_cu)};
+  d.signature = matmul_signature(ElemType::f16);
+  // 16 configurations (the tuning-time figure): 128x128, 128x256 and 64x128 tiles,
+  // BK 32/64, 2-4 stages, 4 or 8 warps.
+  d.space = ConfigSpace::list({
+                                  matmul_f16_config(128, 128, 32, 2, 128, 2),
+                                  matmul_f16_config(128, 128, 32, 2, 128, 3),
+                                  matmul_f16_config(128, 128, 32, 2, 128, 4),
+                                  matmul_f16_config(128, 128, 64, 2, 128, 3),
+                                  matmul_f16_config(128, 128, 32, 2, 256, 3),
+                                  matmul_f16_config(128, 128, 64, 2, 256, 3),
+                                  matmul_f16_config(128, 128, 64, 4, 256, 4),
+                                  matmul_f16_config(128, 256, 32, 2, 256, 3),
+                                  matmul_f16_config(128, 256, 32, 2, 256, 4),
+                                  matmul_f16_config(128, 256, 64, 2, 256, 3),
+                                  matmul_f16_config(128, 256, 64, 2, 256, 4),
+                                  matmul_f16_config(128, 256, 64, 4, 256, 3),
+                                  matmul_f16_config(64, 128, 32, 2, 128, 2),
+                                  matmul_f16_config(64, 128, 32, 2, 128, 4),
+                                  matmul_f16_config(64, 128, 64, 2, 128, 3),
+                                  matmul_f16_config(64, 128, 64, 1, 128, 4),
+                              })
+                .constrain("tensor-core and SIMT tiles fit together", matmul_f16_shape_ok)
+                .constrain("block.x <= max threads per block", threads_fit)
+                .constrain("shared memory <= opt-in limit", shared_fits);
+  d.key = matmul_key();
+  d.dims = [](const Config& c, ArgList args) {
+    LaunchDims l;
+    l.block = {c.launch().block.x, 1, 1};
+    l.grid = {
+        ceil_div(args[3].as_int(), c.get_int("BM")) * ceil_div(args[4].as_int(), c.get_int("BN")),
+        1, 1};
+    l.shared_bytes = c.launch().shared_bytes;
+    return l;
+  };
+  k.workload = [](std::span<const std::int64_t> s) {
+    return make_matmul(s[0], s[1], s[2], ElemType::f16);
+  };
+  k.demo_sizes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
+  k.test_sizes = {{1, 1, 1}, {17, 33, 9}, {64, 64, 64}, {100, 130, 72}, {129, 257, 40}};
+  k.default_config = matmul_f16_config(128, 128, 32, 2, 128, 3);
+  return k;
+}
+
+}  // namespace
+
+std::vector<BundledKernel> cuda_hip_kernels() {
+  std::vector<BundledKernel> out;
+  out.push_back(vector_add());
+  out.push_back(reduce_sum());
+  out.push_back(matmul_f32());
+  out.push_back(matmul_f16());
+  return out;
+}
+
+}  // namespace tune::kernels

@@ -1,0 +1,257 @@
+// The CUDA device on real hardware: every bundled kernel's every configuration verified
+// against the CPU reference, timing, limits, sticky errors, timeouts, the CUBIN cache and
+// tuning through the Autotuner. Each case skips with the reason when there is no driver or
+// no device. Tests never assert which configuration is faster.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "skip.hpp"
+#include "tune/cuda/cuda_backend.hpp"
+#include "tune/kernels/bundled.hpp"
+#include "tune/tune.hpp"
+
+namespace {
+
+std::unique_ptr<tune::Device> open_or_skip() {
+  auto dev = tune::open_device("cuda");
+  if (!dev.ok()) TUNE_SKIP("no CUDA device: " + dev.status().to_string());
+  return std::move(*dev);
+}
+
+tune::KernelSource source(std::string text, std::string entry = "k") {
+  tune::KernelSource s;
+  s.language = tune::Language::cuda_hip;
+  s.entry = std::move(entry);
+  s.text = std::move(text);
+  return s;
+}
+
+const tune::kernels::BundledKernel& bundled(const std::vector<tune::kernels::BundledKernel>& all,
+                                            const std::string& name) {
+  for (const auto& k : all)
+    if (k.name == name) return k;
+  FAIL("no bundled kernel " << name);
+  return all.front();
+}
+
+// Every accepted configuration of one kernel, on every test size, checked against the CPU.
+void verify_every_config(const std::string& name) {
+  auto dev = open_or_skip();
+  auto all = tune::kernels::bundled_kernels(tune::Language::cuda_hip);
+  const auto& k = bundled(all, name);
+  auto configs = k.def.space.enumerate(dev->info());
+  REQUIRE(configs.ok());
+  REQUIRE(!configs->empty());
+  const tune::KernelSource* src = k.def.source_for(tune::Language::cuda_hip);
+  int checked = 0;
+  for (const auto& sizes : k.test_sizes) {
+    auto w = k.workload(sizes);
+    REQUIRE(w->setup(*dev, 1234).ok());
+    for (const auto& c : *configs) {
+      INFO(name << " " << w->size_text() << " " << c.to_string());
+      auto ck = dev->compile(*src, c);
+      REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
+      REQUIRE(w->poison_outputs(*dev).ok());
+      for (const auto& z : k.def.reset_to_zero) {
+        const int idx = k.def.signature.index_of(z);
+        REQUIRE(idx >= 0);
+        auto& arg = w->args()[static_cast<std::size_t>(idx)];
+        REQUIRE(dev->fill(*arg.buffer, 0, arg.buffer->size_bytes(), 0).ok());
+      }
+      tune::Status s = dev->launch(**ck, k.def.dims(c, w->args()), w->args());
+      REQUIRE_MESSAGE(s.ok(), s.to_string());
+      tune::Status v = w->check(*dev);
+      CHECK_MESSAGE(v.ok(), v.to_string());
+      ++checked;
+    }
+  }
+  std::printf("%s: %zu configurations x %zu sizes verified on %s\n", name.c_str(), configs->size(),
+              k.test_sizes.size(), dev->info().name.c_str());
+  CHECK(checked > 0);
+}
+
+}  // namespace
+
+TEST_CASE("device info comes from the driver") {
+  auto dev = open_or_skip();
+  const tune::DeviceInfo& i = dev->info();
+  std::printf("%s %s: %u SMs, L2 %llu B, smem %u/%u B, %s, %s\n", i.name.c_str(), i.arch.c_str(),
+              i.compute_units, static_cast<unsigned long long>(i.l2_bytes),
+              i.shared_bytes_per_block, i.shared_bytes_per_block_optin, i.driver_version.c_str(),
+              i.compiler_version.c_str());
+  CHECK(i.backend == "cuda");
+  CHECK(i.arch.rfind("sm_", 0) == 0);
+  CHECK(i.compute_units > 0);
+  CHECK(i.l2_bytes > 0);
+  CHECK(i.warp_size == 32);
+  CHECK(i.shared_bytes_per_block_optin >= i.shared_bytes_per_block);
+  CHECK(i.compiler_version.rfind("NVRTC", 0) == 0);
+}
+
+TEST_CASE("buffers: upload, fill, copy, download") {
+  auto dev = open_or_skip();
+  std::vector<std::uint32_t> host(1000);
+  for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<std::uint32_t>(i * 7 + 1);
+  auto a = dev->alloc(4000);
+  auto b = dev->alloc(4000);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  REQUIRE(dev->upload(**a, host.data(), 4000, 0).ok());
+  REQUIRE(dev->copy(**b, **a, 4000).ok());
+  REQUIRE(dev->fill(**b, 0xdeadbeef, 400, 800).ok());
+  std::vector<std::uint32_t> back(1000);
+  REQUIRE(dev->download(**b, back.data(), 4000, 0).ok());
+  for (std::size_t i = 0; i < back.size(); ++i) {
+    const bool filled = i >= 200 && i < 300;
+    REQUIRE(back[i] == (filled ? 0xdeadbeefu : host[i]));
+  }
+  CHECK(dev->upload(**a, host.data(), 4000, 4).code() == tune::StatusCode::invalid_argument);
+  CHECK(dev->fill(**a, 0, 3, 0).code() == tune::StatusCode::invalid_argument);
+}
+
+TEST_CASE("vector_add: every configuration verified") { verify_every_config("vector_add"); }
+TEST_CASE("reduce_sum: every configuration verified") { verify_every_config("reduce_sum"); }
+TEST_CASE("matmul_f32: every configuration verified") { verify_every_config("matmul_f32"); }
+TEST_CASE("matmul_f16: every configuration verified") { verify_every_config("matmul_f16"); }
+
+TEST_CASE("compile reports resources and time() returns one positive sample per rep") {
+  auto dev = open_or_skip();
+  auto all = tune::kernels::bundled_kernels(tune::Language::cuda_hip);
+  const auto& k = bundled(all, "matmul_f16");
+  auto ck = dev->compile(*k.def.source_for(tune::Language::cuda_hip), k.default_config);
+  REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
+  MESSAGE("matmul_f16 default: " << (*ck)->resources().to_string());
+  CHECK((*ck)->resources().registers > 0);
+  CHECK((*ck)->resources().max_threads >= 128);
+  CHECK(tune::cuda::native_function(**ck) != nullptr);
+  auto w = k.workload(std::vector<std::int64_t>{512, 512, 512});
+  REQUIRE(w->setup(*dev, 7).ok());
+  tune::TimingPlan plan;
+  plan.reps = 10;
+  int hooks = 0;
+  plan.before_each = [&] {
+    ++hooks;
+    return tune::Status{};
+  };
+  auto t = dev->time(**ck, k.def.dims(k.default_config, w->args()), w->args(), plan);
+  REQUIRE_MESSAGE(t.ok(), t.status().to_string());
+  REQUIRE(t->size() == 10);
+  CHECK(hooks == 10);
+  for (double ns : *t) CHECK(ns > 0);
+  CHECK(w->check(*dev).ok());
+}
+
+TEST_CASE("a variant over the device limits is out_of_resources before launch") {
+  auto dev = open_or_skip();
+  const char* text = "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] = 1.0f; }";
+  tune::Config too_many;
+  too_many.set(tune::kBlockX, 2048);
+  auto a = dev->compile(source(text), too_many);
+  REQUIRE_FALSE(a.ok());
+  CHECK(a.status().code() == tune::StatusCode::out_of_resources);
+  tune::Config too_much;
+  too_much.launch().shared_bytes = dev->info().shared_bytes_per_block_optin + 1024;
+  auto b = dev->compile(source(text), too_much);
+  REQUIRE_FALSE(b.ok());
+  CHECK(b.status().code() == tune::StatusCode::out_of_resources);
+  // Over 48 KiB but within the opt-in limit: compiles, the attribute is raised, it launches.
+  tune::Config big;
+  big.launch().shared_bytes = 100 * 1024;
+  auto c = dev->compile(source(text), big);
+  REQUIRE_MESSAGE(c.ok(), c.status().to_string());
+  auto buf = dev->alloc(1024 * 4);
+  REQUIRE(buf.ok());
+  tune::ArgValue args[] = {tune::ArgValue::buf(**buf, tune::ElemType::f32, 1024)};
+  tune::LaunchDims dims{{1, 1, 1}, {256, 1, 1}, 100 * 1024};
+  CHECK(dev->launch(**c, dims, args).ok());
+  CHECK(dev->synchronize().ok());
+  dims.block = {2048, 1, 1};
+  CHECK(dev->launch(**c, dims, args).code() == tune::StatusCode::out_of_resources);
+}
+
+TEST_CASE("the CUBIN cache serves a second compile of the same variant") {
+  auto dev = open_or_skip();
+  const char* text = "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] = SEED; }";
+  // A value unique to this run, so the first compile is a miss.
+  const auto seed = std::chrono::steady_clock::now().time_since_epoch().count() % 1000000007;
+  tune::Config c{{"SEED", static_cast<int>(seed)}};
+  auto first = dev->compile(source(text), c);
+  REQUIRE(first.ok());
+  auto second = dev->compile(source(text), c);
+  REQUIRE(second.ok());
+  if (std::getenv("TUNE_CACHE") != nullptr && std::string(std::getenv("TUNE_CACHE")) == "off") {
+    MESSAGE("TUNE_CACHE=off: no cache to check");
+  } else {
+    CHECK((*second)->compile_log().find("(binary from the cubin cache)") == 0);
+  }
+}
+
+TEST_CASE("an illegal address is device_lost and the device stays lost") {
+  auto dev = open_or_skip();
+  const char* text =
+      "extern \"C\" __global__ void k(float* x) { x[(1ull << 40) + threadIdx.x] = 1.0f; }";
+  auto ck = dev->compile(source(text), tune::Config{});
+  REQUIRE(ck.ok());
+  auto buf = dev->alloc(64);
+  REQUIRE(buf.ok());
+  tune::ArgValue args[] = {tune::ArgValue::buf(**buf, tune::ElemType::f32, 16)};
+  tune::TimingPlan plan;
+  plan.reps = 1;
+  auto t = dev->time(**ck, tune::LaunchDims{{1, 1, 1}, {32, 1, 1}, 0}, args, plan);
+  REQUIRE_FALSE(t.ok());
+  MESSAGE(t.status().to_string());
+  CHECK(t.status().code() == tune::StatusCode::device_lost);
+  CHECK(t.status().message().find("CUDA_ERROR_ILLEGAL_ADDRESS") != std::string::npos);
+  CHECK(dev->synchronize().code() == tune::StatusCode::device_lost);
+}
+
+TEST_CASE("a launch that outlives timeout_ms is a timeout") {
+  auto dev = open_or_skip();
+  // Spins for about 2 s of GPU clock (globaltimer is in ns).
+  const char* text = R"(extern "C" __global__ void k(int* x) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < 2000000000ull);
+    x[0] = 1;
+  })";
+  auto ck = dev->compile(source(text), tune::Config{});
+  REQUIRE(ck.ok());
+  auto buf = dev->alloc(64);
+  REQUIRE(buf.ok());
+  tune::ArgValue args[] = {tune::ArgValue::buf(**buf, tune::ElemType::i32, 16)};
+  tune::TimingPlan plan;
+  plan.reps = 1;
+  plan.flush_l2 = false;
+  plan.timeout_ms = 100;
+  auto t = dev->time(**ck, tune::LaunchDims{{1, 1, 1}, {1, 1, 1}, 0}, args, plan);
+  REQUIRE_FALSE(t.ok());
+  CHECK(t.status().code() == tune::StatusCode::timeout);
+  CHECK(dev->synchronize().ok());  // it does finish; the device is still usable
+}
+
+TEST_CASE("the Autotuner tunes matmul_f16 on the device and the winner is correct") {
+  auto dev = open_or_skip();
+  auto all = tune::kernels::bundled_kernels(tune::Language::cuda_hip);
+  const auto& k = bundled(all, "matmul_f16");
+  tune::AutotunerOptions opts;
+  opts.persistent = false;
+  opts.bench.warmup_ms = 2;
+  opts.bench.rep_ms = 5;
+  auto tuner = tune::Autotuner::make(k.def, opts);
+  REQUIRE_MESSAGE(tuner.ok(), tuner.status().to_string());
+  auto w = k.workload(std::vector<std::int64_t>{1024, 1024, 1024});
+  REQUIRE(w->setup(*dev, 99).ok());
+  tune::Status s = (*tuner)->run(*dev, w->args());
+  REQUIRE_MESSAGE(s.ok(), s.to_string());
+  auto report = (*tuner)->last_report(*dev, w->args());
+  REQUIRE(report.has_value());
+  MESSAGE(report->to_string());
+  REQUIRE(w->poison_outputs(*dev).ok());
+  REQUIRE((*tuner)->run(*dev, w->args()).ok());
+  tune::Status v = w->check(*dev);
+  CHECK_MESSAGE(v.ok(), v.to_string());
+}

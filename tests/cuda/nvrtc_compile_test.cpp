@@ -1,0 +1,138 @@
+// NVRTC compiles every bundled kernel's every accepted configuration for sm_80 and sm_90, for
+// real (no GPU needed); a broken source reports compile_error with the compiler's log.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "tune/cuda/cuda_backend.hpp"
+#include "tune/kernels/bundled.hpp"
+
+namespace {
+
+// What an H100/H200-class (sm_90) or A100-class (sm_80) device reports; only the fields the
+// bundled constraints read matter.
+tune::DeviceInfo nvidia_info(const std::string& arch, std::uint32_t optin) {
+  tune::DeviceInfo d;
+  d.backend = "cuda";
+  d.vendor = "NVIDIA";
+  d.name = "hand-built " + arch;
+  d.arch = arch;
+  d.max_threads_per_block = 1024;
+  d.max_block = {1024, 1024, 64};
+  d.max_grid = {2147483647u, 65535, 65535};
+  d.shared_bytes_per_block = 48 * 1024;
+  d.shared_bytes_per_block_optin = optin;
+  d.registers_per_block = 65536;
+  d.warp_size = 32;
+  return d;
+}
+
+void compile_all_for(const tune::DeviceInfo& dev) {
+  auto kernels = tune::kernels::bundled_kernels(tune::Language::cuda_hip);
+  REQUIRE(kernels.size() == 4);
+  const auto start = std::chrono::steady_clock::now();
+  std::size_t total = 0;
+  for (const auto& k : kernels) {
+    const tune::KernelSource* src = k.def.source_for(tune::Language::cuda_hip);
+    REQUIRE(src != nullptr);
+    auto configs = k.def.space.enumerate(dev);
+    REQUIRE_MESSAGE(configs.ok(), configs.status().to_string());
+    CHECK_MESSAGE(!configs->empty(), k.name << " accepts no configuration on " << dev.arch);
+    for (const auto& c : *configs) {
+      auto out = tune::cuda::nvrtc_compile(dev.arch, *src, c);
+      REQUIRE_MESSAGE(out.ok(), k.name << " " << c.to_string() << ": " << out.status().to_string());
+      // A CUBIN is an ELF object.
+      REQUIRE(out->binary.size() > 4);
+      CHECK(out->binary.compare(0, 4,
+                                "\x7f"
+                                "ELF") == 0);
+      // ptxas -v reported this variant's registers.
+      CHECK_MESSAGE(tune::gpu::parse_resource_log(out->log).registers > 0, out->log);
+    }
+    total += configs->size();
+    std::printf("%s: %zu configurations compiled for %s\n", k.name.c_str(), configs->size(),
+                dev.arch.c_str());
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("%zu variants for %s in %.1f s\n", total, dev.arch.c_str(), s);
+}
+
+tune::KernelSource source(std::string text) {
+  tune::KernelSource s;
+  s.language = tune::Language::cuda_hip;
+  s.entry = "k";
+  s.text = std::move(text);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("nvrtc compiles every bundled kernel configuration for sm_80") {
+  compile_all_for(nvidia_info("sm_80", 163 * 1024));
+}
+
+TEST_CASE("nvrtc compiles every bundled kernel configuration for sm_90") {
+  compile_all_for(nvidia_info("sm_90", 227 * 1024));
+}
+
+TEST_CASE("a broken source is a compile_error carrying the compiler log") {
+  auto out = tune::cuda::nvrtc_compile_for(
+      "sm_90", source("extern \"C\" __global__ void k(float* x) { x[0] = undeclared_name; }"),
+      tune::Config{});
+  REQUIRE_FALSE(out.ok());
+  CHECK(out.status().code() == tune::StatusCode::compile_error);
+  CHECK(out.status().message().find("undeclared_name") != std::string::npos);
+  CHECK(out.status().message().find("-arch=sm_90") != std::string::npos);
+}
+
+TEST_CASE("config values become macro definitions, booleans as 1/0") {
+  const char* text = R"(
+#if !(TILE == 64 && FLAG == 1 && OFF == 0 && TUNE_BLOCK_X == 128 && TUNE_NUM_STAGES == 3)
+#error config not visible
+#endif
+extern "C" __global__ void k(float* x) { x[threadIdx.x] = TILE; })";
+  tune::Config c{{"TILE", 64}, {"FLAG", true}, {"OFF", false}};
+  c.set(tune::kBlockX, 128).set(tune::kNumStages, 3);
+  auto out = tune::cuda::nvrtc_compile_for("sm_80", source(text), c);
+  CHECK_MESSAGE(out.ok(), out.status().to_string());
+  auto bad = tune::cuda::nvrtc_compile_for("sm_80", source(text), tune::Config{{"TILE", 32}});
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("config not visible") != std::string::npos);
+}
+
+TEST_CASE("max_registers reaches the compiler") {
+  const char* text = "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] *= 2.0f; }";
+  tune::Config c;
+  c.launch().max_registers = 32;
+  auto opts = tune::gpu::config_defines(c);
+  auto out = tune::cuda::nvrtc_compile("sm_90", source(text), c);
+  REQUIRE_MESSAGE(out.ok(), out.status().to_string());
+  CHECK(tune::gpu::parse_resource_log(out->log).registers <= 32);
+}
+
+TEST_CASE("an unknown or unsupported architecture is invalid_argument") {
+  const char* text = "extern \"C\" __global__ void k() {}";
+  auto bad_form = tune::cuda::nvrtc_compile_for("gfx90a", source(text), tune::Config{});
+  REQUIRE_FALSE(bad_form.ok());
+  CHECK(bad_form.status().code() == tune::StatusCode::invalid_argument);
+  auto too_old = tune::cuda::nvrtc_compile_for("sm_20", source(text), tune::Config{});
+  REQUIRE_FALSE(too_old.ok());
+  CHECK(too_old.status().code() == tune::StatusCode::invalid_argument);
+  CHECK(too_old.status().message().find("sm_90") != std::string::npos);  // lists the supported
+}
+
+TEST_CASE("resource lines of ptxas are parsed") {
+  const char* log =
+      "ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+      "ptxas info    : Function properties for k\n"
+      "    24 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads\n"
+      "ptxas info    : Used 168 registers, used 1 barriers, 24 bytes cumulative stack size, "
+      "1024 bytes smem\n";
+  auto r = tune::gpu::parse_resource_log(log);
+  CHECK(r.registers == 168);
+  CHECK(r.spill_bytes == 8);
+  CHECK(r.local_bytes == 24);
+  CHECK(r.shared_bytes == 1024);
+}

@@ -1,0 +1,122 @@
+// hiprtc compiles every bundled kernel's every accepted configuration for gfx90a (CDNA2,
+// wave64) and gfx1030 (RDNA2, wave32) and produces a code object; a broken source reports the
+// log; without a device the backend reports "no HIP device" as unavailable.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "skip.hpp"
+#include "tune/hip/hip_backend.hpp"
+#include "tune/kernels/bundled.hpp"
+#include "tune/registry.hpp"
+
+namespace {
+
+tune::DeviceInfo amd_info(const std::string& arch, std::uint32_t warp) {
+  tune::DeviceInfo d;
+  d.backend = "hip";
+  d.vendor = "AMD";
+  d.name = "hand-built " + arch;
+  d.arch = arch;
+  d.max_threads_per_block = 1024;
+  d.max_block = {1024, 1024, 1024};
+  d.max_grid = {2147483647u, 65536, 65536};
+  d.shared_bytes_per_block = 64 * 1024;
+  d.shared_bytes_per_block_optin = 64 * 1024;
+  d.warp_size = warp;
+  return d;
+}
+
+void compile_all_for(const tune::DeviceInfo& dev) {
+  auto kernels = tune::kernels::bundled_kernels(tune::Language::cuda_hip);
+  REQUIRE(kernels.size() == 4);
+  const auto start = std::chrono::steady_clock::now();
+  std::size_t total = 0;
+  for (const auto& k : kernels) {
+    const tune::KernelSource* src = k.def.source_for(tune::Language::cuda_hip);
+    REQUIRE(src != nullptr);
+    auto configs = k.def.space.enumerate(dev);
+    REQUIRE_MESSAGE(configs.ok(), configs.status().to_string());
+    CHECK_MESSAGE(!configs->empty(), k.name << " accepts no configuration on " << dev.arch);
+    for (const auto& c : *configs) {
+      auto out = tune::hip::hiprtc_compile(dev.arch, *src, c);
+      REQUIRE_MESSAGE(out.ok(), k.name << " " << c.to_string() << ": " << out.status().to_string());
+      // A code object (ELF, possibly inside an offload bundle) that names the entry point.
+      REQUIRE(out->binary.size() > 16);
+      const bool elf = out->binary.compare(0, 4,
+                                           "\x7f"
+                                           "ELF") == 0;
+      const bool bundle = out->binary.compare(0, 24, "__CLANG_OFFLOAD_BUNDLE__") == 0;
+      CHECK_MESSAGE((elf || bundle), "not a code object");
+      CHECK(out->binary.find(src->entry) != std::string::npos);
+    }
+    total += configs->size();
+    std::printf("%s: %zu configurations compiled for %s\n", k.name.c_str(), configs->size(),
+                dev.arch.c_str());
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("%zu variants for %s in %.1f s\n", total, dev.arch.c_str(), s);
+}
+
+tune::KernelSource source(std::string text) {
+  tune::KernelSource s;
+  s.language = tune::Language::cuda_hip;
+  s.entry = "k";
+  s.text = std::move(text);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("hiprtc compiles every bundled kernel configuration for gfx90a") {
+  compile_all_for(amd_info("gfx90a", 64));
+}
+
+TEST_CASE("hiprtc compiles every bundled kernel configuration for gfx1030") {
+  compile_all_for(amd_info("gfx1030", 32));
+}
+
+TEST_CASE("a broken source is a compile_error carrying the compiler log") {
+  auto out = tune::hip::hiprtc_compile_for(
+      "gfx90a", source("extern \"C\" __global__ void k(float* x) { x[0] = undeclared_name; }"),
+      tune::Config{});
+  REQUIRE_FALSE(out.ok());
+  CHECK(out.status().code() == tune::StatusCode::compile_error);
+  CHECK(out.status().message().find("undeclared_name") != std::string::npos);
+  CHECK(out.status().message().find("--offload-arch=gfx90a") != std::string::npos);
+}
+
+TEST_CASE("the warp size is a per-target compile-time constant") {
+  const char* text = R"(
+#if TUNE_WARP_SIZE != EXPECT
+#error wrong warp size
+#endif
+extern "C" __global__ void k(float* x) { x[threadIdx.x] = TUNE_WARP_SIZE; })";
+  CHECK(tune::hip::hiprtc_compile_for("gfx90a", source(text), tune::Config{{"EXPECT", 64}}).ok());
+  CHECK(tune::hip::hiprtc_compile_for("gfx1030", source(text), tune::Config{{"EXPECT", 32}}).ok());
+  CHECK_FALSE(
+      tune::hip::hiprtc_compile_for("gfx90a", source(text), tune::Config{{"EXPECT", 32}}).ok());
+}
+
+TEST_CASE("a non-gfx target is invalid_argument") {
+  auto out = tune::hip::hiprtc_compile_for("sm_90", source("extern \"C\" __global__ void k() {}"),
+                                           tune::Config{});
+  REQUIRE_FALSE(out.ok());
+  CHECK(out.status().code() == tune::StatusCode::invalid_argument);
+}
+
+TEST_CASE("without a device, hip reports 'no HIP device' as unavailable") {
+  if (tune::hip::runtime_status().ok()) TUNE_SKIP("a HIP device is present: nothing to test");
+  tune::Status s = tune::hip::runtime_status();
+  CHECK(s.code() == tune::StatusCode::unavailable);
+  CHECK(s.message().find("no HIP device") != std::string::npos);
+  auto dev = tune::open_device("hip");
+  REQUIRE_FALSE(dev.ok());
+  CHECK(dev.status().code() == tune::StatusCode::unavailable);
+  CHECK(dev.status().message().find("no HIP device") != std::string::npos);
+  auto names = tune::compiled_backends();
+  CHECK(std::find(names.begin(), names.end(), "hip") != names.end());
+}
