@@ -31,21 +31,27 @@ struct CacheArgs {
   std::string file;  // export / import
 };
 
+// Prints the message, then ends the command with `code`. CLI11's App::exit() prints nothing for
+// a CLI::RuntimeError, so the message must be written here or the user never sees it.
+[[noreturn]] void fail(const std::string& message, int code) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "tune cache: %s\n", message.c_str());
+  throw CLI::RuntimeError(message, code);
+}
+[[noreturn]] void fail(const Status& st) { fail(st.to_string(), 1); }
+
 std::string db_path(const CacheArgs& a) { return a.db.empty() ? default_cache_path() : a.db; }
 
 // Opens the database for a command; `write` asks for readwrite (refused when TUNE_CACHE is
 // readonly). Reading never creates the file.
 std::shared_ptr<SqliteStore> open_for(const CacheArgs& a, bool write) {
   std::string path = db_path(a);
-  if (path.empty())
-    throw CLI::RuntimeError("no cache path: set TUNE_CACHE_DIR, XDG_CACHE_HOME or HOME", 2);
+  if (path.empty()) fail("no cache path: set TUNE_CACHE_DIR, XDG_CACHE_HOME or HOME", 2);
   SqliteStore::Options opts;
   opts.mode = write && cache_mode_from_env() != CacheMode::readonly ? CacheMode::readwrite
                                                                     : CacheMode::readonly;
   return SqliteStore::open(path, opts);
 }
-
-[[noreturn]] void fail(const Status& st) { throw CLI::RuntimeError(st.to_string(), 1); }
 
 std::string age_text(std::int64_t unix_time) {
   if (unix_time <= 0) return "-";

@@ -283,7 +283,22 @@ int main(int argc, char** argv) {
   tune::cli::add_cache_command(app);
 #endif
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::RequiredError& e) {
+    // CLI11 checks for a missing subcommand before it complains about extra arguments, so a
+    // mistyped command ("tune devics", "tune cache lst") would only say "A subcommand is
+    // required". Name the word it did not know instead.
+    const std::vector<std::string> extra = app.remaining(true);
+    if (extra.empty() || std::string(e.what()).find("subcommand") == std::string::npos)
+      return app.exit(e);
+    const std::string& word = extra.front();
+    std::fprintf(stderr, "tune: unknown %s '%s'; run 'tune --help' for the commands\n",
+                 word.rfind('-', 0) == 0 ? "option" : "command", word.c_str());
+    return static_cast<int>(CLI::ExitCodes::ExtrasError);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
   if (devices->parsed()) return cmd_devices();
   if (demo->parsed()) return cmd_demo(demo_opts);
   return 0;

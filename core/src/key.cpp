@@ -107,7 +107,9 @@ std::string KeyBuilder::to_string(const TuningKey& key) const {
   std::size_t n = specs_.size();
   for (std::size_t i = 0; i < n && i < static_cast<std::size_t>(key.size); ++i) {
     if (!s.empty()) s += ',';
-    s += specs_[i].arg + "=" + std::to_string(key.values[i]);
+    s += specs_[i].arg;
+    s += '=';
+    s += std::to_string(key.values[i]);
   }
   s += ';';
   if (static_cast<std::size_t>(key.size) > n) {
@@ -118,7 +120,10 @@ std::string KeyBuilder::to_string(const TuningKey& key) const {
       s += t == 0 ? std::string("?") : std::string(tune::to_string(static_cast<ElemType>(t - 1)));
     }
   }
-  for (int i = static_cast<int>(n) + 1; i < key.size; ++i) s += "," + std::to_string(key.values[i]);
+  for (int i = static_cast<int>(n) + 1; i < key.size; ++i) {
+    s += ',';  // appended in steps: GCC 12 -O3 warns falsely (-Wrestrict) on "," + string
+    s += std::to_string(key.values[i]);
+  }
   return s;
 }
 

@@ -1,0 +1,382 @@
+// bench_cache: cold-start cost of a tuned kernel in a fresh process (issue 6).
+//
+// What a user pays when a program starts and calls a kernel that an earlier process already
+// tuned: open the device, open the SQLite cache, build the Autotuner, then the first run()
+// (load and validate the stored rows, pick the winner, compile it, launch it). Every
+// measurement is a new process: this binary re-executes itself as
+//   bench_cache --child <sim|vulkan> <populate|cold|scratch> <db file> <result file>
+// and the parent reports medians over several children. Before the cold runs, one child
+// ("populate") tunes the kernel into a scratch database, exactly as a first run of a program
+// would.
+//
+// Scenarios, per device (the simulated device, tune::testing::SimDevice; the Vulkan backend
+// when it is built and a device opens):
+//   disk        the result is on disk, nothing compiled is cached: the first run() compiles
+//               the winner (on Vulkan: shaderc GLSL -> SPIR-V, then the driver's pipeline).
+//   warm_binary the same, with the compiled-binary cache warm. Vulkan keeps SPIR-V in memory
+//               only (per device), so no fresh process can have it warm: the column shows the
+//               in-process bound instead, a second Autotuner's first run() on the same device
+//               after the first one (SPIR-V cached, pipeline rebuilt). The simulated device
+//               compiles nothing, so the two are the same there.
+//   scratch     reference: the same first run() with an empty cache (a full tuning).
+//
+// The kernel is the bundled vector_add at its first demo size (n = 1 Mi), the one
+// `tune demo --quick --kernel vector_add` tunes; on the simulated device its definition is
+// reused with a simulated source.
+//
+// Run: bench_cache [google-benchmark flags]; BENCH_CACHE_REPS (default 7) fresh processes per
+// scenario. The device is the backend's default (set VK_ICD_FILENAMES to pick lavapipe).
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tune/kernels/bundled.hpp"
+#include "tune/sqlite_store.hpp"
+#include "tune/testing/sim_device.hpp"
+#include "tune/tune.hpp"
+#if __has_include("tune/vulkan.hpp")
+#include "tune/vulkan.hpp"
+#define BENCH_CACHE_VULKAN 1
+#endif
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child: one fresh process, one measurement.
+
+// The bundled vector_add for `backend`; on "sim" its definition with a simulated source.
+tune::Result<tune::kernels::BundledKernel> find_kernel(const std::string& backend) {
+  std::vector<tune::Language> langs;
+  if (backend == "sim") {
+    langs = {tune::Language::glsl, tune::Language::cuda_hip};
+  } else {
+    langs = {tune::Language::glsl};
+  }
+  for (tune::Language l : langs) {
+    for (auto& k : tune::kernels::bundled_kernels(l)) {
+      if (k.name != "vector_add") continue;
+      if (backend == "sim")
+        k.def.sources = {{tune::Language::simulated, "vector_add", "// simulated vector_add"}};
+      return std::move(k);
+    }
+  }
+  return tune::Status(tune::StatusCode::not_found, "no bundled vector_add in this build");
+}
+
+std::uint64_t compiles(tune::Device& dev) {
+  if (auto* sim = dynamic_cast<tune::testing::SimDevice*>(&dev)) return sim->compiles();
+#ifdef BENCH_CACHE_VULKAN
+  if (auto d = tune::vulkan_diagnostics(dev)) return d->shaderc_compiles;
+#endif
+  return 0;
+}
+
+int child_main(const std::string& backend, const std::string& mode, const std::string& db,
+               const std::string& result_file) {
+  const auto t_open = Clock::now();
+  std::unique_ptr<tune::Device> dev;
+  if (backend == "sim") {
+    auto sim = std::make_unique<tune::testing::SimDevice>();
+    sim->set_record_events(false);
+    dev = std::move(sim);
+  } else {
+    auto opened = tune::open_device(backend);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "%s\n", opened.status().to_string().c_str());
+      return 2;
+    }
+    dev = std::move(*opened);
+  }
+  const double open_ms = ms_since(t_open);
+
+  auto kernel = find_kernel(backend);
+  if (!kernel.ok()) {
+    std::fprintf(stderr, "%s\n", kernel.status().to_string().c_str());
+    return 2;
+  }
+  auto work = kernel->workload(kernel->demo_sizes.front());
+  if (tune::Status st = work->setup(*dev, 42); !st.ok()) {
+    std::fprintf(stderr, "setup: %s\n", st.to_string().c_str());
+    return 2;
+  }
+
+  const auto t_store = Clock::now();
+  std::shared_ptr<tune::TuningStore> store = tune::SqliteStore::open(db);
+  const double store_ms = ms_since(t_store);
+
+  tune::AutotunerOptions opts;
+  opts.store = store;
+  opts.print = false;
+  opts.disable = false;
+  opts.bench.warmup_ms = 2;  // as `tune demo --quick`
+  opts.bench.rep_ms = 10;
+  tune::ResultSource source = tune::ResultSource::memory;
+  opts.listener = [&source](const tune::TuningReport& r) { source = r.source; };
+
+  const auto t_make = Clock::now();
+  auto tuner = tune::Autotuner::make(kernel->def, opts);
+  if (!tuner.ok()) {
+    std::fprintf(stderr, "%s\n", tuner.status().to_string().c_str());
+    return 2;
+  }
+  const double make_ms = ms_since(t_make);
+
+  // The first call: the measurement.
+  const std::uint64_t compiles0 = compiles(*dev);
+  const auto t_first = Clock::now();
+  tune::Status st = (*tuner)->run(*dev, work->args());
+  const double first_ms = ms_since(t_first);
+  if (st.ok()) st = dev->synchronize();
+  if (!st.ok()) {
+    std::fprintf(stderr, "first run: %s\n", st.to_string().c_str());
+    return 2;
+  }
+  const std::uint64_t first_compiles = compiles(*dev) - compiles0;
+  if (auto rep = (*tuner)->last_report(*dev, work->args())) source = rep->source;
+  const tune::ResultSource first_source = source;  // the listener also hears tuner2 below
+
+  // A known key in the same process: the hot path, for contrast.
+  const auto t_hot = Clock::now();
+  st = (*tuner)->run(*dev, work->args());
+  const double hot_us = ms_since(t_hot) * 1e3;
+  if (st.ok()) st = dev->synchronize();
+
+  // The compiled-binary cache warm: a second Autotuner's first call on the same device.
+  const std::uint64_t compiles1 = compiles(*dev);
+  auto tuner2 = tune::Autotuner::make(kernel->def, opts);
+  const auto t_warm = Clock::now();
+  if (st.ok()) st = (*tuner2)->run(*dev, work->args());
+  const double warm_ms = ms_since(t_warm);
+  if (st.ok()) st = dev->synchronize();
+  const std::uint64_t warm_compiles = compiles(*dev) - compiles1;
+  if (st.ok()) st = work->poison_outputs(*dev);
+  if (st.ok()) st = (*tuner2)->run(*dev, work->args());
+  if (st.ok()) st = dev->synchronize();
+  // The winner computes the right thing (the simulated device runs no kernel body).
+  if (st.ok() && backend != "sim") st = work->check(*dev);
+  if (!st.ok()) {
+    std::fprintf(stderr, "later runs: %s\n", st.to_string().c_str());
+    return 2;
+  }
+
+  const std::string device = dev->info().name;
+  (*tuner2)->release(*dev);
+  (*tuner)->release(*dev);
+  work.reset();
+  std::ofstream out(result_file, std::ios::trunc);
+  out << "open_ms " << open_ms << "\nstore_ms " << store_ms << "\nmake_ms " << make_ms
+      << "\nfirst_ms " << first_ms << "\nfirst_compiles " << first_compiles << "\nhot_us " << hot_us
+      << "\nwarm_ms " << warm_ms << "\nwarm_compiles " << warm_compiles << "\nsource "
+      << tune::to_string(first_source) << "\ndevice " << device << "\n";
+  (void)mode;
+  return out.good() ? 0 : 2;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parent: spawns the children, feeds Google Benchmark, prints a table.
+
+struct Sample {
+  double process_ms = 0;  // spawn to exit, as the parent sees it
+  std::map<std::string, std::string> fields;
+  double num(const std::string& k) const {
+    auto it = fields.find(k);
+    return it == fields.end() ? 0.0 : std::stod(it->second);
+  }
+};
+
+struct Scenario {
+  std::string backend;  // "sim" or "vulkan"
+  std::string mode;     // "cold" or "scratch"
+  std::vector<Sample> samples;
+};
+
+fs::path g_scratch;
+std::string g_self;
+
+// Runs one child; returns false (with its stderr in `error`) when it failed.
+bool spawn_child(const std::string& backend, const std::string& mode, const fs::path& db,
+                 Sample* sample, std::string* error) {
+  const fs::path result = g_scratch / "result.txt";
+  const fs::path err = g_scratch / "child-stderr.txt";
+  fs::remove(result);
+  std::vector<std::string> args = {g_self, "--child", backend, mode, db.string(), result.string()};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const auto t0 = Clock::now();
+  pid_t pid = -1;
+  const int rc = ::posix_spawn(&pid, g_self.c_str(), &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    *error = std::string("posix_spawn: ") + std::strerror(rc);
+    return false;
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  sample->process_ms = ms_since(t0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::ifstream in(err);
+    std::ostringstream s;
+    s << in.rdbuf();
+    *error = "child " + backend + " " + mode + " failed: " + s.str();
+    return false;
+  }
+  std::ifstream in(result);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto sp = line.find(' ');
+    if (sp != std::string::npos) sample->fields[line.substr(0, sp)] = line.substr(sp + 1);
+  }
+  return true;
+}
+
+fs::path db_for(const std::string& backend) { return g_scratch / (backend + ".db"); }
+
+// One Google Benchmark repetition = one fresh process; its manual time is the first run().
+void run_scenario(benchmark::State& state, Scenario* sc) {
+  for (auto _ : state) {
+    fs::path db = db_for(sc->backend);
+    if (sc->mode == "scratch") {
+      db = g_scratch / (sc->backend + "-scratch.db");
+      for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
+    }
+    Sample s;
+    std::string error;
+    if (!spawn_child(sc->backend, sc->mode, db, &s, &error)) {
+      state.SkipWithError(error.c_str());
+      break;
+    }
+    const std::string want = sc->mode == "cold" ? "disk" : "tuned";
+    if (s.fields["source"] != want) {
+      const std::string msg = "expected source " + want + ", got " + s.fields["source"];
+      state.SkipWithError(msg.c_str());
+      break;
+    }
+    state.SetIterationTime(s.num("first_ms") / 1e3);
+    state.counters["process_ms"] = s.process_ms;
+    state.counters["open_ms"] = s.num("open_ms");
+    state.counters["store_ms"] = s.num("store_ms");
+    state.counters["warm_ms"] = s.num("warm_ms");
+    state.counters["compiles"] = s.num("first_compiles");
+    sc->samples.push_back(std::move(s));
+  }
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void print_table(const std::vector<std::unique_ptr<Scenario>>& scenarios) {
+  std::printf(
+      "\nCold start in a fresh process, medians over the processes of each row (ms; hot in us)\n");
+  std::printf("%-8s %-8s %4s %9s %9s %8s %9s %9s %8s %9s %9s  %s\n", "device", "cache", "n",
+              "process", "open_dev", "store", "first", "compiles", "hot_us", "warm_bin", "warm_cmp",
+              "device name");
+  for (const auto& sc : scenarios) {
+    if (sc->samples.empty()) continue;
+    auto col = [&](const char* k) {
+      std::vector<double> v;
+      for (const auto& s : sc->samples) v.push_back(k == nullptr ? s.process_ms : s.num(k));
+      return median(v);
+    };
+    std::printf("%-8s %-8s %4zu %9.1f %9.1f %8.2f %9.2f %9.0f %8.1f %9.2f %9.0f  %s\n",
+                sc->backend.c_str(), sc->mode == "cold" ? "disk" : "empty", sc->samples.size(),
+                col(nullptr), col("open_ms"), col("store_ms"), col("first_ms"),
+                col("first_compiles"), col("hot_us"), col("warm_ms"), col("warm_compiles"),
+                sc->samples.front().fields.at("device").c_str());
+  }
+  std::printf(
+      "process: spawn to exit; open_dev: open_device(); store: SqliteStore::open; first: the "
+      "first run()\n(compiles: shaderc/sim compiles in it); hot_us: a second run() of the same "
+      "key; warm_bin: a\nsecond Autotuner's first run() in the same process (Vulkan: SPIR-V "
+      "cached in memory only,\nso no fresh process has it warm; warm_cmp: compiles in it).\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 6 && std::string(argv[1]) == "--child")
+    return child_main(argv[2], argv[3], argv[4], argv[5]);
+
+  g_self = fs::read_symlink("/proc/self/exe").string();
+  {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string templ =
+        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/bench-cache-XXXXXX";
+    if (::mkdtemp(templ.data()) == nullptr) {
+      std::perror("mkdtemp");
+      return 1;
+    }
+    g_scratch = templ;
+  }
+  int reps = 7;
+  if (const char* r = std::getenv("BENCH_CACHE_REPS")) reps = std::max(1, std::atoi(r));
+
+  benchmark::Initialize(&argc, argv);
+  std::vector<std::string> backends = {"sim"};
+#ifdef BENCH_CACHE_VULKAN
+  backends.push_back("vulkan");
+#endif
+  std::vector<std::unique_ptr<Scenario>> scenarios;
+  for (const auto& backend : backends) {
+    // The first run of a program: tune into the scratch database.
+    Sample s;
+    std::string error;
+    if (!spawn_child(backend, "populate", db_for(backend), &s, &error) ||
+        s.fields["source"] != "tuned") {
+      std::fprintf(
+          stderr, "skipping %s: %s\n", backend.c_str(),
+          error.empty() ? ("populating gave source " + s.fields["source"]).c_str() : error.c_str());
+      continue;
+    }
+    for (const char* mode : {"cold", "scratch"}) {
+      auto sc = std::make_unique<Scenario>(Scenario{backend, mode, {}});
+      const std::string name =
+          std::string("BM_FirstCall/") + backend + "/" + (sc->mode == "cold" ? "disk" : "empty");
+      benchmark::RegisterBenchmark(name.c_str(), run_scenario, sc.get())
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(1)
+          ->Repetitions(sc->mode == "cold" ? reps : std::max(1, reps / 2))
+          ->ReportAggregatesOnly(true);
+      scenarios.push_back(std::move(sc));
+    }
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  print_table(scenarios);
+  std::error_code ec;
+  fs::remove_all(g_scratch, ec);
+  return 0;
+}

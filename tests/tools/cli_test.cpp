@@ -1,0 +1,383 @@
+// The `tune` program's cache commands and its handling of user mistakes, run as real processes
+// on a real database file in a scratch TUNE_CACHE_DIR. Needs no device (label core): rows are
+// put into the cache with `tune cache import`. The Vulkan suite (vulkan_cli_test.cpp) does the
+// same on rows that a real tuning wrote.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tune_process.hpp"
+
+namespace {
+
+using nlohmann::json;
+using tune::testing::ProcessResult;
+using tune::testing::ScratchDir;
+using tune::testing::TuneCli;
+namespace fs = std::filesystem;
+
+const char* const kDevice = "vulkan|Test GPU 9000|vk:1234:5678|testdrv 1.2.3";
+const char* const kToolchain = "testcc 1.0|libtune test";
+
+std::int64_t now_unix() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+json stats(double median, int count = 10) {
+  return {{"count", count},       {"min", median * 0.9}, {"p20", median * 0.95}, {"median", median},
+          {"p80", median * 1.05}, {"max", median * 1.1}, {"mean", median * 1.01}};
+}
+
+json row(const std::string& kernel, const std::string& key, const std::string& config,
+         double median, const std::string& status = "ok", const std::string& reason = "") {
+  json r = {{"kernel", kernel},
+            {"source_hash", "0x00000000000000a1"},
+            {"key", key},
+            {"device", kDevice},
+            {"toolchain", kToolchain},
+            {"config", config},
+            {"status", status},
+            {"reason", reason},
+            {"unix_time", now_unix() - 60}};
+  r["stats"] = status == "ok" ? stats(median) : json{{"count", 0}};
+  return r;
+}
+
+// Kernels that libtune does not ship, so only the space-independent row checks apply.
+// cli_add: two keys (best BLOCK=128, then BLOCK=256) and one failed config; cli_mul: one row.
+json seed_document() {
+  json rows = json::array();
+  rows.push_back(row("cli_add", "n=1024;f32", "BLOCK=64", 3000));
+  rows.push_back(row("cli_add", "n=1024;f32", "BLOCK=128", 2000));
+  rows.push_back(row("cli_add", "n=1024;f32", "BLOCK=256", 0, "compile_error",
+                     "too many registers\nsecond line of the log"));
+  rows.push_back(row("cli_add", "n=65536;f32", "BLOCK=128", 9000));
+  rows.push_back(row("cli_add", "n=65536;f32", "BLOCK=256", 7000));
+  rows.push_back(row("cli_mul", "M=N=K=64", "BM=32", 50000));
+  return {{"format", "libtune-cache"}, {"version", 1}, {"rows", rows}};
+}
+constexpr std::size_t kSeedRows = 6;
+
+json parse_json(const ProcessResult& r) {
+  json j = json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  REQUIRE_MESSAGE(!j.is_discarded(), "stdout is not JSON\n" << r.describe());
+  return j;
+}
+
+// `tune cache list --json`, checked to be an array.
+json list_json(const TuneCli& cli) {
+  const ProcessResult r = cli.run({"cache", "list", "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  json j = parse_json(r);
+  REQUIRE_MESSAGE(j.is_array(), r.describe());
+  return j;
+}
+
+const json* find_entry(const json& list, const std::string& kernel, const std::string& key) {
+  for (const auto& e : list)
+    if (e.at("kernel") == kernel && e.at("key") == key) return &e;
+  return nullptr;
+}
+
+// Imports seed_document() into a fresh cache and checks that every row was added.
+void seed(const TuneCli& cli, const fs::path& file) {
+  tune::testing::write_text(file, seed_document().dump(2));
+  const ProcessResult r = cli.run({"cache", "import", file.string()});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  REQUIRE_MESSAGE(r.out.find(std::to_string(kSeedRows) + " added") != std::string::npos,
+                  r.describe());
+  REQUIRE_MESSAGE(r.out.find("0 rejected") != std::string::npos, r.describe());
+}
+
+TEST_CASE("cache path prints the database under TUNE_CACHE_DIR") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  ProcessResult r = cli.run({"cache", "path"});
+  CHECK_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.out == cli.db_path().string() + "\n", r.describe());
+
+  r = cli.run({"cache", "path", "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  const json j = parse_json(r);
+  CHECK(j.at("path") == cli.db_path().string());
+  CHECK(j.at("mode") == "readwrite");
+
+  cli.set_env("TUNE_CACHE", "readonly");
+  r = cli.run({"cache", "path"});
+  CHECK_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.out == cli.db_path().string() + "\n", r.describe());
+  CHECK_MESSAGE(r.err.find("TUNE_CACHE=readonly") != std::string::npos, r.describe());
+
+  // Asking for the path creates nothing.
+  CHECK_FALSE(fs::exists(cli.cache_dir()));
+}
+
+TEST_CASE("cache list on an empty cache says so and creates no file") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  ProcessResult r = cli.run({"cache", "list"});
+  CHECK_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.out.find("no tuning results in " + cli.db_path().string()) != std::string::npos,
+                r.describe());
+  CHECK(list_json(cli).empty());
+  CHECK_FALSE(fs::exists(cli.db_path()));
+}
+
+TEST_CASE("cache list, list --json and show describe imported rows") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  seed(cli, scratch.path() / "seed.json");
+  CHECK(fs::exists(cli.db_path()));
+
+  const json list = list_json(cli);
+  REQUIRE_MESSAGE(list.size() == 3, list.dump(2));
+  const json* small = find_entry(list, "cli_add", "n=1024;f32");
+  const json* large = find_entry(list, "cli_add", "n=65536;f32");
+  const json* mul = find_entry(list, "cli_mul", "M=N=K=64");
+  REQUIRE(small != nullptr);
+  REQUIRE(large != nullptr);
+  REQUIRE(mul != nullptr);
+  // The best config is the lowest median among the ok rows; the failure is counted.
+  CHECK(small->at("best_config") == "BLOCK=128");
+  CHECK(small->at("best_stats").at("median").get<double>() == doctest::Approx(2000));
+  CHECK(small->at("rows") == 3);
+  CHECK(small->at("failed") == 1);
+  CHECK(small->at("device") == kDevice);
+  CHECK(small->at("toolchain") == kToolchain);
+  CHECK(large->at("best_config") == "BLOCK=256");
+  CHECK(large->at("rows") == 2);
+  CHECK(large->at("failed") == 0);
+  CHECK(mul->at("best_config") == "BM=32");
+
+  // The table: a header and one line per key.
+  ProcessResult r = cli.run({"cache", "list"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.out.rfind("KERNEL", 0) == 0, r.describe());
+  for (const char* text : {"BEST", "MEDIAN", "AGE", "n=1024;f32", "n=65536;f32", "M=N=K=64",
+                           "Test GPU 9000", "2/3", "2.00 us"})
+    CHECK_MESSAGE(r.out.find(text) != std::string::npos, "missing '" << text << "'\n"
+                                                                     << r.describe());
+
+  // Filters.
+  r = cli.run({"cache", "list", "--json", "--kernel", "cli_mul"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK(parse_json(r).size() == 1);
+  r = cli.run({"cache", "list", "--json", "--device", "no such device"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK(parse_json(r).empty());
+
+  // show: every config of every key of one kernel, with the failure's first line only.
+  r = cli.run({"cache", "show", "cli_add"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  for (const char* text : {"key n=1024;f32", "key n=65536;f32", "BLOCK=64", "BLOCK=128",
+                           "BLOCK=256", "compile_error", "too many registers", "3.00 us"})
+    CHECK_MESSAGE(r.out.find(text) != std::string::npos, "missing '" << text << "'\n"
+                                                                     << r.describe());
+  CHECK_MESSAGE(r.out.find("second line of the log") == std::string::npos, r.describe());
+  CHECK_MESSAGE(r.out.find("BM=32") == std::string::npos, r.describe());
+
+  r = cli.run({"cache", "show", "cli_add", "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  const json rows = parse_json(r);
+  REQUIRE(rows.size() == 5);
+  for (const auto& x : rows) CHECK(x.at("kernel") == "cli_add");
+
+  r = cli.run({"cache", "show", "no_such_kernel"});
+  CHECK_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.out.find("no tuning results for no_such_kernel") != std::string::npos,
+                r.describe());
+}
+
+TEST_CASE("cache export, clear and import restore the same entries") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  seed(cli, scratch.path() / "seed.json");
+  const json before = list_json(cli);
+  REQUIRE(before.size() == 3);
+
+  const fs::path exported = scratch.path() / "exported.json";
+  ProcessResult r = cli.run({"cache", "export", exported.string()});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.out.find("exported to " + exported.string()) != std::string::npos, r.describe());
+  const json doc = json::parse(tune::testing::read_text(exported));
+  CHECK(doc.at("format") == "libtune-cache");
+  CHECK(doc.at("version") == 1);
+  CHECK(doc.at("rows").size() == kSeedRows);
+
+  // "-" writes the same document to stdout.
+  r = cli.run({"cache", "export", "-"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK(parse_json(r) == doc);
+
+  r = cli.run({"cache", "clear"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.out.find("removed " + std::to_string(kSeedRows) + " rows") != std::string::npos,
+                r.describe());
+  CHECK(list_json(cli).empty());
+
+  r = cli.run({"cache", "import", exported.string(), "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  const json stats = parse_json(r);
+  CHECK(stats.at("added") == kSeedRows);
+  CHECK(stats.at("rejected") == 0);
+  CHECK(list_json(cli) == before);
+
+  // Importing the same rows again changes nothing: the stored rows are as good.
+  r = cli.run({"cache", "import", exported.string()});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.out.find("0 added, 0 replaced, " + std::to_string(kSeedRows) + " kept") !=
+                    std::string::npos,
+                r.describe());
+  CHECK(list_json(cli) == before);
+}
+
+TEST_CASE("cache clear --kernel removes only that kernel's rows") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  seed(cli, scratch.path() / "seed.json");
+
+  ProcessResult r = cli.run({"cache", "clear", "--kernel", "cli_add"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.out.find("removed 5 rows from " + cli.db_path().string()) != std::string::npos,
+                r.describe());
+  json list = list_json(cli);
+  REQUIRE(list.size() == 1);
+  CHECK(list[0].at("kernel") == "cli_mul");
+
+  r = cli.run({"cache", "clear", "--kernel", "no_such_kernel", "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK(parse_json(r).at("removed") == 0);
+  CHECK(list_json(cli).size() == 1);
+}
+
+TEST_CASE("cache --db works on another database file") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  const fs::path other = scratch.path() / "other" / "elsewhere.db";
+  const fs::path file = scratch.path() / "seed.json";
+  tune::testing::write_text(file, seed_document().dump());
+  ProcessResult r = cli.run({"cache", "--db", other.string(), "import", file.string()});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK(fs::exists(other));
+  CHECK_FALSE(fs::exists(cli.db_path()));
+  r = cli.run({"cache", "--db", other.string(), "list", "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK(parse_json(r).size() == 3);
+  CHECK(list_json(cli).empty());
+}
+
+TEST_CASE("cache import of a damaged, foreign or missing file fails and names the file") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  seed(cli, scratch.path() / "seed.json");
+  const json before = list_json(cli);
+
+  struct Case {
+    const char* name;
+    std::string content;  // empty: the file does not exist
+  };
+  std::string truncated = seed_document().dump();
+  truncated.resize(truncated.size() / 2);
+  const std::vector<Case> cases = {
+      {"truncated.json", truncated},
+      {"binary.json", std::string("SQLite format 3\0\x01\x02garbage", 26)},
+      {"foreign.json", R"({"format": "something-else", "version": 1, "rows": []})"},
+      {"array.json", R"([{"kernel": "cli_add"}])"},
+      {"newer.json", R"({"format": "libtune-cache", "version": 99, "rows": []})"},
+      {"missing.json", ""},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    const fs::path file = scratch.path() / c.name;
+    if (!c.content.empty()) tune::testing::write_text(file, c.content);
+    const ProcessResult r = cli.run({"cache", "import", file.string()});
+    CHECK_MESSAGE(r.exit_code != 0, r.describe());
+    CHECK_MESSAGE(r.err.find(file.string()) != std::string::npos,
+                  "the message does not name the file\n"
+                      << r.describe());
+    CHECK(list_json(cli) == before);
+  }
+}
+
+TEST_CASE("cache import rejects bad rows one by one and keeps the good ones") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  json doc = seed_document();
+  json bad_stats = row("cli_add", "n=1024;f32", "BLOCK=512", 1000);
+  bad_stats["stats"]["min"] = 5000;  // min > median
+  doc["rows"].push_back(bad_stats);
+  doc["rows"].push_back(row("cli_add", "n=1024;f32", "BLOCK=", 1000));             // no value
+  doc["rows"].push_back(row("cli_add", "n=1024;f32", "BLOCK=32", 1000, "bogus"));  // status
+  const fs::path file = scratch.path() / "mixed.json";
+  tune::testing::write_text(file, doc.dump());
+  ProcessResult r = cli.run({"cache", "import", file.string(), "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  const json stats = parse_json(r);
+  CHECK(stats.at("added") == kSeedRows);
+  CHECK(stats.at("rejected") == 3);
+  CHECK(stats.at("problems").size() == 3);
+  const json list = list_json(cli);
+  const json* small = find_entry(list, "cli_add", "n=1024;f32");
+  REQUIRE(small != nullptr);
+  CHECK(small->at("rows") == 3);
+  CHECK(small->at("best_config") == "BLOCK=128");
+}
+
+TEST_CASE("cache writes are refused under TUNE_CACHE=readonly") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  seed(cli, scratch.path() / "seed.json");
+  cli.set_env("TUNE_CACHE", "readonly");
+  ProcessResult r = cli.run({"cache", "clear"});
+  CHECK_MESSAGE(r.exit_code != 0, r.describe());
+  CHECK_MESSAGE(!r.err.empty(), "no message\n" << r.describe());
+  CHECK(list_json(cli).size() == 3);
+}
+
+TEST_CASE("user mistakes exit non-zero with a message") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;  // must appear on stderr
+  };
+  const std::vector<Case> cases = {
+      {{"bogus"}, "unknown command 'bogus'"},
+      {{"cache", "bogus"}, "unknown command 'bogus'"},
+      {{"--bogus"}, "unknown option '--bogus'"},
+      {{}, "subcommand is required"},
+      {{"cache"}, "subcommand is required"},
+      {{"cache", "list", "--bogus"}, "--bogus"},
+      {{"cache", "show"}, "kernel is required"},
+      {{"cache", "import"}, "file is required"},
+      {{"demo", "--device", "bogus"}, "bogus"},
+      {{"demo", "--device", "nosuchbackend:3", "--quick"}, "nosuchbackend"},
+  };
+  for (const Case& c : cases) {
+    const ProcessResult r = cli.run(c.args);
+    CAPTURE(r.command);
+    CHECK_MESSAGE(r.exit_code != 0, r.describe());
+    CHECK_MESSAGE(r.err.find(c.message) != std::string::npos, r.describe());
+  }
+  // None of these touched the cache.
+  CHECK_FALSE(fs::exists(cli.db_path()));
+}
+
+TEST_CASE("--version and --help exit 0") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  ProcessResult r = cli.run({"--version"});
+  CHECK_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(!r.out.empty(), r.describe());
+  r = cli.run({"cache", "--help"});
+  CHECK_MESSAGE(r.exit_code == 0, r.describe());
+  for (const char* sub : {"list", "show", "clear", "export", "import", "path"})
+    CHECK_MESSAGE(r.out.find(sub) != std::string::npos, r.describe());
+}
+
+}  // namespace

@@ -1,0 +1,255 @@
+// The `tune` program on the Vulkan backend (label vulkan): `tune devices`, `tune demo` tuning
+// for real (on lavapipe unless a device is asked for, see tests/support/vulkan_env.hpp), the
+// second run reading the disk cache in a fresh process, and the cache commands on the rows
+// that tuning wrote. Every run is a real process with a scratch TUNE_CACHE_DIR.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "skip.hpp"
+#include "tune_process.hpp"
+#include "vulkan_env.hpp"
+
+namespace {
+
+using nlohmann::json;
+using tune::testing::ProcessResult;
+using tune::testing::ScratchDir;
+using tune::testing::TuneCli;
+namespace fs = std::filesystem;
+
+// Set before any child is spawned, so every child inherits it.
+const bool kOnLavapipe = tune::testing::use_lavapipe_unless_asked();
+
+// The smallest bundled kernel: one size with --quick, 24 configs, about 1.5 s on lavapipe.
+const char* const kKernel = "vector_add";
+
+// Skips (fails in CI) when `tune devices` finds no Vulkan device.
+void require_vulkan(const TuneCli& cli) {
+  if (kOnLavapipe && !fs::exists(tune::testing::kLavapipeIcd)) {
+    const std::string why =
+        std::string("lavapipe is not installed (") + tune::testing::kLavapipeIcd + ")";
+    if (tune::testing::in_ci()) FAIL(why << " (CI runs the Vulkan tests on lavapipe)");
+    TUNE_SKIP(why);
+  }
+  const ProcessResult r = cli.run({"devices"});
+  if (r.exit_code != 0 || r.out.find("vulkan   0") == std::string::npos) {
+    if (tune::testing::in_ci()) FAIL("no Vulkan device\n" << r.describe());
+    TUNE_SKIP("no Vulkan device: " + r.out + r.err);
+  }
+}
+
+std::vector<std::string> demo_args(std::vector<std::string> extra = {}) {
+  std::vector<std::string> a = {"demo", "--device", "vulkan", "--kernel", kKernel, "--quick"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+// The value after "label" on its line of the demo's output ("chosen: <config>").
+std::string field(const std::string& out, const std::string& label) {
+  const std::regex re(label + "\\s*(\\S+)");
+  std::smatch m;
+  if (!std::regex_search(out, m, re)) return {};
+  return m[1].str();
+}
+
+json parse_json(const ProcessResult& r) {
+  json j = json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  REQUIRE_MESSAGE(!j.is_discarded(), "stdout is not JSON\n" << r.describe());
+  return j;
+}
+
+json list_json(const TuneCli& cli) {
+  const ProcessResult r = cli.run({"cache", "list", "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  json j = parse_json(r);
+  REQUIRE_MESSAGE(j.is_array(), r.describe());
+  return j;
+}
+
+// Runs the demo once on an empty cache; checks the table, the winner and the verification.
+ProcessResult tune_once(const TuneCli& cli) {
+  ProcessResult r = cli.run(demo_args());
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  for (const char* text : {"== vector_add", "config", "median", "throughput", "status",
+                           "source: tuned", "chosen: ", "verified: output matches", "0 failures"})
+    CHECK_MESSAGE(r.out.find(text) != std::string::npos, "missing '" << text << "'\n"
+                                                                     << r.describe());
+  // Exactly one row is marked as the winner, and it is the chosen config.
+  const std::string chosen = field(r.out, "chosen:");
+  REQUIRE_MESSAGE(!chosen.empty(), r.describe());
+  CHECK_MESSAGE(r.out.find(" * " + chosen + " ") != std::string::npos, r.describe());
+  CHECK_MESSAGE(r.out.find("(stored)") == std::string::npos, r.describe());
+  return r;
+}
+
+TEST_CASE("tune devices lists the Vulkan device") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  require_vulkan(cli);
+  const ProcessResult r = cli.run({"devices"});
+  CHECK_MESSAGE(r.exit_code == 0, r.describe());
+  if (kOnLavapipe) CHECK_MESSAGE(r.out.find("llvmpipe") != std::string::npos, r.describe());
+  CHECK_FALSE(fs::exists(cli.db_path()));
+}
+
+TEST_CASE("tune demo tunes, verifies, and a fresh process reads the result from disk") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  require_vulkan(cli);
+
+  const ProcessResult first = tune_once(cli);
+  const std::string chosen = field(first.out, "chosen:");
+  CHECK(fs::exists(cli.db_path()));
+  // Nothing was written under HOME: the cache lives where TUNE_CACHE_DIR says.
+  CHECK_FALSE(fs::exists(cli.home() / ".cache"));
+
+  const json list = list_json(cli);
+  REQUIRE_MESSAGE(list.size() == 1, list.dump(2));
+  CHECK(list[0].at("kernel") == kKernel);
+  CHECK(list[0].at("best_config") == chosen);
+  CHECK(list[0].at("failed") == 0);
+  CHECK(list[0].at("device").get<std::string>().rfind("vulkan|", 0) == 0);
+
+  // Second process: every timing comes from the cache, the winner is the same and verified.
+  const ProcessResult second = cli.run(demo_args());
+  REQUIRE_MESSAGE(second.exit_code == 0, second.describe());
+  CHECK_MESSAGE(second.out.find("source: disk") != std::string::npos, second.describe());
+  CHECK_MESSAGE(second.out.find("(stored)") != std::string::npos, second.describe());
+  CHECK_MESSAGE(field(second.out, "chosen:") == chosen, second.describe());
+  CHECK_MESSAGE(second.out.find("verified: output matches") != std::string::npos,
+                second.describe());
+  CHECK(list_json(cli) == list);
+
+  // --no-cache neither reads nor writes the cache.
+  const ProcessResult third = cli.run(demo_args({"--no-cache"}));
+  REQUIRE_MESSAGE(third.exit_code == 0, third.describe());
+  CHECK_MESSAGE(third.out.find("source: tuned") != std::string::npos, third.describe());
+  CHECK_MESSAGE(third.out.find("(stored)") == std::string::npos, third.describe());
+  CHECK(list_json(cli) == list);
+
+  // TUNE_CACHE=off: the same.
+  cli.set_env("TUNE_CACHE", "off");
+  const ProcessResult fourth = cli.run(demo_args());
+  REQUIRE_MESSAGE(fourth.exit_code == 0, fourth.describe());
+  CHECK_MESSAGE(fourth.out.find("source: tuned") != std::string::npos, fourth.describe());
+}
+
+TEST_CASE("cache commands on tuned rows: list, show, export, clear, import") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  require_vulkan(cli);
+  const std::string chosen = field(tune_once(cli).out, "chosen:");
+
+  const json before = list_json(cli);
+  REQUIRE(before.size() == 1);
+  const std::size_t nrows = before[0].at("rows").get<std::size_t>();
+  CHECK(nrows > 1);
+
+  ProcessResult r = cli.run({"cache", "list"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.out.find(kKernel) != std::string::npos, r.describe());
+  CHECK_MESSAGE(r.out.find(chosen) != std::string::npos, r.describe());
+  if (kOnLavapipe) CHECK_MESSAGE(r.out.find("llvmpipe") != std::string::npos, r.describe());
+
+  r = cli.run({"cache", "show", kKernel, "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  const json shown = parse_json(r);
+  CHECK(shown.size() == nrows);
+  REQUIRE_FALSE(shown.empty());
+  CHECK(shown[0].at("config") == chosen);  // fastest first
+  r = cli.run({"cache", "show", kKernel});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.out.find("CONFIG") != std::string::npos, r.describe());
+  CHECK_MESSAGE(r.out.find(chosen) != std::string::npos, r.describe());
+
+  const fs::path file = scratch.path() / "f.json";
+  r = cli.run({"cache", "export", file.string()});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  const json doc = json::parse(tune::testing::read_text(file));
+  CHECK(doc.at("rows").size() == nrows);
+
+  r = cli.run({"cache", "clear", "--kernel", kKernel});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.out.find("removed " + std::to_string(nrows) + " rows") != std::string::npos,
+                r.describe());
+  CHECK(list_json(cli).empty());
+
+  // Import validates each row against the bundled kernel's declared space: all pass.
+  r = cli.run({"cache", "import", file.string()});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.out.find(std::to_string(nrows) + " added") != std::string::npos, r.describe());
+  CHECK_MESSAGE(r.out.find("0 rejected") != std::string::npos, r.describe());
+  CHECK(list_json(cli) == before);
+
+  // The imported rows serve the next process.
+  r = cli.run(demo_args());
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.out.find("source: disk") != std::string::npos, r.describe());
+  CHECK_MESSAGE(field(r.out, "chosen:") == chosen, r.describe());
+}
+
+TEST_CASE("cache import rejects configs outside a bundled kernel's space") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  // No device needed: import checks vulkan rows of bundled kernels against their spaces.
+  auto make_row = [](const std::string& config) {
+    return json{{"kernel", "vector_add"},
+                {"source_hash", "0x0000000000000001"},
+                {"key", "n=4096;f32,f32,f32"},
+                {"device", "vulkan|Some GPU|vk:1:2|drv 1"},
+                {"toolchain", "shaderc|libtune test"},
+                {"config", config},
+                {"status", "ok"},
+                {"reason", ""},
+                {"unix_time", 1700000000},
+                {"stats",
+                 {{"count", 5},
+                  {"min", 900},
+                  {"p20", 950},
+                  {"median", 1000},
+                  {"p80", 1050},
+                  {"max", 1100},
+                  {"mean", 1000}}}};
+  };
+  json doc = {{"format", "libtune-cache"},
+              {"version", 1},
+              {"rows",
+               {make_row("EPT=4,VEC4=true;block=256x1x1"),      // in the space
+                make_row("EPT=3,VEC4=true;block=256x1x1"),      // EPT not a declared value
+                make_row("EPT=4,VEC4=7;block=256x1x1"),         // VEC4 of the wrong type
+                make_row("EPT=4,VEC4=true,X=1;block=256x1x1"),  // undeclared parameter
+                make_row("EPT=4,VEC4=true;block=100x1x1")}}};   // block.x not declared
+  const fs::path file = scratch.path() / "space.json";
+  tune::testing::write_text(file, doc.dump());
+  const ProcessResult r = cli.run({"cache", "import", file.string(), "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  const json stats = parse_json(r);
+  CHECK_MESSAGE(stats.at("added") == 1, r.describe());
+  CHECK_MESSAGE(stats.at("rejected") == 4, r.describe());
+  const json list = list_json(cli);
+  REQUIRE(list.size() == 1);
+  CHECK(list[0].at("best_config") == "EPT=4,VEC4=true;block=256x1x1");
+  CHECK(list[0].at("rows") == 1);
+}
+
+TEST_CASE("tune demo: an unknown kernel or device index exits non-zero with a message") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  require_vulkan(cli);
+
+  ProcessResult r = cli.run({"demo", "--device", "vulkan", "--kernel", "no_such_kernel"});
+  CHECK_MESSAGE(r.exit_code != 0, r.describe());
+  CHECK_MESSAGE(r.err.find("no_such_kernel") != std::string::npos, r.describe());
+
+  r = cli.run({"demo", "--device", "vulkan:99", "--quick"});
+  CHECK_MESSAGE(r.exit_code != 0, r.describe());
+  CHECK_MESSAGE(r.err.find("99") != std::string::npos, r.describe());
+  CHECK_MESSAGE(r.out.find("== ") == std::string::npos, "tuned anyway\n" << r.describe());
+  CHECK_FALSE(fs::exists(cli.db_path()));
+}
+
+}  // namespace
