@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs libtune's GPU tests and benches on the NVIDIA machine, from binaries built here with the
+# `gpu` preset and packed into .gpu/bins.tar.xz (see bench/RESULTS.md for how). Logs go to $OUT.
+#   bench/run_h200.sh tests|bench|study
+set -uo pipefail
+phase=${1:-tests}
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+for f in .gl/*.deb; do dpkg -x "$f" / ; done
+mkdir -p /opt/fallback && for f in .gpu/fallback/*.deb; do dpkg -x "$f" /opt/fallback; done
+ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/lib:${LD_LIBRARY_PATH:-}:/opt/fallback/usr/lib/x86_64-linux-gnu
+export TUNE_CACHE_DIR=/tmp/tune-cache
+B=/tmp/bins
+mkdir -p $B && tar -xJf .gpu/bins.tar.xz -C $B
+run() {  # run <log> <timeout s> <cmd...>
+  local log=$1 t=$2; shift 2
+  echo "### $(date -u +%FT%TZ) $*" | tee -a "$OUT/$log"
+  local start=$SECONDS
+  timeout "$t" "$@" >>"$OUT/$log" 2>&1
+  echo "### exit $? after $((SECONDS - start)) s" | tee -a "$OUT/$log"
+}
+{
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,memory.total --format=csv
+  ldd $B/tune | grep -E "not found|sqlite|vulkan|nvrtc"
+} >"$OUT/machine.txt" 2>&1
+case $phase in
+  tests)
+    run tests.log 30 $B/tune devices
+    run tests.log 180 $B/cuda_gpu_tests
+    run tests.log 150 $B/conformance_cuda
+    run tests.log 120 $B/conformance_vulkan
+    run tests.log 60 $B/vulkan_tests
+    run tests.log 60 $B/cuda_tests
+    ;;
+  bench)
+    run bench_cuda.log 330 $B/bench_cuda
+    TUNE_BENCH_LARGE=1 run bench_vulkan.log 200 $B/bench_vulkan
+    ;;
+  study)
+    run study.log 200 $B/tuning_study racing --device cuda --large --out "$OUT"
+    run study.log 200 $B/tuning_study quality --device cuda --out "$OUT"
+    run study.log 150 $B/tuning_study record --device cuda --kernel matmul_f32 --space wide --out "$OUT"
+    ;;
+esac
+exit 0
