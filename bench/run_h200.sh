@@ -26,6 +26,11 @@ run() {  # run <log> <timeout s> <cmd...>
   ldd $B/tune | grep -E "not found|sqlite|vulkan|nvrtc"
 } >"$OUT/machine.txt" 2>&1
 case $phase in
+  vkprobe)
+    ls -la /usr/local/nvidia/share/vulkan/icd.d/ /usr/share/vulkan/icd.d/ /etc/vulkan/icd.d/ 2>&1
+    cat /usr/local/nvidia/share/vulkan/icd.d/*.json 2>&1
+    VK_LOADER_DEBUG=error,warn,driver $B/tune devices 2>&1 | tail -30
+    ;;
   tests)
     run tests.log 30 $B/tune devices
     run tests.log 180 $B/cuda_gpu_tests

@@ -32,6 +32,38 @@ const char* const kCallNames[] = {
 };
 static_assert(sizeof(kCallNames) / sizeof(kCallNames[0]) == static_cast<int>(Call::count_));
 
+using gpu::ErrorClass;
+
+// How a driver result is handled: shared by every call and by opening a device.
+ErrorClass classify_result(CUresult code) noexcept {
+  switch (code) {
+    case CUDA_ERROR_NOT_READY:
+      return ErrorClass::not_ready;
+    case CUDA_ERROR_OUT_OF_MEMORY:
+      return ErrorClass::out_of_memory;
+    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+      return ErrorClass::out_of_resources;
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+      return ErrorClass::sticky;
+    case CUDA_ERROR_INVALID_IMAGE:
+    case CUDA_ERROR_NO_BINARY_FOR_GPU:
+    case CUDA_ERROR_INVALID_PTX:
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+      return ErrorClass::bad_image;
+    default:
+      return ErrorClass::other;
+  }
+}
+
 // Forwards each GpuApi call to the driver. Owns a reference on the device's primary context
 // (shared with the CUDA runtime, so cuBLAS and libtune can work on the same buffers).
 class CudaApi final : public gpu::GpuApi {
@@ -44,32 +76,7 @@ class CudaApi final : public gpu::GpuApi {
     return detail::error_text(d_, static_cast<CUresult>(code));
   }
   ErrorClass classify(int code) const noexcept override {
-    switch (static_cast<CUresult>(code)) {
-      case CUDA_ERROR_NOT_READY:
-        return ErrorClass::not_ready;
-      case CUDA_ERROR_OUT_OF_MEMORY:
-        return ErrorClass::out_of_memory;
-      case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
-        return ErrorClass::out_of_resources;
-      case CUDA_ERROR_ILLEGAL_ADDRESS:
-      case CUDA_ERROR_LAUNCH_TIMEOUT:
-      case CUDA_ERROR_ASSERT:
-      case CUDA_ERROR_HARDWARE_STACK_ERROR:
-      case CUDA_ERROR_ILLEGAL_INSTRUCTION:
-      case CUDA_ERROR_MISALIGNED_ADDRESS:
-      case CUDA_ERROR_INVALID_ADDRESS_SPACE:
-      case CUDA_ERROR_INVALID_PC:
-      case CUDA_ERROR_LAUNCH_FAILED:
-      case CUDA_ERROR_ECC_UNCORRECTABLE:
-        return ErrorClass::sticky;
-      case CUDA_ERROR_INVALID_IMAGE:
-      case CUDA_ERROR_NO_BINARY_FOR_GPU:
-      case CUDA_ERROR_INVALID_PTX:
-      case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
-        return ErrorClass::bad_image;
-      default:
-        return ErrorClass::other;
-    }
+    return classify_result(static_cast<CUresult>(code));
   }
 
   int make_current() override {
@@ -251,8 +258,15 @@ Result<std::unique_ptr<Device>> open(std::string_view selector) {
   auto info = query_info(*d, dev);
   if (!info.ok()) return info.status();
   CUcontext ctx = nullptr;
-  if (CUresult rc = d->cuDevicePrimaryCtxRetain(&ctx, dev); rc != CUDA_SUCCESS)
-    return call_failed(*d, "cuDevicePrimaryCtxRetain", rc);
+  CUresult rc = d->cuDevicePrimaryCtxRetain(&ctx, dev);
+  if (classify_result(rc) == ErrorClass::sticky) {
+    // An earlier Device of this process hit a sticky error: the primary context is unusable
+    // for everyone (those Devices already report device_lost). Reset it so this one works.
+    if (CUresult reset = d->cuDevicePrimaryCtxReset(dev); reset != CUDA_SUCCESS)
+      return call_failed(*d, "cuDevicePrimaryCtxReset", reset);
+    rc = d->cuDevicePrimaryCtxRetain(&ctx, dev);
+  }
+  if (rc != CUDA_SUCCESS) return call_failed(*d, "cuDevicePrimaryCtxRetain", rc);
   auto api = std::make_unique<CudaApi>(*d, dev, ctx);  // releases the context from here on
   auto made = gpu::GpuDevice::make(std::move(api), nvrtc_compiler(),
                                    gpu::BinaryCache::open_default("cubin"), std::move(*info));

@@ -19,6 +19,7 @@ namespace tune::cuda::detail {
   X(cuDeviceGetAttribute)                \
   X(cuDeviceTotalMem)                    \
   X(cuDevicePrimaryCtxRetain)            \
+  X(cuDevicePrimaryCtxReset)             \
   X(cuDevicePrimaryCtxRelease)           \
   X(cuCtxSetCurrent)                     \
   X(cuCtxGetCurrent)                     \
