@@ -33,7 +33,9 @@ case $phase in
     ;;
   tests)
     run tests.log 30 $B/tune devices
-    run tests.log 180 $B/cuda_gpu_tests
+    # The illegal-address case poisons the process's CUDA context: it runs alone, last.
+    run tests.log 180 $B/cuda_gpu_tests --test-case-exclude="*illegal address*"
+    run tests.log 60 $B/cuda_gpu_tests --test-case="*illegal address*"
     run tests.log 150 $B/conformance_cuda
     run tests.log 120 $B/conformance_vulkan
     run tests.log 60 $B/vulkan_tests
@@ -41,12 +43,17 @@ case $phase in
     ;;
   bench)
     run bench_cuda.log 330 $B/bench_cuda
+    ;;
+  vkbench)
     TUNE_BENCH_LARGE=1 run bench_vulkan.log 200 $B/bench_vulkan
+    ;;
+  racing)
+    run study.log 200 $B/tuning_study racing --device cuda --large --out "$OUT"
     ;;
   study)
     run study.log 200 $B/tuning_study racing --device cuda --large --out "$OUT"
-    run study.log 200 $B/tuning_study quality --device cuda --out "$OUT"
-    run study.log 150 $B/tuning_study record --device cuda --kernel matmul_f32 --space wide --out "$OUT"
+    run study.log 240 $B/tuning_study quality --large --device cuda --out "$OUT"
+    run study.log 200 $B/tuning_study record --large --device cuda --kernel matmul_f32 --space wide --long-ms 10 --out "$OUT"
     ;;
 esac
 exit 0

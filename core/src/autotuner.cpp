@@ -675,7 +675,9 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
     }
     double est = 0;
     if (st.ok()) {
-      auto w = warm_up(dev, *v->kernel, dims, args, opts.bench, before_fn);
+      BenchOptions warm = opts.bench;
+      if (!racers.empty()) warm.warmup_ms = std::min(warm.warmup_ms, warm.warmup_next_ms);
+      auto w = warm_up(dev, *v->kernel, dims, args, warm, before_fn);
       Status post = hooks.flush_post();
       if (!w.ok())
         st = w.status();

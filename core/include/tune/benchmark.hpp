@@ -15,6 +15,10 @@ namespace tune {
 struct BenchOptions {
   double warmup_ms = 25.0;   // Triton's default budgets
   double rep_ms = 100.0;
+  // Warm-up of each configuration after the first within one tuning. The first one's
+  // warmup_ms brings clocks and caches up; later ones still get an untimed launch (module
+  // load, lazy JIT) and the estimate runs, then only this much more.
+  double warmup_next_ms = 2.0;
   int estimate_runs = 5;
   int min_reps = 5;
   int max_reps = 1000;
