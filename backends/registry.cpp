@@ -52,9 +52,9 @@ std::vector<std::string> compiled_backends() {
 Result<std::vector<DeviceListing>> list_devices(std::string_view backend) {
   const auto* e = find_backend(backend);
   if (e == nullptr) {
-    return Status(StatusCode::not_found, "backend '" + std::string(backend) +
-                                             "' is not compiled into this build (compiled: " +
-                                             compiled_list() + ")");
+    return Status(StatusCode::not_found,
+                  "backend '" + std::string(backend) +
+                      "' is not compiled into this build (compiled: " + compiled_list() + ")");
   }
   return e->list();
 }

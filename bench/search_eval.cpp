@@ -73,7 +73,7 @@ double matmul_model(const Config& c) {
   double latency_hiding = std::min(1.0, 0.3 + occupancy * pipe + (bk >= 16 ? 0.1 : 0.0));
   double peak = 60e6;  // fp32 FLOP per us
   double compute_us = 2 * M * N * K / (peak * ilp * latency_hiding * wave_eff + 1);
-  double intensity = (bm * bn) / (bm + bn) / 2;  // flops per byte from L2 per tile
+  double intensity = (bm * bn) / (bm + bn) / 2;      // flops per byte from L2 per tile
   double mem_us = 2 * M * N * K / intensity / 10e6;  // 10 TB/s L2
   return std::max(compute_us, mem_us) * (1 + 0.02 * std::log2(bk));
 }
@@ -138,7 +138,8 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
   }
-  std::printf("\nCells: median over 20 seeds of best found / true best after evaluating that "
-              "fraction of the accepted configs.\n");
+  std::printf(
+      "\nCells: median over 20 seeds of best found / true best after evaluating that "
+      "fraction of the accepted configs.\n");
   return 0;
 }

@@ -33,7 +33,9 @@ int main() {
   KernelDef k;
   k.name = "saxpy";
   k.sources = {{Language::glsl, "main", kSaxpy}};
-  k.signature.buffer("x", ElemType::f32).buffer("y", ElemType::f32).scalar("a", ElemType::f32)
+  k.signature.buffer("x", ElemType::f32)
+      .buffer("y", ElemType::f32)
+      .scalar("a", ElemType::f32)
       .scalar("n", ElemType::i32);
   k.space.param("block.x", {64, 128, 256}).param("ELEMS", {1, 2, 4});
   k.space.constrain("fits", [](const Config& c, const DeviceInfo& d) {
@@ -44,8 +46,8 @@ int main() {
   k.dims = [](const Config& c, ArgList args) {
     auto n = static_cast<std::uint64_t>(args[3].as_int());
     std::uint64_t per_group = c.launch().block.x * static_cast<std::uint64_t>(c.get_int("ELEMS"));
-    return LaunchDims{{static_cast<std::uint32_t>((n + per_group - 1) / per_group), 1, 1},
-                      c.launch().block, 0};
+    return LaunchDims{
+        {static_cast<std::uint32_t>((n + per_group - 1) / per_group), 1, 1}, c.launch().block, 0};
   };
   AutotunerOptions opts;
   opts.persistent = false;  // keep this example's results in memory only
@@ -64,8 +66,8 @@ int main() {
   throw_if_error((*dev)->upload(*dx, x.data(), n * 4));
   throw_if_error((*dev)->upload(*dy, y.data(), n * 4));
 
-  ArgValue args[] = {ArgValue::buf(*dx, ElemType::f32, n), ArgValue::buf(*dy, ElemType::f32, n),
-                     a, n};
+  ArgValue args[] = {ArgValue::buf(*dx, ElemType::f32, n), ArgValue::buf(*dy, ElemType::f32, n), a,
+                     n};
   throw_if_error(tuner->run(**dev, args));  // tunes on this first call, then launches the winner
 
   std::vector<float> out(n);

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build g++ clang ccache libclang-rt-14-dev
+  cmake ninja-build g++ clang clang-format ccache libclang-rt-14-dev
   doctest-dev libbenchmark-dev libsqlite3-dev sqlite3 nlohmann-json3-dev libcli11-dev libfmt-dev
   libvulkan-dev mesa-vulkan-drivers glslc libshaderc-dev glslang-dev spirv-tools
   vulkan-validationlayers

@@ -17,6 +17,12 @@ export VK_ICD_FILENAMES=${VK_ICD_FILENAMES:-/usr/share/vulkan/icd.d/lvp_icd.x86_
 # Tests must never write the user's tuning cache.
 export TUNE_CACHE_DIR=${TUNE_CACHE_DIR:-$(mktemp -d)}
 
+# Formatting: every C++/CUDA source must match the repo's .clang-format.
+if command -v clang-format >/dev/null; then
+  git ls-files '*.cpp' '*.hpp' '*.h' '*.cu' | xargs clang-format --dry-run -Werror
+  echo "=== clang-format: clean"
+fi
+
 presets=("$@")
 [[ ${#presets[@]} -eq 0 ]] && presets=(all core vulkan cuda hip asan)
 

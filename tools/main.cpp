@@ -66,16 +66,17 @@ std::string human_time(double ns) {
   return buf;
 }
 
-// "123.4 GB/s" for memory-bound kernels, "56.7 GFLOP/s" when flops dominate.
+// "123.4 GB/s" for memory-bound kernels, "56.7 GFLOP/s" when flops dominate (T above 1000 G).
 std::string throughput(const kernels::Workload& w, double ns) {
   if (!std::isfinite(ns) || ns <= 0) return "-";
   char buf[48];
   const bool compute = w.flops() > 4.0 * w.bytes();
-  if (compute) {
-    std::snprintf(buf, sizeof buf, "%.1f GFLOP/s", w.flops() / ns);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.1f GB/s", w.bytes() / ns);
-  }
+  const double g = (compute ? w.flops() : w.bytes()) / ns;  // per ns = giga per second
+  const char* unit = compute ? "FLOP/s" : "B/s";
+  if (g >= 1000.0)
+    std::snprintf(buf, sizeof buf, "%.1f T%s", g / 1000.0, unit);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f G%s", g, unit);
   return buf;
 }
 

@@ -10,17 +10,17 @@ struct ElemInfo {
   bool is_float;
 };
 constexpr std::array<ElemInfo, 12> kElems = {{{"f16", 2, true},
-                                               {"bf16", 2, true},
-                                               {"f32", 4, true},
-                                               {"f64", 8, true},
-                                               {"i8", 1, false},
-                                               {"u8", 1, false},
-                                               {"i16", 2, false},
-                                               {"u16", 2, false},
-                                               {"i32", 4, false},
-                                               {"u32", 4, false},
-                                               {"i64", 8, false},
-                                               {"u64", 8, false}}};
+                                              {"bf16", 2, true},
+                                              {"f32", 4, true},
+                                              {"f64", 8, true},
+                                              {"i8", 1, false},
+                                              {"u8", 1, false},
+                                              {"i16", 2, false},
+                                              {"u16", 2, false},
+                                              {"i32", 4, false},
+                                              {"u32", 4, false},
+                                              {"i64", 8, false},
+                                              {"u64", 8, false}}};
 const ElemInfo& elem(ElemType t) { return kElems[static_cast<std::size_t>(t) % kElems.size()]; }
 }  // namespace
 
@@ -66,9 +66,9 @@ int KernelSignature::index_of(std::string_view name) const noexcept {
 
 Status KernelSignature::check(ArgList args) const {
   if (args.size() != decls_.size()) {
-    return Status(StatusCode::invalid_argument,
-                  "expected " + std::to_string(decls_.size()) + " arguments, got " +
-                      std::to_string(args.size()));
+    return Status(StatusCode::invalid_argument, "expected " + std::to_string(decls_.size()) +
+                                                    " arguments, got " +
+                                                    std::to_string(args.size()));
   }
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto& d = decls_[i];

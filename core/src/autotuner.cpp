@@ -134,8 +134,8 @@ struct Autotuner::Impl {
   std::map<std::pair<const Device*, std::string>, VariantFuture> variants;
   std::map<std::pair<const Device*, std::uint64_t>, TuningReport> reports;
 
-  std::vector<BackgroundJob> jobs;                 // guarded by mu; joined by join_jobs
-  std::set<std::uint64_t> failed_background;      // keys whose background tuning failed
+  std::vector<BackgroundJob> jobs;            // guarded by mu; joined by join_jobs
+  std::set<std::uint64_t> failed_background;  // keys whose background tuning failed
 
   ~Impl() {
     join_jobs(nullptr);
@@ -174,7 +174,9 @@ struct Autotuner::Impl {
       if (!same) continue;
       double d = 0;
       for (int i = 0; i < n; ++i) {
-        auto lg = [](std::int64_t v) { return std::log2(static_cast<double>(std::max<std::int64_t>(v, 1))); };
+        auto lg = [](std::int64_t v) {
+          return std::log2(static_cast<double>(std::max<std::int64_t>(v, 1)));
+        };
         d += std::fabs(lg(e->key.values[i]) - lg(key.values[i]));
       }
       if (best == nullptr || d < best_d) {
@@ -207,7 +209,8 @@ struct Autotuner::Impl {
     TuningKey base = k;
     base.size = static_cast<int>(keys.specs().size()) + 1;
     std::string s = keys.to_string(base);
-    for (const auto& h : def.heuristics) s += "," + h.param + "=" + value_to_text(h.fn(args, dev.info()));
+    for (const auto& h : def.heuristics)
+      s += "," + h.param + "=" + value_to_text(h.fn(args, dev.info()));
     return s;
   }
 
@@ -253,7 +256,8 @@ Status check_limits(const Config& c, const DeviceInfo& info) {
       (b.x > info.max_block.x || b.y > info.max_block.y || b.z > info.max_block.z)) {
     return Status(StatusCode::out_of_resources, "block dimensions exceed the device's limits");
   }
-  std::uint32_t smem_limit = std::max(info.shared_bytes_per_block, info.shared_bytes_per_block_optin);
+  std::uint32_t smem_limit =
+      std::max(info.shared_bytes_per_block, info.shared_bytes_per_block_optin);
   if (smem_limit != 0 && c.launch().shared_bytes > smem_limit) {
     return Status(StatusCode::out_of_resources,
                   "dynamic shared memory " + std::to_string(c.launch().shared_bytes) +
@@ -267,7 +271,8 @@ Status check_limits(const Config& c, const DeviceInfo& info) {
 std::vector<VariantFuture> Autotuner::Impl::compile_all(Device& dev, const KernelSource& src,
                                                         const std::vector<Config>& configs) {
   std::vector<VariantFuture> out(configs.size());
-  auto todo = std::make_shared<std::vector<std::pair<Config, std::shared_ptr<std::promise<std::shared_ptr<Variant>>>>>>();
+  auto todo = std::make_shared<
+      std::vector<std::pair<Config, std::shared_ptr<std::promise<std::shared_ptr<Variant>>>>>>();
   {
     std::lock_guard lock(mu);
     for (std::size_t i = 0; i < configs.size(); ++i) {
@@ -350,7 +355,8 @@ Status Autotuner::Impl::tune_key(Device& dev, ArgList args, const TuningKey& key
         if (const Entry* near = nearest(dev, key)) {
           if (it == inflight.end() && !failed_background.count(key.hash)) {
             Status st = start_background(dev, args, key);
-            if (!st.ok()) log_warning("background tuning of " + def.name + " not started: " + st.to_string());
+            if (!st.ok())
+              log_warning("background tuning of " + def.name + " not started: " + st.to_string());
           }
           *out = near;
           return {};
@@ -518,15 +524,18 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
     cands.push_back(std::move(c));
     if (cands.size() > (1u << 20)) {
       return Status(StatusCode::invalid_argument,
-                    where() + ": more than 2^20 configurations pass the constraints; prune "
-                              "with a perf model or a smaller space");
+                    where() +
+                        ": more than 2^20 configurations pass the constraints; prune "
+                        "with a perf model or a smaller space");
     }
   }
   if (cands.empty()) {
     std::string why;
-    for (const auto& [name, n] : rejected) why += " '" + name + "' rejected " + std::to_string(n) + ";";
-    return Status(StatusCode::invalid_argument,
-                  where() + ": no configuration passes the constraints on " + info.name + ":" + why);
+    for (const auto& [name, n] : rejected)
+      why += " '" + name + "' rejected " + std::to_string(n) + ";";
+    return Status(
+        StatusCode::invalid_argument,
+        where() + ": no configuration passes the constraints on " + info.name + ":" + why);
   }
   std::size_t initial = cands.size();
   if (!def.heuristics.empty()) {
@@ -541,8 +550,9 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
   if (def.early_prune) {
     cands = def.early_prune(std::move(cands), args);
     if (cands.empty()) {
-      return Status(StatusCode::invalid_argument,
-                    where() + ": early_prune returned no configuration (it must keep at least one)");
+      return Status(
+          StatusCode::invalid_argument,
+          where() + ": early_prune returned no configuration (it must keep at least one)");
     }
   }
   if (def.perf_model && cands.size() > 1) {
@@ -552,7 +562,8 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
     std::stable_sort(est.begin(), est.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     std::size_t keep = cands.size();
-    if (def.perf_model.top_k > 0) keep = std::min(keep, static_cast<std::size_t>(def.perf_model.top_k));
+    if (def.perf_model.top_k > 0)
+      keep = std::min(keep, static_cast<std::size_t>(def.perf_model.top_k));
     if (def.perf_model.top_fraction > 0) {
       auto frac = static_cast<std::size_t>(
           std::ceil(def.perf_model.top_fraction * static_cast<double>(cands.size())));
@@ -570,7 +581,8 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
   }
 
   // Stored timings: used for every candidate they cover; only the rest is timed.
-  StoreKey skey{def.name, src->hash(), report.key, info.fingerprint(), info.toolchain_fingerprint()};
+  StoreKey skey{def.name, src->hash(), report.key, info.fingerprint(),
+                info.toolchain_fingerprint()};
   std::vector<bool> need(cands.size(), true);
   if (store && cands.size() > 1 && !disabled) {
     std::map<std::string, std::size_t> index;
@@ -629,7 +641,8 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
   };
   HookRunner hooks(dev, def, args, zero_idx, restore_idx);
   bool timing = report.source == ResultSource::tuned;
-  if (timing && (hooks.active() || def.verify)) TUNE_RETURN_IF_ERROR(hooks.snapshot().with_context(where()));
+  if (timing && (hooks.active() || def.verify))
+    TUNE_RETURN_IF_ERROR(hooks.snapshot().with_context(where()));
 
   // Compile results arrive in order; each survivor is verified and warmed up at once (while
   // later ones still compile), then all survivors race.
@@ -669,7 +682,8 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
       if (st.ok()) st = dev.synchronize();
       if (st.ok()) {
         st = def.verify(dev, args, cands[i]);
-        if (!st.ok() && st.code() != StatusCode::device_lost && st.code() != StatusCode::wrong_output)
+        if (!st.ok() && st.code() != StatusCode::device_lost &&
+            st.code() != StatusCode::wrong_output)
           st = Status(StatusCode::wrong_output, st.message());
       }
     }
@@ -725,15 +739,16 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
                           static_cast<std::int64_t>(std::time(nullptr))});
     }
   }
-  if (timing && (hooks.active() || def.verify)) TUNE_RETURN_IF_ERROR(hooks.restore_all().with_context(where()));
+  if (timing && (hooks.active() || def.verify))
+    TUNE_RETURN_IF_ERROR(hooks.restore_all().with_context(where()));
 
   std::size_t best = by_median();
   if (report.source != ResultSource::tuned) best = to_compile.front();
   if (best >= cands.size() || !built.count(best)) {
     std::string msg = where() + ": every configuration failed on " + info.name + ":";
     for (const auto& r : report.results) {
-      msg += "\n  {" + r.config.to_string() + "}: " +
-             (r.status.ok() ? std::string("no timing") : r.status.to_string());
+      msg += "\n  {" + r.config.to_string() +
+             "}: " + (r.status.ok() ? std::string("no timing") : r.status.to_string());
     }
     report.wall_ms = ms_since(t0);
     if (store && !new_rows.empty()) store->save(skey, new_rows);
@@ -808,14 +823,16 @@ Result<Entry> Autotuner::Impl::select_by_search(Device& dev, ArgList args, const
         if (st.ok()) st = hooks.flush_post();
         if (st.ok()) st = dev.synchronize();
         if (st.ok()) st = def.verify(dev, args, c);
-        if (!st.ok() && st.code() != StatusCode::device_lost) st = Status(StatusCode::wrong_output, st.message());
+        if (!st.ok() && st.code() != StatusCode::device_lost)
+          st = Status(StatusCode::wrong_output, st.message());
       }
       if (st.ok()) {
         std::function<Status()> before;
-        if (hooks.active()) before = [&hooks, &c] {
-          hooks.set_config(&c);
-          return hooks.before_launch();
-        };
+        if (hooks.active())
+          before = [&hooks, &c] {
+            hooks.set_config(&c);
+            return hooks.before_launch();
+          };
         auto stats = time_kernel(dev, *v->kernel, dims, args, opts.bench, before);
         Status post = hooks.flush_post();
         st = !stats.ok() ? stats.status() : post;
@@ -828,20 +845,21 @@ Result<Entry> Autotuner::Impl::select_by_search(Device& dev, ArgList args, const
       r.stats = SampleStats{};
       r.stats.median = kInf;
     }
-    new_rows.push_back({text, st.code(), st.message(), r.stats,
-                        static_cast<std::int64_t>(std::time(nullptr))});
+    new_rows.push_back(
+        {text, st.code(), st.message(), r.stats, static_cast<std::int64_t>(std::time(nullptr))});
     report.results.push_back(r);
     return r.stats.median;
   };
 
-  auto found = def.search.strategy->search(def.space, info, objective, def.search.budget,
-                                           def.search.seed);
+  auto found =
+      def.search.strategy->search(def.space, info, objective, def.search.budget, def.search.seed);
   if (!lost.ok()) return lost.with_context(where());
   if (hooks.active() || def.verify) TUNE_RETURN_IF_ERROR(hooks.restore_all().with_context(where()));
   if (store && !new_rows.empty()) store->save(skey, new_rows);
   if (!found.ok()) return found.status().with_context(where());
   if (!std::isfinite(found->best_value)) {
-    std::string msg = where() + ": every configuration the search evaluated failed on " + info.name + ":";
+    std::string msg =
+        where() + ": every configuration the search evaluated failed on " + info.name + ":";
     for (const auto& r : report.results)
       msg += "\n  {" + r.config.to_string() + "}: " + r.status.to_string();
     return Status(StatusCode::all_failed, msg);
@@ -951,7 +969,8 @@ Status Autotuner::warmup(Device& dev) {
       why += "\n  {" + (*configs)[i].to_string() + "}: " + v->status.to_string();
   }
   if (!any && !futures.empty())
-    return Status(StatusCode::all_failed, "warmup of " + impl_->def.name + ": every configuration failed:" + why);
+    return Status(StatusCode::all_failed,
+                  "warmup of " + impl_->def.name + ": every configuration failed:" + why);
   return {};
 }
 

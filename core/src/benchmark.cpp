@@ -56,7 +56,8 @@ Result<SampleStats> time_kernel(Device& dev, const CompiledKernel& kernel, const
 
 Status race(Device& dev, std::span<RaceEntry> entries, ArgList args, const BenchOptions& opts) {
   std::vector<int> budget(entries.size());
-  for (std::size_t i = 0; i < entries.size(); ++i) budget[i] = reps_for(entries[i].estimate_ns, opts);
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    budget[i] = reps_for(entries[i].estimate_ns, opts);
   auto alive = [&](std::size_t i) {
     const auto& e = entries[i];
     return e.status.ok() && !e.raced_out;

@@ -161,9 +161,8 @@ bool parse_int(std::string_view s, std::int64_t* out) {
 }
 
 Status parse_error(std::string_view text, std::size_t pos, std::string_view what) {
-  return Status(StatusCode::invalid_argument, "config text '" + std::string(text) +
-                                                  "' at offset " + std::to_string(pos) + ": " +
-                                                  std::string(what));
+  return Status(StatusCode::invalid_argument, "config text '" + std::string(text) + "' at offset " +
+                                                  std::to_string(pos) + ": " + std::string(what));
 }
 
 }  // namespace
@@ -200,8 +199,8 @@ Result<Config> Config::parse(std::string_view text) {
           str += ch;
         }
       }
-      if (!closed) return parse_error(text, i, "unterminated string value of '" +
-                                                   std::string(name) + "'");
+      if (!closed)
+        return parse_error(text, i, "unterminated string value of '" + std::string(name) + "'");
     } else {
       std::size_t end = text.find_first_of(",;", i);
       if (end == std::string_view::npos) end = text.size();
@@ -209,8 +208,8 @@ Result<Config> Config::parse(std::string_view text) {
       i = end;
     }
     if (in_launch) {
-      if (quoted) return parse_error(text, i, "launch option '" + std::string(name) +
-                                                  "' must be an integer");
+      if (quoted)
+        return parse_error(text, i, "launch option '" + std::string(name) + "' must be an integer");
       if (name == "block") {
         std::int64_t d[3] = {0, 0, 0};
         std::size_t p = 0;
@@ -227,15 +226,16 @@ Result<Config> Config::parse(std::string_view text) {
         if (!is_launch_option_name(name) || name.substr(0, 6) == "block.")
           return parse_error(text, i, "unknown launch option '" + std::string(name) + "'");
         if (!parse_int(raw, &v) || v < 0)
-          return parse_error(text, i, "launch option '" + std::string(name) +
-                                          "' must be a non-negative integer");
+          return parse_error(
+              text, i, "launch option '" + std::string(name) + "' must be a non-negative integer");
         set_launch(c.launch_, name, Value{v});
       }
     } else {
       if (!is_identifier(name))
-        return parse_error(text, i, "parameter name '" + std::string(name) +
-                                        "' is not an identifier");
-      if (c.has(name)) return parse_error(text, i, "duplicate parameter '" + std::string(name) + "'");
+        return parse_error(text, i,
+                           "parameter name '" + std::string(name) + "' is not an identifier");
+      if (c.has(name))
+        return parse_error(text, i, "duplicate parameter '" + std::string(name) + "'");
       Value v;
       std::int64_t n = 0;
       if (quoted)
@@ -247,8 +247,9 @@ Result<Config> Config::parse(std::string_view text) {
       else if (parse_int(raw, &n))
         v = n;
       else
-        return parse_error(text, i, "value '" + std::string(raw) + "' of '" + std::string(name) +
-                                        "' is not an integer, true/false or a quoted string");
+        return parse_error(text, i,
+                           "value '" + std::string(raw) + "' of '" + std::string(name) +
+                               "' is not an integer, true/false or a quoted string");
       c.set(name, std::move(v));
     }
     if (i < text.size()) {

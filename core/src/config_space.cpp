@@ -167,9 +167,8 @@ Status ConfigSpace::validate() const {
     ValueType t = type_of(d.values.front());
     for (const auto& v : d.values) {
       if (type_of(v) != t) {
-        return bad("parameter '" + d.name + "' mixes value types (" +
-                   std::string(to_string(t)) + " and " + std::string(to_string(type_of(v))) +
-                   ")");
+        return bad("parameter '" + d.name + "' mixes value types (" + std::string(to_string(t)) +
+                   " and " + std::string(to_string(type_of(v))) + ")");
       }
     }
     if (is_launch_option_name(d.name) && t == ValueType::string)

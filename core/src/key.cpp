@@ -46,9 +46,9 @@ bool operator==(const TuningKey& a, const TuningKey& b) noexcept {
 Result<KeyBuilder> KeyBuilder::make(const KernelSignature& sig, std::vector<KeySpec> specs) {
   KeyBuilder kb;
   if (specs.size() > static_cast<std::size_t>(kMaxKeyValues - 1)) {
-    return Status(StatusCode::invalid_argument,
-                  "too many key arguments (" + std::to_string(specs.size()) + "; at most " +
-                      std::to_string(kMaxKeyValues - 1) + ")");
+    return Status(StatusCode::invalid_argument, "too many key arguments (" +
+                                                    std::to_string(specs.size()) + "; at most " +
+                                                    std::to_string(kMaxKeyValues - 1) + ")");
   }
   for (const auto& s : specs) {
     int idx = sig.index_of(s.arg);
@@ -57,7 +57,8 @@ Result<KeyBuilder> KeyBuilder::make(const KernelSignature& sig, std::vector<KeyS
       for (const auto& d : sig.decls()) names += (names.empty() ? "" : ", ") + d.name;
       return Status(StatusCode::invalid_argument, "key argument '" + s.arg +
                                                       "' is not an argument of the kernel "
-                                                      "(arguments: " + names + ")");
+                                                      "(arguments: " +
+                                                      names + ")");
     }
     if (s.bucket == Bucket::custom && !s.fn)
       return Status(StatusCode::invalid_argument,

@@ -22,7 +22,11 @@ class Explorer {
  public:
   Explorer(const ConfigSpace& space, const DeviceInfo& dev, const Objective& f,
            const SearchBudget& budget, std::uint64_t seed)
-      : space_(space), dev_(dev), f_(f), budget_(budget), rng_(seed),
+      : space_(space),
+        dev_(dev),
+        f_(f),
+        budget_(budget),
+        rng_(seed),
         t0_(std::chrono::steady_clock::now()) {
     if (space.is_list()) {
       radix_.push_back(space.raw_size());
@@ -224,7 +228,8 @@ class Annealing final : public SearchStrategy {
     // Temperature as a relative slowdown: a move 10% worse is taken with probability
     // exp(-0.1 / T). It cools geometrically from 0.2 to 0.002 over the evaluation budget.
     const double t0 = 0.2;
-    const double evals = budget.max_evaluations ? static_cast<double>(budget.max_evaluations) : 1000.0;
+    const double evals =
+        budget.max_evaluations ? static_cast<double>(budget.max_evaluations) : 1000.0;
     const double decay = std::pow(0.01, 1.0 / evals);
     double temp = t0;
     int since_improvement = 0, stale = 0, restarts = 0;

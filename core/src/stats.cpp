@@ -70,8 +70,8 @@ namespace tune {
 
 Interval median_interval(std::span<const double> samples, double confidence) {
   std::vector<double> v(samples.begin(), samples.end());
-  if (v.empty()) return {std::numeric_limits<double>::quiet_NaN(),
-                         std::numeric_limits<double>::quiet_NaN()};
+  if (v.empty())
+    return {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN()};
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   const double alpha = (1.0 - confidence) / 2.0;

@@ -4,10 +4,20 @@
 
 namespace tune {
 namespace {
-constexpr std::array<std::string_view, 14> kNames = {
-    "ok",           "invalid_argument", "not_found",   "unavailable", "compile_error",
-    "out_of_resources", "launch_failed", "timeout",    "wrong_output", "device_lost",
-    "all_failed",   "data_loss",        "io_error",    "internal"};
+constexpr std::array<std::string_view, 14> kNames = {"ok",
+                                                     "invalid_argument",
+                                                     "not_found",
+                                                     "unavailable",
+                                                     "compile_error",
+                                                     "out_of_resources",
+                                                     "launch_failed",
+                                                     "timeout",
+                                                     "wrong_output",
+                                                     "device_lost",
+                                                     "all_failed",
+                                                     "data_loss",
+                                                     "io_error",
+                                                     "internal"};
 }  // namespace
 
 std::string_view to_string(StatusCode code) noexcept {

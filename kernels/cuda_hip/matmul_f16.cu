@@ -59,22 +59,51 @@ TUNE_DEVICE void hm_tile_of_block(int M, int N, int* tm, int* tn) {
 #define HM_WN (BN / HM_WARPS_N)
 #define HM_MI (HM_WM / 16)
 #define HM_NI (HM_WN / 8)
+#define HM_KSTEPS (BK / 16)
+#define HM_C_LD (BN + 8)  // the epilogue's padded C tile, in halves
+#define HM_A_STAGE (BM * HM_A_LD)
+#define HM_B_STAGE (BK * HM_B_LD)
+#define HM_A_PASSES ((BM * BK / 8) / HM_THREADS)  // 16-byte copies per thread per A tile
+#define HM_B_PASSES ((BK * BN / 8) / HM_THREADS)
+#define HM_A_ROWS_PER_PASS (HM_THREADS / (BK / 8))
+#define HM_B_ROWS_PER_PASS (HM_THREADS / (BN / 8))
 
 TUNE_DEVICE unsigned hm_smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
 
+// A 16-byte cp.async whose source is known to be in range (no zero-fill operand).
+TUNE_DEVICE void hm_cp_async_16(void* smem, const void* gmem) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(hm_smem_addr(smem)), "l"(gmem));
+}
+
+// The main loop is software-pipelined at two levels (the CUTLASS sm80 multistage scheme):
+// global->shared tiles run HM_STAGES - 1 tiles ahead through cp.async, and the ldmatrix
+// fragments of k-step ks + 1 are read (into the other of two register buffers) while the MMAs of
+// k-step ks issue, across tile boundaries too. The barrier for tile kt + 1 sits just before the
+// first fragment read of that tile, and the copy into the stage freed by tile kt - 1 is issued at
+// the first k-step of tile kt; every warp read that stage for the last time before the previous
+// barrier. Interior tiles copy with no bounds checks; edge tiles zero-fill. The epilogue stages
+// the C tile through shared memory and writes 16-byte rows.
 TUNE_KERNEL void __launch_bounds__(HM_THREADS)
     matmul_f16(const tune_f16* __restrict__ A, const tune_f16* __restrict__ B,
                tune_f16* __restrict__ C, int M, int N, int K) {
   static_assert(HM_THREADS % 32 == 0 && HM_WARPS % WARPS_M == 0, "warps must tile WARPS_M");
   static_assert(HM_WM % 16 == 0 && HM_WN % 16 == 0, "warp tiles are multiples of 16x16");
-  static_assert(BK % 16 == 0, "BK is a multiple of the MMA K (16)");
+  static_assert(BK % 32 == 0, "BK is a multiple of two MMA k-steps (fragment double buffer)");
   static_assert((BM * BK / 8) % HM_THREADS == 0, "A tile copies must divide evenly");
   static_assert((BK * BN / 8) % HM_THREADS == 0, "B tile copies must divide evenly");
+  static_assert(HM_THREADS % (BK / 8) == 0 && HM_THREADS % (BN / 8) == 0,
+                "a pass of copies covers whole tile rows");
+  static_assert((BM * BN / 8) % HM_THREADS == 0, "C tile stores must divide evenly");
   static_assert(HM_STAGES >= 2, "the pipeline needs at least two stages");
+#ifdef TUNE_SHARED_BYTES
+  static_assert(TUNE_SHARED_BYTES >= HM_STAGES * (HM_A_STAGE + HM_B_STAGE) * 2 &&
+                    TUNE_SHARED_BYTES >= BM * HM_C_LD * 2,
+                "dynamic shared memory covers the pipeline and the C tile");
+#endif
 
   TUNE_DYNAMIC_SHARED(tune_f16, smem);
-  tune_f16* As = smem;                                // [STAGES][BM][BK + 8]
-  tune_f16* Bs = smem + HM_STAGES * BM * HM_A_LD;     // [STAGES][BK][BN + 8]
+  tune_f16* As = smem;                           // [STAGES][BM][BK + 8]
+  tune_f16* Bs = smem + HM_STAGES * HM_A_STAGE;  // [STAGES][BK][BN + 8]
 
   int tile_m, tile_n;
   hm_tile_of_block(M, N, &tile_m, &tile_n);
@@ -83,14 +112,33 @@ TUNE_KERNEL void __launch_bounds__(HM_THREADS)
   const int wm0 = (warp / HM_WARPS_N) * HM_WM;
   const int wn0 = (warp % HM_WARPS_N) * HM_WN;
   const bool a_vec = (K % 8) == 0, b_vec = (N % 8) == 0;
+  const bool interior = a_vec && b_vec && m0 + BM <= M && n0 + BN <= N;
+
+  // This thread's copies: row and column of its first 16-byte chunk in each tile.
+  const int a_r = tid / (BK / 8), a_c = (tid % (BK / 8)) * 8;
+  const int b_r = tid / (BN / 8), b_c = (tid % (BN / 8)) * 8;
+  const tune_f16* a_src = A + (long long)(m0 + a_r) * K + a_c;  // advanced by k0
+  const tune_f16* b_src = B + (long long)b_r * N + n0 + b_c;    // advanced by k0 * N
+  const long long a_pass = (long long)HM_A_ROWS_PER_PASS * K;
+  const long long b_pass = (long long)HM_B_ROWS_PER_PASS * N;
 
   auto load_tile = [&](int stage, int k0) {
-    tune_f16* as = As + stage * BM * HM_A_LD;
-    tune_f16* bs = Bs + stage * BK * HM_B_LD;
+    tune_f16* as = As + stage * HM_A_STAGE;
+    tune_f16* bs = Bs + stage * HM_B_STAGE;
+    if (interior && k0 + BK <= K) {
+      const tune_f16* ga = a_src + k0;
+      const tune_f16* gb = b_src + (long long)k0 * N;
 #pragma unroll
-    for (int i = 0; i < (BM * BK / 8) / HM_THREADS; ++i) {
-      const int idx = tid + i * HM_THREADS;
-      const int r = idx / (BK / 8), c = (idx % (BK / 8)) * 8;
+      for (int i = 0; i < HM_A_PASSES; ++i)
+        hm_cp_async_16(as + (a_r + i * HM_A_ROWS_PER_PASS) * HM_A_LD + a_c, ga + i * a_pass);
+#pragma unroll
+      for (int i = 0; i < HM_B_PASSES; ++i)
+        hm_cp_async_16(bs + (b_r + i * HM_B_ROWS_PER_PASS) * HM_B_LD + b_c, gb + i * b_pass);
+      return;
+    }
+#pragma unroll
+    for (int i = 0; i < HM_A_PASSES; ++i) {
+      const int r = a_r + i * HM_A_ROWS_PER_PASS, c = a_c;
       const int gr = m0 + r, gc = k0 + c;
       tune_f16* dst = as + r * HM_A_LD + c;
       if (gr >= M || gc >= K) {
@@ -103,9 +151,8 @@ TUNE_KERNEL void __launch_bounds__(HM_THREADS)
       }
     }
 #pragma unroll
-    for (int i = 0; i < (BK * BN / 8) / HM_THREADS; ++i) {
-      const int idx = tid + i * HM_THREADS;
-      const int r = idx / (BN / 8), c = (idx % (BN / 8)) * 8;
+    for (int i = 0; i < HM_B_PASSES; ++i) {
+      const int r = b_r + i * HM_B_ROWS_PER_PASS, c = b_c;
       const int gr = k0 + r, gc = n0 + c;
       tune_f16* dst = bs + r * HM_B_LD + c;
       if (gr >= K || gc >= N) {
@@ -117,6 +164,34 @@ TUNE_KERNEL void __launch_bounds__(HM_THREADS)
         for (int e = 0; e < 8; ++e) dst[e] = gc + e < N ? B[(long long)gr * N + gc + e] : 0;
       }
     }
+  };
+
+  // ldmatrix lane addresses (bytes, shared window) in stage 0 at k-step 0.
+  // A: lanes 0-15 address rows 0-15 at k, lanes 16-31 the same rows at k + 8: registers
+  // a0..a3 = (rows 0-7, k 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15).
+  // B (rows are k; .trans hands each thread B[k][n] pairs along k, the "col" operand):
+  // matrices (k 0-7, n-tile ni), (k 8-15, ni), (k 0-7, ni+1), (k 8-15, ni+1).
+  const unsigned a_lane = hm_smem_addr(As + (wm0 + lane % 16) * HM_A_LD + (lane / 16) * 8);
+  const unsigned b_lane =
+      hm_smem_addr(Bs + (lane % 8 + ((lane / 8) % 2) * 8) * HM_B_LD + wn0 + (lane / 16) * 8);
+
+  unsigned af[2][HM_MI][4];
+  unsigned bf[2][HM_NI][2];
+  auto load_frags = [&](int buf, int stage, int ks) {
+    const unsigned a_base = a_lane + (stage * HM_A_STAGE + ks * 16) * 2;
+    const unsigned b_base = b_lane + (stage * HM_B_STAGE + ks * 16 * HM_B_LD) * 2;
+#pragma unroll
+    for (int mi = 0; mi < HM_MI; ++mi)
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                   : "=r"(af[buf][mi][0]), "=r"(af[buf][mi][1]), "=r"(af[buf][mi][2]),
+                     "=r"(af[buf][mi][3])
+                   : "r"(a_base + mi * 16 * HM_A_LD * 2));
+#pragma unroll
+    for (int ni = 0; ni < HM_NI; ni += 2)
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                   : "=r"(bf[buf][ni][0]), "=r"(bf[buf][ni][1]), "=r"(bf[buf][ni + 1][0]),
+                     "=r"(bf[buf][ni + 1][1])
+                   : "r"(b_base + ni * 8 * 2));
   };
 
   float acc[HM_MI][HM_NI][4];
@@ -133,74 +208,74 @@ TUNE_KERNEL void __launch_bounds__(HM_THREADS)
     if (s < ktiles) load_tile(s, s * BK);
     tune_cp_async_commit();
   }
-  for (int kt = 0; kt < ktiles; ++kt) {
-    tune_cp_async_wait<HM_STAGES - 2>();  // tile kt has landed (this thread's copies)
-    __syncthreads();                      // everyone's copies; stage kt-1 is free again
-    const int next = kt + HM_STAGES - 1;
-    if (next < ktiles) load_tile(next % HM_STAGES, next * BK);
-    tune_cp_async_commit();
+  tune_cp_async_wait<HM_STAGES - 2>();  // tile 0 has landed (this thread's copies)
+  __syncthreads();                      // everyone's
+  int rd_stage = 0, wr_stage = HM_STAGES - 1;
+  load_frags(0, 0, 0);
 
-    const tune_f16* as = As + (kt % HM_STAGES) * BM * HM_A_LD;
-    const tune_f16* bs = Bs + (kt % HM_STAGES) * BK * HM_B_LD;
+  for (int kt = 0; kt < ktiles; ++kt) {
 #pragma unroll
-    for (int kk = 0; kk < BK; kk += 16) {
-      unsigned af[HM_MI][4];
-      unsigned bf[HM_NI][2];
-#pragma unroll
-      for (int mi = 0; mi < HM_MI; ++mi) {
-        // Lanes 0-15 address rows 0-15 at k, lanes 16-31 the same rows at k + 8:
-        // registers a0..a3 = (rows 0-7, k 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15).
-        const tune_f16* p = as + (wm0 + mi * 16 + lane % 16) * HM_A_LD + kk + (lane / 16) * 8;
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                     : "=r"(af[mi][0]), "=r"(af[mi][1]), "=r"(af[mi][2]), "=r"(af[mi][3])
-                     : "r"(hm_smem_addr(p)));
+    for (int ks = 0; ks < HM_KSTEPS; ++ks) {
+      if (ks == 0) {
+        // Into the stage tile kt - 1 used: all warps left it before the last barrier.
+        const int next = kt + HM_STAGES - 1;
+        if (next < ktiles) load_tile(wr_stage, next * BK);
+        tune_cp_async_commit();
+        wr_stage = wr_stage + 1 == HM_STAGES ? 0 : wr_stage + 1;
       }
-#pragma unroll
-      for (int ni = 0; ni < HM_NI; ni += 2) {
-        // Rows of B are k; .trans hands each thread B[k][n] pairs along k, the "col" operand.
-        // Matrices: (k 0-7, n-tile ni), (k 8-15, ni), (k 0-7, ni+1), (k 8-15, ni+1).
-        const int k = kk + lane % 8 + ((lane / 8) % 2) * 8;
-        const int n = wn0 + (ni + lane / 16) * 8;
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                     : "=r"(bf[ni][0]), "=r"(bf[ni][1]), "=r"(bf[ni + 1][0]), "=r"(bf[ni + 1][1])
-                     : "r"(hm_smem_addr(bs + k * HM_B_LD + n)));
+      if (ks == HM_KSTEPS - 1) {
+        tune_cp_async_wait<HM_STAGES - 2>();  // tile kt + 1 has landed
+        __syncthreads();
+        rd_stage = rd_stage + 1 == HM_STAGES ? 0 : rd_stage + 1;
       }
+      // Fragments of the next k-step (of tile kt + 1 after the last one; past the last tile
+      // they are read from a stale stage and never used).
+      load_frags((ks + 1) % 2, rd_stage, (ks + 1) % HM_KSTEPS);
 #pragma unroll
       for (int mi = 0; mi < HM_MI; ++mi)
 #pragma unroll
         for (int ni = 0; ni < HM_NI; ++ni)
-          asm volatile(
-              "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+          asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
               "{%8,%9}, {%0,%1,%2,%3};\n"
               : "+f"(acc[mi][ni][0]), "+f"(acc[mi][ni][1]), "+f"(acc[mi][ni][2]),
                 "+f"(acc[mi][ni][3])
-              : "r"(af[mi][0]), "r"(af[mi][1]), "r"(af[mi][2]), "r"(af[mi][3]), "r"(bf[ni][0]),
-                "r"(bf[ni][1]));
+              : "r"(af[ks % 2][mi][0]), "r"(af[ks % 2][mi][1]), "r"(af[ks % 2][mi][2]),
+                "r"(af[ks % 2][mi][3]), "r"(bf[ks % 2][ni][0]), "r"(bf[ks % 2][ni][1]));
     }
   }
   tune_cp_async_wait<0>();
+  __syncthreads();  // every warp is done with the pipeline's shared memory
 
   // Accumulator layout: c0,c1 at (lane/4, 2*(lane%4) + {0,1}); c2,c3 eight rows below.
-  const bool pair_ok = (N % 2) == 0;
+  // Stage the block's C tile in shared memory as fp16 (padded rows: conflict-free stores).
+  tune_f16* Cs = smem;  // [BM][BN + 8]
 #pragma unroll
-  for (int mi = 0; mi < HM_MI; ++mi) {
+  for (int mi = 0; mi < HM_MI; ++mi)
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int r = m0 + wm0 + mi * 16 + lane / 4 + half * 8;
-      if (r >= M) continue;
-      tune_f16* crow = C + (long long)r * N;
+    for (int half = 0; half < 2; ++half)
 #pragma unroll
       for (int ni = 0; ni < HM_NI; ++ni) {
-        const int c = n0 + wn0 + ni * 8 + (lane % 4) * 2;
-        const tune_f16 lo = tune_f32_to_f16(acc[mi][ni][half * 2]);
-        const tune_f16 hi = tune_f32_to_f16(acc[mi][ni][half * 2 + 1]);
-        if (pair_ok && c + 1 < N) {
-          *(unsigned*)(crow + c) = (unsigned)lo | ((unsigned)hi << 16);
-        } else {
-          if (c < N) crow[c] = lo;
-          if (c + 1 < N) crow[c + 1] = hi;
-        }
+        const int r = wm0 + mi * 16 + lane / 4 + half * 8;
+        const int c = wn0 + ni * 8 + (lane % 4) * 2;
+        const unsigned lo = tune_f32_to_f16(acc[mi][ni][half * 2]);
+        const unsigned hi = tune_f32_to_f16(acc[mi][ni][half * 2 + 1]);
+        *(unsigned*)(Cs + r * HM_C_LD + c) = lo | (hi << 16);
       }
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < (BM * BN / 8) / HM_THREADS; ++i) {
+    const int idx = tid + i * HM_THREADS;
+    const int r = idx / (BN / 8), c = (idx % (BN / 8)) * 8;
+    const int gr = m0 + r, gc = n0 + c;
+    if (gr >= M) continue;
+    const tune_f16* src = Cs + r * HM_C_LD + c;
+    tune_f16* dst = C + (long long)gr * N + gc;
+    if (b_vec && gc + 7 < N) {
+      *(int4*)dst = *(const int4*)src;
+    } else {
+#pragma unroll
+      for (int e = 0; e < 8; ++e)
+        if (gc + e < N) dst[e] = src[e];
     }
   }
 }

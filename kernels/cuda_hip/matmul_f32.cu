@@ -56,7 +56,7 @@ TUNE_KERNEL void __launch_bounds__(MM_THREADS)
   static_assert(MM_STAGES >= 2, "the pipeline needs at least two stages");
 
   TUNE_DYNAMIC_SHARED(float, smem);
-  float* As = smem;                             // [STAGES][BK][BM + 4]
+  float* As = smem;                              // [STAGES][BK][BM + 4]
   float* Bs = smem + MM_STAGES * BK * MM_AS_LD;  // [STAGES][BK][BN + 4]
 
   const int tid = threadIdx.x;

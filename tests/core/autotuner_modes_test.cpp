@@ -31,9 +31,9 @@ std::pair<Config, std::uint64_t> tune_once(bool racing, std::uint64_t seed) {
   rig.dev.set_record_events(false);
   auto opts = quiet_options();
   opts.bench = racing_bench(racing);
-  auto tuner = Autotuner::make(sim_kernel(bm_space({8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96})),
-                               opts)
-                   .value();
+  auto tuner =
+      Autotuner::make(sim_kernel(bm_space({8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96})), opts)
+          .value();
   auto args = rig.args(1000);
   auto c = tuner->tune(rig.dev, args).value();
   return {c, rig.dev.timed_reps()};
@@ -90,7 +90,8 @@ TEST_CASE("search strategy: the Autotuner evaluates only the budget and keeps th
   for (int i = 1; i <= 64; ++i) v.emplace_back(std::int64_t{i});
   space.param("BM", v).param("BN", v);  // 4096 points
   rig.dev.set_cost_model([](const Config& c, ArgList) {
-    double a = static_cast<double>(c.get_int("BM") - 40), b = static_cast<double>(c.get_int("BN") - 9);
+    double a = static_cast<double>(c.get_int("BM") - 40),
+           b = static_cast<double>(c.get_int("BN") - 9);
     return 1000.0 + a * a + b * b;
   });
   auto def = sim_kernel(space);
@@ -109,7 +110,8 @@ TEST_CASE("search strategy: the Autotuner evaluates only the budget and keeps th
   CHECK(rig.dev.compiles() == 200);
   double best = 1e300;
   for (const auto& r : report.results) best = std::min(best, r.stats.median);
-  CHECK(best == doctest::Approx(1000.0 + std::pow(c.get_int("BM") - 40, 2) + std::pow(c.get_int("BN") - 9, 2)));
+  CHECK(best == doctest::Approx(1000.0 + std::pow(c.get_int("BM") - 40, 2) +
+                                std::pow(c.get_int("BN") - 9, 2)));
   CHECK(store->saved_rows == 200);
 
   // A second tuner with the same store reuses those timings without compiling them again.

@@ -1,8 +1,8 @@
 // Search strategies over ConfigSpaces: budgets, constraints, determinism, no re-evaluation.
 #include <doctest/doctest.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 
@@ -73,9 +73,8 @@ TEST_CASE("search: same seed, same path; different seed, different path") {
 
 TEST_CASE("search: constraint-rejected points are never evaluated and cost nothing") {
   auto space = bowl_space();
-  space.constrain("even X", [](const Config& c, const tune::DeviceInfo&) {
-    return c.get_int("X") % 2 == 0;
-  });
+  space.constrain("even X",
+                  [](const Config& c, const tune::DeviceInfo&) { return c.get_int("X") % 2 == 0; });
   for (const char* name : kNames) {
     CAPTURE(name);
     tune::Objective f = [](const Config& c) {
@@ -152,7 +151,9 @@ TEST_CASE("search: explicit config lists are searchable too") {
   std::vector<Config> list;
   for (int i = 0; i < 40; ++i) list.push_back(Config{{"T", std::int64_t{i}}});
   auto space = ConfigSpace::list(list);
-  tune::Objective f = [](const Config& c) { return std::fabs(static_cast<double>(c.get_int("T")) - 17.0); };
+  tune::Objective f = [](const Config& c) {
+    return std::fabs(static_cast<double>(c.get_int("T")) - 17.0);
+  };
   for (const char* name : kNames) {
     CAPTURE(name);
     auto r = tune::make_search(name)->search(space, {}, f, {}, 2);

@@ -362,8 +362,9 @@ Status GpuDevice::launch_locked(const GpuKernel& kernel, const LaunchDims& dims,
         return Status(StatusCode::invalid_argument,
                       kernel.name() + ": argument " + std::to_string(i) + " is a null buffer");
       }
-      auto b = buffer_of(*a.buffer, "argument " + std::to_string(i));
-      if (!b.ok()) return b.status();
+      auto b = buffer_of(*a.buffer, "argument");  // no per-launch string building
+      if (!b.ok())
+        return Status(b.status()).with_context(kernel.name() + " argument " + std::to_string(i));
       if (a.count * size_of(a.type) > a.buffer->size_bytes()) {
         return Status(StatusCode::invalid_argument,
                       kernel.name() + ": argument " + std::to_string(i) + " claims " +

@@ -35,9 +35,9 @@ struct ArgValue {
 
   ArgValue() = default;
   ArgValue(std::int32_t v) : type(ElemType::i32), bits(static_cast<std::uint32_t>(v)) {}  // NOLINT
-  ArgValue(std::uint32_t v) : type(ElemType::u32), bits(v) {}                              // NOLINT
+  ArgValue(std::uint32_t v) : type(ElemType::u32), bits(v) {}                             // NOLINT
   ArgValue(std::int64_t v) : type(ElemType::i64), bits(static_cast<std::uint64_t>(v)) {}  // NOLINT
-  ArgValue(std::uint64_t v) : type(ElemType::u64), bits(v) {}                              // NOLINT
+  ArgValue(std::uint64_t v) : type(ElemType::u64), bits(v) {}                             // NOLINT
   ArgValue(float v) : type(ElemType::f32) { std::memcpy(&bits, &v, sizeof v); }           // NOLINT
   ArgValue(double v) : type(ElemType::f64) { std::memcpy(&bits, &v, sizeof v); }          // NOLINT
 

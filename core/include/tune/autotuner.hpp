@@ -38,8 +38,8 @@ std::string_view to_string(ResultSource s) noexcept;
 
 struct ConfigResult {
   Config config;
-  Status status;           // ok, or why this configuration was dropped
-  SampleStats stats;       // nanoseconds; median = +inf when status is not ok
+  Status status;      // ok, or why this configuration was dropped
+  SampleStats stats;  // nanoseconds; median = +inf when status is not ok
   KernelResources resources;
   double compile_ms = 0;
   bool from_store = false;  // timing read back from the TuningStore, not measured now
@@ -53,9 +53,9 @@ struct TuningReport {
   ResultSource source = ResultSource::tuned;
   std::vector<ConfigResult> results;  // every candidate that was considered
   std::size_t pruned = 0;             // candidates removed before timing
-  bool partial = false;  // the tuning budget ran out before every candidate was timed
+  bool partial = false;               // the tuning budget ran out before every candidate was timed
   Config winner;
-  double wall_ms = 0;  // total tuning time of this key, compiling included
+  double wall_ms = 0;             // total tuning time of this key, compiling included
   std::string to_string() const;  // the TUNE_PRINT_AUTOTUNING text
 };
 
@@ -75,7 +75,7 @@ struct AutotunerOptions {
   // else memory only.
   std::shared_ptr<TuningStore> store;
   bool persistent = true;
-  TuningListener listener;             // called after each tuning, on the tuning thread
+  TuningListener listener;  // called after each tuning, on the tuning thread
   // Print each report to stderr. Defaults to TUNE_PRINT_AUTOTUNING=1 in the environment.
   std::optional<bool> print;
   // Stop timing new candidates after this long (compiling included) and take the best so far;

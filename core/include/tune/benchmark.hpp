@@ -13,7 +13,7 @@
 namespace tune {
 
 struct BenchOptions {
-  double warmup_ms = 25.0;   // Triton's default budgets
+  double warmup_ms = 25.0;  // Triton's default budgets
   double rep_ms = 100.0;
   // Warm-up of each configuration after the first within one tuning. The first one's
   // warmup_ms brings clocks and caches up; later ones still get an untimed launch (module
@@ -55,8 +55,8 @@ struct RaceEntry {
   double estimate_ns = 0;               // from warm_up
   // Outputs.
   std::vector<double> samples;
-  Status status;                        // a failed timing drops the entry with this reason
-  bool raced_out = false;               // dropped as slower than the leader beyond noise
+  Status status;           // a failed timing drops the entry with this reason
+  bool raced_out = false;  // dropped as slower than the leader beyond noise
 };
 
 // Times every entry (already warmed up) by racing or exhaustively, per opts.racing. Returns

@@ -36,11 +36,11 @@ struct Dim3 {
 
 // Launch options. Zero means "not set: the backend or kernel decides".
 struct LaunchOptions {
-  Dim3 block{0, 0, 0};          // threads per block / workgroup size; {0,0,0} = unset
-  std::int32_t num_warps = 0;   // Triton-style hint; a kernel may derive block.x from it
-  std::int32_t num_stages = 0;  // software-pipeline depth hint, visible to the kernel
-  std::int32_t max_registers = 0;      // per-thread register cap passed to the compiler
-  std::uint32_t shared_bytes = 0;      // dynamic shared memory per block
+  Dim3 block{0, 0, 0};             // threads per block / workgroup size; {0,0,0} = unset
+  std::int32_t num_warps = 0;      // Triton-style hint; a kernel may derive block.x from it
+  std::int32_t num_stages = 0;     // software-pipeline depth hint, visible to the kernel
+  std::int32_t max_registers = 0;  // per-thread register cap passed to the compiler
+  std::uint32_t shared_bytes = 0;  // dynamic shared memory per block
   friend bool operator==(const LaunchOptions&, const LaunchOptions&) = default;
 };
 

@@ -45,12 +45,12 @@ struct KernelSource {
 
 // What the compiler and driver report about one compiled variant; zero when unknown.
 struct KernelResources {
-  std::uint32_t registers = 0;       // per thread
-  std::uint32_t spill_bytes = 0;     // local-memory spill stores
-  std::uint32_t local_bytes = 0;     // per-thread local memory
-  std::uint32_t shared_bytes = 0;    // static shared memory
-  std::uint32_t max_threads = 0;     // max threads per block for this variant
-  std::string to_string() const;     // "regs=64 spill=0 smem=16384"; empty when nothing known
+  std::uint32_t registers = 0;     // per thread
+  std::uint32_t spill_bytes = 0;   // local-memory spill stores
+  std::uint32_t local_bytes = 0;   // per-thread local memory
+  std::uint32_t shared_bytes = 0;  // static shared memory
+  std::uint32_t max_threads = 0;   // max threads per block for this variant
+  std::string to_string() const;   // "regs=64 spill=0 smem=16384"; empty when nothing known
 };
 
 // One compiled variant. Owned by the caller of Device::compile.
@@ -66,8 +66,8 @@ class CompiledKernel {
 };
 
 struct LaunchDims {
-  Dim3 grid;                  // blocks / workgroups per dimension
-  Dim3 block;                 // threads per block / workgroup size
+  Dim3 grid;                       // blocks / workgroups per dimension
+  Dim3 block;                      // threads per block / workgroup size
   std::uint32_t shared_bytes = 0;  // dynamic shared memory
 };
 

@@ -13,24 +13,24 @@
 namespace tune {
 
 struct DeviceInfo {
-  std::string backend;    // "cuda", "hip", "vulkan" (or "simulated" in tests)
-  std::string vendor;     // "NVIDIA", "AMD", "Mesa", ...
-  std::string name;       // "NVIDIA H200", "llvmpipe (LLVM 15.0.6, 256 bits)"
-  std::string arch;       // "sm_90", "gfx90a", or for Vulkan "vk:<vendorID>:<deviceID>"
+  std::string backend;  // "cuda", "hip", "vulkan" (or "simulated" in tests)
+  std::string vendor;   // "NVIDIA", "AMD", "Mesa", ...
+  std::string name;     // "NVIDIA H200", "llvmpipe (LLVM 15.0.6, 256 bits)"
+  std::string arch;     // "sm_90", "gfx90a", or for Vulkan "vk:<vendorID>:<deviceID>"
   std::string driver_version;
   std::string compiler_version;  // NVRTC / hiprtc / shaderc version used to build variants
 
-  std::uint32_t compute_units = 0;               // SMs, CUs, or 0 when unknown
-  std::uint32_t max_threads_per_block = 0;       // maxComputeWorkGroupInvocations for Vulkan
-  Dim3 max_block{0, 0, 0};                       // per-dimension block / workgroup limit
-  Dim3 max_grid{0, 0, 0};                        // per-dimension grid limit
-  std::uint32_t shared_bytes_per_block = 0;      // default static limit
+  std::uint32_t compute_units = 0;                 // SMs, CUs, or 0 when unknown
+  std::uint32_t max_threads_per_block = 0;         // maxComputeWorkGroupInvocations for Vulkan
+  Dim3 max_block{0, 0, 0};                         // per-dimension block / workgroup limit
+  Dim3 max_grid{0, 0, 0};                          // per-dimension grid limit
+  std::uint32_t shared_bytes_per_block = 0;        // default static limit
   std::uint32_t shared_bytes_per_block_optin = 0;  // with opt-in (CUDA); else == default
-  std::uint32_t registers_per_block = 0;         // 0 when unknown (Vulkan)
-  std::uint32_t warp_size = 0;                   // warp / wavefront / subgroup size
-  std::uint64_t l2_bytes = 0;                    // 0 when unknown: flush uses a default size
+  std::uint32_t registers_per_block = 0;           // 0 when unknown (Vulkan)
+  std::uint32_t warp_size = 0;                     // warp / wavefront / subgroup size
+  std::uint64_t l2_bytes = 0;                      // 0 when unknown: flush uses a default size
   std::uint64_t global_memory_bytes = 0;
-  double timer_resolution_ns = 1.0;              // one timestamp tick, in nanoseconds
+  double timer_resolution_ns = 1.0;  // one timestamp tick, in nanoseconds
 
   // "backend|name|arch|driver": what a tuning result is valid for. Two devices with the same
   // fingerprint are expected to pick the same winners.

@@ -31,9 +31,10 @@ using Objective = std::function<double(const Config&)>;
 
 struct SearchResult {
   Config best;
-  double best_value = 0;             // +inf when nothing succeeded
-  std::uint64_t evaluations = 0;     // objective calls made
-  std::uint64_t accepted_points = 0; // points of the space the strategy could have visited (0 = unknown)
+  double best_value = 0;          // +inf when nothing succeeded
+  std::uint64_t evaluations = 0;  // objective calls made
+  std::uint64_t accepted_points =
+      0;  // points of the space the strategy could have visited (0 = unknown)
   // Every evaluation in call order: (space index, value). Lets callers plot convergence.
   std::vector<std::pair<std::uint64_t, double>> history;
 };

@@ -15,19 +15,19 @@ namespace tune {
 
 enum class StatusCode : std::uint8_t {
   ok = 0,
-  invalid_argument,   // a user mistake: unknown parameter, missing key argument, bad value
-  not_found,          // a named thing (backend, device, kernel, file) does not exist
-  unavailable,        // no driver, no device, backend not compiled in
-  compile_error,      // the kernel source did not compile for this configuration
-  out_of_resources,   // a configuration exceeds a device limit (threads, shared memory, regs)
-  launch_failed,      // the launch was rejected by the driver
-  timeout,            // a launch or wait did not finish within its limit
-  wrong_output,       // a configuration ran but its output failed verification
-  device_lost,        // a sticky device error; the device must be reopened
-  all_failed,         // every configuration of a tuning failed (message lists each reason)
-  data_loss,          // stored data (cache file) is corrupt or unreadable
-  io_error,           // a file could not be read or written
-  internal,           // a bug in libtune
+  invalid_argument,  // a user mistake: unknown parameter, missing key argument, bad value
+  not_found,         // a named thing (backend, device, kernel, file) does not exist
+  unavailable,       // no driver, no device, backend not compiled in
+  compile_error,     // the kernel source did not compile for this configuration
+  out_of_resources,  // a configuration exceeds a device limit (threads, shared memory, regs)
+  launch_failed,     // the launch was rejected by the driver
+  timeout,           // a launch or wait did not finish within its limit
+  wrong_output,      // a configuration ran but its output failed verification
+  device_lost,       // a sticky device error; the device must be reopened
+  all_failed,        // every configuration of a tuning failed (message lists each reason)
+  data_loss,         // stored data (cache file) is corrupt or unreadable
+  io_error,          // a file could not be read or written
+  internal,          // a bug in libtune
 };
 
 // A stable lowercase name for a code ("compile_error"), used in logs and stored results.
@@ -80,7 +80,7 @@ class Error : public std::runtime_error {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     if (std::get<Status>(v_).ok()) v_ = Status(StatusCode::internal, "Result built from ok status");
   }
@@ -119,8 +119,8 @@ inline void throw_if_error(const Status& status) {
 }  // namespace tune
 
 // Returns early from the enclosing function with the status of `expr` when it is not ok.
-#define TUNE_RETURN_IF_ERROR(expr)              \
-  do {                                          \
-    ::tune::Status tune_status_ = (expr);       \
+#define TUNE_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::tune::Status tune_status_ = (expr);        \
     if (!tune_status_.ok()) return tune_status_; \
   } while (0)

@@ -19,19 +19,19 @@ namespace tune {
 
 // Everything a stored timing is valid for.
 struct StoreKey {
-  std::string kernel;              // kernel name
-  std::uint64_t source_hash = 0;   // hash of the source text compiled on this device
-  std::string key;                 // KeyBuilder text of the tuning key
-  std::string device;              // DeviceInfo::fingerprint()
-  std::string toolchain;           // DeviceInfo::toolchain_fingerprint()
+  std::string kernel;             // kernel name
+  std::uint64_t source_hash = 0;  // hash of the source text compiled on this device
+  std::string key;                // KeyBuilder text of the tuning key
+  std::string device;             // DeviceInfo::fingerprint()
+  std::string toolchain;          // DeviceInfo::toolchain_fingerprint()
 };
 
 // One configuration's outcome for one StoreKey.
 struct StoredResult {
-  std::string config;              // Config::to_string()
+  std::string config;  // Config::to_string()
   StatusCode status = StatusCode::ok;
-  std::string reason;              // failure reason when status != ok
-  SampleStats stats;               // nanoseconds; meaningful when status == ok
+  std::string reason;  // failure reason when status != ok
+  SampleStats stats;   // nanoseconds; meaningful when status == ok
   std::int64_t unix_time = 0;
 };
 
