@@ -40,6 +40,7 @@ case $phase in
     run tests.log 120 $B/conformance_vulkan
     run tests.log 60 $B/vulkan_tests
     run tests.log 60 $B/cuda_tests
+    run bench_core.log 120 $B/bench_core --benchmark_min_time=0.3 --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
     ;;
   bench)
     run bench_cuda.log 330 $B/bench_cuda

@@ -146,9 +146,7 @@ class VectorAdd final : public Workload {
     return {};
   }
   ArgList args() const override { return args_; }
-  Status poison_outputs(Device& dev) override {
-    return dev.fill(*dc_, kNanF32, dc_->size_bytes());
-  }
+  Status poison_outputs(Device& dev) override { return dev.fill(*dc_, kNanF32, dc_->size_bytes()); }
   Status check(Device& dev) override {
     std::vector<float> c(a_.size());
     TUNE_RETURN_IF_ERROR(dev.download(*dc_, c.data(), c.size() * 4));
@@ -246,9 +244,11 @@ class Matmul final : public Workload {
     TUNE_RETURN_IF_ERROR(upload(dev, *da_, a_));
     TUNE_RETURN_IF_ERROR(upload(dev, *db_, b_));
     TUNE_RETURN_IF_ERROR(poison_outputs(dev));
-    args_ = {ArgValue::buf(*da_, t_, a_.size()), ArgValue::buf(*db_, t_, b_.size()),
+    args_ = {ArgValue::buf(*da_, t_, a_.size()),
+             ArgValue::buf(*db_, t_, b_.size()),
              ArgValue::buf(*dc_, t_, static_cast<std::uint64_t>(m_ * n_)),
-             static_cast<std::int32_t>(m_), static_cast<std::int32_t>(n_),
+             static_cast<std::int32_t>(m_),
+             static_cast<std::int32_t>(n_),
              static_cast<std::int32_t>(k_)};
     return {};
   }
