@@ -492,6 +492,22 @@ class HookRunner {
   std::map<DeviceBuffer*, Buffer> saved_;
 };
 
+// One launch of `kernel` with the hooks around it, then KernelDef::verify on its output. A
+// verify failure is wrong_output (device_lost stays as it is); launch failures keep their code.
+Status verify_once(Device& dev, const KernelDef& def, HookRunner& hooks,
+                   const CompiledKernel& kernel, const LaunchDims& dims, ArgList args,
+                   const Config& config) {
+  hooks.set_config(&config);
+  TUNE_RETURN_IF_ERROR(hooks.before_launch());
+  TUNE_RETURN_IF_ERROR(dev.launch(kernel, dims, args));
+  TUNE_RETURN_IF_ERROR(hooks.flush_post());
+  TUNE_RETURN_IF_ERROR(dev.synchronize());
+  Status st = def.verify(dev, args, config);
+  if (!st.ok() && st.code() != StatusCode::device_lost && st.code() != StatusCode::wrong_output)
+    st = Status(StatusCode::wrong_output, st.message());
+  return st;
+}
+
 Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey& key,
                                       TuningReport& report) {
   auto t0 = Clock::now();
@@ -674,19 +690,7 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
     LaunchDims dims = def.dims(cands[i], args);
     auto before_fn = hooks_before(&cands[i]);
     Status st;
-    if (def.verify) {
-      hooks.set_config(&cands[i]);
-      st = hooks.before_launch();
-      if (st.ok()) st = dev.launch(*v->kernel, dims, args);
-      if (st.ok()) st = hooks.flush_post();
-      if (st.ok()) st = dev.synchronize();
-      if (st.ok()) {
-        st = def.verify(dev, args, cands[i]);
-        if (!st.ok() && st.code() != StatusCode::device_lost &&
-            st.code() != StatusCode::wrong_output)
-          st = Status(StatusCode::wrong_output, st.message());
-      }
-    }
+    if (def.verify) st = verify_once(dev, def, hooks, *v->kernel, dims, args, cands[i]);
     double est = 0;
     if (st.ok()) {
       BenchOptions warm = opts.bench;
@@ -816,16 +820,7 @@ Result<Entry> Autotuner::Impl::select_by_search(Device& dev, ArgList args, const
     if (st.ok()) {
       r.resources = v->kernel->resources();
       LaunchDims dims = def.dims(c, args);
-      if (def.verify) {
-        hooks.set_config(&c);
-        st = hooks.before_launch();
-        if (st.ok()) st = dev.launch(*v->kernel, dims, args);
-        if (st.ok()) st = hooks.flush_post();
-        if (st.ok()) st = dev.synchronize();
-        if (st.ok()) st = def.verify(dev, args, c);
-        if (!st.ok() && st.code() != StatusCode::device_lost)
-          st = Status(StatusCode::wrong_output, st.message());
-      }
+      if (def.verify) st = verify_once(dev, def, hooks, *v->kernel, dims, args, c);
       if (st.ok()) {
         std::function<Status()> before;
         if (hooks.active())
