@@ -290,10 +290,19 @@ struct SqliteStore::Impl {
     return f;
   }
 
-  // Looks at an open database: integrity, owner, schema version.
+  // Looks at an open database: integrity, owner, schema version. The reads run in one read
+  // transaction so they see one snapshot: read one by one, a schema that another process
+  // commits between them looks like a foreign file (application id 0, but tables).
   Finding inspect(bool check_writable) {
     if (check_writable && sqlite3_db_readonly(db, "main") == 1)
       return {Verdict::damaged, "the file is read-only"};
+    if (int rc = exec("BEGIN"); rc != SQLITE_OK) return failed(rc, "starting a read");
+    Finding f = inspect_snapshot();
+    if (exec("COMMIT") != SQLITE_OK) exec("ROLLBACK");
+    return f;
+  }
+
+  Finding inspect_snapshot() {
     std::int64_t app_id = 0, version = 0, tables = 0;
     if (int rc = query_int("PRAGMA application_id", &app_id); rc != SQLITE_OK)
       return failed(rc, "reading the header");
