@@ -28,7 +28,7 @@ std::size_t size_of(ElemType t) noexcept { return elem(t).size; }
 std::string_view to_string(ElemType t) noexcept { return elem(t).name; }
 bool is_float(ElemType t) noexcept { return elem(t).is_float; }
 
-std::int64_t ArgValue::as_int() const noexcept {
+std::int64_t ArgValue::as_int_other() const noexcept {
   switch (type) {
     case ElemType::i8:
       return static_cast<std::int8_t>(bits);

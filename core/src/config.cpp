@@ -91,6 +91,13 @@ Config& Config::set(std::string_view name, Value value) {
 }
 
 const Value* Config::find(std::string_view name) const noexcept {
+  // Launch-dims functions call this on every launch. Configs hold a handful of short names:
+  // a linear scan that compares lengths first rarely calls memcmp at all.
+  if (params_.size() <= 16) {
+    for (const auto& p : params_)
+      if (p.first.size() == name.size() && p.first == name) return &p.second;
+    return nullptr;
+  }
   auto it = std::lower_bound(params_.begin(), params_.end(), name,
                              [](const auto& p, std::string_view n) { return p.first < n; });
   return it != params_.end() && it->first == name ? &it->second : nullptr;

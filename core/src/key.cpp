@@ -4,18 +4,6 @@
 
 namespace tune {
 
-std::int64_t next_pow2(std::int64_t v) noexcept {
-  if (v <= 1) return 1;
-  std::uint64_t x = static_cast<std::uint64_t>(v - 1);
-  x |= x >> 1;
-  x |= x >> 2;
-  x |= x >> 4;
-  x |= x >> 8;
-  x |= x >> 16;
-  x |= x >> 32;
-  return static_cast<std::int64_t>(x + 1);
-}
-
 bool TuningKey::push(std::int64_t v) noexcept {
   if (size >= kMaxKeyValues) return false;
   values[size++] = v;
@@ -75,7 +63,7 @@ Result<KeyBuilder> KeyBuilder::make(const KernelSignature& sig, std::vector<KeyS
 }
 
 TuningKey KeyBuilder::build(ArgList args, std::uint64_t device_hash) const noexcept {
-  TuningKey k;
+  TuningKey k{TuningKey::Unfilled{}};
   k.device_hash = device_hash;
   for (std::size_t i = 0; i < specs_.size(); ++i) {
     const ArgValue& a = args[static_cast<std::size_t>(arg_index_[i])];

@@ -50,11 +50,20 @@ struct ArgValue {
     return a;
   }
 
-  // A scalar as a signed integer (sign-extending i32/i16/i8), or a float truncated.
-  std::int64_t as_int() const noexcept;
+  // A scalar as a signed integer (sign-extending i32/i16/i8), or a float truncated. The
+  // common integer types are inline: keys read them on every call.
+  std::int64_t as_int() const noexcept {
+    if (type == ElemType::i32) return static_cast<std::int32_t>(bits);
+    if (type == ElemType::i64 || type == ElemType::u64 || type == ElemType::u32)
+      return static_cast<std::int64_t>(bits);
+    return as_int_other();
+  }
   double as_double() const noexcept;
   // Size in bytes of a scalar's value as the kernel sees it (4 for i32/f32, 8 for i64/f64).
   std::size_t scalar_size() const noexcept { return size_of(type); }
+
+ private:
+  std::int64_t as_int_other() const noexcept;
 };
 
 using ArgList = std::span<const ArgValue>;

@@ -30,8 +30,18 @@ struct KeySpec {
   }
 };
 
-// Smallest power of two >= v (1 for v <= 1).
-std::int64_t next_pow2(std::int64_t v) noexcept;
+// Smallest power of two >= v (1 for v <= 1). Inline: it runs on every cache-hit call.
+constexpr std::int64_t next_pow2(std::int64_t v) noexcept {
+  if (v <= 1) return 1;
+  auto x = static_cast<std::uint64_t>(v - 1);
+  x |= x >> 1;
+  x |= x >> 2;
+  x |= x >> 4;
+  x |= x >> 8;
+  x |= x >> 16;
+  x |= x >> 32;
+  return static_cast<std::int64_t>(x + 1);
+}
 
 // The most values a key may hold: key arguments, one slot of packed buffer element types,
 // and heuristic parameter values (keys are built without allocation).
@@ -40,10 +50,17 @@ inline constexpr int kMaxKeyValues = 16;
 // A computed key: values in KeySpec order, then the buffer element types packed in one slot,
 // then any values appended by the caller (heuristics); `hash` also covers the device.
 struct TuningKey {
-  std::int64_t values[kMaxKeyValues] = {};
+  // Only values[0, size) are meaningful: equality and the hash read no further. The default
+  // constructor zeroes the rest; KeyBuilder::build does not (zeroing 128 bytes on every call
+  // was a third of the cache-hit key's cost).
+  std::int64_t values[kMaxKeyValues];
   int size = 0;
   std::uint64_t device_hash = 0;
   std::uint64_t hash = 0;
+
+  TuningKey() noexcept : values{} {}
+  struct Unfilled {};
+  explicit TuningKey(Unfilled) noexcept {}  // NOLINT(cppcoreguidelines-pro-type-member-init)
 
   // Appends a value; call rehash() after the last push. Returns false when full.
   bool push(std::int64_t v) noexcept;
