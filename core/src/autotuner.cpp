@@ -729,6 +729,7 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
     auto& r = report.results[racer_index[k]];
     r.status = racers[k].status;
     r.raced_out = racers[k].raced_out;
+    r.settled = racers[k].settled;
     if (r.status.ok()) r.stats = summarize(racers[k].samples);
   }
   if (timing) {
@@ -886,6 +887,7 @@ std::string TuningReport::to_string() const {
       s += "not timed";
     if (r.from_store) s += " (stored)";
     if (r.raced_out) s += " (raced out)";
+    if (r.settled) s += " (within tolerance of the leader)";
     auto res = r.resources.to_string();
     if (!res.empty()) s += " " + res;
     s += "\n";

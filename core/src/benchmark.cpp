@@ -60,7 +60,7 @@ Status race(Device& dev, std::span<RaceEntry> entries, ArgList args, const Bench
     budget[i] = reps_for(entries[i].estimate_ns, opts);
   auto alive = [&](std::size_t i) {
     const auto& e = entries[i];
-    return e.status.ok() && !e.raced_out;
+    return e.status.ok() && !e.raced_out && !e.settled;
   };
   const bool racing = opts.racing && entries.size() > 1;
   const int batch = std::max(1, opts.race_batch);
@@ -96,12 +96,15 @@ Status race(Device& dev, std::span<RaceEntry> entries, ArgList args, const Bench
     }
     if (!progressed) break;
     if (!racing) continue;
-    // Drop every contestant whose median is slower than the leader's beyond noise.
+    // Drop every contestant whose median is slower than the leader's beyond noise; stop
+    // those that cannot beat it by more than the tolerance. The leader is the lowest median
+    // among all timed entries, stopped ones included, so a settled entry can still win.
     std::size_t leader = entries.size();
     double best = 0;
     for (std::size_t i = 0; i < entries.size(); ++i) {
-      if (!alive(i) || entries[i].samples.empty()) continue;
-      double m = quantile(entries[i].samples, 0.5);
+      const auto& e = entries[i];
+      if (!e.status.ok() || e.raced_out || e.samples.empty()) continue;
+      double m = quantile(e.samples, 0.5);
       if (leader == entries.size() || m < best) {
         leader = i;
         best = m;
@@ -111,15 +114,22 @@ Status race(Device& dev, std::span<RaceEntry> entries, ArgList args, const Bench
         static_cast<int>(entries[leader].samples.size()) < opts.race_min_samples)
       continue;
     Interval lead = median_interval(entries[leader].samples, opts.race_confidence);
+    const double tied_above = lead.hi * (1.0 - std::max(0.0, opts.race_tolerance));
     std::size_t left = 0;
     for (std::size_t i = 0; i < entries.size(); ++i) {
+      auto& e = entries[i];
       if (!alive(i) || i == leader) continue;
-      if (static_cast<int>(entries[i].samples.size()) >= opts.race_min_samples &&
-          median_interval(entries[i].samples, opts.race_confidence).lo > lead.hi) {
-        entries[i].raced_out = true;
-      } else {
+      if (static_cast<int>(e.samples.size()) < opts.race_min_samples) {
         ++left;
+        continue;
       }
+      const double lo = median_interval(e.samples, opts.race_confidence).lo;
+      if (lo > lead.hi)
+        e.raced_out = true;
+      else if (opts.race_tolerance > 0 && lo >= tied_above)
+        e.settled = true;
+      else
+        ++left;
     }
     if (left == 0) break;  // the leader alone: its samples so far decide nothing more
   }

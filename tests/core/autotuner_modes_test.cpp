@@ -69,6 +69,43 @@ TEST_CASE("racing: configs within the noise are kept, not dropped") {
   CHECK(raced_out <= 1);
 }
 
+TEST_CASE("racing: near-ties stop at the tolerance instead of spending their whole budgets") {
+  // Configs 0.1% apart with 0.3% noise: telling them apart takes (nearly) the full budget;
+  // with a 1% tolerance the others stop once each is known to be within 1% of the leader.
+  auto run = [](double tolerance) {
+    SimRig rig;
+    rig.dev.set_cost_model(
+        [](const Config& c, ArgList) { return c.get_int("BM") == 1 ? 1000.0 : 1001.0; });
+    rig.dev.set_noise(0.003, 5);
+    rig.dev.set_record_events(false);
+    auto opts = quiet_options();
+    opts.bench = racing_bench(true);
+    opts.bench.race_tolerance = tolerance;
+    auto tuner = Autotuner::make(sim_kernel(bm_space({1, 2, 3})), opts).value();
+    auto args = rig.args(10);
+    Config c = tuner->tune(rig.dev, args).value();
+    auto report = tuner->last_report(rig.dev, args).value();
+    int settled = 0;
+    std::size_t samples = 0;  // timed in the race (warm-up and estimates not counted)
+    for (const auto& r : report.results) {
+      settled += r.settled ? 1 : 0;
+      samples += r.stats.count;
+    }
+    return std::tuple{c, samples, settled, report.to_string()};
+  };
+  auto [tied_pick, tied_reps, settled, text] = run(0.01);
+  auto [full_pick, full_reps, none_settled, full_text] = run(0.0);
+  CAPTURE(text);
+  CAPTURE(full_text);
+  CHECK(settled >= 1);
+  CHECK(none_settled == 0);
+  CHECK(tied_reps * 4 < full_reps);
+  CHECK(text.find("(within tolerance of the leader)") != std::string::npos);
+  // Either pick is within 0.1% of the best: both are right.
+  CHECK(full_pick.has("BM"));
+  CHECK(tied_pick.has("BM"));
+}
+
 TEST_CASE("median_interval: distribution-free bounds around the median") {
   std::vector<double> v;
   for (int i = 1; i <= 100; ++i) v.push_back(i);

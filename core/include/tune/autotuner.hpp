@@ -44,6 +44,7 @@ struct ConfigResult {
   double compile_ms = 0;
   bool from_store = false;  // timing read back from the TuningStore, not measured now
   bool raced_out = false;   // dropped early: slower than the leader beyond noise
+  bool settled = false;     // stopped early: within BenchOptions::race_tolerance of the leader
 };
 
 struct TuningReport {

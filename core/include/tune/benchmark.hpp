@@ -31,10 +31,16 @@ struct BenchOptions {
   // of its median lies wholly above the leader's (see median_interval in stats.hpp), with at
   // least `race_min_samples` samples on both. Never takes more samples than exhaustive timing
   // would. Off: every configuration gets its full repetition budget.
+  // A contestant also stops (`settled`) once it cannot be more than `race_tolerance` faster
+  // than the leader at that confidence: the low end of its interval is at least (1 -
+  // race_tolerance) times the high end of the leader's. Without this, near-ties spend their
+  // whole budgets telling apart configurations whose difference does not matter; the pick
+  // is then at most race_tolerance slower than the best (0: race to the full budget).
   bool racing = true;
   int race_batch = 5;
   int race_min_samples = 10;
   double race_confidence = 0.99;
+  double race_tolerance = 0.01;
 };
 
 // The warm-up half of time_kernel: one untimed launch, a timed estimate, then warmup launches
@@ -57,6 +63,7 @@ struct RaceEntry {
   std::vector<double> samples;
   Status status;           // a failed timing drops the entry with this reason
   bool raced_out = false;  // dropped as slower than the leader beyond noise
+  bool settled = false;    // stopped: within race_tolerance of the leader (may even be faster)
 };
 
 // Times every entry (already warmed up) by racing or exhaustively, per opts.racing. Returns
