@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs libtune's GPU tests and benches on the NVIDIA machine, from binaries built here with the
 # `gpu` preset and packed into .gpu/bins.tar.xz (see bench/RESULTS.md for how). Logs go to $OUT.
-#   bench/run_h200.sh tests|bench|study
+#   bench/run_h200.sh tests|bench|vkbench|racing|study|record [PARTIAL.tsv]|s2
 set -uo pipefail
 phase=${1:-tests}
 OUT=${OUT:-/tmp/out}
@@ -50,6 +50,37 @@ case $phase in
     ;;
   racing)
     run study.log 200 $B/tuning_study racing --device cuda --large --out "$OUT"
+    ;;
+  record)
+    # Issue 7: every config of the wide fp32 matmul space (1329 accepted on sm_90) at 2048^3,
+    # verified once and timed (15 ms of reps), one TSV row each, flushed as it comes, to $OUT.
+    # Estimated ~2 min: NVRTC ~0.7 s of CPU per variant on 15 threads, timing overlapped;
+    # --max-seconds stops cleanly well inside the 600 s call. A cut-short run goes on from the
+    # fetched file: bash bench/run_h200.sh record path/to/that.tsv (inside the working tree).
+    TSV=replay_cuda_matmul_f32_2048x2048x2048_wide.tsv
+    jobs=$(nproc); [ "$jobs" -gt 16 ] && jobs=16
+    resume=()
+    if [ -n "${2:-}" ]; then cp "$2" "$OUT/$TSV" && resume=(--resume "$OUT/$TSV"); fi
+    run record.log 540 $B/tuning_study record --device cuda --kernel matmul_f32 --space wide \
+      --size 2048x2048x2048 --max-seconds 420 --jobs "$jobs" --out "$OUT" ${resume[@]+"${resume[@]}"}
+    ;;
+  s2)
+    # Session 2's one call (device time left: ~11 min): the Vulkan bandwidth diagnosis, the new
+    # GPU tests, bench_vulkan's vector add, core overhead, fp16 tuning time, the wide recording.
+    nvidia-smi --query-gpu=timestamp,pstate,clocks.sm,clocks.mem,power.draw \
+      --format=csv -lms 250 >"$OUT/clocks.csv" 2>&1 &
+    smi=$!
+    run vkprobe.md 75 $B/vk_bandwidth_probe --ref-gbps 4183
+    run tests.log 60 $B/cuda_gpu_tests --test-case="*template*,*CUBIN cache*"
+    run tests.log 60 $B/vulkan_tests
+    TUNE_BENCH_LARGE=1 run bench.log 60 $B/bench_vulkan --benchmark_filter=vector_add
+    run bench.log 40 $B/bench_core --benchmark_min_time=0.2 --benchmark_repetitions=3 \
+      --benchmark_report_aggregates_only=true
+    run study.log 90 $B/tuning_study racing --device cuda --large --kernel matmul_f16 --out /tmp/study
+    kill $smi 2>/dev/null
+    TSV=replay_cuda_matmul_f32_2048x2048x2048_wide.tsv
+    run record.log 200 $B/tuning_study record --device cuda --kernel matmul_f32 --space wide \
+      --size 2048x2048x2048 --max-seconds 170 --jobs 16 --out "$OUT"
     ;;
   study)
     run study.log 200 $B/tuning_study racing --device cuda --large --out "$OUT"
