@@ -8,6 +8,8 @@
 // fragments are read with ldmatrix (B transposed by ldmatrix.trans). Shared-memory rows are
 // padded by 16 bytes, which makes every ldmatrix phase conflict-free. Blocks are ordered in
 // groups of GROUP_M tile rows so that neighbouring blocks share A and B tiles in L2.
+// Compile time (NVRTC compiles every variant at tuning time): only the main loop and the
+// interior-tile paths are unrolled; the edge-tile paths and the prologue are rolled loops.
 // Other targets (HIP, CUDA before sm_80): the same tiles computed on the SIMT cores, one stage.
 // Any M, N, K >= 1 works; K % 8 == 0 and N % 8 == 0 take the 16-byte copy path.
 #include "prelude.h"
@@ -67,8 +69,16 @@ TUNE_DEVICE void hm_tile_of_block(int M, int N, int* tm, int* tn) {
 #define HM_B_PASSES ((BK * BN / 8) / HM_THREADS)
 #define HM_A_ROWS_PER_PASS (HM_THREADS / (BK / 8))
 #define HM_B_ROWS_PER_PASS (HM_THREADS / (BN / 8))
+#define HM_OUT_ROWS (HM_THREADS / (BN / 8))  // C rows one pass of 16-byte stores covers
 
 TUNE_DEVICE unsigned hm_smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+// Two floats to a pair of halves, round to nearest even (lo in the low 16 bits).
+TUNE_DEVICE unsigned hm_pack_f16x2(float lo, float hi) {
+  unsigned r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
 
 // A 16-byte cp.async whose source is known to be in range (no zero-fill operand).
 TUNE_DEVICE void hm_cp_async_16(void* smem, const void* gmem) {
@@ -136,32 +146,26 @@ TUNE_KERNEL void __launch_bounds__(HM_THREADS)
         hm_cp_async_16(bs + (b_r + i * HM_B_ROWS_PER_PASS) * HM_B_LD + b_c, gb + i * b_pass);
       return;
     }
-#pragma unroll
-    for (int i = 0; i < HM_A_PASSES; ++i) {
-      const int r = a_r + i * HM_A_ROWS_PER_PASS, c = a_c;
-      const int gr = m0 + r, gc = k0 + c;
-      tune_f16* dst = as + r * HM_A_LD + c;
-      if (gr >= M || gc >= K) {
-        tune_cp_async_16(dst, A, false);
-      } else if (a_vec && gc + 7 < K) {
-        tune_cp_async_16(dst, A + (long long)gr * K + gc, true);
+    // Edge tiles: one rolled loop over this thread's A then B copies. Edge tiles occur only at
+    // the borders of the matrices; unrolled, this path at every call site was most of the
+    // variant's code and of its NVRTC compile time.
+#pragma unroll 1
+    for (int i = 0; i < HM_A_PASSES + HM_B_PASSES; ++i) {
+      const bool is_a = i < HM_A_PASSES;
+      const int r =
+          is_a ? a_r + i * HM_A_ROWS_PER_PASS : b_r + (i - HM_A_PASSES) * HM_B_ROWS_PER_PASS;
+      const int c = is_a ? a_c : b_c;
+      const int gr = (is_a ? m0 : k0) + r, gc = (is_a ? k0 : n0) + c;
+      const int rows = is_a ? M : K, cols = is_a ? K : N;  // of the source matrix
+      const tune_f16* g = is_a ? A : B;
+      tune_f16* dst = is_a ? as + r * HM_A_LD + c : bs + r * HM_B_LD + c;
+      if (gr >= rows || gc >= cols) {
+        tune_cp_async_16(dst, g, false);
+      } else if ((is_a ? a_vec : b_vec) && gc + 7 < cols) {
+        tune_cp_async_16(dst, g + (long long)gr * cols + gc, true);
       } else {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) dst[e] = gc + e < K ? A[(long long)gr * K + gc + e] : 0;
-      }
-    }
-#pragma unroll
-    for (int i = 0; i < HM_B_PASSES; ++i) {
-      const int r = b_r + i * HM_B_ROWS_PER_PASS, c = b_c;
-      const int gr = k0 + r, gc = n0 + c;
-      tune_f16* dst = bs + r * HM_B_LD + c;
-      if (gr >= K || gc >= N) {
-        tune_cp_async_16(dst, B, false);
-      } else if (b_vec && gc + 7 < N) {
-        tune_cp_async_16(dst, B + (long long)gr * N + gc, true);
-      } else {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) dst[e] = gc + e < N ? B[(long long)gr * N + gc + e] : 0;
+#pragma unroll 1
+        for (int e = 0; e < 8; ++e) dst[e] = gc + e < cols ? g[(long long)gr * cols + gc + e] : 0;
       }
     }
   };
@@ -203,7 +207,8 @@ TUNE_KERNEL void __launch_bounds__(HM_THREADS)
       for (int e = 0; e < 4; ++e) acc[mi][ni][e] = 0.0f;
 
   const int ktiles = (K + BK - 1) / BK;
-#pragma unroll
+  // Rolled: one copy of load_tile here rather than HM_STAGES - 1 (compile time; runs once).
+#pragma unroll 1
   for (int s = 0; s < HM_STAGES - 1; ++s) {
     if (s < ktiles) load_tile(s, s * BK);
     tune_cp_async_commit();
@@ -249,33 +254,40 @@ TUNE_KERNEL void __launch_bounds__(HM_THREADS)
   // Accumulator layout: c0,c1 at (lane/4, 2*(lane%4) + {0,1}); c2,c3 eight rows below.
   // Stage the block's C tile in shared memory as fp16 (padded rows: conflict-free stores).
   tune_f16* Cs = smem;  // [BM][BN + 8]
+  tune_f16* cs_lane = Cs + (wm0 + lane / 4) * HM_C_LD + wn0 + (lane % 4) * 2;
 #pragma unroll
   for (int mi = 0; mi < HM_MI; ++mi)
 #pragma unroll
     for (int half = 0; half < 2; ++half)
 #pragma unroll
-      for (int ni = 0; ni < HM_NI; ++ni) {
-        const int r = wm0 + mi * 16 + lane / 4 + half * 8;
-        const int c = wn0 + ni * 8 + (lane % 4) * 2;
-        const unsigned lo = tune_f32_to_f16(acc[mi][ni][half * 2]);
-        const unsigned hi = tune_f32_to_f16(acc[mi][ni][half * 2 + 1]);
-        *(unsigned*)(Cs + r * HM_C_LD + c) = lo | (hi << 16);
-      }
+      for (int ni = 0; ni < HM_NI; ++ni)
+        *(unsigned*)(cs_lane + (mi * 16 + half * 8) * HM_C_LD + ni * 8) =
+            hm_pack_f16x2(acc[mi][ni][half * 2], acc[mi][ni][half * 2 + 1]);
   __syncthreads();
+  // Each thread copies 16-byte pieces of C rows: column o_c of rows o_r + i * HM_OUT_ROWS.
+  const int o_r = tid / (BN / 8), o_c = (tid % (BN / 8)) * 8;
+  if (interior) {  // the whole tile is in range and its rows are 16-byte aligned
+    const tune_f16* src = Cs + o_r * HM_C_LD + o_c;
+    tune_f16* dst = C + (long long)(m0 + o_r) * N + n0 + o_c;
+    const long long dst_pass = (long long)HM_OUT_ROWS * N;
 #pragma unroll
-  for (int i = 0; i < (BM * BN / 8) / HM_THREADS; ++i) {
-    const int idx = tid + i * HM_THREADS;
-    const int r = idx / (BN / 8), c = (idx % (BN / 8)) * 8;
-    const int gr = m0 + r, gc = n0 + c;
-    if (gr >= M) continue;
-    const tune_f16* src = Cs + r * HM_C_LD + c;
+    for (int i = 0; i < BM / HM_OUT_ROWS; ++i)
+      *(int4*)(dst + i * dst_pass) = *(const int4*)(src + i * HM_OUT_ROWS * HM_C_LD);
+    return;
+  }
+  // Edge tiles: rolled, like load_tile's edge path.
+#pragma unroll 1
+  for (int i = 0; i < BM / HM_OUT_ROWS; ++i) {
+    const int r = o_r + i * HM_OUT_ROWS;
+    const int gr = m0 + r, gc = n0 + o_c;
+    if (gr >= M) break;
+    const tune_f16* src = Cs + r * HM_C_LD + o_c;
     tune_f16* dst = C + (long long)gr * N + gc;
     if (b_vec && gc + 7 < N) {
       *(int4*)dst = *(const int4*)src;
     } else {
-#pragma unroll
-      for (int e = 0; e < 8; ++e)
-        if (gc + e < N) dst[e] = src[e];
+#pragma unroll 1
+      for (int e = 0; e < 8 && gc + e < N; ++e) dst[e] = src[e];
     }
   }
 }
