@@ -4,21 +4,25 @@
 // tuned: open the device, open the SQLite cache, build the Autotuner, then the first run()
 // (load and validate the stored rows, pick the winner, compile it, launch it). Every
 // measurement is a new process: this binary re-executes itself as
-//   bench_cache --child <sim|vulkan> <populate|cold|scratch> <db file> <result file>
+//   bench_cache --child <sim|vulkan> <populate|cold|nobin|scratch> <db file> <result file>
 // and the parent reports medians over several children. Before the cold runs, one child
 // ("populate") tunes the kernel into a scratch database, exactly as a first run of a program
 // would.
 //
 // Scenarios, per device (the simulated device, tune::testing::SimDevice; the Vulkan backend
-// when it is built and a device opens):
-//   disk        the result is on disk, nothing compiled is cached: the first run() compiles
-//               the winner (on Vulkan: shaderc GLSL -> SPIR-V, then the driver's pipeline).
-//   warm_binary the same, with the compiled-binary cache warm. Vulkan keeps SPIR-V in memory
-//               only (per device), so no fresh process can have it warm: the column shows the
-//               in-process bound instead, a second Autotuner's first run() on the same device
-//               after the first one (SPIR-V cached, pipeline rebuilt). The simulated device
-//               compiles nothing, so the two are the same there.
-//   scratch     reference: the same first run() with an empty cache (a full tuning).
+// when it is built and a device opens). Every child gets TUNE_CACHE_DIR = <scratch>/compiled,
+// so the compiled-variant caches (Vulkan: <dir>/spirv and <dir>/vkpipeline) are the bench's
+// own, filled by the populate child as a program's first run fills them:
+//   disk        the result is on disk and so are the compiled variants (SPIR-V and the driver's
+//               pipeline cache): what every process after the first one pays.
+//   nobin       (Vulkan only) the result is on disk but the compiled-variant caches are
+//               emptied before each child: the first run() compiles the winner (shaderc GLSL
+//               -> SPIR-V, then the driver's pipeline), as every process did before libtune
+//               had a SPIR-V disk cache.
+//   warm_binary a second Autotuner's first run() in the same process, after the first one
+//               (SPIR-V in the device's memory, the pipeline rebuilt through the
+//               VkPipelineCache): the in-process bound. The simulated device compiles nothing.
+//   scratch     reference: the same first run() with empty caches (a full tuning).
 //
 // The kernel is the bundled vector_add at its first demo size (n = 1 Mi), the one
 // `tune demo --quick --kernel vector_add` tunes; on the simulated device its definition is
@@ -260,6 +264,9 @@ bool spawn_child(const std::string& backend, const std::string& mode, const fs::
 
 fs::path db_for(const std::string& backend) { return g_scratch / (backend + ".db"); }
 
+// TUNE_CACHE_DIR of every child: the compiled-variant caches (the database is passed apart).
+fs::path compiled_dir() { return g_scratch / "compiled"; }
+
 // One Google Benchmark repetition = one fresh process; its manual time is the first run().
 void run_scenario(benchmark::State& state, Scenario* sc) {
   for (auto _ : state) {
@@ -268,13 +275,16 @@ void run_scenario(benchmark::State& state, Scenario* sc) {
       db = g_scratch / (sc->backend + "-scratch.db");
       for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
     }
+    // The simulated device compiles nothing: its rows leave the Vulkan caches alone.
+    if (sc->backend != "sim" && (sc->mode == "scratch" || sc->mode == "nobin"))
+      fs::remove_all(compiled_dir());
     Sample s;
     std::string error;
     if (!spawn_child(sc->backend, sc->mode, db, &s, &error)) {
       state.SkipWithError(error.c_str());
       break;
     }
-    const std::string want = sc->mode == "cold" ? "disk" : "tuned";
+    const std::string want = sc->mode == "scratch" ? "tuned" : "disk";
     if (s.fields["source"] != want) {
       const std::string msg = "expected source " + want + ", got " + s.fields["source"];
       state.SkipWithError(msg.c_str());
@@ -288,6 +298,12 @@ void run_scenario(benchmark::State& state, Scenario* sc) {
     state.counters["compiles"] = s.num("first_compiles");
     sc->samples.push_back(std::move(s));
   }
+}
+
+const char* scenario_name(const std::string& mode) {
+  if (mode == "cold") return "disk";
+  if (mode == "nobin") return "nobin";
+  return "empty";
 }
 
 double median(std::vector<double> v) {
@@ -311,16 +327,17 @@ void print_table(const std::vector<std::unique_ptr<Scenario>>& scenarios) {
       return median(v);
     };
     std::printf("%-8s %-8s %4zu %9.1f %9.1f %8.2f %9.2f %9.0f %8.1f %9.2f %9.0f  %s\n",
-                sc->backend.c_str(), sc->mode == "cold" ? "disk" : "empty", sc->samples.size(),
-                col(nullptr), col("open_ms"), col("store_ms"), col("first_ms"),
-                col("first_compiles"), col("hot_us"), col("warm_ms"), col("warm_compiles"),
+                sc->backend.c_str(), scenario_name(sc->mode), sc->samples.size(), col(nullptr),
+                col("open_ms"), col("store_ms"), col("first_ms"), col("first_compiles"),
+                col("hot_us"), col("warm_ms"), col("warm_compiles"),
                 sc->samples.front().fields.at("device").c_str());
   }
   std::printf(
       "process: spawn to exit; open_dev: open_device(); store: SqliteStore::open; first: the "
       "first run()\n(compiles: shaderc/sim compiles in it); hot_us: a second run() of the same "
-      "key; warm_bin: a\nsecond Autotuner's first run() in the same process (Vulkan: SPIR-V "
-      "cached in memory only,\nso no fresh process has it warm; warm_cmp: compiles in it).\n");
+      "key; warm_bin: a\nsecond Autotuner's first run() in the same process (warm_cmp: compiles "
+      "in it).\ncache: disk = result and compiled variants on disk; nobin = result on disk, "
+      "SPIR-V and\npipeline caches emptied first; empty = nothing on disk.\n");
 }
 
 }  // namespace
@@ -340,6 +357,8 @@ int main(int argc, char** argv) {
     }
     g_scratch = templ;
   }
+  // The children's compiled-variant caches live in the scratch directory, not the user's.
+  ::setenv("TUNE_CACHE_DIR", compiled_dir().c_str(), 1);
   int reps = 7;
   if (const char* r = std::getenv("BENCH_CACHE_REPS")) reps = std::max(1, std::atoi(r));
 
@@ -360,15 +379,16 @@ int main(int argc, char** argv) {
           error.empty() ? ("populating gave source " + s.fields["source"]).c_str() : error.c_str());
       continue;
     }
-    for (const char* mode : {"cold", "scratch"}) {
+    for (const char* mode : {"cold", "nobin", "scratch"}) {
+      if (backend == "sim" && std::string(mode) == "nobin") continue;  // it compiles nothing
       auto sc = std::make_unique<Scenario>(Scenario{backend, mode, {}});
       const std::string name =
-          std::string("BM_FirstCall/") + backend + "/" + (sc->mode == "cold" ? "disk" : "empty");
+          std::string("BM_FirstCall/") + backend + "/" + scenario_name(sc->mode);
       benchmark::RegisterBenchmark(name.c_str(), run_scenario, sc.get())
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond)
           ->Iterations(1)
-          ->Repetitions(sc->mode == "cold" ? reps : std::max(1, reps / 2))
+          ->Repetitions(sc->mode == "scratch" ? std::max(1, reps / 2) : reps)
           ->ReportAggregatesOnly(true);
       scenarios.push_back(std::move(sc));
     }

@@ -65,22 +65,22 @@ case $phase in
       --size 2048x2048x2048 --max-seconds 420 --jobs "$jobs" --out "$OUT" ${resume[@]+"${resume[@]}"}
     ;;
   s2)
-    # Session 2's one call (device time left: ~11 min): the Vulkan bandwidth diagnosis, the new
-    # GPU tests, bench_vulkan's vector add, core overhead, fp16 tuning time, the wide recording.
+    # Session 2's one call (device time left: ~7 min): the Vulkan bandwidth diagnosis, the
+    # template-kernel GPU test, core overhead, fp16 tuning time (driver compute cache off, so
+    # cold is cold), then the wide recording with whatever time is left of a 270 s wall.
     nvidia-smi --query-gpu=timestamp,pstate,clocks.sm,clocks.mem,power.draw \
       --format=csv -lms 250 >"$OUT/clocks.csv" 2>&1 &
     smi=$!
-    run vkprobe.md 75 $B/vk_bandwidth_probe --ref-gbps 4183
-    run tests.log 60 $B/cuda_gpu_tests --test-case="*template*,*CUBIN cache*"
-    run tests.log 60 $B/vulkan_tests
-    TUNE_BENCH_LARGE=1 run bench.log 60 $B/bench_vulkan --benchmark_filter=vector_add
-    run bench.log 40 $B/bench_core --benchmark_min_time=0.2 --benchmark_repetitions=3 \
-      --benchmark_report_aggregates_only=true
-    run study.log 90 $B/tuning_study racing --device cuda --large --kernel matmul_f16 --out /tmp/study
+    run vkprobe.md 40 $B/vk_bandwidth_probe --ref-gbps 4183
     kill $smi 2>/dev/null
-    TSV=replay_cuda_matmul_f32_2048x2048x2048_wide.tsv
-    run record.log 200 $B/tuning_study record --device cuda --kernel matmul_f32 --space wide \
-      --size 2048x2048x2048 --max-seconds 170 --jobs 16 --out "$OUT"
+    run tests.log 40 $B/cuda_gpu_tests --test-case="*template*,*CUBIN cache*"
+    run bench.log 30 $B/bench_core --benchmark_min_time=0.1 --benchmark_repetitions=3 \
+      --benchmark_report_aggregates_only=true
+    CUDA_CACHE_DISABLE=1 run study.log 60 $B/tuning_study racing --device cuda --large \
+      --kernel matmul_f16 --out /tmp/study
+    left=$((270 - SECONDS)); [ $left -lt 20 ] && left=20
+    run record.log $((left + 15)) $B/tuning_study record --device cuda --kernel matmul_f32 \
+      --space wide --size 2048x2048x2048 --max-seconds $left --jobs 16 --out "$OUT"
     ;;
   study)
     run study.log 200 $B/tuning_study racing --device cuda --large --out "$OUT"

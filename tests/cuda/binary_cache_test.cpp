@@ -1,16 +1,15 @@
-// The CUBIN disk cache: a second compile of the same variant is a cache hit, entries are
-// keyed by everything that decides the binary, and damaged entries read as misses.
+// gpu::compile_for through the binary cache: a second compile of the same variant is a hit,
+// entries are keyed by everything that decides the binary, and the entry name the compiler
+// reports survives the round trip. The cache itself (tune::BinaryCache) is tested in
+// tests/core/binary_cache_test.cpp; this part needs tune_gpu_common, built with CUDA or HIP.
 #include <doctest/doctest.h>
-
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "tune/cuda/cuda_backend.hpp"
 #include "tune/gpu/rtc.hpp"
 
 namespace fs = std::filesystem;
@@ -30,104 +29,45 @@ struct TempDir {
   }
 };
 
-std::vector<fs::path> entries(const fs::path& dir) {
-  std::vector<fs::path> out;
-  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path());
-  return out;
-}
-
-}  // namespace
-
-TEST_CASE("store then load returns the same bytes and log") {
-  TempDir tmp;
-  tune::gpu::BinaryCache cache(tmp.path, true);
-  tune::gpu::RtcOutput out;
-  out.binary = std::string(
-      "\x7f"
-      "ELF\0binary",
-      10);
-  out.log = "ptxas info: Used 10 registers";
-  cache.store("key one", out);
-  auto hit = cache.load("key one");
-  REQUIRE(hit.has_value());
-  CHECK(hit->binary == out.binary);
-  CHECK(hit->log == out.log);
-  CHECK(hit->from_cache);
-  CHECK_FALSE(cache.load("key two").has_value());
-  // No temporary file is left behind.
-  CHECK(entries(tmp.path).size() == 1);
-}
-
-TEST_CASE("a truncated or corrupted entry is a miss, and a rewrite repairs it") {
-  TempDir tmp;
-  tune::gpu::BinaryCache cache(tmp.path, true);
-  tune::gpu::RtcOutput out;
-  out.binary = std::string(1000, 'x');
-  cache.store("k", out);
-  auto files = entries(tmp.path);
-  REQUIRE(files.size() == 1);
-  fs::resize_file(files[0], fs::file_size(files[0]) - 10);
-  CHECK_FALSE(cache.load("k").has_value());
-  cache.store("k", out);
-  {
-    std::fstream f(files[0], std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(-5, std::ios::end);
-    f.put('y');  // flip one byte of the binary: the checksum no longer matches
+// A fake compiler that counts real compiles; the cache logic is the one every backend uses.
+struct Fake final : tune::gpu::RtcCompiler {
+  int compiles = 0;
+  std::string entry_name;  // reported with every binary
+  std::string version() const override { return "fake 1.0"; }
+  std::string_view binary_kind() const noexcept override { return "bin"; }
+  tune::Result<std::vector<std::string>> target_options(std::string_view a) const override {
+    return std::vector<std::string>{"--arch=" + std::string(a)};
   }
-  CHECK_FALSE(cache.load("k").has_value());
-  cache.store("k", out);
-  CHECK(cache.load("k").has_value());
-}
+  std::vector<std::string> base_options() const override { return {"-O3"}; }
+  std::string max_registers_option(int) const override { return {}; }
+  tune::Result<tune::gpu::RtcOutput> compile(std::string_view s, std::string_view,
+                                             std::span<const std::string> o,
+                                             std::string_view) override {
+    ++compiles;
+    tune::gpu::RtcOutput out;
+    out.binary = std::string(s);
+    for (const auto& x : o) out.binary += x;
+    out.log = "log";
+    out.entry_name = entry_name;
+    return out;
+  }
+};
 
-TEST_CASE("a read-only cache never writes") {
-  TempDir tmp;
-  tune::gpu::BinaryCache cache(tmp.path / "ro", false);
-  cache.store("k", tune::gpu::RtcOutput{"bin", "", false});
-  CHECK_FALSE(fs::exists(tmp.path / "ro"));
-}
-
-TEST_CASE("concurrent writers of one key leave one complete entry") {
-  TempDir tmp;
-  tune::gpu::BinaryCache cache(tmp.path, true);
-  tune::gpu::RtcOutput out;
-  out.binary = std::string(1 << 20, 'z');
-  std::vector<std::thread> threads;
-  for (int i = 0; i < 4; ++i)
-    threads.emplace_back([&] {
-      for (int j = 0; j < 5; ++j) cache.store("same key", out);
-    });
-  for (auto& t : threads) t.join();
-  CHECK(entries(tmp.path).size() == 1);
-  auto hit = cache.load("same key");
-  REQUIRE(hit.has_value());
-  CHECK(hit->binary == out.binary);
-}
-
-TEST_CASE("compile_for hits the cache on the second compile, keyed by config and arch") {
-  TempDir tmp;
-  tune::gpu::BinaryCache cache(tmp.path, true);
+tune::KernelSource source() {
   tune::KernelSource src;
   src.language = tune::Language::cuda_hip;
   src.entry = "k";
   src.text = "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] = V; }";
-  // A fake compiler counts real compiles; the cache logic is the one every backend uses.
-  struct Fake final : tune::gpu::RtcCompiler {
-    int compiles = 0;
-    std::string version() const override { return "fake 1.0"; }
-    std::string_view binary_kind() const noexcept override { return "bin"; }
-    tune::Result<std::vector<std::string>> target_options(std::string_view a) const override {
-      return std::vector<std::string>{"--arch=" + std::string(a)};
-    }
-    std::vector<std::string> base_options() const override { return {"-O3"}; }
-    std::string max_registers_option(int) const override { return {}; }
-    tune::Result<tune::gpu::RtcOutput> compile(std::string_view s, std::string_view,
-                                               std::span<const std::string> o) override {
-      ++compiles;
-      std::string bin(s);
-      for (const auto& x : o) bin += x;
-      return tune::gpu::RtcOutput{bin, "log", false};
-    }
-  } fake;
+  return src;
+}
+
+}  // namespace
+
+TEST_CASE("compile_for hits the cache on the second compile, keyed by config and arch") {
+  TempDir tmp;
+  tune::BinaryCache cache(tmp.path, true);
+  auto src = source();
+  Fake fake;
   auto a = tune::gpu::compile_for(fake, "x1", src, tune::Config{{"V", 1}}, &cache);
   REQUIRE(a.ok());
   CHECK_FALSE(a->from_cache);
@@ -135,10 +75,40 @@ TEST_CASE("compile_for hits the cache on the second compile, keyed by config and
   REQUIRE(b.ok());
   CHECK(b->from_cache);
   CHECK(b->binary == a->binary);
+  CHECK(b->log == a->log);
   CHECK(fake.compiles == 1);
   REQUIRE(tune::gpu::compile_for(fake, "x1", src, tune::Config{{"V", 2}}, &cache).ok());
   REQUIRE(tune::gpu::compile_for(fake, "x2", src, tune::Config{{"V", 1}}, &cache).ok());
   src.text += " ";
   REQUIRE(tune::gpu::compile_for(fake, "x1", src, tune::Config{{"V", 1}}, &cache).ok());
   CHECK(fake.compiles == 4);
+  // Without a cache every call compiles.
+  REQUIRE(tune::gpu::compile_for(fake, "x1", src, tune::Config{{"V", 1}}, nullptr).ok());
+  CHECK(fake.compiles == 5);
+}
+
+TEST_CASE("the compiler's entry name is stored with the binary and restored on a hit") {
+  TempDir tmp;
+  tune::BinaryCache cache(tmp.path, true);
+  Fake fake;
+  fake.entry_name = "_Z1kILi4EEvPf";
+  auto a = tune::gpu::compile_for(fake, "x1", source(), tune::Config{{"V", 4}}, &cache);
+  REQUIRE(a.ok());
+  CHECK(a->entry_name == fake.entry_name);
+  fake.entry_name = "changed";  // a hit must not call the compiler, so this is not seen
+  auto b = tune::gpu::compile_for(fake, "x1", source(), tune::Config{{"V", 4}}, &cache);
+  REQUIRE(b.ok());
+  CHECK(b->from_cache);
+  CHECK(b->entry_name == "_Z1kILi4EEvPf");
+  CHECK(fake.compiles == 1);
+}
+
+TEST_CASE("a read-only cache serves hits and stores nothing") {
+  TempDir tmp;
+  tune::BinaryCache ro(tmp.path / "ro", false);
+  Fake fake;
+  REQUIRE(tune::gpu::compile_for(fake, "x1", source(), tune::Config{{"V", 1}}, &ro).ok());
+  REQUIRE(tune::gpu::compile_for(fake, "x1", source(), tune::Config{{"V", 1}}, &ro).ok());
+  CHECK(fake.compiles == 2);
+  CHECK_FALSE(fs::exists(tmp.path / "ro"));
 }

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -254,4 +255,69 @@ TEST_CASE("the Autotuner tunes matmul_f16 on the device and the winner is correc
   REQUIRE((*tuner)->run(*dev, w->args()).ok());
   tune::Status v = w->check(*dev);
   CHECK_MESSAGE(v.ok(), v.to_string());
+}
+
+TEST_CASE("a template kernel tunes over its template arguments and every variant is correct") {
+  auto dev = open_or_skip();
+  tune::KernelDef def;
+  def.name = "template_scale";
+  tune::KernelSource src = source(R"(
+template <int EPT, bool NEG>
+__global__ void scale(const float* __restrict__ x, float* __restrict__ y, int n) {
+  int base = (blockIdx.x * blockDim.x + threadIdx.x) * EPT;
+  for (int j = 0; j < EPT; ++j)
+    if (base + j < n) y[base + j] = x[base + j] * (NEG ? -2.0f : 2.0f);
+})",
+                                  "scale<EPT, NEG>");
+  def.sources = {src};
+  def.signature.buffer("x", tune::ElemType::f32)
+      .buffer("y", tune::ElemType::f32)
+      .scalar("n", tune::ElemType::i32);
+  def.space.param("EPT", {1, 2, 4, 8})
+      .param("NEG", {true})
+      .param(std::string(tune::kBlockX), {128, 256});
+  def.key = {tune::KeySpec::exact("n")};
+  def.dims = [](const tune::Config& c, tune::ArgList args) {
+    const std::uint32_t block = c.launch().block.x;  // a launch option, not a parameter
+    const auto per_block = static_cast<std::uint32_t>(c.get_int("EPT")) * block;
+    const auto n = static_cast<std::uint32_t>(args[2].as_int());
+    return tune::LaunchDims{{(n + per_block - 1) / per_block, 1, 1}, {block, 1, 1}, 0};
+  };
+  const int n = 1'000'003;  // ragged: not a multiple of any block * EPT
+  std::vector<float> x(n), want(n), got(n);
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+  for (int i = 0; i < n; ++i) {
+    x[static_cast<std::size_t>(i)] = uni(rng);
+    want[static_cast<std::size_t>(i)] = x[static_cast<std::size_t>(i)] * -2.0f;
+  }
+  auto xb = dev->alloc(n * 4), yb = dev->alloc(n * 4);
+  REQUIRE(xb.ok());
+  REQUIRE(yb.ok());
+  REQUIRE(dev->upload(**xb, x.data(), n * 4).ok());
+  tune::ArgValue args[] = {tune::ArgValue::buf(**xb, tune::ElemType::f32, n),
+                           tune::ArgValue::buf(**yb, tune::ElemType::f32, n), n};
+  // Every variant launches its own instantiation and gets the same, exact answer.
+  auto configs = def.space.enumerate(dev->info()).value();
+  for (const auto& c : configs) {
+    CAPTURE(c.to_string());
+    auto ck = dev->compile(src, c);
+    REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
+    REQUIRE(dev->fill(**yb, 0x7fc00000u, n * 4).ok());  // NaN: a skipped element shows
+    REQUIRE(dev->launch(**ck, def.dims(c, args), args).ok());
+    REQUIRE(dev->download(**yb, got.data(), n * 4).ok());
+    CHECK(got == want);
+  }
+  tune::AutotunerOptions opts;
+  opts.persistent = false;
+  opts.bench.warmup_ms = 1;
+  opts.bench.rep_ms = 2;
+  auto tuner = tune::Autotuner::make(def, opts);
+  REQUIRE_MESSAGE(tuner.ok(), tuner.status().to_string());
+  REQUIRE(dev->fill(**yb, 0x7fc00000u, n * 4).ok());
+  tune::Status st = (*tuner)->run(*dev, args);
+  REQUIRE_MESSAGE(st.ok(), st.to_string());
+  REQUIRE(dev->download(**yb, got.data(), n * 4).ok());
+  CHECK(got == want);
+  MESSAGE((*tuner)->last_report(*dev, args)->to_string());
 }

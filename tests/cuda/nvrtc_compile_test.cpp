@@ -102,6 +102,48 @@ extern "C" __global__ void k(float* x) { x[threadIdx.x] = TILE; })";
   CHECK(bad.status().message().find("config not visible") != std::string::npos);
 }
 
+// A function template instantiated per configuration: "scale<EPT, NEG>".
+constexpr const char* kTemplateScale = R"(
+template <int EPT, bool NEG>
+__global__ void scale(float* x, int n) {
+  int base = (blockIdx.x * blockDim.x + threadIdx.x) * EPT;
+  for (int j = 0; j < EPT; ++j)
+    if (base + j < n) x[base + j] *= NEG ? -2.0f : 2.0f;
+})";
+
+TEST_CASE("a template entry is instantiated per config through a name expression") {
+  tune::KernelSource src = source(kTemplateScale);
+  src.entry = "scale<EPT, NEG>";
+  tune::Config c4{{"EPT", 4}, {"NEG", true}};
+  CHECK(tune::gpu::name_expression(src.entry, c4).value() == "scale<4, true>");
+  CHECK(tune::gpu::name_expression("k", c4).value().empty());
+  CHECK(tune::gpu::name_expression("f< EPT ,float, g<NEG, 2> >", c4).value() ==
+        "f<4, float, g<NEG, 2>>");  // nested arguments are left as written
+  auto a = tune::cuda::nvrtc_compile("sm_90", src, c4);
+  REQUIRE_MESSAGE(a.ok(), a.status().to_string());
+  // The Itanium-mangled name of scale<4, true>(float*, int), present in the CUBIN's symbols.
+  CHECK(a->entry_name == "_Z5scaleILi4ELb1EEvPfi");
+  CHECK(a->binary.find(a->entry_name) != std::string::npos);
+  auto b = tune::cuda::nvrtc_compile("sm_90", src, tune::Config{{"EPT", 2}, {"NEG", false}});
+  REQUIRE_MESSAGE(b.ok(), b.status().to_string());
+  CHECK(b->entry_name == "_Z5scaleILi2ELb0EEvPfi");
+}
+
+TEST_CASE("bad template entries fail with the reason") {
+  tune::KernelSource src = source(kTemplateScale);
+  src.entry = "scale<EPT, NEG";
+  auto unbalanced = tune::cuda::nvrtc_compile("sm_90", src, tune::Config{{"EPT", 4}});
+  REQUIRE_FALSE(unbalanced.ok());
+  CHECK(unbalanced.status().code() == tune::StatusCode::invalid_argument);
+  CHECK(unbalanced.status().message().find("scale<EPT, NEG") != std::string::npos);
+  // An argument the config does not define stays as written: the compiler names it.
+  src.entry = "scale<EPT, NEGATE>";
+  auto unknown = tune::cuda::nvrtc_compile("sm_90", src, tune::Config{{"EPT", 4}});
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.status().code() == tune::StatusCode::compile_error);
+  CHECK(unknown.status().message().find("NEGATE") != std::string::npos);
+}
+
 TEST_CASE("max_registers reaches the compiler") {
   const char* text = "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] *= 2.0f; }";
   tune::Config c;

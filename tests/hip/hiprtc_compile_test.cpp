@@ -120,3 +120,19 @@ TEST_CASE("without a device, hip reports 'no HIP device' as unavailable") {
   auto names = tune::compiled_backends();
   CHECK(std::find(names.begin(), names.end(), "hip") != names.end());
 }
+
+TEST_CASE("a template entry is instantiated per config through a name expression") {
+  tune::KernelSource src = source(R"(
+template <int EPT, bool NEG>
+__global__ void scale(float* x, int n) {
+  int base = (blockIdx.x * blockDim.x + threadIdx.x) * EPT;
+  for (int j = 0; j < EPT; ++j)
+    if (base + j < n) x[base + j] *= NEG ? -2.0f : 2.0f;
+})");
+  src.entry = "scale<EPT, NEG>";
+  auto out = tune::hip::hiprtc_compile("gfx90a", src, tune::Config{{"EPT", 4}, {"NEG", true}});
+  REQUIRE_MESSAGE(out.ok(), out.status().to_string());
+  // hiprtc reports the Itanium-mangled instantiation, found among the code object's symbols.
+  CHECK(out->entry_name == "_Z5scaleILi4ELb1EEvPfi");
+  CHECK(out->binary.find(out->entry_name) != std::string::npos);
+}

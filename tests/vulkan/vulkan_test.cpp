@@ -54,7 +54,15 @@ class ScopedEnv {
   bool had_ = false;
 };
 
-KernelSource glsl(std::string text) { return {Language::glsl, "main", std::move(text)}; }
+// Built field by field: KernelSource may grow members (no brace list to keep in step).
+KernelSource source(Language lang, std::string entry, std::string text) {
+  KernelSource s;
+  s.language = lang;
+  s.entry = std::move(entry);
+  s.text = std::move(text);
+  return s;
+}
+KernelSource glsl(std::string text) { return source(Language::glsl, "main", std::move(text)); }
 
 Config block(std::uint32_t x, std::uint32_t y = 1) {
   Config c;
@@ -275,6 +283,8 @@ TEST_CASE("buffers: sizes beyond the device's limits are out_of_resources") {
 }
 
 TEST_CASE("compile: SPIR-V is cached per (source, config); shared memory and bindings checked") {
+  // The in-memory cache alone: no disk cache that an earlier run could have filled.
+  ScopedEnv no_disk("TUNE_CACHE", "off");
   auto dev = open_or_skip();
   const auto before = vulkan_diagnostics(*dev)->shaderc_compiles;
   auto a = dev->compile(glsl(kSlowShader), block(64));
@@ -308,7 +318,7 @@ TEST_CASE("compile: SPIR-V is cached per (source, config); shared memory and bin
                             block(64));
   CHECK(fixed.status().code() == StatusCode::invalid_argument);
   // Not GLSL.
-  auto cuda = dev->compile({Language::cuda_hip, "k", "__global__ void k() {}"}, block(64));
+  auto cuda = dev->compile(source(Language::cuda_hip, "k", "__global__ void k() {}"), block(64));
   CHECK(cuda.status().code() == StatusCode::invalid_argument);
 }
 

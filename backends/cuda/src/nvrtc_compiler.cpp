@@ -79,7 +79,8 @@ class NvrtcCompiler final : public gpu::RtcCompiler {
   }
 
   Result<gpu::RtcOutput> compile(std::string_view source, std::string_view file_name,
-                                 std::span<const std::string> options) override {
+                                 std::span<const std::string> options,
+                                 std::string_view name_expression) override {
     const std::string src(source);
     const std::string name(file_name);
     Program prog;
@@ -90,6 +91,11 @@ class NvrtcCompiler final : public gpu::RtcCompiler {
     std::vector<const char*> argv;
     argv.reserve(options.size());
     for (const auto& o : options) argv.push_back(o.c_str());
+    const std::string expr(name_expression);
+    if (!expr.empty()) {
+      if (nvrtcResult rc = nvrtcAddNameExpression(prog.get(), expr.c_str()); rc != NVRTC_SUCCESS)
+        return nvrtc_failure("nvrtcAddNameExpression", rc);
+    }
     const nvrtcResult compiled =
         nvrtcCompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());
     gpu::RtcOutput out;
@@ -105,6 +111,14 @@ class NvrtcCompiler final : public gpu::RtcCompiler {
       for (const auto& o : options) opts += " " + o;
       return nvrtc_failure("nvrtcCompileProgram", compiled,
                            "options:" + opts + "\n" + (out.log.empty() ? "(empty log)" : out.log));
+    }
+    if (!expr.empty()) {
+      // Valid until the program is destroyed: copied out now.
+      const char* lowered = nullptr;
+      if (nvrtcResult rc = nvrtcGetLoweredName(prog.get(), expr.c_str(), &lowered);
+          rc != NVRTC_SUCCESS || lowered == nullptr)
+        return nvrtc_failure("nvrtcGetLoweredName", rc, "name expression: " + expr);
+      out.entry_name = lowered;
     }
     std::size_t size = 0;
     if (nvrtcResult rc = nvrtcGetCUBINSize(prog.get(), &size); rc != NVRTC_SUCCESS)

@@ -241,11 +241,14 @@ Result<std::unique_ptr<CompiledKernel>> GpuDevice::compile(const KernelSource& s
     (void)api_->module_unload(module);
     return s;
   };
+  // The symbol the compiler lowered the entry to, when it reported one (e.g. a mangled
+  // template instantiation); else the source's entry name (extern "C").
+  const std::string& symbol = out->entry_name.empty() ? source.entry : out->entry_name;
   Handle function = nullptr;
-  if (int rc = api_->module_get_function(&function, module, source.entry.c_str()); rc != 0) {
-    return unload_and(fail(Call::module_get_function, rc, StatusCode::compile_error,
-                           "entry point '" + source.entry + "' of " + name +
-                               " (is it declared extern \"C\" __global__?)"));
+  if (int rc = api_->module_get_function(&function, module, symbol.c_str()); rc != 0) {
+    return unload_and(fail(
+        Call::module_get_function, rc, StatusCode::compile_error,
+        "entry point '" + symbol + "' of " + name + " (is it declared extern \"C\" __global__?)"));
   }
 
   KernelResources res = parse_resource_log(out->log);  // spill stores come only from here

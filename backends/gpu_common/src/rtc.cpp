@@ -1,20 +1,13 @@
-// Config -> compiler options, resource-log parsing, and the binary cache.
+// Config -> compiler options, resource-log parsing, and compiling through the binary cache.
 #include "tune/gpu/rtc.hpp"
 
-#include <unistd.h>
-
-#include <atomic>
+#include <algorithm>
+#include <cctype>
 #include <charconv>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <sstream>
-#include <system_error>
-#include <thread>
+#include <cstdio>
 #include <variant>
 
 #include "tune/hash.hpp"
-#include "tune/log.hpp"
 
 namespace tune::gpu {
 
@@ -80,20 +73,6 @@ std::string hex64(std::uint64_t v) {
   return buf;
 }
 
-constexpr char kMagic[8] = {'T', 'U', 'N', 'E', 'B', 'I', 'N', '1'};
-
-struct EntryHeader {
-  char magic[8];
-  std::uint64_t key_bytes;
-  std::uint64_t log_bytes;
-  std::uint64_t binary_bytes;
-  std::uint64_t checksum;  // stable_hash of key + log + binary
-};
-
-std::uint64_t entry_checksum(std::string_view key, std::string_view log, std::string_view bin) {
-  return stable_hash(bin, stable_hash(log, stable_hash(key)));
-}
-
 }  // namespace
 
 KernelResources parse_resource_log(std::string_view log) {
@@ -116,100 +95,70 @@ KernelResources parse_resource_log(std::string_view log) {
   return r;
 }
 
-std::shared_ptr<BinaryCache> BinaryCache::open_default(std::string_view kind) {
-  bool writable = true;
-  if (const char* mode = std::getenv("TUNE_CACHE"); mode != nullptr) {
-    std::string_view m(mode);
-    if (m == "off" || m == "0") return nullptr;
-    if (m == "readonly") writable = false;
-  }
-  std::filesystem::path base;
-  if (const char* d = std::getenv("TUNE_CACHE_DIR"); d != nullptr && *d != '\0') {
-    base = d;
-  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') {
-    base = std::filesystem::path(x) / "libtune";
-  } else if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') {
-    base = std::filesystem::path(h) / ".cache" / "libtune";
-  } else {
-    return nullptr;
-  }
-  return std::make_shared<BinaryCache>(base / std::string(kind), writable);
-}
+namespace {
 
-BinaryCache::BinaryCache(std::filesystem::path dir, bool writable)
-    : dir_(std::move(dir)), writable_(writable) {}
+// A template entry instantiated for one config, and the parameters it substituted.
+struct Instantiation {
+  std::string expr;  // empty for a plain entry
+  std::vector<std::string> substituted;
+};
 
-std::filesystem::path BinaryCache::path_for(std::uint64_t hash) const {
-  return dir_ / (hex64(hash) + ".bin");
-}
-
-std::optional<RtcOutput> BinaryCache::load(std::string_view key_text) {
-  const auto path = path_for(stable_hash(key_text));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;  // a plain miss
-  EntryHeader h{};
-  RtcOutput out;
-  std::string key;
-  bool good = static_cast<bool>(in.read(reinterpret_cast<char*>(&h), sizeof h)) &&
-              std::memcmp(h.magic, kMagic, sizeof kMagic) == 0 && h.key_bytes < (1u << 20) &&
-              h.log_bytes < (64u << 20) && h.binary_bytes < (1ull << 32);
-  if (good) {
-    key.resize(h.key_bytes);
-    out.log.resize(h.log_bytes);
-    out.binary.resize(h.binary_bytes);
-    good = in.read(key.data(), static_cast<std::streamsize>(key.size())) &&
-           in.read(out.log.data(), static_cast<std::streamsize>(out.log.size())) &&
-           in.read(out.binary.data(), static_cast<std::streamsize>(out.binary.size())) &&
-           h.checksum == entry_checksum(key, out.log, out.binary);
+Result<Instantiation> instantiate(std::string_view entry, const Config& config) {
+  Instantiation out;
+  const std::size_t open = entry.find('<');
+  if (open == std::string_view::npos) return out;
+  auto bad = [&](const char* why) {
+    return Status(StatusCode::invalid_argument,
+                  "kernel entry '" + std::string(entry) + "': " + why);
+  };
+  if (entry.back() != '>') return bad("a template entry must end with '>'");
+  auto trim = [](std::string_view t) {
+    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.remove_prefix(1);
+    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
+    return t;
+  };
+  std::string expr(trim(entry.substr(0, open)));
+  if (expr.empty()) return bad("no function name before '<'");
+  expr += '<';
+  // Split the outermost argument list at commas outside nested <>, () and [].
+  const std::string_view inner = entry.substr(open + 1, entry.size() - open - 2);
+  int depth = 0;
+  std::size_t start = 0;
+  bool first = true;
+  for (std::size_t i = 0; i <= inner.size(); ++i) {
+    const char ch = i < inner.size() ? inner[i] : ',';
+    if (ch == '<' || ch == '(' || ch == '[') ++depth;
+    if (ch == '>' || ch == ')' || ch == ']') --depth;
+    if (depth < 0) return bad("unbalanced brackets");
+    if (ch != ',' || depth > 0) continue;
+    const std::string_view arg = trim(inner.substr(start, i - start));
+    start = i + 1;
+    if (arg.empty()) return bad("an empty template argument");
+    if (!first) expr += ", ";
+    first = false;
+    const Value* v = config.find(arg);
+    if (v != nullptr) out.substituted.emplace_back(arg);
+    if (v == nullptr)
+      expr += arg;
+    else if (const auto* b = std::get_if<bool>(v))
+      expr += *b ? "true" : "false";
+    else if (const auto* n = std::get_if<std::int64_t>(v))
+      expr += std::to_string(*n);
+    else
+      expr += std::get<std::string>(*v);
   }
-  if (!good) {
-    log_warning("binary cache: ignoring corrupt entry " + path.string());
-    return std::nullopt;
-  }
-  if (key != key_text) return std::nullopt;  // a 64-bit hash collision: treat as a miss
-  out.from_cache = true;
+  if (depth != 0) return bad("unbalanced brackets");
+  expr += '>';
+  out.expr = std::move(expr);
   return out;
 }
 
-void BinaryCache::store(std::string_view key_text, const RtcOutput& output) {
-  if (!writable_) return;
-  std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  if (ec) {
-    log_warning("binary cache: cannot create " + dir_.string() + ": " + ec.message());
-    return;
-  }
-  static std::atomic<std::uint64_t> counter{0};
-  const auto final_path = path_for(stable_hash(key_text));
-  std::ostringstream tmp_name;
-  tmp_name << final_path.filename().string() << ".tmp." << ::getpid() << "."
-           << std::hash<std::thread::id>{}(std::this_thread::get_id()) << "." << counter++;
-  const auto tmp_path = dir_ / tmp_name.str();
-  EntryHeader h{};
-  std::memcpy(h.magic, kMagic, sizeof kMagic);
-  h.key_bytes = key_text.size();
-  h.log_bytes = output.log.size();
-  h.binary_bytes = output.binary.size();
-  h.checksum = entry_checksum(key_text, output.log, output.binary);
-  {
-    std::ofstream out(tmp_path, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(&h), sizeof h);
-    out.write(key_text.data(), static_cast<std::streamsize>(key_text.size()));
-    out.write(output.log.data(), static_cast<std::streamsize>(output.log.size()));
-    out.write(output.binary.data(), static_cast<std::streamsize>(output.binary.size()));
-    out.flush();
-    if (!out) {
-      log_warning("binary cache: cannot write " + tmp_path.string());
-      out.close();
-      std::filesystem::remove(tmp_path, ec);
-      return;
-    }
-  }
-  std::filesystem::rename(tmp_path, final_path, ec);
-  if (ec) {
-    log_warning("binary cache: cannot rename into " + final_path.string() + ": " + ec.message());
-    std::filesystem::remove(tmp_path, ec);
-  }
+}  // namespace
+
+Result<std::string> name_expression(std::string_view entry, const Config& config) {
+  auto inst = instantiate(entry, config);
+  if (!inst.ok()) return inst.status();
+  return std::move(inst->expr);
 }
 
 Result<RtcOutput> compile_for(RtcCompiler& compiler, std::string_view arch,
@@ -220,7 +169,19 @@ Result<RtcOutput> compile_for(RtcCompiler& compiler, std::string_view arch,
                                                     std::string(to_string(source.language)) +
                                                     ", this compiler takes cuda_hip");
   }
-  auto opts = compile_options(compiler, arch, config);
+  auto inst = instantiate(source.entry, config);
+  if (!inst.ok()) return inst.status();
+  const std::string& expr = inst->expr;
+  // Parameters given as template arguments are not macros too: `template <int EPT>` would
+  // read `template <int 4>`.
+  Config defined;
+  defined.launch() = config.launch();
+  for (const auto& [name, value] : config.params()) {
+    if (std::find(inst->substituted.begin(), inst->substituted.end(), name) ==
+        inst->substituted.end())
+      defined.set(name, value);
+  }
+  auto opts = compile_options(compiler, arch, defined);
   if (!opts.ok()) return opts.status();
   // Everything that decides the binary: compiler, options (arch included), source and entry.
   std::string key = compiler.version();
@@ -231,13 +192,25 @@ Result<RtcOutput> compile_for(RtcCompiler& compiler, std::string_view arch,
   }
   key += '\n';
   key += hex64(stable_hash(source.text, stable_hash(source.entry)));
-  if (cache != nullptr) {
-    if (auto hit = cache->load(key)) return std::move(*hit);
+  if (!expr.empty()) {  // the entry stores its lowered name: a hit needs no compiler
+    key += '\n';
+    key += expr;
   }
-  const std::string file = (source.entry.empty() ? std::string("kernel") : source.entry) + ".cu";
-  auto out = compiler.compile(source.text, file, *opts);
+  if (cache != nullptr) {
+    if (auto hit = cache->load(key)) {
+      RtcOutput out;
+      out.binary = std::move(hit->binary);
+      out.log = std::move(hit->log);
+      out.entry_name = std::move(hit->entry_name);
+      out.from_cache = true;
+      return out;
+    }
+  }
+  const std::string_view base = std::string_view(source.entry).substr(0, source.entry.find('<'));
+  const std::string file = (base.empty() ? std::string("kernel") : std::string(base)) + ".cu";
+  auto out = compiler.compile(source.text, file, *opts, expr);
   if (!out.ok()) return out;
-  if (cache != nullptr) cache->store(key, *out);
+  if (cache != nullptr) (void)cache->store(key, {out->binary, out->log, out->entry_name});
   return out;
 }
 

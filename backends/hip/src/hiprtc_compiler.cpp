@@ -43,7 +43,8 @@ class HiprtcCompiler final : public gpu::RtcCompiler {
   std::string max_registers_option(int) const override { return {}; }  // no hiprtc equivalent
 
   Result<gpu::RtcOutput> compile(std::string_view source, std::string_view file_name,
-                                 std::span<const std::string> options) override {
+                                 std::span<const std::string> options,
+                                 std::string_view name_expression) override {
     // ROCm 5.2's hiprtc is not documented as thread-safe: one compile at a time.
     std::lock_guard<std::mutex> lock(mutex_);
     const std::string src(source), name(file_name);
@@ -58,6 +59,11 @@ class HiprtcCompiler final : public gpu::RtcCompiler {
     } destroy{&prog};
     std::vector<const char*> argv;
     for (const auto& o : options) argv.push_back(o.c_str());
+    const std::string expr(name_expression);
+    if (!expr.empty()) {
+      if (hiprtcResult rc = hiprtcAddNameExpression(prog, expr.c_str()); rc != HIPRTC_SUCCESS)
+        return hiprtc_failure("hiprtcAddNameExpression", rc);
+    }
     const hiprtcResult compiled =
         hiprtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
     gpu::RtcOutput out;
@@ -73,6 +79,14 @@ class HiprtcCompiler final : public gpu::RtcCompiler {
       for (const auto& o : options) opts += " " + o;
       return hiprtc_failure("hiprtcCompileProgram", compiled,
                             "options:" + opts + "\n" + (out.log.empty() ? "(empty log)" : out.log));
+    }
+    if (!expr.empty()) {
+      // Valid until the program is destroyed: copied out now.
+      const char* lowered = nullptr;
+      if (hiprtcResult rc = hiprtcGetLoweredName(prog, expr.c_str(), &lowered);
+          rc != HIPRTC_SUCCESS || lowered == nullptr)
+        return hiprtc_failure("hiprtcGetLoweredName", rc, "name expression: " + expr);
+      out.entry_name = lowered;
     }
     std::size_t size = 0;
     if (hiprtcResult rc = hiprtcGetCodeSize(prog, &size); rc != HIPRTC_SUCCESS)

@@ -6,11 +6,25 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <limits>
+#include <string_view>
 #include <utility>
+#include <variant>
 
+#include "tune/hash.hpp"
 #include "tune/log.hpp"
 #include "vk_status.hpp"
+
+// Versions of the compilers inside shaderc (which has no version query of its own): part of
+// every SPIR-V cache key, so an upgraded glslang or optimiser never serves old SPIR-V.
+#if __has_include(<glslang/build_info.h>)
+#include <glslang/build_info.h>
+#endif
+#if __has_include(<spirv-tools/libspirv.h>)
+#include <spirv-tools/libspirv.h>
+#define TUNE_HAVE_SPIRV_TOOLS_VERSION 1
+#endif
 
 namespace tune::vk {
 namespace {
@@ -58,6 +72,77 @@ void full_barrier(VkCommandBuffer cmd, VkPipelineStageFlags src, VkPipelineStage
 void all_commands_barrier(VkCommandBuffer cmd) {
   full_barrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
                VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
+}
+
+// Bump when the SPIR-V that compile() produces for a given source and configuration changes
+// for a reason the key does not otherwise see (shaderc options, macro spelling).
+constexpr int kSpirvRecipe = 1;
+// Bump when the meaning of a stored pipeline-cache file changes.
+constexpr int kPipelineCacheRecipe = 1;
+
+// The macro definitions of a configuration, in the order shaderc gets them: every parameter
+// (NAME=value; booleans 1/0, strings verbatim), then TUNE_BLOCK_X/Y/Z when a workgroup is set.
+// Everything from the configuration that reaches the SPIR-V goes through here; the workgroup
+// size itself is a specialization constant, applied when the pipeline is created.
+std::vector<std::pair<std::string, std::string>> shader_macros(const Config& config,
+                                                               const Dim3& block) {
+  std::vector<std::pair<std::string, std::string>> out;
+  out.reserve(config.params().size() + 3);
+  for (const auto& [name, value] : config.params()) {
+    std::string text;
+    if (const auto* i = std::get_if<std::int64_t>(&value)) {
+      text = std::to_string(*i);
+    } else if (const auto* b = std::get_if<bool>(&value)) {
+      text = *b ? "1" : "0";
+    } else {
+      text = std::get<std::string>(value);
+    }
+    out.emplace_back(name, std::move(text));
+  }
+  if (is_set(block)) {
+    out.emplace_back("TUNE_BLOCK_X", std::to_string(block.x));
+    out.emplace_back("TUNE_BLOCK_Y", std::to_string(block.y));
+    out.emplace_back("TUNE_BLOCK_Z", std::to_string(block.z));
+  }
+  return out;
+}
+
+std::string uuid_hex(const std::uint8_t (&uuid)[VK_UUID_SIZE]) {
+  std::string out;
+  char buf[3];
+  for (std::uint8_t b : uuid) {
+    std::snprintf(buf, sizeof buf, "%02x", b);
+    out += buf;
+  }
+  return out;
+}
+
+// Why `data` is not a pipeline cache this physical device may be given, or empty when it is.
+// Checks the header Vulkan defines (VkPipelineCacheHeaderVersionOne, least significant byte
+// first whatever the host order): its size, its version, vendor, device and the driver's
+// pipelineCacheUUID.
+std::string pipeline_cache_problem(std::string_view data, const VkPhysicalDeviceProperties& p) {
+  constexpr std::size_t kHeaderBytes = 16 + VK_UUID_SIZE;
+  if (data.size() < kHeaderBytes)
+    return std::to_string(data.size()) + " bytes, shorter than the Vulkan pipeline-cache header";
+  auto u32 = [&](std::size_t at) {
+    std::uint32_t v = 0;
+    for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<std::uint8_t>(data[at + i]);
+    return v;
+  };
+  const std::uint32_t header_bytes = u32(0), version = u32(4), vendor = u32(8), device = u32(12);
+  if (header_bytes < kHeaderBytes || header_bytes > data.size())
+    return "header size " + std::to_string(header_bytes) + " is impossible for " +
+           std::to_string(data.size()) + " bytes";
+  if (version != VK_PIPELINE_CACHE_HEADER_VERSION_ONE)
+    return "header version " + std::to_string(version) +
+           " is not VK_PIPELINE_CACHE_HEADER_VERSION_ONE";
+  if (vendor != p.vendorID || device != p.deviceID)
+    return "written for vendor 0x" + hex(vendor) + " device 0x" + hex(device) + ", this is 0x" +
+           hex(p.vendorID) + " 0x" + hex(p.deviceID);
+  if (std::memcmp(data.data() + 16, p.pipelineCacheUUID, VK_UUID_SIZE) != 0)
+    return "pipelineCacheUUID differs from this driver's";
+  return {};
 }
 
 std::uint64_t ms_to_ns(double ms) {
@@ -195,9 +280,27 @@ Status VulkanDevice::init() {
   pci.queueFamilyIndex = caps.queue_family;
   TUNE_VK_RETURN_IF_ERROR(vkCreateCommandPool(device_, &pci, nullptr, &pool_),
                           "vkCreateCommandPool");
+
+  // Disk caches (null under TUNE_CACHE=off). A damaged pipeline-cache file only costs pipeline
+  // compiles: it is reported at debug level, unlike SPIR-V entries (a warning).
+  spirv_disk_ = BinaryCache::open_default("spirv");
+  pipeline_disk_ = BinaryCache::open_default("vkpipeline", LogLevel::debug);
+  std::string initial = load_pipeline_cache_data();
   auto cci = vk_struct<VkPipelineCacheCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO);
-  TUNE_VK_RETURN_IF_ERROR(vkCreatePipelineCache(device_, &cci, nullptr, &pipeline_cache_),
-                          "vkCreatePipelineCache");
+  cci.initialDataSize = initial.size();
+  cci.pInitialData = initial.empty() ? nullptr : initial.data();
+  VkResult pc = vkCreatePipelineCache(device_, &cci, nullptr, &pipeline_cache_);
+  if (pc != VK_SUCCESS && !initial.empty()) {
+    tune::log(LogLevel::debug, "vulkan: vkCreatePipelineCache refused the stored data (" +
+                                   result_name(pc) + "); starting with an empty pipeline cache");
+    initial.clear();
+    cci.initialDataSize = 0;
+    cci.pInitialData = nullptr;
+    pc = vkCreatePipelineCache(device_, &cci, nullptr, &pipeline_cache_);
+  }
+  TUNE_VK_RETURN_IF_ERROR(pc, "vkCreatePipelineCache");
+  pipeline_loaded_bytes_ = initial.size();
+  pipeline_loaded_hash_ = initial.empty() ? 0 : stable_hash(initial);
 
   // Memory types. Device buffers: device-local; on CPU and integrated devices prefer a type
   // that is also host-visible and coherent (no staging copies); on discrete GPUs prefer one
@@ -290,6 +393,17 @@ void VulkanDevice::fill_info() {
   info_.compiler_version = "shaderc (SPIR-V " + std::to_string(spv_version >> 16) + "." +
                            std::to_string((spv_version >> 8) & 0xff) + " rev " +
                            std::to_string(spv_revision) + ") target " + env + " -O";
+  // Everything but the source and macros that decides the SPIR-V compile() produces.
+  spirv_toolchain_ = "libtune spirv recipe " + std::to_string(kSpirvRecipe) + "\n" +
+                     info_.compiler_version + ", glsl compute shader, entry main, kernel.comp";
+#ifdef GLSLANG_VERSION_MAJOR
+  spirv_toolchain_ += "\nglslang " + std::to_string(GLSLANG_VERSION_MAJOR) + "." +
+                      std::to_string(GLSLANG_VERSION_MINOR) + "." +
+                      std::to_string(GLSLANG_VERSION_PATCH) + GLSLANG_VERSION_FLAVOR;
+#endif
+#ifdef TUNE_HAVE_SPIRV_TOOLS_VERSION
+  spirv_toolchain_ += std::string("\n") + spvSoftwareVersionDetailsString();
+#endif
   info_.compute_units = 0;  // not exposed by core Vulkan
   info_.max_threads_per_block = l.maxComputeWorkGroupInvocations;
   info_.max_block = {l.maxComputeWorkGroupSize[0], l.maxComputeWorkGroupSize[1],
@@ -318,8 +432,10 @@ VulkanDevice::~VulkanDevice() {
       inflight_.clear();
       destroy_raw(scratch_);
     }
-    if (pipeline_cache_ != VK_NULL_HANDLE)
+    if (pipeline_cache_ != VK_NULL_HANDLE) {
+      save_pipeline_cache();
       vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
+    }
     if (pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(device_, pool_, nullptr);
     vkDestroyDevice(device_, nullptr);
   }
@@ -329,6 +445,58 @@ VulkanDevice::~VulkanDevice() {
     if (destroy != nullptr) destroy(opened_.instance, opened_.messenger, nullptr);
   }
   if (opened_.instance != VK_NULL_HANDLE) vkDestroyInstance(opened_.instance, nullptr);
+}
+
+std::string VulkanDevice::load_pipeline_cache_data() {
+  if (!pipeline_disk_) return {};
+  const DeviceCaps& caps = opened_.caps;
+  const VkPhysicalDeviceProperties& p = caps.props;
+  // Keyed by the physical device and the driver build: another GPU or driver version has its
+  // own file, so machines with several devices keep one per device.
+  pipeline_key_ = "libtune vulkan pipeline cache recipe " + std::to_string(kPipelineCacheRecipe) +
+                  "\nvendor 0x" + hex(p.vendorID) + " device 0x" + hex(p.deviceID) +
+                  " driverVersion 0x" + hex(p.driverVersion) + " pipelineCacheUUID " +
+                  uuid_hex(p.pipelineCacheUUID) + "\n" + p.deviceName + "\n" + caps.driver_name +
+                  " " + caps.driver_info;
+  auto stored = pipeline_disk_->load(pipeline_key_);
+  if (!stored) return {};
+  if (std::string why = pipeline_cache_problem(stored->binary, p); !why.empty()) {
+    tune::log(LogLevel::debug, "vulkan: ignoring the pipeline cache " +
+                                   pipeline_disk_->path_for(pipeline_key_).string() + ": " + why);
+    return {};
+  }
+  return std::move(stored->binary);
+}
+
+void VulkanDevice::save_pipeline_cache() noexcept {
+  if (!pipeline_disk_ || !pipeline_disk_->writable() || pipeline_cache_ == VK_NULL_HANDLE) return;
+  if (pipelines_created_.load() == 0) return;  // nothing was added since the device opened
+  try {
+    std::size_t size = 0;
+    VkResult r = vkGetPipelineCacheData(device_, pipeline_cache_, &size, nullptr);
+    std::string data;
+    if (r == VK_SUCCESS && size != 0) {
+      data.resize(size);
+      r = vkGetPipelineCacheData(device_, pipeline_cache_, &size, data.data());
+      data.resize(size);
+    }
+    if (r != VK_SUCCESS) {  // VK_INCOMPLETE included: never store a partial cache
+      tune::log(LogLevel::debug,
+                "vulkan: pipeline cache not saved: vkGetPipelineCacheData: " + result_name(r));
+      return;
+    }
+    if (data.size() == pipeline_loaded_bytes_ && stable_hash(data) == pipeline_loaded_hash_)
+      return;  // every pipeline came from the stored cache: the file is current
+    if (std::string why = pipeline_cache_problem(data, opened_.caps.props); !why.empty()) {
+      tune::log(LogLevel::debug, "vulkan: pipeline cache not saved: the driver's data fails " +
+                                     ("the header check: " + why));
+      return;
+    }
+    // Last writer wins: another process's additions since this one opened are replaced.
+    (void)pipeline_disk_->store(pipeline_key_, BinaryCacheEntry{std::move(data), {}, {}});
+  } catch (const std::exception& e) {
+    log_warning(std::string("vulkan: pipeline cache not saved: ") + e.what());
+  }
 }
 
 VulkanDiagnostics VulkanDevice::diagnostics() const {
@@ -352,9 +520,16 @@ VulkanDiagnostics VulkanDevice::diagnostics() const {
   d.storage_buffer_16bit = c.storage16;
   d.subgroup_arithmetic =
       c.subgroup_in_compute && (c.subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0;
+  if (spirv_disk_) d.spirv_cache_dir = spirv_disk_->dir().string();
+  if (pipeline_disk_) {
+    d.pipeline_cache_file = pipeline_disk_->path_for(pipeline_key_).string();
+    d.disk_cache_writable = pipeline_disk_->writable();
+  }
+  d.pipeline_cache_loaded_bytes = pipeline_loaded_bytes_;
   std::lock_guard<std::mutex> lock(compile_mu_);
   d.spirv_cache_entries = spirv_cache_.size();
   d.shaderc_compiles = shaderc_compiles_;
+  d.spirv_disk_hits = spirv_disk_hits_;
   return d;
 }
 
@@ -718,35 +893,35 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
                   "Vulkan has no dynamic shared memory: declare shared arrays in the shader");
   }
 
-  // SPIR-V: from the in-memory cache, else shaderc.
-  const std::string key = hex(source.hash()) + "|" + config.to_string();
+  // SPIR-V: from the in-memory cache, else the disk cache, else shaderc (and then stored on
+  // disk). The key names everything that decides the SPIR-V: the toolchain and its settings,
+  // the source (two independent 64-bit hashes and its length) and every macro definition.
+  const auto macros = shader_macros(config, block);
+  std::string key = spirv_toolchain_;
+  key += "\nsource " + std::to_string(source.text.size()) + " " + hex(stable_hash(source.text)) +
+         " " + hex(stable_hash(source.text, 0x5eed5eed5eed5eedULL));
+  for (const auto& [name, value] : macros) {
+    key += "\n-D";
+    key += name;
+    key += '=';
+    key += value;
+  }
   std::shared_ptr<const CachedSpirv> spirv;
   {
     std::lock_guard<std::mutex> lock(compile_mu_);
     auto it = spirv_cache_.find(key);
     if (it != spirv_cache_.end()) {
       spirv = it->second;
+    } else if (auto disk = load_spirv_locked(key)) {
+      ++spirv_disk_hits_;
+      spirv_cache_.emplace(key, disk);
+      spirv = std::move(disk);
     } else {
       shaderc::CompileOptions opts;
       opts.SetSourceLanguage(shaderc_source_language_glsl);
       opts.SetTargetEnvironment(shaderc_target_env_vulkan, target_env_);
       opts.SetOptimizationLevel(shaderc_optimization_level_performance);
-      for (const auto& [name, value] : config.params()) {
-        std::string text;
-        if (const auto* i = std::get_if<std::int64_t>(&value)) {
-          text = std::to_string(*i);
-        } else if (const auto* b = std::get_if<bool>(&value)) {
-          text = *b ? "1" : "0";
-        } else {
-          text = std::get<std::string>(value);
-        }
-        opts.AddMacroDefinition(name, text);
-      }
-      if (is_set(block)) {
-        opts.AddMacroDefinition("TUNE_BLOCK_X", std::to_string(block.x));
-        opts.AddMacroDefinition("TUNE_BLOCK_Y", std::to_string(block.y));
-        opts.AddMacroDefinition("TUNE_BLOCK_Z", std::to_string(block.z));
-      }
+      for (const auto& [name, value] : macros) opts.AddMacroDefinition(name, value);
       ++shaderc_compiles_;
       shaderc::SpvCompilationResult res = compiler_.CompileGlslToSpv(
           source.text, shaderc_glsl_compute_shader, "kernel.comp", "main", opts);
@@ -764,6 +939,14 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
       if (!info.ok()) return info.status();
       entry->info = std::move(*info);
       spirv_cache_.emplace(key, entry);
+      if (spirv_disk_) {
+        BinaryCacheEntry stored;
+        stored.binary.assign(reinterpret_cast<const char*>(entry->words.data()),
+                             entry->words.size() * sizeof(std::uint32_t));
+        stored.log = entry->log;
+        stored.entry_name = "main";
+        (void)spirv_disk_->store(key, stored);
+      }
       spirv = std::move(entry);
     }
   }
@@ -918,14 +1101,44 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
     if (r == VK_ERROR_DEVICE_LOST) lost_ = true;
     return make_error("vkCreateComputePipelines", r, StatusCode::compile_error);
   }
+  pipelines_created_.fetch_add(1, std::memory_order_relaxed);
 
   KernelResources res;
   res.shared_bytes = static_cast<std::uint32_t>(si.shared_bytes);
   const Dim3 compiled_block =
       is_set(block) ? block : Dim3{si.local_size[0], si.local_size[1], si.local_size[2]};
   res.max_threads = static_cast<std::uint32_t>(compiled_block.product());
+  // Says where the SPIR-V came from, as the CUDA backend does for its CUBIN cache.
+  std::string log = spirv->from_disk ? "(binary from the spirv cache)\n" + spirv->log : spirv->log;
   return std::unique_ptr<CompiledKernel>(std::make_unique<VulkanKernel>(
-      this, si, compiled_block, set_layout, layout, pipeline, spirv->log, res));
+      this, si, compiled_block, set_layout, layout, pipeline, std::move(log), res));
+}
+
+std::shared_ptr<const VulkanDevice::CachedSpirv> VulkanDevice::load_spirv_locked(
+    const std::string& key_text) {
+  if (!spirv_disk_) return nullptr;
+  auto stored = spirv_disk_->load(key_text);
+  if (!stored) return nullptr;
+  // The entry passed BinaryCache's checksum; still never hand the driver something that is
+  // not a module this backend can reflect. A bad one is recompiled and replaced.
+  auto bad = [&](const std::string& why) -> std::shared_ptr<const CachedSpirv> {
+    log_warning("vulkan: ignoring SPIR-V cache entry " + spirv_disk_->path_for(key_text).string() +
+                " (" + why + "); compiling with shaderc");
+    return nullptr;
+  };
+  const std::string& bytes = stored->binary;
+  if (bytes.size() < 5 * sizeof(std::uint32_t) || bytes.size() % sizeof(std::uint32_t) != 0)
+    return bad(std::to_string(bytes.size()) + " bytes is not a SPIR-V module");
+  auto entry = std::make_shared<CachedSpirv>();
+  entry->words.resize(bytes.size() / sizeof(std::uint32_t));
+  std::memcpy(entry->words.data(), bytes.data(), bytes.size());
+  if (entry->words[0] != 0x07230203u) return bad("no SPIR-V magic number");
+  auto info = reflect_spirv(entry->words);
+  if (!info.ok()) return bad(info.status().to_string());
+  entry->info = std::move(*info);
+  entry->log = std::move(stored->log);
+  entry->from_disk = true;
+  return entry;
 }
 
 // ---------------------------------------------------------------------------------------------

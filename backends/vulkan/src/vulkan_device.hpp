@@ -4,9 +4,15 @@
 // compute queue, a command pool, a pipeline cache, the in-memory SPIR-V cache and the L2-flush
 // scratch buffer. Buffers and kernels it returns hold a raw pointer back to it and must be
 // destroyed before it (device.hpp's contract).
+// Disk caches (TUNE_CACHE / TUNE_CACHE_DIR, through tune::BinaryCache): SPIR-V per variant in
+// <cache dir>/spirv, read before shaderc runs and written after it; the VkPipelineCache's data
+// per physical device in <cache dir>/vkpipeline, read when the device opens (after checking
+// the header Vulkan defines) and written back when it closes. TUNE_CACHE=off: neither is read
+// or written; readonly: both are read, neither is written.
 // Thread safety: queue_mu_ serialises everything that records or submits command buffers and
-// the list of in-flight submissions; compile_mu_ guards shaderc and the SPIR-V cache;
-// pipeline creation runs unlocked (VkPipelineCache is internally synchronised).
+// the list of in-flight submissions; compile_mu_ guards shaderc and both SPIR-V caches (so a
+// variant is compiled or read once, and the disk read happens under it); pipeline creation
+// runs unlocked (VkPipelineCache is internally synchronised).
 // Blocking: launch(), fill() and copy() submit and return; upload() and download() wait for
 // their own copy; time() and synchronize() wait for everything they submitted.
 #pragma once
@@ -23,6 +29,7 @@
 #include <vector>
 
 #include "spirv_reflect.hpp"
+#include "tune/binary_cache.hpp"
 #include "tune/device.hpp"
 #include "tune/vulkan.hpp"
 
@@ -164,6 +171,16 @@ class VulkanDevice final : public Device {
   VulkanDevice(OpenedDevice opened, std::shared_ptr<ValidationLog> log);
   Status init();
   void fill_info();
+  // Sets pipeline_key_ and returns the initial data for the VkPipelineCache: the stored
+  // file's driver data when its Vulkan header matches this physical device, else empty
+  // (logged at debug level).
+  std::string load_pipeline_cache_data();
+  // Writes the VkPipelineCache's data back when it changed and the cache is writable.
+  void save_pipeline_cache() noexcept;
+  // SPIR-V for `key_text` from the disk cache, reflected; null on a miss or a damaged entry.
+  // Requires compile_mu_.
+  struct CachedSpirv;
+  std::shared_ptr<const CachedSpirv> load_spirv_locked(const std::string& key_text);
 
   Result<RawBuffer> create_raw(std::uint64_t bytes, bool staging);
   Result<const VulkanBuffer*> own_buffer(const DeviceBuffer& b, std::string_view what) const;
@@ -200,6 +217,16 @@ class VulkanDevice final : public Device {
   std::uint64_t max_buffer_bytes_ = 0;
   std::uint64_t flush_bytes_ = 0;
   shaderc_env_version target_env_ = shaderc_env_version_vulkan_1_1;
+  // The SPIR-V producers and their settings: the first lines of every SPIR-V cache key.
+  std::string spirv_toolchain_;
+
+  // Disk caches; null when TUNE_CACHE=off or no cache directory can be named.
+  std::shared_ptr<BinaryCache> spirv_disk_;
+  std::shared_ptr<BinaryCache> pipeline_disk_;
+  std::string pipeline_key_;                 // this physical device's pipeline-cache key
+  std::uint64_t pipeline_loaded_bytes_ = 0;  // initial data the VkPipelineCache accepted
+  std::uint64_t pipeline_loaded_hash_ = 0;   // stable_hash of it (unchanged: no write-back)
+  std::atomic<std::uint64_t> pipelines_created_{0};
 
   mutable std::mutex queue_mu_;
   std::vector<Submission> inflight_;
@@ -209,12 +236,14 @@ class VulkanDevice final : public Device {
   struct CachedSpirv {
     std::vector<std::uint32_t> words;
     SpirvInfo info;
-    std::string log;  // warnings
+    std::string log;         // warnings
+    bool from_disk = false;  // read from spirv_disk_ rather than compiled by this process
   };
   mutable std::mutex compile_mu_;
   shaderc::Compiler compiler_;
   std::map<std::string, std::shared_ptr<const CachedSpirv>> spirv_cache_;
   std::uint64_t shaderc_compiles_ = 0;
+  std::uint64_t spirv_disk_hits_ = 0;
 };
 
 // Stable names used in DeviceInfo and listings.

@@ -36,6 +36,14 @@ std::string_view to_string(Language l) noexcept;
 
 // Source text of one kernel in one language. `entry` is the function name (CUDA/HIP) or
 // "main" (GLSL). The core hashes `text` + `entry` to key compiled-binary and tuning caches.
+//
+// CUDA/HIP: an entry with template arguments, "scale<EPT, NEG>", names a __global__ function
+// template; each variant instantiates it with the configuration's values substituted for
+// arguments that name a config parameter (others, such as `float`, stay as written), here
+// "scale<4, true>" for EPT=4,NEG=true, through the compiler's name expressions
+// (nvrtcAddNameExpression / hiprtcAddNameExpression), and launches the mangled name the
+// compiler reports. Parameters substituted this way are not also -D macros (they would
+// rewrite the template's own parameter names); every other config parameter is.
 struct KernelSource {
   Language language = Language::glsl;
   std::string entry = "main";

@@ -61,8 +61,18 @@ struct VulkanDiagnostics {
   std::uint32_t max_push_constant_bytes = 0;
   bool storage_buffer_16bit = false;      // f16 storage buffers (matmul_f16)
   bool subgroup_arithmetic = false;       // subgroupAdd & co. in compute shaders
-  std::uint64_t spirv_cache_entries = 0;  // variants compiled by shaderc and kept in memory
+  std::uint64_t spirv_cache_entries = 0;  // variants whose SPIR-V is kept in memory
   std::uint64_t shaderc_compiles = 0;     // shaderc invocations so far (cache misses)
+  // Variants whose SPIR-V was read from the disk cache (shaderc skipped); their compile_log()
+  // starts with "(binary from the spirv cache)".
+  std::uint64_t spirv_disk_hits = 0;
+  // The disk caches (see README "Environment"); empty when TUNE_CACHE=off.
+  std::string spirv_cache_dir;       // one file per variant
+  std::string pipeline_cache_file;   // this physical device's VkPipelineCache data
+  bool disk_cache_writable = false;  // false under TUNE_CACHE=readonly (and off)
+  // Bytes of stored driver data the VkPipelineCache was created with at open; 0 when there was
+  // none or it was ignored (another device or driver, or a damaged file).
+  std::uint64_t pipeline_cache_loaded_bytes = 0;
 };
 // nullopt when `dev` was not opened by the Vulkan backend. Thread-safe.
 std::optional<VulkanDiagnostics> vulkan_diagnostics(const Device& dev);

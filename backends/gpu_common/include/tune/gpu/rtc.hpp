@@ -1,16 +1,16 @@
 // Run-time compilation shared by the CUDA (NVRTC) and HIP (hiprtc) backends: how a Config
-// becomes compiler options, the compiler adaptor, and the on-disk binary cache.
+// becomes compiler options, the compiler adaptor, and compiling through the on-disk binary
+// cache (tune::BinaryCache, core/include/tune/binary_cache.hpp, shared with Vulkan).
 #pragma once
 
 #include <cstdint>
-#include <filesystem>
 #include <memory>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "tune/binary_cache.hpp"
 #include "tune/config.hpp"
 #include "tune/device.hpp"
 #include "tune/status.hpp"
@@ -21,8 +21,16 @@ namespace tune::gpu {
 struct RtcOutput {
   std::string binary;
   std::string log;
-  bool from_cache = false;
+  bool from_cache = false;  // read from the BinaryCache, not compiled in this call
+  // The lowered / mangled name of the entry point in `binary` (e.g. what NVRTC reports for a
+  // name expression); empty when the binary's symbol is the source's entry name itself.
+  // Stored in and restored from the binary cache with the binary.
+  std::string entry_name;
 };
+
+// The binary cache lives in core (one implementation for every backend); this name stays for
+// the CUDA and HIP device factories that open it as gpu::BinaryCache.
+using BinaryCache = ::tune::BinaryCache;
 
 // One run-time compiler. Implementations must make compile() safe to call from several
 // threads at once (serialising internally when the library is not thread-safe).
@@ -40,15 +48,24 @@ class RtcCompiler {
   virtual std::vector<std::string> base_options() const = 0;
   // The per-thread register cap option, or empty when the compiler has none.
   virtual std::string max_registers_option(int registers) const = 0;
-  // Compiles `source`; compile_error with the log when it fails. Blocking.
+  // Compiles `source`; compile_error with the log when it fails. Blocking. A non-empty
+  // `name_expression` ("scale<4, true>") is instantiated and its lowered (mangled) name
+  // returned in RtcOutput::entry_name.
   virtual Result<RtcOutput> compile(std::string_view source, std::string_view file_name,
-                                    std::span<const std::string> options) = 0;
+                                    std::span<const std::string> options,
+                                    std::string_view name_expression) = 0;
 };
 
 // The -D definitions of a configuration: NAME=value for each parameter (booleans 1/0, strings
 // verbatim), TUNE_BLOCK_X/Y/Z, TUNE_NUM_WARPS, TUNE_NUM_STAGES and TUNE_SHARED_BYTES for each
 // launch option that is set.
 std::vector<std::string> config_defines(const Config& config);
+
+// The name expression that instantiates a template entry (see KernelSource) for `config`:
+// "scale<EPT, float>" with EPT=4 gives "scale<4, float>" (booleans true/false, integers in
+// decimal, strings verbatim); empty for a plain entry. invalid_argument for an entry whose
+// angle brackets do not balance.
+Result<std::string> name_expression(std::string_view entry, const Config& config);
 
 // Every option of one compile: base, target, register cap, then the config's definitions.
 Result<std::vector<std::string>> compile_options(const RtcCompiler& compiler, std::string_view arch,
@@ -58,28 +75,11 @@ Result<std::vector<std::string>> compile_options(const RtcCompiler& compiler, st
 // 8 bytes spill stores"). Fields the log does not mention stay zero.
 KernelResources parse_resource_log(std::string_view log);
 
-// CUBIN/HSACO files keyed by everything that decides their bytes. Entries are written to a
-// temporary file and renamed into place, so concurrent writers (threads or processes) never
-// expose a partial file; a corrupt or foreign entry reads as a miss (with a warning) and is
-// replaced. Thread-safe; never fails the compile (I/O problems become warnings).
-class BinaryCache {
- public:
-  // $TUNE_CACHE_DIR/<kind>, else $XDG_CACHE_HOME/libtune/<kind>, else ~/.cache/libtune/<kind>.
-  // Null when TUNE_CACHE=off or no directory can be named; read-only when TUNE_CACHE=readonly.
-  static std::shared_ptr<BinaryCache> open_default(std::string_view kind);
-  BinaryCache(std::filesystem::path dir, bool writable);
-
-  std::optional<RtcOutput> load(std::string_view key_text);
-  void store(std::string_view key_text, const RtcOutput& output);
-  const std::filesystem::path& dir() const noexcept { return dir_; }
-
- private:
-  std::filesystem::path path_for(std::uint64_t hash) const;
-  std::filesystem::path dir_;
-  bool writable_;
-};
-
-// Compiles `source` for `arch` with `config`, through `cache` when it is not null.
+// Compiles `source` for `arch` with `config`, through `cache` when it is not null: the key is
+// the compiler's version, every option (target and config definitions included) and a hash
+// of the source text and entry. A hit sets `from_cache` and skips the compiler. A template
+// entry (see KernelSource) is instantiated by name expression, its lowered name stored with
+// the binary; the parameters it substitutes are left out of the -D definitions.
 Result<RtcOutput> compile_for(RtcCompiler& compiler, std::string_view arch,
                               const KernelSource& source, const Config& config, BinaryCache* cache);
 

@@ -1,0 +1,71 @@
+// BinaryCache: compiled code objects on disk (CUBIN, HSACO, SPIR-V, driver pipeline caches),
+// one file per entry, shared by every backend and every process on the machine.
+//
+// Keys: the caller builds a key text that names everything that decides the entry's bytes
+// (compiler and its version, every option, target, a hash of the source...). The file is
+// <dir>/<16 hex digits of stable_hash(key text)>.bin and holds the full key text, which is
+// compared on load, so a hash collision reads as a miss, never as a wrong binary.
+//
+// Writes go to a temporary file in the same directory that is then renamed into place, so
+// concurrent writers (threads or processes) never expose a partial file; the last writer of a
+// key wins. Every entry carries a format version and a checksum of its contents: a truncated,
+// corrupt or foreign file reads as a miss (logged at the level given at construction, a
+// warning by default), an entry in another format version (an older or newer libtune) reads
+// as a miss logged at debug level; either is replaced by the next store() of its key.
+// Nothing here fails a compile: I/O problems become log messages and misses.
+//
+// Thread safety: load() and store() may be called concurrently from any thread.
+// Blocking: both do file I/O on the calling thread.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "tune/log.hpp"
+
+namespace tune {
+
+// One cached compile result.
+struct BinaryCacheEntry {
+  std::string binary;      // the code object: CUBIN, HSACO, SPIR-V, a driver's cache blob
+  std::string log;         // the compiler's log (warnings, resource usage); may be empty
+  std::string entry_name;  // the lowered / mangled entry-point name; may be empty
+};
+
+class BinaryCache {
+ public:
+  // The on-disk format this libtune reads and writes; entries of any other version are misses.
+  static constexpr int kFormatVersion = 2;
+
+  // A cache in <base>/<kind>, where <base> is $TUNE_CACHE_DIR, else $XDG_CACHE_HOME/libtune,
+  // else $HOME/.cache/libtune (the directory of the tuning database). Null when TUNE_CACHE is
+  // off (nothing is read or written) or no base directory can be named; read-only (store()
+  // does nothing) when TUNE_CACHE is readonly. The directory is created by the first store().
+  static std::shared_ptr<BinaryCache> open_default(std::string_view kind,
+                                                   LogLevel damaged_level = LogLevel::warning);
+
+  // `damaged_level`: how a truncated, corrupt or foreign entry is reported.
+  BinaryCache(std::filesystem::path dir, bool writable, LogLevel damaged_level = LogLevel::warning);
+
+  // The entry stored under exactly `key_text`, or nullopt (absent, damaged, other format).
+  std::optional<BinaryCacheEntry> load(std::string_view key_text) const;
+  // Stores `entry` under `key_text`, replacing any entry of that key. Returns true when the
+  // file was written; false when the cache is read-only or writing failed (logged as a warning).
+  bool store(std::string_view key_text, const BinaryCacheEntry& entry) const;
+
+  // The file that holds (or would hold) `key_text`'s entry.
+  std::filesystem::path path_for(std::string_view key_text) const;
+  const std::filesystem::path& dir() const noexcept { return dir_; }
+  bool writable() const noexcept { return writable_; }
+
+ private:
+  std::filesystem::path dir_;
+  bool writable_;
+  LogLevel damaged_level_;
+};
+
+}  // namespace tune
