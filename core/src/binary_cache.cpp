@@ -53,12 +53,6 @@ std::uint64_t entry_checksum(std::string_view key, std::string_view name, std::s
   return h;
 }
 
-std::string hex64(std::uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 }  // namespace
 
 std::shared_ptr<BinaryCache> BinaryCache::open_default(std::string_view kind,

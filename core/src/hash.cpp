@@ -1,5 +1,8 @@
 #include "tune/hash.hpp"
 
+#include <cinttypes>
+#include <cstdio>
+
 namespace tune {
 
 std::uint64_t stable_hash(std::string_view bytes, std::uint64_t seed) noexcept {
@@ -15,6 +18,12 @@ std::uint64_t stable_hash(std::string_view bytes, std::uint64_t seed) noexcept {
   h *= 0xc4ceb9fe1a85ec53ULL;
   h ^= h >> 33;
   return h;
+}
+
+std::string hex64(std::uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
+  return buf;
 }
 
 }  // namespace tune

@@ -67,12 +67,6 @@ std::uint32_t number_before(std::string_view line, std::string_view suffix) {
   return v;
 }
 
-std::string hex64(std::uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 }  // namespace
 
 KernelResources parse_resource_log(std::string_view log) {

@@ -3,12 +3,16 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace tune {
 
 // FNV-1a over the bytes, finished with a 64-bit avalanche mix.
 std::uint64_t stable_hash(std::string_view bytes, std::uint64_t seed = 0) noexcept;
+
+// A hash as 16 zero-padded lower-case hex digits ("00000000deadbeef"): file names, cache keys.
+std::string hex64(std::uint64_t v);
 
 // Combines a running hash with one 64-bit value (order-dependent).
 constexpr std::uint64_t hash_combine(std::uint64_t h, std::uint64_t v) noexcept {

@@ -2,13 +2,13 @@
 //
 // The parser treats its input as hostile (it is fuzzed: fuzz/fuzz_cache_import.cpp): nothing
 // here throws; every field is type-checked before use.
-#include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tune/hash.hpp"
 #include "tune/sqlite_store.hpp"
 
 namespace tune {
@@ -22,12 +22,6 @@ constexpr std::int64_t kFormatVersion = 1;
 constexpr std::size_t kMaxDocumentBytes = std::size_t{256} << 20;
 
 json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-
-std::string hex64(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016" PRIx64, v);
-  return buf;
-}
 
 bool parse_hex64(const std::string& s, std::uint64_t* out) {
   if (s.size() < 3 || s.size() > 18 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) return false;
@@ -183,7 +177,7 @@ std::string cache_rows_to_json(std::span<const CacheRow> rows) {
                   {"max", number_or_null(r.stats.max)},
                   {"mean", number_or_null(r.stats.mean)}};
     list.push_back({{"kernel", row.key.kernel},
-                    {"source_hash", hex64(row.key.source_hash)},
+                    {"source_hash", "0x" + hex64(row.key.source_hash)},
                     {"key", row.key.key},
                     {"device", row.key.device},
                     {"toolchain", row.key.toolchain},
