@@ -93,8 +93,14 @@ TEST_CASE("racing: near-ties stop at the tolerance instead of spending their who
     }
     return std::tuple{c, samples, settled, report.to_string()};
   };
-  auto [tied_pick, tied_reps, settled, text] = run(0.01);
-  auto [full_pick, full_reps, none_settled, full_text] = run(0.0);
+  // Plain variables, not structured bindings: CAPTURE's lambda cannot capture those (clang 14).
+  const auto tied = run(0.01), full = run(0.0);
+  const Config& tied_pick = std::get<0>(tied);
+  const Config& full_pick = std::get<0>(full);
+  const std::size_t tied_reps = std::get<1>(tied), full_reps = std::get<1>(full);
+  const int settled = std::get<2>(tied), none_settled = std::get<2>(full);
+  const std::string& text = std::get<3>(tied);
+  const std::string& full_text = std::get<3>(full);
   CAPTURE(text);
   CAPTURE(full_text);
   CHECK(settled >= 1);
