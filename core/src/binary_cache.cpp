@@ -76,13 +76,20 @@ fs::path BinaryCache::path_for(std::string_view key_text) const {
 std::optional<BinaryCacheEntry> BinaryCache::load(std::string_view key_text) const {
   const fs::path path = path_for(key_text);
   std::error_code ec;
-  const std::uint64_t size = fs::file_size(path, ec);
-  if (ec) return std::nullopt;  // absent (or unreadable metadata): a plain miss
-  std::ifstream in(path, std::ios::binary);
+  if (!fs::exists(path, ec)) return std::nullopt;  // a plain miss
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) {
     log(damaged_level_, "binary cache: cannot open " + path.string() + " (treated as a miss)");
     return std::nullopt;
   }
+  // The size of the file this stream opened: another process may rename a new entry into
+  // place at any moment, and a size taken from the path could belong to the other file.
+  const std::streamoff end = in.tellg();
+  if (end < 0 || !in.seekg(0)) {
+    log(damaged_level_, "binary cache: cannot read " + path.string() + " (treated as a miss)");
+    return std::nullopt;
+  }
+  const auto size = static_cast<std::uint64_t>(end);
   auto damaged = [&](std::string_view why) -> std::optional<BinaryCacheEntry> {
     log(damaged_level_,
         "binary cache: ignoring damaged entry " + path.string() + " (" + std::string(why) + ")");

@@ -119,6 +119,7 @@ TEST_CASE("a template entry is instantiated per config through a name expression
   CHECK(tune::gpu::name_expression("k", c4).value().empty());
   CHECK(tune::gpu::name_expression("f< EPT ,float, g<NEG, 2> >", c4).value() ==
         "f<4, float, g<NEG, 2>>");  // nested arguments are left as written
+  CHECK(tune::gpu::name_expression("f<(EPT > 2), EPT>", c4).value() == "f<(EPT > 2), 4>");
   auto a = tune::cuda::nvrtc_compile("sm_90", src, c4);
   REQUIRE_MESSAGE(a.ok(), a.status().to_string());
   // The Itanium-mangled name of scale<4, true>(float*, int), present in the CUBIN's symbols.

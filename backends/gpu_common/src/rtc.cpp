@@ -114,17 +114,20 @@ Result<Instantiation> instantiate(std::string_view entry, const Config& config) 
   std::string expr(trim(entry.substr(0, open)));
   if (expr.empty()) return bad("no function name before '<'");
   expr += '<';
-  // Split the outermost argument list at commas outside nested <>, () and [].
+  // Split the outermost argument list at commas outside nested <>, () and []. Inside
+  // parentheses '<' and '>' are comparisons ("f<(N > 2)>"), not brackets.
   const std::string_view inner = entry.substr(open + 1, entry.size() - open - 2);
-  int depth = 0;
+  int parens = 0, angles = 0;
   std::size_t start = 0;
   bool first = true;
   for (std::size_t i = 0; i <= inner.size(); ++i) {
     const char ch = i < inner.size() ? inner[i] : ',';
-    if (ch == '<' || ch == '(' || ch == '[') ++depth;
-    if (ch == '>' || ch == ')' || ch == ']') --depth;
-    if (depth < 0) return bad("unbalanced brackets");
-    if (ch != ',' || depth > 0) continue;
+    if (ch == '(' || ch == '[') ++parens;
+    if (ch == ')' || ch == ']') --parens;
+    if (parens == 0 && ch == '<') ++angles;
+    if (parens == 0 && ch == '>') --angles;
+    if (parens < 0 || angles < 0) return bad("unbalanced brackets");
+    if (ch != ',' || parens > 0 || angles > 0) continue;
     const std::string_view arg = trim(inner.substr(start, i - start));
     start = i + 1;
     if (arg.empty()) return bad("an empty template argument");
@@ -141,7 +144,7 @@ Result<Instantiation> instantiate(std::string_view entry, const Config& config) 
     else
       expr += std::get<std::string>(*v);
   }
-  if (depth != 0) return bad("unbalanced brackets");
+  if (parens != 0 || angles != 0) return bad("unbalanced brackets");
   expr += '>';
   out.expr = std::move(expr);
   return out;

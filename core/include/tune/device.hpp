@@ -42,8 +42,10 @@ std::string_view to_string(Language l) noexcept;
 // arguments that name a config parameter (others, such as `float`, stay as written), here
 // "scale<4, true>" for EPT=4,NEG=true, through the compiler's name expressions
 // (nvrtcAddNameExpression / hiprtcAddNameExpression), and launches the mangled name the
-// compiler reports. Parameters substituted this way are not also -D macros (they would
-// rewrite the template's own parameter names); every other config parameter is.
+// compiler reports. Only whole top-level arguments are substituted (not names inside a nested
+// argument such as g<EPT>), and only parameters, not launch options (num_stages, ...). A
+// parameter substituted this way is not a -D macro anywhere in the source (it would rewrite the
+// template's own parameter names); every other config parameter is.
 struct KernelSource {
   Language language = Language::glsl;
   std::string entry = "main";
