@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cache_test_util.hpp"
+#include "scoped_env.hpp"
 #include "tune/config.hpp"
 #include "tune/sqlite_store.hpp"
 
@@ -24,29 +25,7 @@ using cache_test::RawDb;
 using cache_test::TempDir;
 using cache_test::test_key;
 
-// Sets an environment variable for one scope.
-class EnvVar {
- public:
-  EnvVar(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value != nullptr)
-      ::setenv(name, value, 1);
-    else
-      ::unsetenv(name);
-  }
-  ~EnvVar() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-  EnvVar(const EnvVar&) = delete;
-  EnvVar& operator=(const EnvVar&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using EnvVar = tune::testing::ScopedEnv;
 
 TEST_CASE("a fresh file round-trips rows across store instances") {
   TempDir dir;

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "scoped_env.hpp"
 #include "tune/binary_cache.hpp"
 #include "tune/hash.hpp"
 #include "tune/log.hpp"
@@ -39,32 +40,7 @@ struct TempDir {
   TempDir& operator=(const TempDir&) = delete;
 };
 
-// Sets (or, with nullptr, unsets) an environment variable for one scope.
-class EnvVar {
- public:
-  EnvVar(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    if (value != nullptr) {
-      ::setenv(name, value, 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~EnvVar() {
-    if (had_) {
-      ::setenv(name_, old_.c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  EnvVar(const EnvVar&) = delete;
-  EnvVar& operator=(const EnvVar&) = delete;
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
+using EnvVar = tune::testing::ScopedEnv;
 
 // Records log messages for one scope.
 class LogCapture {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "scoped_env.hpp"
 #include "skip.hpp"
 #include "tune/binary_cache.hpp"
 #include "tune/kernels/bundled.hpp"
@@ -49,32 +50,7 @@ VulkanDiagnostics diag(const Device& dev) {
   return *d;
 }
 
-// Sets (or, with nullptr, unsets) an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    if (value != nullptr) {
-      ::setenv(name, value, 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (had_) {
-      ::setenv(name_, old_.c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
+using tune::testing::ScopedEnv;
 
 fs::path make_scratch() {
   const fs::path p =

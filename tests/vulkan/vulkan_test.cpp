@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "scoped_env.hpp"
 #include "skip.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
@@ -33,26 +34,7 @@ std::unique_ptr<Device> open_or_skip(const VulkanOpenOptions& opts = {}) {
   return std::move(*dev);
 }
 
-// Sets an environment variable for the scope of one test.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_) {
-      ::setenv(name_, old_.c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
+using tune::testing::ScopedEnv;
 
 // Built field by field: KernelSource may grow members (no brace list to keep in step).
 KernelSource source(Language lang, std::string entry, std::string text) {

@@ -1,0 +1,34 @@
+// Sets (or, with nullptr, unsets) one environment variable for a scope and restores it after.
+// Not thread-safe (setenv): use from the test's own thread, before starting others.
+#pragma once
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+namespace tune::testing {
+
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value != nullptr)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+}  // namespace tune::testing
