@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "launch_by_hand.hpp"
 #include "skip.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
@@ -27,6 +28,8 @@ namespace {
 using namespace tune;
 using tune::kernels::BundledKernel;
 using tune::kernels::Workload;
+using tune::testing::find_kernel;
+using tune::testing::reset_outputs;
 
 constexpr const char* kBackend = TUNE_CONFORMANCE_BACKEND;
 
@@ -48,24 +51,6 @@ std::unique_ptr<Device> open_or_skip() {
 
 std::vector<BundledKernel> kernels_of(Device& dev) {
   return kernels::bundled_kernels(dev.language());
-}
-
-const BundledKernel* find_kernel(const std::vector<BundledKernel>& ks, std::string_view name) {
-  for (const auto& k : ks)
-    if (k.name == name) return &k;
-  return nullptr;
-}
-
-// Zeroes the buffers a kernel accumulates into (KernelDef::reset_to_zero).
-Status reset_outputs(Device& dev, const KernelDef& def, ArgList args) {
-  for (const auto& name : def.reset_to_zero) {
-    const int i = def.signature.index_of(name);
-    if (i < 0 || args[static_cast<std::size_t>(i)].buffer == nullptr)
-      return Status(StatusCode::internal, "reset_to_zero names no buffer: " + name);
-    DeviceBuffer& b = *args[static_cast<std::size_t>(i)].buffer;
-    TUNE_RETURN_IF_ERROR(dev.fill(b, 0, b.size_bytes() & ~std::uint64_t{3}));
-  }
-  return Status::ok_status();
 }
 
 std::string size_name(const std::vector<std::int64_t>& s) {

@@ -15,13 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "launch_by_hand.hpp"
 #include "scoped_env.hpp"
-#include "skip.hpp"
 #include "tune/binary_cache.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
 #include "tune/vulkan.hpp"
-#include "vulkan_env.hpp"
+#include "vulkan_test_device.hpp"
 
 namespace fs = std::filesystem;
 
@@ -29,20 +29,11 @@ namespace {
 
 using namespace tune;
 
-const bool kVulkanEnv = tune::testing::use_lavapipe_unless_asked();
+using tune::testing::find_kernel;
+using tune::testing::open_vulkan_or_skip;
+using tune::testing::reset_outputs;
+
 constexpr std::string_view kFromCache = "(binary from the spirv cache)";
-
-[[noreturn]] void skip_or_fail(const std::string& why) {
-  if (tune::testing::in_ci()) FAIL(why << " (CI runs the Vulkan tests on lavapipe)");
-  TUNE_SKIP(why);
-}
-
-std::unique_ptr<Device> open_or_skip() {
-  (void)kVulkanEnv;
-  auto dev = open_vulkan_device("");
-  if (!dev.ok()) skip_or_fail("no Vulkan device: " + dev.status().to_string());
-  return std::move(*dev);
-}
 
 VulkanDiagnostics diag(const Device& dev) {
   auto d = vulkan_diagnostics(dev);
@@ -190,32 +181,19 @@ void check_scale(Device& dev, const CompiledKernel& k, int scale) {
   for (int i = 0; i < n; ++i) REQUIRE(out[static_cast<std::size_t>(i)] == float(i * scale));
 }
 
-Status reset_outputs(Device& dev, const KernelDef& def, ArgList args) {
-  for (const auto& name : def.reset_to_zero) {
-    const int i = def.signature.index_of(name);
-    if (i < 0 || args[static_cast<std::size_t>(i)].buffer == nullptr)
-      return Status(StatusCode::internal, "reset_to_zero names no buffer: " + name);
-    DeviceBuffer& b = *args[static_cast<std::size_t>(i)].buffer;
-    TUNE_RETURN_IF_ERROR(dev.fill(b, 0, b.size_bytes() & ~std::uint64_t{3}));
-  }
-  return Status::ok_status();
-}
-
 }  // namespace
 
 TEST_CASE("SPIR-V disk cache: a fresh device skips shaderc, says so, and computes the same") {
   ScratchCache cache;
   std::vector<kernels::BundledKernel> ks = kernels::bundled_kernels(Language::glsl);
-  const kernels::BundledKernel* k = nullptr;
-  for (const auto& b : ks)
-    if (b.name == "vector_add") k = &b;
+  const kernels::BundledKernel* k = find_kernel(ks, "vector_add");
   REQUIRE(k != nullptr);
   const KernelSource* src = k->def.source_for(Language::glsl);
   REQUIRE(src != nullptr);
 
   std::vector<Config> configs;
   {
-    auto dev = open_or_skip();
+    auto dev = open_vulkan_or_skip();
     auto all = k->def.space.enumerate(dev->info());
     REQUIRE(all.ok());
     REQUIRE(all->size() >= 4);
@@ -234,7 +212,7 @@ TEST_CASE("SPIR-V disk cache: a fresh device skips shaderc, says so, and compute
   CHECK(count_files(cache.spirv()) == 4);
 
   // A fresh device (as in a new process: nothing in memory) reads every variant from disk.
-  auto dev = open_or_skip();
+  auto dev = open_vulkan_or_skip();
   std::vector<std::unique_ptr<CompiledKernel>> compiled;
   for (const Config& c : configs) {
     auto ck = dev->compile(*src, c);
@@ -271,7 +249,7 @@ TEST_CASE("SPIR-V disk cache: a fresh device skips shaderc, says so, and compute
 TEST_CASE("SPIR-V disk cache: a damaged entry is a miss with a warning and is replaced") {
   ScratchCache cache;
   {
-    auto dev = open_or_skip();
+    auto dev = open_vulkan_or_skip();
     REQUIRE(dev->compile(scale_source(), scale_config(3)).ok());
   }
   auto files = snapshot(cache.spirv());
@@ -287,7 +265,7 @@ TEST_CASE("SPIR-V disk cache: a damaged entry is a miss with a warning and is re
 
   LogCapture log;
   {
-    auto dev = open_or_skip();
+    auto dev = open_vulkan_or_skip();
     auto ck = dev->compile(scale_source(), scale_config(3));
     REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
     CHECK((*ck)->compile_log().find(kFromCache) == std::string::npos);
@@ -298,7 +276,7 @@ TEST_CASE("SPIR-V disk cache: a damaged entry is a miss with a warning and is re
   }
   // Replaced by the recompiled SPIR-V: the next fresh device reads it.
   CHECK(count_files(cache.spirv()) == 1);
-  auto dev = open_or_skip();
+  auto dev = open_vulkan_or_skip();
   auto ck = dev->compile(scale_source(), scale_config(3));
   REQUIRE(ck.ok());
   CHECK((*ck)->compile_log().rfind(kFromCache, 0) == 0);
@@ -309,10 +287,10 @@ TEST_CASE("SPIR-V disk cache: a damaged entry is a miss with a warning and is re
 TEST_CASE("SPIR-V disk cache: keyed by every macro; the workgroup size is one of them") {
   ScratchCache cache;
   {
-    auto dev = open_or_skip();
+    auto dev = open_vulkan_or_skip();
     REQUIRE(dev->compile(scale_source(), scale_config(3)).ok());
   }
-  auto dev = open_or_skip();
+  auto dev = open_vulkan_or_skip();
   auto other_scale = dev->compile(scale_source(), scale_config(5));
   REQUIRE(other_scale.ok());
   Config wide = scale_config(3);
@@ -331,7 +309,7 @@ TEST_CASE("TUNE_CACHE=off reads and writes nothing; readonly reads and writes no
   ScratchCache cache;
   {
     ScopedEnv off("TUNE_CACHE", "off");
-    auto dev = open_or_skip();
+    auto dev = open_vulkan_or_skip();
     auto ck = dev->compile(scale_source(), scale_config(3));
     REQUIRE(ck.ok());
     check_scale(*dev, **ck, 3);
@@ -344,14 +322,14 @@ TEST_CASE("TUNE_CACHE=off reads and writes nothing; readonly reads and writes no
 
   // Populate, then look at it under readonly and off.
   {
-    auto dev = open_or_skip();
+    auto dev = open_vulkan_or_skip();
     REQUIRE(dev->compile(scale_source(), scale_config(3)).ok());
   }
   const auto before = snapshot(cache.dir);
   CHECK(before.size() == 2);  // one SPIR-V entry, one pipeline cache
   {
     ScopedEnv ro("TUNE_CACHE", "readonly");
-    auto dev = open_or_skip();
+    auto dev = open_vulkan_or_skip();
     auto hit = dev->compile(scale_source(), scale_config(3));
     REQUIRE(hit.ok());
     CHECK((*hit)->compile_log().rfind(kFromCache, 0) == 0);
@@ -367,7 +345,7 @@ TEST_CASE("TUNE_CACHE=off reads and writes nothing; readonly reads and writes no
   CHECK(snapshot(cache.dir) == before);
   {
     ScopedEnv off("TUNE_CACHE", "off");
-    auto dev = open_or_skip();
+    auto dev = open_vulkan_or_skip();
     auto ck = dev->compile(scale_source(), scale_config(3));
     REQUIRE(ck.ok());
     CHECK((*ck)->compile_log().find(kFromCache) == std::string::npos);
@@ -382,7 +360,7 @@ TEST_CASE("pipeline cache: written at close, loaded at open; damaged or foreign 
   fs::path file;
   std::uint32_t vendor = 0, device = 0;
   {
-    auto dev = open_or_skip();
+    auto dev = open_vulkan_or_skip();
     const auto d = diag(*dev);
     CHECK(d.pipeline_cache_loaded_bytes == 0);
     file = d.pipeline_cache_file;
@@ -395,7 +373,7 @@ TEST_CASE("pipeline cache: written at close, loaded at open; damaged or foreign 
   // Opening and closing a device that created no pipeline writes nothing.
   CHECK_FALSE(fs::exists(file));
   {
-    auto dev = open_or_skip();
+    auto dev = open_vulkan_or_skip();
     REQUIRE(dev->compile(scale_source(), scale_config(3)).ok());
   }
   REQUIRE(fs::exists(file));
@@ -417,7 +395,7 @@ TEST_CASE("pipeline cache: written at close, loaded at open; damaged or foreign 
   MESSAGE("pipeline cache of " << file.filename().string() << ": " << stored->binary.size()
                                << " bytes of driver data");
   {
-    auto dev = open_or_skip();
+    auto dev = open_vulkan_or_skip();
     CHECK(diag(*dev).pipeline_cache_loaded_bytes == stored->binary.size());
     auto ck = dev->compile(scale_source(), scale_config(3));
     REQUIRE(ck.ok());
@@ -438,7 +416,7 @@ TEST_CASE("pipeline cache: written at close, loaded at open; damaged or foreign 
     REQUIRE(raw.store(key, BinaryCacheEntry{blob, {}, {}}));
   }
   {
-    auto dev = open_or_skip();
+    auto dev = open_vulkan_or_skip();
     CHECK(diag(*dev).pipeline_cache_loaded_bytes == 0);
     CHECK_MESSAGE(log.count(LogLevel::debug, file.string()) == 1, log.all());
     CHECK_MESSAGE(log.count(LogLevel::warning, "pipeline") == 0, log.all());
@@ -447,6 +425,6 @@ TEST_CASE("pipeline cache: written at close, loaded at open; damaged or foreign 
     check_scale(*dev, **ck, 3);
   }
   // The device created a pipeline and had loaded nothing: its close rewrote a good file.
-  auto dev = open_or_skip();
+  auto dev = open_vulkan_or_skip();
   CHECK(diag(*dev).pipeline_cache_loaded_bytes > 0);
 }

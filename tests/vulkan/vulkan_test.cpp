@@ -1,5 +1,6 @@
 // Vulkan-backend tests beyond the conformance suite. On lavapipe by default
-// (tests/support/vulkan_env.hpp); in CI (CI=true) a missing lavapipe fails instead of skipping.
+// (tests/support/vulkan_test_device.hpp); in CI (CI=true) a missing lavapipe fails instead of
+// skipping.
 #include <doctest/doctest.h>
 
 #include <cctype>
@@ -14,27 +15,16 @@
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
 #include "tune/vulkan.hpp"
-#include "vulkan_env.hpp"
+#include "vulkan_test_device.hpp"
 
 namespace {
 
 using namespace tune;
 
-const bool kVulkanEnv = tune::testing::use_lavapipe_unless_asked();
-
-[[noreturn]] void skip_or_fail(const std::string& why) {
-  if (tune::testing::in_ci()) FAIL(why << " (CI runs the Vulkan tests on lavapipe)");
-  TUNE_SKIP(why);
-}
-
-std::unique_ptr<Device> open_or_skip(const VulkanOpenOptions& opts = {}) {
-  (void)kVulkanEnv;
-  auto dev = open_vulkan_device("", opts);
-  if (!dev.ok()) skip_or_fail("no Vulkan device: " + dev.status().to_string());
-  return std::move(*dev);
-}
-
+using tune::testing::kVulkanTestEnv;
+using tune::testing::open_vulkan_or_skip;
 using tune::testing::ScopedEnv;
+using tune::testing::skip_or_fail_without_vulkan;
 
 // Built field by field: KernelSource may grow members (no brace list to keep in step).
 KernelSource source(Language lang, std::string entry, std::string text) {
@@ -88,9 +78,9 @@ void main() {
 }  // namespace
 
 TEST_CASE("selection: TUNE_VULKAN_DEVICE by index, by name substring, and a missing one") {
-  (void)kVulkanEnv;
+  (void)kVulkanTestEnv;
   auto list = list_vulkan_devices();
-  if (!list.ok()) skip_or_fail("no Vulkan devices: " + list.status().to_string());
+  if (!list.ok()) skip_or_fail_without_vulkan("no Vulkan devices: " + list.status().to_string());
   REQUIRE(!list->empty());
   for (const auto& d : *list) MESSAGE(d.index << ": " << d.name << " | " << d.detail);
   const DeviceListing& first = list->front();
@@ -133,7 +123,7 @@ TEST_CASE("selection: TUNE_VULKAN_DEVICE by index, by name substring, and a miss
 }
 
 TEST_CASE("DeviceInfo and diagnostics come from the physical device") {
-  auto dev = open_or_skip();
+  auto dev = open_vulkan_or_skip();
   const DeviceInfo& info = dev->info();
   auto diag = vulkan_diagnostics(*dev);
   REQUIRE(diag.has_value());
@@ -166,7 +156,7 @@ TEST_CASE("DeviceInfo and diagnostics come from the physical device") {
 }
 
 TEST_CASE("push constants: mixed 32/64-bit scalars are packed as the shader declares") {
-  auto dev = open_or_skip();
+  auto dev = open_vulkan_or_skip();
   auto ck = dev->compile(glsl(kPushShader), block(1));
   if (!ck.ok() && ck.status().code() == StatusCode::unavailable) TUNE_SKIP(ck.status().message());
   REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
@@ -221,7 +211,7 @@ TEST_CASE("push constants: mixed 32/64-bit scalars are packed as the shader decl
 }
 
 TEST_CASE("launch checks: grid, block and foreign buffers") {
-  auto dev = open_or_skip();
+  auto dev = open_vulkan_or_skip();
   auto ck = dev->compile(glsl(kSlowShader), block(64));
   REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
   auto x = dev->alloc(4096 * 4);
@@ -235,7 +225,7 @@ TEST_CASE("launch checks: grid, block and foreign buffers") {
         StatusCode::invalid_argument);  // not the compiled workgroup size
   CHECK(dev->launch(**ck, {{1, 1, 1}, {64, 1, 1}, 256}, args).code() ==
         StatusCode::invalid_argument);  // no dynamic shared memory in Vulkan
-  auto other = open_or_skip();
+  auto other = open_vulkan_or_skip();
   auto foreign = other->alloc(4096 * 4);
   REQUIRE(foreign.ok());
   const std::vector<ArgValue> bad = {ArgValue::buf(**foreign, ElemType::f32, 4096),
@@ -246,7 +236,7 @@ TEST_CASE("launch checks: grid, block and foreign buffers") {
 }
 
 TEST_CASE("buffers: sizes beyond the device's limits are out_of_resources") {
-  auto dev = open_or_skip();
+  auto dev = open_vulkan_or_skip();
   auto diag = vulkan_diagnostics(*dev);
   REQUIRE(diag.has_value());
   auto too_big = dev->alloc(diag->max_buffer_bytes + 1);
@@ -267,7 +257,7 @@ TEST_CASE("buffers: sizes beyond the device's limits are out_of_resources") {
 TEST_CASE("compile: SPIR-V is cached per (source, config); shared memory and bindings checked") {
   // The in-memory cache alone: no disk cache that an earlier run could have filled.
   ScopedEnv no_disk("TUNE_CACHE", "off");
-  auto dev = open_or_skip();
+  auto dev = open_vulkan_or_skip();
   const auto before = vulkan_diagnostics(*dev)->shaderc_compiles;
   auto a = dev->compile(glsl(kSlowShader), block(64));
   auto b = dev->compile(glsl(kSlowShader), block(64));
@@ -305,7 +295,7 @@ TEST_CASE("compile: SPIR-V is cached per (source, config); shared memory and bin
 }
 
 TEST_CASE("timeout: a launch that outlasts TimingPlan::timeout_ms is timeout, then recovers") {
-  auto dev = open_or_skip();
+  auto dev = open_vulkan_or_skip();
   auto ck = dev->compile(glsl(kSlowShader), block(64));
   REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
   auto x = dev->alloc(4096 * 4);
@@ -331,11 +321,12 @@ TEST_CASE("timeout: a launch that outlasts TimingPlan::timeout_ms is timeout, th
 }
 
 TEST_CASE("validation layer: a tuning run produces no validation error") {
-  (void)kVulkanEnv;
+  (void)kVulkanTestEnv;
   VulkanOpenOptions opts;
   opts.validation = true;
   auto opened = open_vulkan_device("", opts);
-  if (!opened.ok()) skip_or_fail("cannot open with validation: " + opened.status().to_string());
+  if (!opened.ok())
+    skip_or_fail_without_vulkan("cannot open with validation: " + opened.status().to_string());
   auto dev = std::move(*opened);
   auto diag = vulkan_diagnostics(*dev);
   REQUIRE(diag.has_value());
