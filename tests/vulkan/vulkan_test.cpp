@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -294,6 +295,38 @@ TEST_CASE("compile: SPIR-V is cached per (source, config); shared memory and bin
   CHECK(cuda.status().code() == StatusCode::invalid_argument);
 }
 
+TEST_CASE("open and close: 40 devices in turn in one process, each usable, no descriptor leaked") {
+  // A program may open and close devices many times (tools, tests, plugins); every open must
+  // work and a close must give back what the open took (file descriptors stand for the
+  // driver's handles). The first open loads the driver, so counting starts after it.
+  namespace fs = std::filesystem;
+  auto open_fds = [] {
+    std::size_t n = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/fd")) ++n;
+    return n;
+  };
+  auto use_once = [](int i) {
+    auto dev = open_vulkan_or_skip();
+    auto k = dev->compile(glsl(kSlowShader), block(64));
+    REQUIRE_MESSAGE(k.ok(), "open " << i << ": " << k.status().to_string());
+    auto buf = dev->alloc(1024 * sizeof(float));
+    REQUIRE(buf.ok());
+    std::vector<float> x(1024, 1.0f);
+    REQUIRE(dev->upload(**buf, x.data(), x.size() * sizeof(float)).ok());
+    ArgValue args[] = {ArgValue::buf(**buf, ElemType::f32, 1024), ArgValue(0)};
+    LaunchDims d;
+    d.grid = {16, 1, 1};
+    d.block = {64, 1, 1};
+    REQUIRE(dev->launch(**k, d, args).ok());
+    REQUIRE(dev->download(**buf, x.data(), x.size() * sizeof(float)).ok());
+    CHECK(x[1023] == 1.0f);  // iters = 0: the kernel stores what it read
+  };
+  use_once(0);
+  const std::size_t fds = open_fds();
+  for (int i = 1; i <= 40; ++i) use_once(i);
+  CHECK(open_fds() == fds);
+}
+
 TEST_CASE("timeout: a launch that outlasts TimingPlan::timeout_ms is timeout, then recovers") {
   auto dev = open_vulkan_or_skip();
   auto ck = dev->compile(glsl(kSlowShader), block(64));
@@ -340,6 +373,11 @@ TEST_CASE("validation layer: a tuning run produces no validation error") {
     ao.bench.warmup_ms = 1;
     ao.bench.rep_ms = 2;
     ao.bench.max_reps = 10;
+    // Settling validates the same commands as timing; a batch-to-batch window keeps it to a
+    // few batches (on NVIDIA the device's 300 ms window would be tens of thousands of
+    // validated launches of these small sizes).
+    ao.bench.settle_window_ms = 0;
+    ao.bench.settle_batch_ms = 0.5;
     auto tuner = Autotuner::make(k.def, ao);
     REQUIRE(tuner.ok());
     auto w = k.workload(k.test_sizes.front());

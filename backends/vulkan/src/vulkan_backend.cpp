@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,28 @@ void destroy_instance(Instance& inst) {
   inst = Instance{};
 }
 
+// The loader unloads the drivers (dlclose) when a process's last VkInstance is destroyed and
+// loads them again for the next one. NVIDIA's driver (580.159 on the H200) does not survive
+// many such cycles: after a few dozen devices opened and closed in turn, the loader reports
+// "Could not get 'vkCreateInstance' via 'vk_icdGetInstanceProcAddr' for ICD
+// libGLX_nvidia.so.0" and no instance can be created any more. One plain instance is
+// therefore created on first use and kept for the life of the process (never destroyed, on
+// purpose), so the drivers stay loaded. If it cannot be created, nothing is kept and the
+// caller's own vkCreateInstance reports why.
+void keep_drivers_loaded(std::uint32_t api_version) {
+  static std::mutex mu;
+  static VkInstance anchor = VK_NULL_HANDLE;
+  std::lock_guard<std::mutex> lock(mu);
+  if (anchor != VK_NULL_HANDLE) return;
+  auto app = vk_struct<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
+  app.pApplicationName = "libtune (keeps the Vulkan drivers loaded)";
+  app.pEngineName = "libtune";
+  app.apiVersion = api_version;
+  auto ici = vk_struct<VkInstanceCreateInfo>(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
+  ici.pApplicationInfo = &app;
+  if (vkCreateInstance(&ici, nullptr, &anchor) != VK_SUCCESS) anchor = VK_NULL_HANDLE;
+}
+
 Result<Instance> create_instance(bool validation, ValidationLog* log) {
   std::uint32_t loader_version = VK_API_VERSION_1_0;
   if (vkEnumerateInstanceVersion(&loader_version) != VK_SUCCESS)
@@ -107,6 +130,7 @@ Result<Instance> create_instance(bool validation, ValidationLog* log) {
   mci.pUserData = log;
   if (validation) ici.pNext = &mci;  // also reports instance creation/destruction problems
 
+  keep_drivers_loaded(app.apiVersion);
   Instance inst;
   inst.validation = validation;
   VkResult r = vkCreateInstance(&ici, nullptr, &inst.instance);
