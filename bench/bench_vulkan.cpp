@@ -8,13 +8,17 @@
 //   bench_vulkan --benchmark_filter=matmul_f32
 //
 // The device is tune::open_device("vulkan") (TUNE_VULKAN_DEVICE selects one). Tuning uses the
-// persistent cache like any program (TUNE_CACHE=off to disable). Each timed iteration is one
-// launch after an L2 flush, outside the timed span.
+// persistent cache like any program (TUNE_CACHE=off to disable). Each iteration is one
+// time_kernel() call with the library's default budgets, as tuning times a configuration:
+// warm-up, clock settling (the NVIDIA driver idles its clock between short bursts of Vulkan
+// work), then 100 ms of launches, each after an L2 flush outside the timed span; the
+// iteration's time is their median. Five iterations per benchmark.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -96,18 +100,17 @@ void run_case(benchmark::State& state, Case* c, const std::string& which) {
   const CompiledKernel& ck = *c->compiled[which];
   ArgList args = c->workload->args();
   const LaunchDims dims = c->kernel->def.dims(config, args);
-  TimingPlan plan;
-  plan.reps = 1;
-  plan.flush_l2 = true;
+  std::function<Status()> before_each;
   if (!c->kernel->def.reset_to_zero.empty())
-    plan.before_each = [c, args] { return reset_accumulators(c->kernel->def, args); };
+    before_each = [c, args] { return reset_accumulators(c->kernel->def, args); };
+  const BenchOptions opts;  // the budgets tuning uses
   for (auto _ : state) {
-    auto t = g_device->time(ck, dims, args, plan);
+    auto t = time_kernel(*g_device, ck, dims, args, opts, before_each);
     if (!t.ok()) {
       state.SkipWithError(t.status().to_string().c_str());
       return;
     }
-    state.SetIterationTime((*t)[0] * 1e-9);
+    state.SetIterationTime(t->median * 1e-9);
   }
   state.counters["bytes_per_second"] =
       benchmark::Counter(c->workload->bytes(), benchmark::Counter::kIsIterationInvariantRate,
@@ -173,6 +176,7 @@ int main(int argc, char** argv) {
             name.c_str(),
             [cp, w = std::string(which)](benchmark::State& st) { run_case(st, cp, w); })
             ->UseManualTime()
+            ->Iterations(5)
             ->Unit(benchmark::kMicrosecond);
       }
     }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs libtune's GPU tests and benches on the NVIDIA machine, from binaries built here with the
 # `gpu` preset and packed into .gpu/bins.tar.xz (see bench/RESULTS.md for how). Logs go to $OUT.
-#   bench/run_h200.sh tests|bench|vkbench|racing|study|record [PARTIAL.tsv]|s2
+#   bench/run_h200.sh tests|bench|vkbench|racing|study|record [PARTIAL.tsv]|s2|s3|s3b|s3c
 set -uo pipefail
 phase=${1:-tests}
 OUT=${OUT:-/tmp/out}
@@ -81,6 +81,65 @@ case $phase in
     left=$((270 - SECONDS)); [ $left -lt 20 ] && left=20
     run record.log $((left + 15)) $B/tuning_study record --device cuda --kernel matmul_f32 \
       --space wide --size 2048x2048x2048 --max-seconds $left --jobs 16 --out "$OUT"
+    ;;
+  s3)
+    # Session 3, first call: how the NVIDIA Vulkan driver's SM clock follows libtune's load
+    # (clock_study beside an nvidia-smi clocks log; CUDA for comparison), the template-kernel
+    # GPU test, the Vulkan suites, bench_vulkan with clock settling, fp16 tuning time cold.
+    nvidia-smi --query-gpu=timestamp,pstate,clocks.sm,clocks.mem,power.draw \
+      --format=csv -lms 100 >"$OUT/clocks.csv" 2>&1 &
+    smi=$!
+    run clock.md 120 $B/clock_study --device vulkan --out "$OUT/clock_vulkan.tsv"
+    run clock.md 90 $B/clock_study --device cuda --idle-s 2 --out "$OUT/clock_cuda.tsv"
+    run tests.log 60 $B/cuda_gpu_tests --test-case="*template*"
+    run tests.log 120 $B/conformance_vulkan
+    run tests.log 60 $B/vulkan_tests
+    TUNE_PRINT_AUTOTUNING=1 TUNE_BENCH_LARGE=1 run bench_vulkan.log 220 $B/bench_vulkan
+    CUDA_CACHE_DISABLE=1 run study.log 90 $B/tuning_study racing --device cuda --large \
+      --kernel matmul_f16 --out /tmp/study
+    kill $smi 2>/dev/null
+    ;;
+  s3b)
+    # Session 3, second call: Vulkan clock settling over a window (clock_study settle phase,
+    # bench_vulkan), every vulkan_tests case in its own process (a skip ends a doctest binary),
+    # fp16 tuning time again, the selection-quality study with the 1% racing tolerance, and
+    # the CUDA conformance suite after the autotuner's completion-order change.
+    nvidia-smi --query-gpu=timestamp,pstate,clocks.sm,clocks.mem,power.draw \
+      --format=csv -lms 100 >"$OUT/clocks.csv" 2>&1 &
+    smi=$!
+    run clock.md 60 $B/clock_study --device vulkan --phases settle --out /tmp/clock_vulkan.tsv
+    $B/vulkan_tests --list-test-cases --no-version | grep -v "^\[doctest\]\|^=\+$" |
+      while IFS= read -r name; do
+        [ -n "$name" ] || continue
+        VK_LOADER_DEBUG=error,warn run tests.log 30 $B/vulkan_tests --no-version \
+          --test-case="${name//,/*}"
+      done
+    TUNE_PRINT_AUTOTUNING=1 TUNE_BENCH_LARGE=1 run bench_vulkan.log 100 $B/bench_vulkan
+    kill $smi 2>/dev/null
+    CUDA_CACHE_DISABLE=1 run study.log 40 $B/tuning_study racing --device cuda --large \
+      --kernel matmul_f16 --out /tmp/study
+    run quality.log 210 $B/tuning_study quality --large --device cuda --out /tmp/q
+    cp /tmp/q/*.tsv "$OUT/" 2>/dev/null
+    run tests.log 100 $B/conformance_cuda
+    ;;
+  s3c)
+    # Session 3, third call: the final code. Every vulkan_tests case in its own process
+    # (the drivers now stay loaded across devices), both conformance suites, the CUDA GPU
+    # tests, bench_vulkan, and the fp16 tuning time three times (racing now overlaps compiles).
+    $B/vulkan_tests --list-test-cases --no-version | grep -v "^\[doctest\]\|^=\+$" |
+      while IFS= read -r name; do
+        [ -n "$name" ] || continue
+        run tests.log 90 $B/vulkan_tests --no-version --test-case="${name//,/*}"
+      done
+    run tests.log 90 $B/conformance_vulkan
+    run tests.log 60 $B/conformance_cuda
+    run tests.log 150 $B/cuda_gpu_tests --test-case-exclude="*illegal address*"
+    run tests.log 40 $B/cuda_gpu_tests --test-case="*illegal address*"
+    TUNE_PRINT_AUTOTUNING=1 TUNE_BENCH_LARGE=1 run bench_vulkan.log 100 $B/bench_vulkan
+    for i in 1 2 3; do
+      CUDA_CACHE_DISABLE=1 run study.log 40 $B/tuning_study racing --device cuda --large \
+        --kernel matmul_f16 --out /tmp/study$i
+    done
     ;;
   study)
     run study.log 200 $B/tuning_study racing --device cuda --large --out "$OUT"

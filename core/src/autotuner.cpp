@@ -9,6 +9,8 @@
 #include <future>
 #include <limits>
 #include <map>
+#include <numeric>
+#include <optional>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -240,6 +242,30 @@ void run_pool(std::size_t n, unsigned threads, std::function<void(std::size_t)> 
     std::thread([next, shared_fn, n] {
       for (std::size_t i = next->fetch_add(1); i < n; i = next->fetch_add(1)) (*shared_fn)(i);
     }).detach();
+  }
+}
+
+// How long the Autotuner waits for the next compile before it gives the configurations
+// already compiled another round of timing.
+constexpr auto kRaceWhileCompilingMs = std::chrono::milliseconds(10);
+
+// Removes from `pending` (indices into `futures`) and returns one whose result is ready,
+// waiting for the first to finish; with `bounded`, gives up (nullopt) after
+// kRaceWhileCompilingMs. Polls: futures have no wait-for-any, and a compile takes far longer
+// than the 100 us between looks.
+std::optional<std::size_t> take_finished(const std::vector<VariantFuture>& futures,
+                                         std::vector<std::size_t>& pending, bool bounded) {
+  const auto give_up = Clock::now() + kRaceWhileCompilingMs;
+  for (;;) {
+    for (std::size_t p = 0; p < pending.size(); ++p) {
+      const std::size_t j = pending[p];
+      if (futures[j].wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+        pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(p));
+        return j;
+      }
+    }
+    if (bounded && Clock::now() >= give_up) return std::nullopt;
+    futures[pending.front()].wait_for(std::chrono::microseconds(100));
   }
 }
 
@@ -660,10 +686,13 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
   if (timing && (hooks.active() || def.verify))
     TUNE_RETURN_IF_ERROR(hooks.snapshot().with_context(where()));
 
-  // Compile results arrive in order; each survivor is verified and warmed up at once (while
-  // later ones still compile), then all survivors race.
-  std::vector<RaceEntry> racers;
-  std::vector<std::size_t> racer_index;
+  // Compile results are taken as they finish, so one slow compile does not hold back the
+  // verification and warm-up of those already built; each survivor joins the race at once,
+  // and while no further compile finishes (a wait of kRaceWhileCompilingMs) the race goes on
+  // among those already in it, so timing overlaps the slowest compiles. The same device
+  // timings decide either way; only the start of timing moves earlier.
+  Race race(dev, args, opts.bench);
+  std::vector<std::size_t> racer_index;  // candidate of each race entry
   auto hooks_before = [&hooks](const Config* c) -> std::function<Status()> {
     if (!hooks.active()) return {};
     return [&hooks, c] {
@@ -671,7 +700,17 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
       return hooks.before_launch();
     };
   };
-  for (std::size_t j = 0; j < to_compile.size(); ++j) {
+  std::vector<std::size_t> pending(to_compile.size());
+  std::iota(pending.begin(), pending.end(), std::size_t{0});
+  while (!pending.empty()) {
+    const bool can_race = timing && race.entries().size() >= 2;
+    const auto next = take_finished(futures, pending, can_race);
+    if (!next) {
+      auto timed = race.round();
+      if (!timed.ok()) return timed.status().with_context(where());
+      continue;
+    }
+    const std::size_t j = *next;
     std::size_t i = to_compile[j];
     auto& r = report.results[i];
     std::shared_ptr<Variant> v = futures[j].get();
@@ -683,7 +722,7 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
       built[i] = v;
     }
     if (!timing || !r.status.ok()) continue;
-    if (deadline_passed() && !racers.empty()) {
+    if (deadline_passed() && !race.entries().empty()) {
       report.partial = true;
       continue;
     }
@@ -694,7 +733,7 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
     double est = 0;
     if (st.ok()) {
       BenchOptions warm = opts.bench;
-      if (!racers.empty()) warm.warmup_ms = std::min(warm.warmup_ms, warm.warmup_next_ms);
+      if (!race.entries().empty()) warm.warmup_ms = std::min(warm.warmup_ms, warm.warmup_next_ms);
       auto w = warm_up(dev, *v->kernel, dims, args, warm, before_fn);
       Status post = hooks.flush_post();
       if (!w.ok())
@@ -718,19 +757,20 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
     e.before_each = before_fn;
     if (hooks.active()) e.after_batch = [&hooks] { return hooks.flush_post(); };
     e.estimate_ns = est;
-    racers.push_back(std::move(e));
+    race.add(std::move(e));
     racer_index.push_back(i);
   }
-  if (!racers.empty()) {
-    Status st = race(dev, racers, args, opts.bench);
+  if (!race.entries().empty()) {
+    Status st = race.run();
     if (!st.ok()) return st.with_context(where());
   }
-  for (std::size_t k = 0; k < racers.size(); ++k) {
+  for (std::size_t k = 0; k < race.entries().size(); ++k) {
+    const RaceEntry& e = race.entries()[k];
     auto& r = report.results[racer_index[k]];
-    r.status = racers[k].status;
-    r.raced_out = racers[k].raced_out;
-    r.settled = racers[k].settled;
-    if (r.status.ok()) r.stats = summarize(racers[k].samples);
+    r.status = e.status;
+    r.raced_out = e.raced_out;
+    r.settled = e.settled;
+    if (r.status.ok()) r.stats = summarize(e.samples);
   }
   if (timing) {
     for (auto i : to_compile) {

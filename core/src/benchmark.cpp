@@ -32,6 +32,44 @@ Result<double> warm_up(Device& dev, const CompiledKernel& kernel, const LaunchDi
   return est_ns;
 }
 
+Result<double> settle_clocks(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
+                             ArgList args, const BenchOptions& opts, double estimate_ns,
+                             const std::function<Status()>& before_each) {
+  if (opts.settle_max_ms <= 0) return estimate_ns;
+  const double window_ms =
+      opts.settle_window_ms < 0 ? dev.info().clock_settle_ms : opts.settle_window_ms;
+  if (opts.settle_window_ms < 0 && window_ms <= 0) return estimate_ns;
+  const double window_ns = window_ms * 1e6;
+  TimingPlan plan;
+  plan.flush_l2 = opts.flush_l2;
+  plan.before_each = before_each;
+  plan.timeout_ms = opts.timeout_ms;
+  struct Batch {
+    double end_ns;  // device time spent when it ended
+    double median;
+  };
+  std::vector<Batch> history;
+  double spent_ns = 0, median = estimate_ns;
+  while (spent_ns < opts.settle_max_ms * 1e6) {
+    // Sized from the latest median, so batches stay near settle_batch_ms as the clock rises.
+    plan.reps = static_cast<int>(
+        std::clamp(std::ceil(opts.settle_batch_ms * 1e6 / std::max(median, 1.0)), 3.0, 10000.0));
+    auto t = dev.time(kernel, dims, args, plan);
+    if (!t.ok()) return t.status();
+    if (t->empty()) return Status(StatusCode::internal, "device returned no timing samples");
+    for (double ns : *t) spent_ns += ns;
+    median = std::max(summarize(*t).median, 1.0);
+    // Compare with the last batch that ended at least a window ago (the previous batch for a
+    // zero window): a clock level held for less than the window shows as a fall.
+    const Batch* ref = nullptr;
+    for (const Batch& b : history)
+      if (b.end_ns <= spent_ns - std::max(window_ns, 1.0)) ref = &b;
+    if (ref != nullptr && median >= ref->median * (1.0 - opts.settle_tolerance)) break;
+    history.push_back({spent_ns, median});
+  }
+  return median;
+}
+
 int reps_for(double estimate_ns, const BenchOptions& opts) noexcept {
   double reps = std::floor(opts.rep_ms * 1e6 / std::max(estimate_ns, 1.0));
   return static_cast<int>(std::clamp(reps, static_cast<double>(std::max(1, opts.min_reps)),
@@ -42,6 +80,8 @@ Result<SampleStats> time_kernel(Device& dev, const CompiledKernel& kernel, const
                                 ArgList args, const BenchOptions& opts,
                                 const std::function<Status()>& before_each) {
   auto est = warm_up(dev, kernel, dims, args, opts, before_each);
+  if (!est.ok()) return est.status();
+  est = settle_clocks(dev, kernel, dims, args, opts, *est, before_each);
   if (!est.ok()) return est.status();
   TimingPlan plan;
   plan.flush_l2 = opts.flush_l2;
@@ -54,86 +94,136 @@ Result<SampleStats> time_kernel(Device& dev, const CompiledKernel& kernel, const
   return summarize(*samples);
 }
 
-Status race(Device& dev, std::span<RaceEntry> entries, ArgList args, const BenchOptions& opts) {
-  std::vector<int> budget(entries.size());
-  for (std::size_t i = 0; i < entries.size(); ++i)
-    budget[i] = reps_for(entries[i].estimate_ns, opts);
-  auto alive = [&](std::size_t i) {
-    const auto& e = entries[i];
-    return e.status.ok() && !e.raced_out && !e.settled;
-  };
-  const bool racing = opts.racing && entries.size() > 1;
-  const int batch = std::max(1, opts.race_batch);
-  for (;;) {
-    bool progressed = false;
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      auto& e = entries[i];
-      int have = static_cast<int>(e.samples.size());
-      if (!alive(i) || have >= budget[i]) continue;
-      TimingPlan plan;
-      plan.flush_l2 = opts.flush_l2;
-      plan.before_each = e.before_each;
-      plan.timeout_ms = opts.timeout_ms;
-      plan.reps = racing ? std::min(batch, budget[i] - have) : budget[i] - have;
-      auto s = dev.time(*e.kernel, e.dims, args, plan);
-      Status after = e.after_batch ? e.after_batch() : Status();
-      if (!s.ok()) {
-        if (s.status().code() == StatusCode::device_lost) return s.status();
-        e.status = s.status();
-        continue;
-      }
-      if (!after.ok()) {
-        if (after.code() == StatusCode::device_lost) return after;
-        e.status = after;
-        continue;
-      }
-      if (s->empty()) {
-        e.status = Status(StatusCode::internal, "device returned no timing samples");
-        continue;
-      }
-      e.samples.insert(e.samples.end(), s->begin(), s->end());
-      progressed = true;
-    }
-    if (!progressed) break;
-    if (!racing) continue;
-    // Drop every contestant whose median is slower than the leader's beyond noise; stop
-    // those that cannot beat it by more than the tolerance. The leader is the lowest median
-    // among all timed entries, stopped ones included, so a settled entry can still win.
-    std::size_t leader = entries.size();
-    double best = 0;
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      const auto& e = entries[i];
-      if (!e.status.ok() || e.raced_out || e.samples.empty()) continue;
-      double m = quantile(e.samples, 0.5);
-      if (leader == entries.size() || m < best) {
-        leader = i;
-        best = m;
-      }
-    }
-    if (leader == entries.size() ||
-        static_cast<int>(entries[leader].samples.size()) < opts.race_min_samples)
-      continue;
-    Interval lead = median_interval(entries[leader].samples, opts.race_confidence);
-    const double tied_above = lead.hi * (1.0 - std::max(0.0, opts.race_tolerance));
-    std::size_t left = 0;
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      auto& e = entries[i];
-      if (!alive(i) || i == leader) continue;
-      if (static_cast<int>(e.samples.size()) < opts.race_min_samples) {
-        ++left;
-        continue;
-      }
-      const double lo = median_interval(e.samples, opts.race_confidence).lo;
-      if (lo > lead.hi)
-        e.raced_out = true;
-      else if (opts.race_tolerance > 0 && lo >= tied_above)
-        e.settled = true;
-      else
-        ++left;
-    }
-    if (left == 0) break;  // the leader alone: its samples so far decide nothing more
+Race::Race(Device& dev, ArgList args, const BenchOptions& opts)
+    : dev_(dev), args_(args), opts_(opts) {}
+
+void Race::add(RaceEntry e) {
+  entries_.push_back(std::move(e));
+  budget_.push_back(-1);  // sized at the next round, once the clock has settled
+}
+
+bool Race::alive(std::size_t i) const {
+  const auto& e = entries_[i];
+  return e.status.ok() && !e.raced_out && !e.settled;
+}
+
+Status Race::settle() {
+  // Bring the clock up with the fastest-looking entry. Estimates made while it was down are
+  // too high by about the same factor for every entry, so later ones are scaled down with it
+  // (they only size repetition budgets).
+  std::size_t first = entries_.size();
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    if (!entries_[i].status.ok() || entries_[i].estimate_ns <= 0) continue;
+    if (first == entries_.size() || entries_[i].estimate_ns < entries_[first].estimate_ns)
+      first = i;
+  }
+  if (first == entries_.size()) return {};
+  clock_settled_ = true;
+  RaceEntry& e = entries_[first];
+  auto settled = settle_clocks(dev_, *e.kernel, e.dims, args_, opts_, e.estimate_ns, e.before_each);
+  Status after = e.after_batch ? e.after_batch() : Status();
+  if (!settled.ok() && settled.status().code() == StatusCode::device_lost) return settled.status();
+  if (after.code() == StatusCode::device_lost) return after;
+  if (!settled.ok()) {
+    e.status = settled.status();
+  } else if (!after.ok()) {
+    e.status = after;
+  } else if (*settled < e.estimate_ns) {
+    estimate_scale_ = *settled / e.estimate_ns;
   }
   return {};
+}
+
+Result<bool> Race::round() {
+  if (!clock_settled_) TUNE_RETURN_IF_ERROR(settle());
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    if (budget_[i] >= 0) continue;
+    entries_[i].estimate_ns *= estimate_scale_;
+    budget_[i] = reps_for(entries_[i].estimate_ns, opts_);
+  }
+  const bool racing = opts_.racing && entries_.size() > 1;
+  const int batch = std::max(1, opts_.race_batch);
+  bool progressed = false;
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    auto& e = entries_[i];
+    int have = static_cast<int>(e.samples.size());
+    if (!alive(i) || have >= budget_[i]) continue;
+    TimingPlan plan;
+    plan.flush_l2 = opts_.flush_l2;
+    plan.before_each = e.before_each;
+    plan.timeout_ms = opts_.timeout_ms;
+    plan.reps = racing ? std::min(batch, budget_[i] - have) : budget_[i] - have;
+    auto s = dev_.time(*e.kernel, e.dims, args_, plan);
+    Status after = e.after_batch ? e.after_batch() : Status();
+    if (!s.ok()) {
+      if (s.status().code() == StatusCode::device_lost) return s.status();
+      e.status = s.status();
+      continue;
+    }
+    if (!after.ok()) {
+      if (after.code() == StatusCode::device_lost) return after;
+      e.status = after;
+      continue;
+    }
+    if (s->empty()) {
+      e.status = Status(StatusCode::internal, "device returned no timing samples");
+      continue;
+    }
+    e.samples.insert(e.samples.end(), s->begin(), s->end());
+    progressed = true;
+  }
+  undecided_ = -1;
+  if (progressed && racing) decide();
+  return progressed;
+}
+
+void Race::decide() {
+  // Drop every contestant whose median is slower than the leader's beyond noise; stop those
+  // that cannot beat it by more than the tolerance. The leader is the lowest median among all
+  // timed entries, stopped ones included, so a settled entry can still win.
+  std::size_t leader = entries_.size();
+  double best = 0;
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    const auto& e = entries_[i];
+    if (!e.status.ok() || e.raced_out || e.samples.empty()) continue;
+    double m = quantile(e.samples, 0.5);
+    if (leader == entries_.size() || m < best) {
+      leader = i;
+      best = m;
+    }
+  }
+  if (leader == entries_.size() ||
+      static_cast<int>(entries_[leader].samples.size()) < opts_.race_min_samples)
+    return;
+  Interval lead = median_interval(entries_[leader].samples, opts_.race_confidence);
+  const double tied_above = lead.hi * (1.0 - std::max(0.0, opts_.race_tolerance));
+  int left = 0;
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    auto& e = entries_[i];
+    if (!alive(i) || i == leader) continue;
+    if (static_cast<int>(e.samples.size()) < opts_.race_min_samples) {
+      ++left;
+      continue;
+    }
+    const double lo = median_interval(e.samples, opts_.race_confidence).lo;
+    if (lo > lead.hi)
+      e.raced_out = true;
+    else if (opts_.race_tolerance > 0 && lo >= tied_above)
+      e.settled = true;
+    else
+      ++left;
+  }
+  undecided_ = left;
+}
+
+Status Race::run() {
+  for (;;) {
+    auto progressed = round();
+    if (!progressed.ok()) return progressed.status();
+    if (!*progressed) return {};
+    // The leader alone: its samples so far decide nothing more.
+    if (opts_.racing && entries_.size() > 1 && undecided_ == 0) return {};
+  }
 }
 
 }  // namespace tune

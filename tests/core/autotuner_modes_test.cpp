@@ -3,6 +3,7 @@
 // wall-clock time.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <thread>
 
@@ -110,6 +111,62 @@ TEST_CASE("racing: near-ties stop at the tolerance instead of spending their who
   // Either pick is within 0.1% of the best: both are right.
   CHECK(full_pick.has("BM"));
   CHECK(tied_pick.has("BM"));
+}
+
+TEST_CASE("racing: a device whose clock idled is raced at full clock, not at the idle one") {
+  // The driver idled the clock before the race (3x slower, stepping up every 0.5 ms of
+  // work): the race settles it first (over a 1 ms window), so every timed config is measured
+  // at its modelled time and the fastest wins, exhaustive or raced.
+  for (bool racing : {true, false}) {
+    CAPTURE(racing);
+    SimRig rig;
+    rig.dev.set_cost_model([](const Config& c, ArgList) {
+      return 2000.0 * (1.0 + 0.05 * std::fabs(static_cast<double>(c.get_int("BM") - 48) / 8.0));
+    });
+    rig.dev.set_record_events(false);
+    auto opts = quiet_options();
+    opts.bench = racing_bench(racing);
+    opts.bench.settle_batch_ms = 0.05;
+    opts.bench.settle_window_ms = 1.0;
+    auto tuner = Autotuner::make(sim_kernel(bm_space({32, 40, 48, 56, 64})), opts).value();
+    auto args = rig.args(1000);
+    rig.dev.set_clock_ramp(3.0, 2e6, 4);
+    CHECK(tuner->tune(rig.dev, args).value().get_int("BM") == 48);
+    auto report = tuner->last_report(rig.dev, args).value();
+    for (const auto& r : report.results) {
+      if (r.stats.count == 0) continue;
+      CAPTURE(r.config.to_string());
+      CHECK(r.stats.median < rig.dev.modelled_ns(r.config, args) * 1.02);
+    }
+  }
+}
+
+TEST_CASE("racing: configs already compiled are raced while a slow compile finishes") {
+  SimRig rig;
+  rig.dev.set_cost_model([](const Config& c, ArgList) {
+    return 2000.0 * (1.0 + 0.1 * std::fabs(static_cast<double>(c.get_int("BM") - 32) / 16.0));
+  });
+  rig.dev.set_noise(0.02, 3);
+  rig.dev.compile_delay_if([](const Config& c) { return c.get_int("BM") == 64; }, 300.0);
+  auto opts = quiet_options();
+  opts.bench = racing_bench(true);
+  auto tuner = Autotuner::make(sim_kernel(bm_space({16, 32, 48, 64})), opts).value();
+  auto args = rig.args(1000);
+  CHECK(tuner->tune(rig.dev, args).value().get_int("BM") == 32);
+  // Race batches (race_batch = 5 repetitions; estimates take 2) ran before the slow compile
+  // ended, and the slow config still joined the race and was timed.
+  const auto ev = rig.dev.events();
+  const auto slow = std::find(ev.begin(), ev.end(), "compile BM=64");
+  REQUIRE(slow != ev.end());
+  const auto batches_before = std::count_if(ev.begin(), slow, [](const std::string& e) {
+    return e.rfind("time ", 0) == 0 && e.find("reps=5") != std::string::npos;
+  });
+  CHECK(batches_before > 0);
+  auto report = tuner->last_report(rig.dev, args).value();
+  for (const auto& r : report.results) {
+    CAPTURE(r.config.to_string());
+    CHECK(r.stats.count > 0);
+  }
 }
 
 TEST_CASE("median_interval: distribution-free bounds around the median") {

@@ -26,6 +26,7 @@ inline BenchOptions tiny_bench() {
   b.estimate_runs = 2;
   b.min_reps = 3;
   b.max_reps = 20;
+  b.settle_batch_ms = 0.005;  // a few repetitions per settling batch
   return b;
 }
 

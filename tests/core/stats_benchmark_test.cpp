@@ -182,3 +182,89 @@ TEST_CASE("time_kernel: seeded noise is reproducible and centred on the model") 
   CHECK(a.min < a.max);
   CHECK(a.median == doctest::Approx(10000.0).epsilon(0.03));
 }
+
+TEST_CASE("settle_clocks: runs until the time per launch stops falling") {
+  SimRig rig;
+  auto k = constant_kernel(rig.dev, 10000.0);  // 10 us at full clock
+  auto args = rig.args(1024);
+  BenchOptions opts = tiny_bench();
+  opts.settle_batch_ms = 0.1;  // about 10 launches per batch
+  opts.settle_max_ms = 50.0;
+  opts.settle_window_ms = 0;  // settle (batch to batch), though the simulated device needs not
+
+  SUBCASE("a clock already up costs two batches") {
+    auto m = settle_clocks(rig.dev, *k, LaunchDims{}, args, opts, 10000.0);
+    REQUIRE(m.ok());
+    CHECK(*m == 10000.0);
+    CHECK(rig.dev.time_calls() == 2);
+  }
+  SUBCASE("an idle clock (4x slower, rising smoothly over 2 ms of work) is brought up") {
+    rig.dev.set_clock_ramp(4.0, 2e6);
+    auto m = settle_clocks(rig.dev, *k, LaunchDims{}, args, opts, 40000.0);
+    REQUIRE(m.ok());
+    CHECK(*m < 10000.0 * 1.02);
+    CHECK(rig.dev.time_calls() > 2);
+  }
+  SUBCASE("a governor that holds each level for 1 ms needs a window longer than that") {
+    rig.dev.set_clock_ramp(4.0, 3e6, 3);  // 4x, 3x, 2x for 1 ms of work each, then 1x
+    auto batchwise = settle_clocks(rig.dev, *k, LaunchDims{}, args, opts, 40000.0);
+    REQUIRE(batchwise.ok());
+    CHECK(*batchwise > 10000.0 * 1.5);  // fooled by the first level: nothing fell yet
+    rig.dev.idle_clock();
+    opts.settle_window_ms = 1.5;
+    auto windowed = settle_clocks(rig.dev, *k, LaunchDims{}, args, opts, 40000.0);
+    REQUIRE(windowed.ok());
+    CHECK(*windowed == 10000.0);
+  }
+  SUBCASE("settle_max_ms bounds the device time spent") {
+    rig.dev.set_clock_ramp(4.0, 1e9);  // a ramp far longer than the cap
+    opts.settle_max_ms = 1.0;
+    auto m = settle_clocks(rig.dev, *k, LaunchDims{}, args, opts, 40000.0);
+    REQUIRE(m.ok());
+    CHECK(rig.dev.timed_reps() * 40000.0 <= 1e6 + 40000.0 * 10);  // cap plus one batch
+  }
+  SUBCASE("off: no launches, the estimate comes back") {
+    opts.settle_max_ms = 0;
+    auto m = settle_clocks(rig.dev, *k, LaunchDims{}, args, opts, 12345.0);
+    REQUIRE(m.ok());
+    CHECK(*m == 12345.0);
+    CHECK(rig.dev.time_calls() == 0);
+  }
+  SUBCASE("by default only a device that asks for it (DeviceInfo::clock_settle_ms) settles") {
+    opts.settle_window_ms = -1;
+    auto m = settle_clocks(rig.dev, *k, LaunchDims{}, args, opts, 12345.0);
+    REQUIRE(m.ok());
+    CHECK(rig.dev.time_calls() == 0);  // the simulated device's clock_settle_ms is 0
+
+    DeviceInfo idling = SimDevice::default_info();
+    idling.clock_settle_ms = 1.5;
+    SimRig idle_rig(idling);
+    idle_rig.dev.set_clock_ramp(4.0, 3e6, 3);
+    auto k2 = constant_kernel(idle_rig.dev, 10000.0);
+    auto up = settle_clocks(idle_rig.dev, *k2, LaunchDims{}, idle_rig.args(1024), opts, 40000.0);
+    REQUIRE(up.ok());
+    CHECK(*up == 10000.0);
+  }
+}
+
+TEST_CASE("time_kernel: a device that idles its clock is timed at full clock") {
+  SimRig rig;
+  auto k = constant_kernel(rig.dev, 10000.0);
+  auto args = rig.args(1024);
+  BenchOptions opts = tiny_bench();
+  opts.settle_batch_ms = 0.1;
+  opts.rep_ms = 1.0;
+  opts.max_reps = 100;
+  opts.settle_window_ms = 1.5;  // longer than the governor's 1 ms steps
+  rig.dev.set_clock_ramp(3.0, 2e6, 2);
+  auto settled = time_kernel(rig.dev, *k, LaunchDims{}, args, opts);
+  REQUIRE(settled.ok());
+  CHECK(settled->median == 10000.0);
+
+  // The same without settling measures the idle clock: the test above is not vacuous.
+  rig.dev.idle_clock();
+  opts.settle_max_ms = 0;
+  auto unsettled = time_kernel(rig.dev, *k, LaunchDims{}, args, opts);
+  REQUIRE(unsettled.ok());
+  CHECK(unsettled->median > 10000.0 * 1.5);
+}

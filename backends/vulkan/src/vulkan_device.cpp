@@ -77,6 +77,8 @@ void all_commands_barrier(VkCommandBuffer cmd) {
 // Bump when the SPIR-V that compile() produces for a given source and configuration changes
 // for a reason the key does not otherwise see (shaderc options, macro spelling).
 constexpr int kSpirvRecipe = 1;
+// Longest clock level the NVIDIA driver holds under load after idling (H200: ~200 ms steps).
+constexpr double kNvidiaClockSettleMs = 300.0;
 // Bump when the meaning of a stored pipeline-cache file changes.
 constexpr int kPipelineCacheRecipe = 1;
 
@@ -421,6 +423,11 @@ void VulkanDevice::fill_info() {
       local = std::max<std::uint64_t>(local, caps.memory.memoryHeaps[i].size);
   info_.global_memory_bytes = local;
   info_.timer_resolution_ns = static_cast<double>(l.timestampPeriod);
+  // NVIDIA's driver lowers the SM clock after ~2 s without Vulkan work or under bursty work
+  // (H200: 345 MHz instead of 1980) and raises it in steps about 200 ms apart under sustained
+  // load; timing settles the clock over a window longer than one step (bench/RESULTS.md,
+  // clock_study). Other vendors' drivers are unmeasured here.
+  info_.clock_settle_ms = p.vendorID == 0x10DE ? kNvidiaClockSettleMs : 0.0;
 }
 
 VulkanDevice::~VulkanDevice() {

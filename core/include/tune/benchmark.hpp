@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
 #include "tune/device.hpp"
 #include "tune/stats.hpp"
@@ -24,6 +25,22 @@ struct BenchOptions {
   int max_reps = 1000;
   bool flush_l2 = true;
   double timeout_ms = 10000.0;  // per launch
+
+  // Clock settling. Some drivers lower the GPU clock whenever the GPU has idled for a moment
+  // and raise it in steps under sustained load (NVIDIA's Vulkan driver on the H200: 345 MHz
+  // after ~2 s idle, then a step about every 200 ms, 1980 MHz after ~1 s of load), and a
+  // kernel timed at the idle clock runs 3-4x slower. Before timing starts (time_kernel, and
+  // the start of each race) one kernel runs in back-to-back timed batches of about
+  // `settle_batch_ms` until its median has not fallen by more than `settle_tolerance` over
+  // the last `settle_window_ms` of device time (the clock has stopped rising), for at most
+  // `settle_max_ms` of device time. The window must span the governor's longest step, which
+  // no batch-to-batch comparison can see coming. settle_window_ms < 0 (the default): the
+  // device's DeviceInfo::clock_settle_ms, and no settling at all where that is 0 (CUDA,
+  // lavapipe), so those devices pay nothing. settle_max_ms 0: off.
+  double settle_window_ms = -1.0;
+  double settle_max_ms = 3000.0;
+  double settle_batch_ms = 5.0;
+  double settle_tolerance = 0.02;
 
   // Racing (statistical early stopping) when tuning several configurations: time them in
   // rounds of `race_batch` repetitions each and drop a configuration once its median is
@@ -49,6 +66,13 @@ Result<double> warm_up(Device& dev, const CompiledKernel& kernel, const LaunchDi
                        ArgList args, const BenchOptions& opts,
                        const std::function<Status()>& before_each = {});
 
+// Runs `kernel` in back-to-back timed batches until its time per launch stops falling (see
+// BenchOptions::settle_window_ms), starting from `estimate_ns` per launch. Returns the last
+// batch's median in nanoseconds (the estimate itself when settling is off). Blocks.
+Result<double> settle_clocks(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
+                             ArgList args, const BenchOptions& opts, double estimate_ns,
+                             const std::function<Status()>& before_each = {});
+
 // Repetitions that `rep_ms` buys at `estimate_ns` per launch, within [min_reps, max_reps].
 int reps_for(double estimate_ns, const BenchOptions& opts) noexcept;
 
@@ -66,9 +90,39 @@ struct RaceEntry {
   bool settled = false;    // stopped: within race_tolerance of the leader (may even be faster)
 };
 
-// Times every entry (already warmed up) by racing or exhaustively, per opts.racing. Returns
-// non-ok only for device_lost, which ends the race at once.
-Status race(Device& dev, std::span<RaceEntry> entries, ArgList args, const BenchOptions& opts);
+// Times contestants (already warmed up) by racing or exhaustively, per opts.racing, in rounds:
+// each round gives every contestant still in the race a batch of race_batch repetitions (its
+// whole budget when not racing), then decides who is out. Contestants may join between rounds
+// (the Autotuner races those already compiled while others still compile); the first round
+// settles the clock (settle_clocks) with the fastest-looking contestant.
+// Not thread-safe; blocks in round() and run(). Borrows the device for its lifetime.
+class Race {
+ public:
+  Race(Device& dev, ArgList args, const BenchOptions& opts);
+  // A warmed-up contestant; timed from the next round on.
+  void add(RaceEntry e);
+  // One round. Returns whether any contestant was timed (false: nothing left to time); non-ok
+  // only for device_lost, which ends the race at once.
+  Result<bool> round();
+  // Rounds until every contestant is out of budget or decided.
+  Status run();
+  // In the order they were added, with their samples and outcomes.
+  std::vector<RaceEntry>& entries() noexcept { return entries_; }
+
+ private:
+  bool alive(std::size_t i) const;
+  Status settle();
+  void decide();
+
+  Device& dev_;
+  ArgList args_;
+  BenchOptions opts_;
+  std::vector<RaceEntry> entries_;
+  std::vector<int> budget_;  // repetitions each may take in all; -1 until its first round
+  bool clock_settled_ = false;
+  double estimate_scale_ = 1.0;
+  int undecided_ = -1;  // contestants the last decision left racing besides the leader
+};
 
 // Median and quantiles of the timed repetitions, in nanoseconds. `before_each` (optional)
 // runs before every launch (warmup, estimate and timed), outside the timed span.

@@ -31,6 +31,11 @@ struct DeviceInfo {
   std::uint64_t l2_bytes = 0;                      // 0 when unknown: flush uses a default size
   std::uint64_t global_memory_bytes = 0;
   double timer_resolution_ns = 1.0;  // one timestamp tick, in nanoseconds
+  // Longest time (ms of device work) this device's driver holds a clock level under
+  // sustained load before raising it, after lowering it while idle: timing settles the
+  // clock over a window this long (BenchOptions::settle_window_ms). 0 where the clock stays
+  // up (CUDA) or where nothing was measured.
+  double clock_settle_ms = 0.0;
 
   // "backend|name|arch|driver": what a tuning result is valid for. Two devices with the same
   // fingerprint are expected to pick the same winners.

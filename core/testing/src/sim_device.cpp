@@ -1,8 +1,11 @@
 #include "tune/testing/sim_device.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <new>
+#include <thread>
 #include <typeinfo>
 
 #include "tune/hash.hpp"
@@ -80,6 +83,18 @@ void SimDevice::set_cost_model(CostModel model) { cost_ = std::move(model); }
 void SimDevice::set_noise(double sigma, std::uint64_t seed) {
   noise_sigma_ = sigma;
   noise_seed_ = seed;
+}
+
+void SimDevice::set_clock_ramp(double idle_factor, double ramp_ns, int steps) {
+  clock_idle_factor_ = std::max(1.0, idle_factor);
+  clock_ramp_ns_ = std::max(0.0, ramp_ns);
+  clock_steps_ = std::max(0, steps);
+  idle_clock();
+}
+
+void SimDevice::compile_delay_if(ConfigPredicate pred, double ms) {
+  compile_slow_ = std::move(pred);
+  compile_delay_ms_ = ms;
 }
 
 void SimDevice::fail_compile_if(ConfigPredicate pred, std::string log_line) {
@@ -251,6 +266,8 @@ Result<std::unique_ptr<CompiledKernel>> SimDevice::compile(const KernelSource& s
                   "SimDevice compiles Language::simulated sources, not " +
                       std::string(to_string(source.language)));
   }
+  if (compile_slow_ && compile_slow_(config))
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(compile_delay_ms_));
   compiles_.fetch_add(1, std::memory_order_relaxed);
   const std::string label = config.to_string();
 
@@ -373,7 +390,14 @@ Result<std::vector<double>> SimDevice::time(const CompiledKernel& kernel,
     if (body_) body_(k->config(), args, *this);
     timed_reps_.fetch_add(1, std::memory_order_relaxed);
     const std::uint64_t rep = k->reps_done_.fetch_add(1, std::memory_order_relaxed);
-    const double ns = noise_sigma_ > 0 ? base_ns * noise_factor(*k, rep) : base_ns;
+    double ns = noise_sigma_ > 0 ? base_ns * noise_factor(*k, rep) : base_ns;
+    if (clock_idle_factor_ > 1.0) {
+      const double busy = static_cast<double>(busy_ns_.load(std::memory_order_relaxed));
+      double up = clock_ramp_ns_ > 0 ? std::min(1.0, busy / clock_ramp_ns_) : 1.0;
+      if (clock_steps_ > 0) up = std::floor(up * clock_steps_) / clock_steps_;
+      ns *= clock_idle_factor_ - (clock_idle_factor_ - 1.0) * up;
+      busy_ns_.fetch_add(static_cast<std::uint64_t>(ns), std::memory_order_relaxed);
+    }
     if (ns > limit_ns) {
       if (recording()) record("timeout " + k->label());
       return Status(StatusCode::timeout, "simulated launch of " + k->label() + " took " +

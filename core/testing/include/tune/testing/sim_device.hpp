@@ -110,9 +110,21 @@ class SimDevice final : public Device {
   // pure function of (seed, config hash, repetition index of that compiled kernel). sigma 0
   // (the default) turns noise off.
   void set_noise(double sigma, std::uint64_t seed);
+  // A clock that idles low and rises under load, like a GPU whose driver drops its clock
+  // between bursts of work: each timed repetition runs `idle_factor` times slower while the
+  // clock is idle, falling to 1x after `ramp_ns` of timed work (summed over all time() calls
+  // since the clock last idled): linearly when `steps` is 0, else in `steps` equal steps,
+  // each level held for ramp_ns / steps (a governor that steps the clock up now and then).
+  // idle_factor 1 (the default) turns it off. idle_clock() drops the clock again (a
+  // host-side pause); set_clock_ramp() starts idle.
+  void set_clock_ramp(double idle_factor, double ramp_ns, int steps = 0);
+  void idle_clock() noexcept { busy_ns_.store(0, std::memory_order_relaxed); }
   // compile() fails with compile_error for configs matching `pred`; the message is a fake
   // compiler log that names the config and contains `log_line`.
   void fail_compile_if(ConfigPredicate pred, std::string log_line = "simulated compile error");
+  // compile() takes `ms` of real time (it sleeps first) for configs matching `pred`: a slow
+  // compiler, for tests of what overlaps compiling.
+  void compile_delay_if(ConfigPredicate pred, double ms);
   // compile() fails with out_of_resources for configs matching `pred`. Independently of it,
   // a config whose launch block exceeds info().max_threads_per_block, or whose shared_bytes
   // exceeds info().shared_bytes_per_block_optin, is always out_of_resources.
@@ -228,7 +240,8 @@ class SimDevice final : public Device {
   // Injected failures first (launch_failed, timeout), then the kernel body. Returns at once.
   Status launch(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args) override;
   // plan.reps repetitions; each: plan.before_each (its failure is returned as is), the L2
-  // flush when plan.flush_l2, the kernel body, then the modelled time times the noise.
+  // flush when plan.flush_l2, the kernel body, then the modelled time times the noise and
+  // the clock factor (set_clock_ramp).
   Result<std::vector<double>> time(const CompiledKernel& kernel, const LaunchDims& dims,
                                    ArgList args, const TimingPlan& plan) override;
   Status synchronize() override;
@@ -243,10 +256,16 @@ class SimDevice final : public Device {
   DeviceInfo info_;
   CostModel cost_;
   double noise_sigma_ = 0.0;
+  double clock_idle_factor_ = 1.0;
+  double clock_ramp_ns_ = 0.0;
+  int clock_steps_ = 0;
+  std::atomic<std::uint64_t> busy_ns_{0};  // timed work since the clock last idled
   std::uint64_t noise_seed_ = 0;
   ConfigPredicate compile_fails_;
   std::string compile_log_line_;
   ConfigPredicate out_of_resources_;
+  ConfigPredicate compile_slow_;
+  double compile_delay_ms_ = 0.0;
   ConfigPredicate launch_fails_;
   ConfigPredicate times_out_;
   KernelBody body_;
