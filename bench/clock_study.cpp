@@ -8,7 +8,8 @@
 //               [--phases ramp,gap,duty,settle]
 //
 // Kernel: the bundled vector_add at n elements (default 2^26), config TEXT (default: the
-// kernel's default config). Phases, each after `idle-s` seconds of host sleep:
+// kernel's default config). Phases, each after `idle-s` seconds of host sleep (ramp always
+// runs: it measures the full-clock reference the others are compared with):
 //   ramp   back-to-back time() batches of ~1 ms for 1.5 s: per batch, wall and device ms since
 //          the load began and the batch median (all rows in --out, a TSV);
 //   gap    with the clock up (300 ms of batches), a host pause of G ms, then one batch:

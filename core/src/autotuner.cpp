@@ -249,12 +249,14 @@ void run_pool(std::size_t n, unsigned threads, std::function<void(std::size_t)> 
 // already compiled another round of timing.
 constexpr auto kRaceWhileCompilingMs = std::chrono::milliseconds(10);
 
-// Removes from `pending` (indices into `futures`) and returns one whose result is ready,
-// waiting for the first to finish; with `bounded`, gives up (nullopt) after
-// kRaceWhileCompilingMs. Polls: futures have no wait-for-any, and a compile takes far longer
-// than the 100 us between looks.
+enum class Wait : std::uint8_t { until_one_finishes, a_while, none };
+
+// Removes from `pending` (indices into `futures`) and returns one whose result is ready. Waits
+// for the first to finish, or gives up (nullopt) after kRaceWhileCompilingMs (a_while) or at
+// once (none). Polls: futures have no wait-for-any, and a compile takes far longer than the
+// 100 us between looks.
 std::optional<std::size_t> take_finished(const std::vector<VariantFuture>& futures,
-                                         std::vector<std::size_t>& pending, bool bounded) {
+                                         std::vector<std::size_t>& pending, Wait wait) {
   const auto give_up = Clock::now() + kRaceWhileCompilingMs;
   for (;;) {
     for (std::size_t p = 0; p < pending.size(); ++p) {
@@ -264,7 +266,8 @@ std::optional<std::size_t> take_finished(const std::vector<VariantFuture>& futur
         return j;
       }
     }
-    if (bounded && Clock::now() >= give_up) return std::nullopt;
+    if (wait == Wait::none || (wait == Wait::a_while && Clock::now() >= give_up))
+      return std::nullopt;
     futures[pending.front()].wait_for(std::chrono::microseconds(100));
   }
 }
@@ -688,9 +691,11 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
 
   // Compile results are taken as they finish, so one slow compile does not hold back the
   // verification and warm-up of those already built; each survivor joins the race at once,
-  // and while no further compile finishes (a wait of kRaceWhileCompilingMs) the race goes on
-  // among those already in it, so timing overlaps the slowest compiles. The same device
-  // timings decide either way; only the start of timing moves earlier.
+  // and once no further compile has finished for kRaceWhileCompilingMs the race goes on among
+  // those already in it, round after round with no pause while there is something to time
+  // (a GPU busy only now and then may lower its clock), so timing overlaps the slowest
+  // compiles. Under a tight tuning_budget_ms, which configurations get timed therefore
+  // depends on which compile first.
   Race race(dev, args, opts.bench);
   std::vector<std::size_t> racer_index;  // candidate of each race entry
   auto hooks_before = [&hooks](const Config* c) -> std::function<Status()> {
@@ -702,12 +707,17 @@ Result<Entry> Autotuner::Impl::select(Device& dev, ArgList args, const TuningKey
   };
   std::vector<std::size_t> pending(to_compile.size());
   std::iota(pending.begin(), pending.end(), std::size_t{0});
+  bool racing_now = false;  // the last round timed something: keep the GPU busy, do not wait
   while (!pending.empty()) {
-    const bool can_race = timing && race.entries().size() >= 2;
-    const auto next = take_finished(futures, pending, can_race);
+    const bool can_race = timing && race.entries().size() >= 2 && !race.decided();
+    const auto wait = !can_race    ? Wait::until_one_finishes
+                      : racing_now ? Wait::none
+                                   : Wait::a_while;
+    const auto next = take_finished(futures, pending, wait);
     if (!next) {
       auto timed = race.round();
       if (!timed.ok()) return timed.status().with_context(where());
+      racing_now = *timed;
       continue;
     }
     const std::size_t j = *next;
@@ -837,6 +847,7 @@ Result<Entry> Autotuner::Impl::select_by_search(Device& dev, ArgList args, const
   Status lost;
   report.source = ResultSource::tuned;
 
+  std::optional<Clock::time_point> last_timed;  // when the last evaluation's timing ended
   Objective objective = [&](const Config& point) -> double {
     if (!lost.ok()) return kInf;
     Config c = point;
@@ -869,7 +880,13 @@ Result<Entry> Autotuner::Impl::select_by_search(Device& dev, ArgList args, const
             hooks.set_config(&c);
             return hooks.before_launch();
           };
-        auto stats = time_kernel(dev, *v->kernel, dims, args, opts.bench, before);
+        // Settle the clock for the first evaluation, and again only after a pause long
+        // enough for a driver to lower it (as a race does), not for every point.
+        BenchOptions bench = opts.bench;
+        if (last_timed && Clock::now() - *last_timed < std::chrono::seconds(1))
+          bench.settle_max_ms = 0;
+        auto stats = time_kernel(dev, *v->kernel, dims, args, bench, before);
+        last_timed = Clock::now();
         Status post = hooks.flush_post();
         st = !stats.ok() ? stats.status() : post;
         if (st.ok()) r.stats = *stats;

@@ -1,6 +1,7 @@
 #include "tune/benchmark.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 namespace tune {
@@ -50,14 +51,17 @@ Result<double> settle_clocks(Device& dev, const CompiledKernel& kernel, const La
   };
   std::vector<Batch> history;
   double spent_ns = 0, median = estimate_ns;
-  while (spent_ns < opts.settle_max_ms * 1e6) {
+  // Each sample counts at least one timer tick, so a device that reports zero durations
+  // cannot keep this loop going; the batch count is capped for the same reason.
+  const double tick = std::max(dev.info().timer_resolution_ns, 1.0);
+  for (int batches = 0; spent_ns < opts.settle_max_ms * 1e6 && batches < 10000; ++batches) {
     // Sized from the latest median, so batches stay near settle_batch_ms as the clock rises.
     plan.reps = static_cast<int>(
         std::clamp(std::ceil(opts.settle_batch_ms * 1e6 / std::max(median, 1.0)), 3.0, 10000.0));
     auto t = dev.time(kernel, dims, args, plan);
     if (!t.ok()) return t.status();
     if (t->empty()) return Status(StatusCode::internal, "device returned no timing samples");
-    for (double ns : *t) spent_ns += ns;
+    for (double ns : *t) spent_ns += std::max(ns, tick);
     median = std::max(summarize(*t).median, 1.0);
     // Compare with the last batch that ended at least a window ago (the previous batch for a
     // zero window): a clock level held for less than the window shows as a fall.
@@ -98,8 +102,16 @@ Race::Race(Device& dev, ArgList args, const BenchOptions& opts)
     : dev_(dev), args_(args), opts_(opts) {}
 
 void Race::add(RaceEntry e) {
+  // Sized at the first round, once the clock has settled; a later entry was warmed up at the
+  // settled clock, so its estimate is sized as it is.
+  const int budget = clock_settled_ ? reps_for(e.estimate_ns, opts_) : -1;
   entries_.push_back(std::move(e));
-  budget_.push_back(-1);  // sized at the next round, once the clock has settled
+  budget_.push_back(budget);
+  undecided_ = -1;  // a new contestant: nothing is decided about it yet
+}
+
+bool Race::decided() const noexcept {
+  return opts_.racing && entries_.size() > 1 && undecided_ == 0;
 }
 
 bool Race::alive(std::size_t i) const {
@@ -119,6 +131,7 @@ Status Race::settle() {
   }
   if (first == entries_.size()) return {};
   clock_settled_ = true;
+  last_work_ = Clock::now();
   RaceEntry& e = entries_[first];
   auto settled = settle_clocks(dev_, *e.kernel, e.dims, args_, opts_, e.estimate_ns, e.before_each);
   Status after = e.after_batch ? e.after_batch() : Status();
@@ -135,6 +148,9 @@ Status Race::settle() {
 }
 
 Result<bool> Race::round() {
+  // Settle at the first round, and again after a pause long enough for a driver to have
+  // lowered the clock (the Autotuner may wait for compiles with nothing left to time).
+  if (clock_settled_ && Clock::now() - last_work_ > kResettleAfter) clock_settled_ = false;
   if (!clock_settled_) TUNE_RETURN_IF_ERROR(settle());
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     if (budget_[i] >= 0) continue;
@@ -173,6 +189,7 @@ Result<bool> Race::round() {
     progressed = true;
   }
   undecided_ = -1;
+  if (progressed) last_work_ = Clock::now();
   if (progressed && racing) decide();
   return progressed;
 }
@@ -222,7 +239,7 @@ Status Race::run() {
     if (!progressed.ok()) return progressed.status();
     if (!*progressed) return {};
     // The leader alone: its samples so far decide nothing more.
-    if (opts_.racing && entries_.size() > 1 && undecided_ == 0) return {};
+    if (decided()) return {};
   }
 }
 

@@ -268,3 +268,32 @@ TEST_CASE("time_kernel: a device that idles its clock is timed at full clock") {
   REQUIRE(unsettled.ok());
   CHECK(unsettled->median > 10000.0 * 1.5);
 }
+
+TEST_CASE("Race: a contestant that joins after the clock settled keeps its own estimate") {
+  SimRig rig;
+  auto k = constant_kernel(rig.dev, 10000.0);
+  auto args = rig.args(1024);
+  BenchOptions opts = tiny_bench();
+  opts.racing = false;  // each contestant takes its whole budget in one round
+  opts.rep_ms = 0.5;    // 50 repetitions at 10 us
+  opts.max_reps = 1000;
+  opts.settle_window_ms = 0;
+  opts.settle_batch_ms = 0.1;
+  rig.dev.set_clock_ramp(3.0, 1e6);
+  Race race(rig.dev, args, opts);
+  RaceEntry early;
+  early.kernel = k.get();
+  early.estimate_ns = 30000.0;  // estimated at the idle clock
+  race.add(early);
+  REQUIRE(race.round().value());
+  // Settling brought the clock up and scaled the early estimate down with it.
+  CHECK(race.entries()[0].estimate_ns < 10000.0 * 1.05);
+  CHECK(race.entries()[0].samples.size() >= 45);
+  RaceEntry late;
+  late.kernel = k.get();
+  late.estimate_ns = 10000.0;  // warmed up at the settled clock: already right
+  race.add(late);
+  REQUIRE(race.run().ok());
+  CHECK(race.entries()[1].estimate_ns == 10000.0);
+  CHECK(race.entries()[1].samples.size() == 50);
+}

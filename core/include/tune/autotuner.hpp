@@ -81,7 +81,8 @@ struct AutotunerOptions {
   std::optional<bool> print;
   // Stop timing new candidates after this long (compiling included) and take the best so far;
   // the report says partial, and candidates never timed are not stored, so a later process
-  // times them. 0: no limit.
+  // times them. Candidates are taken in the order their compiles finish, so under a tight
+  // budget which ones get timed depends on compile times. 0: no limit.
   double tuning_budget_ms = 0;
   // Never time: use the first candidate that remains after heuristics and pruning. Defaults
   // to TUNE_DISABLE=1 in the environment.

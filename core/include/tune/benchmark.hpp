@@ -5,6 +5,7 @@
 // L2 flush before it. Blocks until done.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <vector>
 
@@ -94,7 +95,8 @@ struct RaceEntry {
 // each round gives every contestant still in the race a batch of race_batch repetitions (its
 // whole budget when not racing), then decides who is out. Contestants may join between rounds
 // (the Autotuner races those already compiled while others still compile); the first round
-// settles the clock (settle_clocks) with the fastest-looking contestant.
+// settles the clock (settle_clocks) with the fastest-looking contestant, and so does the
+// first round after a pause of over a second.
 // Not thread-safe; blocks in round() and run(). Borrows the device for its lifetime.
 class Race {
  public:
@@ -106,6 +108,9 @@ class Race {
   Result<bool> round();
   // Rounds until every contestant is out of budget or decided.
   Status run();
+  // Racing, and the last round left only the leader undecided: more rounds would time it
+  // alone. A contestant added since resets this.
+  bool decided() const noexcept;
   // In the order they were added, with their samples and outcomes.
   std::vector<RaceEntry>& entries() noexcept { return entries_; }
 
@@ -119,7 +124,12 @@ class Race {
   BenchOptions opts_;
   std::vector<RaceEntry> entries_;
   std::vector<int> budget_;  // repetitions each may take in all; -1 until its first round
+  using Clock = std::chrono::steady_clock;
+  // A driver may lower the clock after a pause this long (NVIDIA Vulkan: ~2 s); the next
+  // round settles it again.
+  static constexpr std::chrono::milliseconds kResettleAfter{1000};
   bool clock_settled_ = false;
+  Clock::time_point last_work_{};
   double estimate_scale_ = 1.0;
   int undecided_ = -1;  // contestants the last decision left racing besides the leader
 };
