@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs libtune's GPU tests and benches on the NVIDIA machine, from binaries built here with the
 # `gpu` preset and packed into .gpu/bins.tar.xz (see bench/RESULTS.md for how). Logs go to $OUT.
-#   bench/run_h200.sh tests|bench|vkbench|racing|study|record [PARTIAL.tsv]|s2|s3|s3b|s3c
+#   bench/run_h200.sh tests|bench|vkbench|racing|study|record [PARTIAL.tsv]|s2|s3|s3b|s3c|s3d
 set -uo pipefail
 phase=${1:-tests}
 OUT=${OUT:-/tmp/out}
@@ -140,6 +140,26 @@ case $phase in
       CUDA_CACHE_DISABLE=1 run study.log 40 $B/tuning_study racing --device cuda --large \
         --kernel matmul_f16 --out /tmp/study$i
     done
+    ;;
+  s3d)
+    # Session 3, fourth call: the same as s3c after the review fixes to racing (rounds back to
+    # back while compiles run, re-settling after a pause), plus the selection-quality study.
+    $B/vulkan_tests --list-test-cases --no-version | grep -v "^\[doctest\]\|^=\+$" |
+      while IFS= read -r name; do
+        [ -n "$name" ] || continue
+        run tests.log 90 $B/vulkan_tests --no-version --test-case="${name//,/*}"
+      done
+    run tests.log 90 $B/conformance_vulkan
+    run tests.log 60 $B/conformance_cuda
+    run tests.log 150 $B/cuda_gpu_tests --test-case-exclude="*illegal address*"
+    run tests.log 40 $B/cuda_gpu_tests --test-case="*illegal address*"
+    TUNE_PRINT_AUTOTUNING=1 TUNE_BENCH_LARGE=1 run bench_vulkan.log 100 $B/bench_vulkan
+    for i in 1 2 3; do
+      CUDA_CACHE_DISABLE=1 run study.log 40 $B/tuning_study racing --device cuda --large \
+        --kernel matmul_f16 --out /tmp/study$i
+    done
+    run quality.log 150 $B/tuning_study quality --large --device cuda --out /tmp/q
+    cp /tmp/q/*.tsv "$OUT/" 2>/dev/null
     ;;
   study)
     run study.log 200 $B/tuning_study racing --device cuda --large --out "$OUT"
