@@ -847,7 +847,7 @@ Result<Entry> Autotuner::Impl::select_by_search(Device& dev, ArgList args, const
   Status lost;
   report.source = ResultSource::tuned;
 
-  std::optional<Clock::time_point> last_timed;  // when the last evaluation's timing ended
+  ClockWatch clock;
   Objective objective = [&](const Config& point) -> double {
     if (!lost.ok()) return kInf;
     Config c = point;
@@ -880,13 +880,12 @@ Result<Entry> Autotuner::Impl::select_by_search(Device& dev, ArgList args, const
             hooks.set_config(&c);
             return hooks.before_launch();
           };
-        // Settle the clock for the first evaluation, and again only after a pause long
-        // enough for a driver to lower it (as a race does), not for every point.
+        // Settle the clock for the first evaluation, and again only after a pause (as a
+        // race does), not for every point.
         BenchOptions bench = opts.bench;
-        if (last_timed && Clock::now() - *last_timed < std::chrono::seconds(1))
-          bench.settle_max_ms = 0;
+        if (!clock.needs_settling()) bench.settle_max_ms = 0;
         auto stats = time_kernel(dev, *v->kernel, dims, args, bench, before);
-        last_timed = Clock::now();
+        clock.busy();
         Status post = hooks.flush_post();
         st = !stats.ok() ? stats.status() : post;
         if (st.ok()) r.stats = *stats;

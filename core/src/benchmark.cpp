@@ -1,10 +1,22 @@
 #include "tune/benchmark.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 
 namespace tune {
+namespace {
+
+TimingPlan timing_plan(const BenchOptions& opts, int reps,
+                       const std::function<Status()>& before_each) {
+  TimingPlan plan;
+  plan.reps = reps;
+  plan.flush_l2 = opts.flush_l2;
+  plan.before_each = before_each;
+  plan.timeout_ms = opts.timeout_ms;
+  return plan;
+}
+
+}  // namespace
 
 Result<double> warm_up(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
                        ArgList args, const BenchOptions& opts,
@@ -14,12 +26,8 @@ Result<double> warm_up(Device& dev, const CompiledKernel& kernel, const LaunchDi
   TUNE_RETURN_IF_ERROR(dev.launch(kernel, dims, args));
   TUNE_RETURN_IF_ERROR(dev.synchronize());
 
-  TimingPlan plan;
-  plan.flush_l2 = opts.flush_l2;
-  plan.before_each = before_each;
-  plan.timeout_ms = opts.timeout_ms;
-  plan.reps = std::max(1, opts.estimate_runs);
-  auto est = dev.time(kernel, dims, args, plan);
+  auto est =
+      dev.time(kernel, dims, args, timing_plan(opts, std::max(1, opts.estimate_runs), before_each));
   if (!est.ok()) return est.status();
   if (est->empty()) return Status(StatusCode::internal, "device returned no timing samples");
   double est_ns = std::max(summarize(*est).median, 1.0);
@@ -41,10 +49,7 @@ Result<double> settle_clocks(Device& dev, const CompiledKernel& kernel, const La
       opts.settle_window_ms < 0 ? dev.info().clock_settle_ms : opts.settle_window_ms;
   if (opts.settle_window_ms < 0 && window_ms <= 0) return estimate_ns;
   const double window_ns = window_ms * 1e6;
-  TimingPlan plan;
-  plan.flush_l2 = opts.flush_l2;
-  plan.before_each = before_each;
-  plan.timeout_ms = opts.timeout_ms;
+  TimingPlan plan = timing_plan(opts, 0, before_each);
   struct Batch {
     double end_ns;  // device time spent when it ended
     double median;
@@ -87,12 +92,7 @@ Result<SampleStats> time_kernel(Device& dev, const CompiledKernel& kernel, const
   if (!est.ok()) return est.status();
   est = settle_clocks(dev, kernel, dims, args, opts, *est, before_each);
   if (!est.ok()) return est.status();
-  TimingPlan plan;
-  plan.flush_l2 = opts.flush_l2;
-  plan.before_each = before_each;
-  plan.timeout_ms = opts.timeout_ms;
-  plan.reps = reps_for(*est, opts);
-  auto samples = dev.time(kernel, dims, args, plan);
+  auto samples = dev.time(kernel, dims, args, timing_plan(opts, reps_for(*est, opts), before_each));
   if (!samples.ok()) return samples.status();
   if (samples->empty()) return Status(StatusCode::internal, "device returned no timing samples");
   return summarize(*samples);
@@ -102,12 +102,9 @@ Race::Race(Device& dev, ArgList args, const BenchOptions& opts)
     : dev_(dev), args_(args), opts_(opts) {}
 
 void Race::add(RaceEntry e) {
-  // Sized at the first round, once the clock has settled; a later entry was warmed up at the
-  // settled clock, so its estimate is sized as it is.
-  const int budget = clock_settled_ ? reps_for(e.estimate_ns, opts_) : -1;
   entries_.push_back(std::move(e));
-  budget_.push_back(budget);
-  undecided_ = -1;  // a new contestant: nothing is decided about it yet
+  budget_.push_back(-1);  // sized at its first round, after any settling
+  undecided_ = -1;        // a new contestant: nothing is decided about it yet
 }
 
 bool Race::decided() const noexcept {
@@ -121,8 +118,9 @@ bool Race::alive(std::size_t i) const {
 
 Status Race::settle() {
   // Bring the clock up with the fastest-looking entry. Estimates made while it was down are
-  // too high by about the same factor for every entry, so later ones are scaled down with it
-  // (they only size repetition budgets).
+  // too high by about the same factor for every entry, so those not yet sized are scaled
+  // down with it (they only size repetition budgets); entries sized earlier were estimated
+  // at a clock already settled.
   std::size_t first = entries_.size();
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     if (!entries_[i].status.ok() || entries_[i].estimate_ns <= 0) continue;
@@ -130,11 +128,10 @@ Status Race::settle() {
       first = i;
   }
   if (first == entries_.size()) return {};
-  clock_settled_ = true;
-  last_work_ = Clock::now();
   RaceEntry& e = entries_[first];
   auto settled = settle_clocks(dev_, *e.kernel, e.dims, args_, opts_, e.estimate_ns, e.before_each);
   Status after = e.after_batch ? e.after_batch() : Status();
+  clock_.busy();
   if (!settled.ok() && settled.status().code() == StatusCode::device_lost) return settled.status();
   if (after.code() == StatusCode::device_lost) return after;
   if (!settled.ok()) {
@@ -142,7 +139,9 @@ Status Race::settle() {
   } else if (!after.ok()) {
     e.status = after;
   } else if (*settled < e.estimate_ns) {
-    estimate_scale_ = *settled / e.estimate_ns;
+    const double scale = *settled / e.estimate_ns;
+    for (std::size_t i = 0; i < entries_.size(); ++i)
+      if (budget_[i] < 0) entries_[i].estimate_ns *= scale;
   }
   return {};
 }
@@ -150,13 +149,9 @@ Status Race::settle() {
 Result<bool> Race::round() {
   // Settle at the first round, and again after a pause long enough for a driver to have
   // lowered the clock (the Autotuner may wait for compiles with nothing left to time).
-  if (clock_settled_ && Clock::now() - last_work_ > kResettleAfter) clock_settled_ = false;
-  if (!clock_settled_) TUNE_RETURN_IF_ERROR(settle());
-  for (std::size_t i = 0; i < entries_.size(); ++i) {
-    if (budget_[i] >= 0) continue;
-    entries_[i].estimate_ns *= estimate_scale_;
-    budget_[i] = reps_for(entries_[i].estimate_ns, opts_);
-  }
+  if (clock_.needs_settling()) TUNE_RETURN_IF_ERROR(settle());
+  for (std::size_t i = 0; i < entries_.size(); ++i)
+    if (budget_[i] < 0) budget_[i] = reps_for(entries_[i].estimate_ns, opts_);
   const bool racing = opts_.racing && entries_.size() > 1;
   const int batch = std::max(1, opts_.race_batch);
   bool progressed = false;
@@ -164,12 +159,8 @@ Result<bool> Race::round() {
     auto& e = entries_[i];
     int have = static_cast<int>(e.samples.size());
     if (!alive(i) || have >= budget_[i]) continue;
-    TimingPlan plan;
-    plan.flush_l2 = opts_.flush_l2;
-    plan.before_each = e.before_each;
-    plan.timeout_ms = opts_.timeout_ms;
-    plan.reps = racing ? std::min(batch, budget_[i] - have) : budget_[i] - have;
-    auto s = dev_.time(*e.kernel, e.dims, args_, plan);
+    const int reps = racing ? std::min(batch, budget_[i] - have) : budget_[i] - have;
+    auto s = dev_.time(*e.kernel, e.dims, args_, timing_plan(opts_, reps, e.before_each));
     Status after = e.after_batch ? e.after_batch() : Status();
     if (!s.ok()) {
       if (s.status().code() == StatusCode::device_lost) return s.status();
@@ -189,7 +180,7 @@ Result<bool> Race::round() {
     progressed = true;
   }
   undecided_ = -1;
-  if (progressed) last_work_ = Clock::now();
+  if (progressed) clock_.busy();
   if (progressed && racing) decide();
   return progressed;
 }

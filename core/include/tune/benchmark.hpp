@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "tune/device.hpp"
@@ -91,12 +92,27 @@ struct RaceEntry {
   bool settled = false;    // stopped: within race_tolerance of the leader (may even be faster)
 };
 
+// When work last finished on a device, so that timing settles its clock (settle_clocks) once
+// and then again only after a pause long enough for a driver to have lowered it (NVIDIA's
+// Vulkan driver: about 2 s). Not thread-safe.
+class ClockWatch {
+ public:
+  static constexpr std::chrono::milliseconds kPause{1000};
+  bool needs_settling() const noexcept {
+    return !busy_ || std::chrono::steady_clock::now() - *busy_ > kPause;
+  }
+  void busy() noexcept { busy_ = std::chrono::steady_clock::now(); }
+
+ private:
+  std::optional<std::chrono::steady_clock::time_point> busy_;
+};
+
 // Times contestants (already warmed up) by racing or exhaustively, per opts.racing, in rounds:
 // each round gives every contestant still in the race a batch of race_batch repetitions (its
 // whole budget when not racing), then decides who is out. Contestants may join between rounds
 // (the Autotuner races those already compiled while others still compile); the first round
 // settles the clock (settle_clocks) with the fastest-looking contestant, and so does the
-// first round after a pause of over a second.
+// first round after a pause (ClockWatch).
 // Not thread-safe; blocks in round() and run(). Borrows the device for its lifetime.
 class Race {
  public:
@@ -124,13 +140,7 @@ class Race {
   BenchOptions opts_;
   std::vector<RaceEntry> entries_;
   std::vector<int> budget_;  // repetitions each may take in all; -1 until its first round
-  using Clock = std::chrono::steady_clock;
-  // A driver may lower the clock after a pause this long (NVIDIA Vulkan: ~2 s); the next
-  // round settles it again.
-  static constexpr std::chrono::milliseconds kResettleAfter{1000};
-  bool clock_settled_ = false;
-  Clock::time_point last_work_{};
-  double estimate_scale_ = 1.0;
+  ClockWatch clock_;
   int undecided_ = -1;  // contestants the last decision left racing besides the leader
 };
 
