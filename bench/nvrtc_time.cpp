@@ -33,29 +33,12 @@
 #include "tune/cuda/cuda_backend.hpp"
 #include "tune/gpu/rtc.hpp"
 #include "tune/kernels/bundled.hpp"
+#include "tune/testing/device_snapshots.hpp"
 
 namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// The device that the bundled constraints see: an H100/H200-class part for sm_90, else an
-// A100-class one (only the fields the constraints read matter).
-tune::DeviceInfo device_for(const std::string& arch) {
-  tune::DeviceInfo d;
-  d.backend = "cuda";
-  d.vendor = "NVIDIA";
-  d.name = "hand-built " + arch;
-  d.arch = arch;
-  d.max_threads_per_block = 1024;
-  d.max_block = {1024, 1024, 64};
-  d.max_grid = {2147483647u, 65535, 65535};
-  d.shared_bytes_per_block = 48 * 1024;
-  d.shared_bytes_per_block_optin = arch == "sm_90" ? 227 * 1024 : 163 * 1024;
-  d.registers_per_block = 65536;
-  d.warp_size = 32;
-  return d;
 }
 
 struct Split {
@@ -142,7 +125,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const tune::KernelSource* src = k->def.source_for(tune::Language::cuda_hip);
-  auto configs = k->def.space.enumerate(device_for(arch));
+  auto configs = k->def.space.enumerate(tune::testing::nvidia_snapshot(arch));
   if (!configs.ok()) {
     std::fprintf(stderr, "%s\n", configs.status().to_string().c_str());
     return 1;

@@ -8,26 +8,9 @@
 
 #include "tune/cuda/cuda_backend.hpp"
 #include "tune/kernels/bundled.hpp"
+#include "tune/testing/device_snapshots.hpp"
 
 namespace {
-
-// What an H100/H200-class (sm_90) or A100-class (sm_80) device reports; only the fields the
-// bundled constraints read matter.
-tune::DeviceInfo nvidia_info(const std::string& arch, std::uint32_t optin) {
-  tune::DeviceInfo d;
-  d.backend = "cuda";
-  d.vendor = "NVIDIA";
-  d.name = "hand-built " + arch;
-  d.arch = arch;
-  d.max_threads_per_block = 1024;
-  d.max_block = {1024, 1024, 64};
-  d.max_grid = {2147483647u, 65535, 65535};
-  d.shared_bytes_per_block = 48 * 1024;
-  d.shared_bytes_per_block_optin = optin;
-  d.registers_per_block = 65536;
-  d.warp_size = 32;
-  return d;
-}
 
 void compile_all_for(const tune::DeviceInfo& dev) {
   auto kernels = tune::kernels::bundled_kernels(tune::Language::cuda_hip);
@@ -70,11 +53,11 @@ tune::KernelSource source(std::string text) {
 }  // namespace
 
 TEST_CASE("nvrtc compiles every bundled kernel configuration for sm_80") {
-  compile_all_for(nvidia_info("sm_80", 163 * 1024));
+  compile_all_for(tune::testing::nvidia_snapshot("sm_80"));
 }
 
 TEST_CASE("nvrtc compiles every bundled kernel configuration for sm_90") {
-  compile_all_for(nvidia_info("sm_90", 227 * 1024));
+  compile_all_for(tune::testing::nvidia_snapshot("sm_90"));
 }
 
 TEST_CASE("a broken source is a compile_error carrying the compiler log") {

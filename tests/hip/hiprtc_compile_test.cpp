@@ -12,23 +12,9 @@
 #include "tune/hip/hip_backend.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/registry.hpp"
+#include "tune/testing/device_snapshots.hpp"
 
 namespace {
-
-tune::DeviceInfo amd_info(const std::string& arch, std::uint32_t warp) {
-  tune::DeviceInfo d;
-  d.backend = "hip";
-  d.vendor = "AMD";
-  d.name = "hand-built " + arch;
-  d.arch = arch;
-  d.max_threads_per_block = 1024;
-  d.max_block = {1024, 1024, 1024};
-  d.max_grid = {2147483647u, 65536, 65536};
-  d.shared_bytes_per_block = 64 * 1024;
-  d.shared_bytes_per_block_optin = 64 * 1024;
-  d.warp_size = warp;
-  return d;
-}
 
 void compile_all_for(const tune::DeviceInfo& dev) {
   auto kernels = tune::kernels::bundled_kernels(tune::Language::cuda_hip);
@@ -72,11 +58,11 @@ tune::KernelSource source(std::string text) {
 }  // namespace
 
 TEST_CASE("hiprtc compiles every bundled kernel configuration for gfx90a") {
-  compile_all_for(amd_info("gfx90a", 64));
+  compile_all_for(tune::testing::amd_snapshot("gfx90a", 64));
 }
 
 TEST_CASE("hiprtc compiles every bundled kernel configuration for gfx1030") {
-  compile_all_for(amd_info("gfx1030", 32));
+  compile_all_for(tune::testing::amd_snapshot("gfx1030", 32));
 }
 
 TEST_CASE("a broken source is a compile_error carrying the compiler log") {
