@@ -21,6 +21,30 @@ run() {  # run <log> <timeout s> <cmd...>
   timeout "$t" "$@" >>"$OUT/$log" 2>&1
   echo "### exit $? after $((SECONDS - start)) s" | tee -a "$OUT/$log"
 }
+clocks_log() {  # clocks_log <interval ms>: nvidia-smi clocks to $OUT/clocks.csv; sets $smi
+  nvidia-smi --query-gpu=timestamp,pstate,clocks.sm,clocks.mem,power.draw \
+    --format=csv -lms "$1" >"$OUT/clocks.csv" 2>&1 &
+  smi=$!
+}
+vulkan_cases() {  # each vulkan_tests case in its own process: a skip _Exit(77)s the binary
+  $B/vulkan_tests --list-test-cases --no-version | grep -v "^\[doctest\]\|^=\+$" |
+    while IFS= read -r name; do
+      [ -n "$name" ] || continue
+      run tests.log 90 $B/vulkan_tests --no-version --test-case="${name//,/*}"
+    done
+}
+final_suite() {  # session 3's final-code check: GPU suites, bench_vulkan, fp16 tuning x3
+  vulkan_cases
+  run tests.log 90 $B/conformance_vulkan
+  run tests.log 60 $B/conformance_cuda
+  run tests.log 150 $B/cuda_gpu_tests --test-case-exclude="*illegal address*"
+  run tests.log 40 $B/cuda_gpu_tests --test-case="*illegal address*"
+  TUNE_PRINT_AUTOTUNING=1 TUNE_BENCH_LARGE=1 run bench_vulkan.log 100 $B/bench_vulkan
+  for i in 1 2 3; do
+    CUDA_CACHE_DISABLE=1 run study.log 40 $B/tuning_study racing --device cuda --large \
+      --kernel matmul_f16 --out /tmp/study$i
+  done
+}
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,memory.total --format=csv
   ldd $B/tune | grep -E "not found|sqlite|vulkan|nvrtc"
@@ -68,11 +92,9 @@ case $phase in
     # Session 2's one call (device time left: ~7 min): the Vulkan bandwidth diagnosis, the
     # template-kernel GPU test, core overhead, fp16 tuning time (driver compute cache off, so
     # cold is cold), then the wide recording with whatever time is left of a 270 s wall.
-    nvidia-smi --query-gpu=timestamp,pstate,clocks.sm,clocks.mem,power.draw \
-      --format=csv -lms 250 >"$OUT/clocks.csv" 2>&1 &
-    smi=$!
-    run vkprobe.md 40 $B/vk_bandwidth_probe --ref-gbps 4183
-    kill $smi 2>/dev/null
+    # Its first step, `vk_bandwidth_probe --ref-gbps 4183` beside clocks_log 250, ran a raw
+    # Vulkan replica of the backend that was removed once clock_study replaced it (last in
+    # commit 15279ce: git show 15279ce:bench/vk_bandwidth_probe.cpp).
     run tests.log 40 $B/cuda_gpu_tests --test-case="*template*,*CUBIN cache*"
     run bench.log 30 $B/bench_core --benchmark_min_time=0.1 --benchmark_repetitions=3 \
       --benchmark_report_aggregates_only=true
@@ -86,9 +108,7 @@ case $phase in
     # Session 3, first call: how the NVIDIA Vulkan driver's SM clock follows libtune's load
     # (clock_study beside an nvidia-smi clocks log; CUDA for comparison), the template-kernel
     # GPU test, the Vulkan suites, bench_vulkan with clock settling, fp16 tuning time cold.
-    nvidia-smi --query-gpu=timestamp,pstate,clocks.sm,clocks.mem,power.draw \
-      --format=csv -lms 100 >"$OUT/clocks.csv" 2>&1 &
-    smi=$!
+    clocks_log 100
     run clock.md 120 $B/clock_study --device vulkan --out "$OUT/clock_vulkan.tsv"
     run clock.md 90 $B/clock_study --device cuda --idle-s 2 --out "$OUT/clock_cuda.tsv"
     run tests.log 60 $B/cuda_gpu_tests --test-case="*template*"
@@ -104,16 +124,9 @@ case $phase in
     # bench_vulkan), every vulkan_tests case in its own process (a skip ends a doctest binary),
     # fp16 tuning time again, the selection-quality study with the 1% racing tolerance, and
     # the CUDA conformance suite after the autotuner's completion-order change.
-    nvidia-smi --query-gpu=timestamp,pstate,clocks.sm,clocks.mem,power.draw \
-      --format=csv -lms 100 >"$OUT/clocks.csv" 2>&1 &
-    smi=$!
+    clocks_log 100
     run clock.md 60 $B/clock_study --device vulkan --phases settle --out /tmp/clock_vulkan.tsv
-    $B/vulkan_tests --list-test-cases --no-version | grep -v "^\[doctest\]\|^=\+$" |
-      while IFS= read -r name; do
-        [ -n "$name" ] || continue
-        VK_LOADER_DEBUG=error,warn run tests.log 30 $B/vulkan_tests --no-version \
-          --test-case="${name//,/*}"
-      done
+    VK_LOADER_DEBUG=error,warn vulkan_cases
     TUNE_PRINT_AUTOTUNING=1 TUNE_BENCH_LARGE=1 run bench_vulkan.log 100 $B/bench_vulkan
     kill $smi 2>/dev/null
     CUDA_CACHE_DISABLE=1 run study.log 40 $B/tuning_study racing --device cuda --large \
@@ -126,38 +139,12 @@ case $phase in
     # Session 3, third call: the final code. Every vulkan_tests case in its own process
     # (the drivers now stay loaded across devices), both conformance suites, the CUDA GPU
     # tests, bench_vulkan, and the fp16 tuning time three times (racing now overlaps compiles).
-    $B/vulkan_tests --list-test-cases --no-version | grep -v "^\[doctest\]\|^=\+$" |
-      while IFS= read -r name; do
-        [ -n "$name" ] || continue
-        run tests.log 90 $B/vulkan_tests --no-version --test-case="${name//,/*}"
-      done
-    run tests.log 90 $B/conformance_vulkan
-    run tests.log 60 $B/conformance_cuda
-    run tests.log 150 $B/cuda_gpu_tests --test-case-exclude="*illegal address*"
-    run tests.log 40 $B/cuda_gpu_tests --test-case="*illegal address*"
-    TUNE_PRINT_AUTOTUNING=1 TUNE_BENCH_LARGE=1 run bench_vulkan.log 100 $B/bench_vulkan
-    for i in 1 2 3; do
-      CUDA_CACHE_DISABLE=1 run study.log 40 $B/tuning_study racing --device cuda --large \
-        --kernel matmul_f16 --out /tmp/study$i
-    done
+    final_suite
     ;;
   s3d)
     # Session 3, fourth call: the same as s3c after the review fixes to racing (rounds back to
     # back while compiles run, re-settling after a pause), plus the selection-quality study.
-    $B/vulkan_tests --list-test-cases --no-version | grep -v "^\[doctest\]\|^=\+$" |
-      while IFS= read -r name; do
-        [ -n "$name" ] || continue
-        run tests.log 90 $B/vulkan_tests --no-version --test-case="${name//,/*}"
-      done
-    run tests.log 90 $B/conformance_vulkan
-    run tests.log 60 $B/conformance_cuda
-    run tests.log 150 $B/cuda_gpu_tests --test-case-exclude="*illegal address*"
-    run tests.log 40 $B/cuda_gpu_tests --test-case="*illegal address*"
-    TUNE_PRINT_AUTOTUNING=1 TUNE_BENCH_LARGE=1 run bench_vulkan.log 100 $B/bench_vulkan
-    for i in 1 2 3; do
-      CUDA_CACHE_DISABLE=1 run study.log 40 $B/tuning_study racing --device cuda --large \
-        --kernel matmul_f16 --out /tmp/study$i
-    done
+    final_suite
     run quality.log 150 $B/tuning_study quality --large --device cuda --out /tmp/q
     cp /tmp/q/*.tsv "$OUT/" 2>/dev/null
     ;;
