@@ -16,11 +16,62 @@ TimingPlan timing_plan(const BenchOptions& opts, int reps,
   return plan;
 }
 
+bool finite_at_least(double v, double lo) { return std::isfinite(v) && v >= lo; }
+
 }  // namespace
+
+Status validate(const BenchOptions& o) {
+  auto bad = [](const char* field, const std::string& why) {
+    return Status(StatusCode::invalid_argument, std::string("BenchOptions::") + field + " " + why);
+  };
+  auto text = [](double v) { return std::to_string(v); };
+  const std::pair<const char*, double> non_negative[] = {{"warmup_ms", o.warmup_ms},
+                                                         {"rep_ms", o.rep_ms},
+                                                         {"warmup_next_ms", o.warmup_next_ms},
+                                                         {"settle_max_ms", o.settle_max_ms},
+                                                         {"settle_tolerance", o.settle_tolerance},
+                                                         {"race_tolerance", o.race_tolerance}};
+  for (const auto& [field, v] : non_negative)
+    if (!finite_at_least(v, 0)) return bad(field, "must be a finite number >= 0, not " + text(v));
+  if (!finite_at_least(o.timeout_ms, 0) || o.timeout_ms == 0)
+    return bad("timeout_ms", "must be a finite number > 0, not " + text(o.timeout_ms));
+  if (!std::isfinite(o.settle_window_ms))
+    return bad("settle_window_ms",
+               "must be finite (negative: the device's default), not " + text(o.settle_window_ms));
+  if (!finite_at_least(o.settle_batch_ms, 0) || o.settle_batch_ms == 0)
+    return bad("settle_batch_ms", "must be a finite number > 0, not " + text(o.settle_batch_ms));
+  if (!(o.race_confidence > 0 && o.race_confidence < 1))
+    return bad("race_confidence", "must be in (0, 1), not " + text(o.race_confidence));
+  if (o.race_tolerance >= 1) return bad("race_tolerance", "must be below 1");
+  const std::pair<const char*, int> at_least_one[] = {{"estimate_runs", o.estimate_runs},
+                                                      {"min_reps", o.min_reps},
+                                                      {"max_reps", o.max_reps},
+                                                      {"race_batch", o.race_batch},
+                                                      {"race_min_samples", o.race_min_samples}};
+  for (const auto& [field, v] : at_least_one)
+    if (v < 1) return bad(field, "must be >= 1, not " + std::to_string(v));
+  if (o.max_reps < o.min_reps)
+    return bad("max_reps", "(" + std::to_string(o.max_reps) + ") is below min_reps (" +
+                               std::to_string(o.min_reps) + ")");
+  if (o.warmup_count < 0 || o.rep_count < 0)
+    return bad(o.rep_count < 0 ? "rep_count" : "warmup_count", "must be >= 0");
+  if (o.warmup_count > 0 && o.rep_count == 0)
+    return bad("warmup_count", "is set but rep_count is not (fixed counts need both)");
+  return {};
+}
 
 Result<double> warm_up(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
                        ArgList args, const BenchOptions& opts,
                        const std::function<Status()>& before_each) {
+  if (opts.rep_count > 0) {
+    // Fixed counts: exactly warmup_count launches, no estimate (budgets come from rep_count).
+    for (int i = 0; i < opts.warmup_count; ++i) {
+      if (before_each) TUNE_RETURN_IF_ERROR(before_each());
+      TUNE_RETURN_IF_ERROR(dev.launch(kernel, dims, args));
+    }
+    if (opts.warmup_count > 0) TUNE_RETURN_IF_ERROR(dev.synchronize());
+    return 1.0;
+  }
   // One untimed launch first: module load and lazy pipeline JIT happen here, not in samples.
   if (before_each) TUNE_RETURN_IF_ERROR(before_each());
   TUNE_RETURN_IF_ERROR(dev.launch(kernel, dims, args));
@@ -44,7 +95,7 @@ Result<double> warm_up(Device& dev, const CompiledKernel& kernel, const LaunchDi
 Result<double> settle_clocks(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
                              ArgList args, const BenchOptions& opts, double estimate_ns,
                              const std::function<Status()>& before_each) {
-  if (opts.settle_max_ms <= 0) return estimate_ns;
+  if (opts.settle_max_ms <= 0 || opts.rep_count > 0) return estimate_ns;
   const double window_ms =
       opts.settle_window_ms < 0 ? dev.info().clock_settle_ms : opts.settle_window_ms;
   if (opts.settle_window_ms < 0 && window_ms <= 0) return estimate_ns;
@@ -80,6 +131,7 @@ Result<double> settle_clocks(Device& dev, const CompiledKernel& kernel, const La
 }
 
 int reps_for(double estimate_ns, const BenchOptions& opts) noexcept {
+  if (opts.rep_count > 0) return opts.rep_count;
   double reps = std::floor(opts.rep_ms * 1e6 / std::max(estimate_ns, 1.0));
   return static_cast<int>(std::clamp(reps, static_cast<double>(std::max(1, opts.min_reps)),
                                      static_cast<double>(std::max(1, opts.max_reps))));
@@ -130,7 +182,7 @@ Status Race::settle() {
   if (first == entries_.size()) return {};
   RaceEntry& e = entries_[first];
   auto settled = settle_clocks(dev_, *e.kernel, e.dims, args_, opts_, e.estimate_ns, e.before_each);
-  Status after = e.after_batch ? e.after_batch() : Status();
+  Status after = e.after_batch ? e.after_batch(settled.status()) : Status();
   clock_.busy();
   if (!settled.ok() && settled.status().code() == StatusCode::device_lost) return settled.status();
   if (after.code() == StatusCode::device_lost) return after;
@@ -161,7 +213,7 @@ Result<bool> Race::round() {
     if (!alive(i) || have >= budget_[i]) continue;
     const int reps = racing ? std::min(batch, budget_[i] - have) : budget_[i] - have;
     auto s = dev_.time(*e.kernel, e.dims, args_, timing_plan(opts_, reps, e.before_each));
-    Status after = e.after_batch ? e.after_batch() : Status();
+    Status after = e.after_batch ? e.after_batch(s.status()) : Status();
     if (!s.ok()) {
       if (s.status().code() == StatusCode::device_lost) return s.status();
       e.status = s.status();

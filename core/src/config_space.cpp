@@ -1,5 +1,7 @@
 #include "tune/config_space.hpp"
 
+#include "tuning/user_code.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -57,13 +59,28 @@ Config ConfigSpace::at(std::uint64_t index) const {
     c.set(d.name, d.values[index % d.values.size()]);
     index /= d.values.size();
   }
-  if (derive_) derive_(c);
+  if (derive_) run_derive(c);
   return c;
+}
+
+void ConfigSpace::run_derive(Config& c) const {
+  try {
+    derive_(c);
+  } catch (...) {
+    throw Error(detail::callback_failure("derive", &c, detail::describe_current_exception()));
+  }
 }
 
 bool ConfigSpace::accepts(const Config& c, const DeviceInfo& dev, std::string* rejected_by) const {
   for (const auto& [name, pred] : constraints_) {
-    if (!pred(c, dev)) {
+    bool ok = false;
+    try {
+      ok = pred(c, dev);
+    } catch (...) {
+      throw Error(detail::callback_failure("constraint '" + name + "'", &c,
+                                           detail::describe_current_exception()));
+    }
+    if (!ok) {
       if (rejected_by != nullptr) *rejected_by = name;
       return false;
     }
@@ -136,7 +153,7 @@ bool ConfigSpace::contains(const Config& c) const {
     }
     rebuilt.set(d.name, *v);
   }
-  if (derive_) derive_(rebuilt);
+  if (derive_) run_derive(rebuilt);
   return rebuilt == c;
 }
 

@@ -62,7 +62,7 @@ Result<KeyBuilder> KeyBuilder::make(const KernelSignature& sig, std::vector<KeyS
   return kb;
 }
 
-TuningKey KeyBuilder::build(ArgList args, std::uint64_t device_hash) const noexcept {
+TuningKey KeyBuilder::build(ArgList args, std::uint64_t device_hash) const {
   TuningKey k{TuningKey::Unfilled{}};
   k.device_hash = device_hash;
   for (std::size_t i = 0; i < specs_.size(); ++i) {

@@ -4,7 +4,7 @@
 
 namespace tune {
 namespace {
-constexpr std::array<std::string_view, 14> kNames = {"ok",
+constexpr std::array<std::string_view, 15> kNames = {"ok",
                                                      "invalid_argument",
                                                      "not_found",
                                                      "unavailable",
@@ -17,7 +17,8 @@ constexpr std::array<std::string_view, 14> kNames = {"ok",
                                                      "all_failed",
                                                      "data_loss",
                                                      "io_error",
-                                                     "internal"};
+                                                     "internal",
+                                                     "callback_failed"};
 }  // namespace
 
 std::string_view to_string(StatusCode code) noexcept {

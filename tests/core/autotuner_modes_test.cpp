@@ -3,6 +3,9 @@
 // wall-clock time.
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <chrono>
+
 #include <algorithm>
 #include <cmath>
 #include <thread>
@@ -240,17 +243,46 @@ TEST_CASE("TUNE_DISABLE: the first surviving config is used and nothing is timed
 TEST_CASE("tuning budget: stops timing new configs, takes the best so far, marks partial") {
   SimRig rig;
   rig.dev.set_cost_model(bm_model(1));
+  // BM=1 compiles at once; the others take far longer than the budget. The call must not
+  // wait for them: it returns with BM=1 while they still compile.
+  std::atomic<int> slow_done{0};
+  rig.dev.compile_delay_if([](const Config& c) { return c.get_int("BM") != 1; }, 600);
+  rig.dev.set_kernel_body([](const Config&, ArgList, SimDevice&) {});
   auto opts = quiet_options();
-  opts.tuning_budget_ms = 1e-9;  // spent at once: only the first config is timed
+  opts.tuning_budget_ms = 150;
   auto store = std::make_shared<MemoryStore>();
   opts.store = store;
   auto tuner = Autotuner::make(sim_kernel(bm_space({1, 2, 3, 4})), opts).value();
   auto args = rig.args(100);
   REQUIRE(tuner->run(rig.dev, args).ok());
+  slow_done = static_cast<int>(rig.dev.compiles());
   auto report = tuner->last_report(rig.dev, args).value();
   CHECK(report.partial);
+  CHECK(report.winner.get_int("BM") == 1);
+  CHECK(slow_done < 4);           // returned before the slow compiles finished
   CHECK(store->saved_rows == 1);  // untimed configs are not stored: a later run times them
   CHECK(report.to_string().find("partial") != std::string::npos);
+}
+
+TEST_CASE("tuning budget: nothing timed by the deadline is a clear error; a later call goes on") {
+  SimRig rig;
+  rig.dev.set_cost_model(bm_model(2));
+  rig.dev.compile_delay_if([](const Config&) { return true; }, 300);
+  auto opts = quiet_options();
+  opts.tuning_budget_ms = 20;
+  auto tuner = Autotuner::make(sim_kernel(bm_space({1, 2, 3})), opts).value();
+  auto args = rig.args(100);
+  Status st = tuner->run(rig.dev, args);
+  REQUIRE(st.code() == StatusCode::timeout);
+  CHECK(st.message().find("tuning_budget_ms (20.0 ms)") != std::string::npos);
+  CHECK(st.message().find("before any configuration was timed") != std::string::npos);
+  CHECK_FALSE(tuner->best(rig.dev, args).has_value());
+  // The compiles finish in the background; a later call times what they built.
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  const auto compiles = rig.dev.compiles();
+  REQUIRE(tuner->run(rig.dev, args).ok());
+  CHECK(rig.dev.compiles() == compiles);  // nothing compiled again
+  CHECK(tuner->best(rig.dev, args).has_value());
 }
 
 TEST_CASE("background mode: a new key borrows the nearest key's config, then switches") {

@@ -9,10 +9,17 @@
 // error, and that error lists every configuration's reason.
 //
 // Thread safety: run() may be called concurrently from any number of threads. Concurrent calls
-// with the same new key tune once; the others wait for that result. Lifetime: the Autotuner
-// holds compiled variants for every Device it has seen and may run background tunings on it;
-// destroy it (or call release()) before destroying such a Device. Its destructor joins
-// background tunings.
+// with the same new key tune once; the others wait for that result. When that tuning fails
+// for a reason of its own caller (a callback that threw, a lost device, out of memory, a
+// tuning budget), the waiters tune the key themselves; when the definition itself is at fault
+// (every configuration failed to compile, nothing passes the constraints) they share its
+// error. A failed key is never remembered: the next call tunes it again.
+//
+// Lifetime: the Autotuner holds compiled variants for every Device it has seen and may run
+// background tunings on it; destroy it (or call release()) before destroying such a Device.
+// Its destructor waits for background tunings and for every call that is tuning or waiting
+// for a tuning (calls that arrive meanwhile get an error); a call on a key already tuned must
+// not race with the destructor (as with any object, that is the caller's to order).
 #pragma once
 
 #include <atomic>
@@ -47,7 +54,21 @@ struct ConfigResult {
   bool settled = false;     // stopped early: within BenchOptions::race_tolerance of the leader
 };
 
+// Where a tuning's wall time went, in milliseconds; the parts sum to wall_ms. Compiles run on
+// a pool while configurations are timed, so `compile` counts only the time the tuning thread
+// waited for them.
+struct TuningTimes {
+  double candidates = 0;  // constraints, heuristics, early prune, perf model
+  double store = 0;       // reading and writing the TuningStore
+  double compile = 0;     // waiting for compiles
+  double verify = 0;      // verification launches and KernelDef::verify
+  double benchmark = 0;   // warm-up and timed launches, hooks and buffer resets included
+  double strategy = 0;    // a SearchStrategy's own work between evaluations
+  double overhead = 0;    // everything else: the tuner's own bookkeeping
+};
+
 struct TuningReport {
+  Status status;  // ok, or why this tuning failed (a listener hears failed tunings too)
   std::string kernel;
   std::string key;     // KeyBuilder text plus heuristic values
   std::string device;  // DeviceInfo::fingerprint()
@@ -56,7 +77,8 @@ struct TuningReport {
   std::size_t pruned = 0;             // candidates removed before timing
   bool partial = false;               // the tuning budget ran out before every candidate was timed
   Config winner;
-  double wall_ms = 0;             // total tuning time of this key, compiling included
+  double wall_ms = 0;  // total tuning time of this key, compiling included
+  TuningTimes times;
   std::string to_string() const;  // the TUNE_PRINT_AUTOTUNING text
 };
 
@@ -76,13 +98,21 @@ struct AutotunerOptions {
   // else memory only.
   std::shared_ptr<TuningStore> store;
   bool persistent = true;
-  TuningListener listener;  // called after each tuning, on the tuning thread
+  // Called after each tuning, successful or not (TuningReport::status), on the tuning thread,
+  // after the result is published (so a slow listener holds up no caller but its own). An
+  // exception it throws is logged and ignored.
+  TuningListener listener;
   // Print each report to stderr. Defaults to TUNE_PRINT_AUTOTUNING=1 in the environment.
   std::optional<bool> print;
-  // Stop timing new candidates after this long (compiling included) and take the best so far;
-  // the report says partial, and candidates never timed are not stored, so a later process
-  // times them. Candidates are taken in the order their compiles finish, so under a tight
-  // budget which ones get timed depends on compile times. 0: no limit.
+  // Bounds a tuning call's wall time, compiles included: at the deadline the call takes the
+  // best configuration timed so far (the report says partial) and leaves compiles still
+  // running to finish in the background for a later call; candidates never timed are not
+  // stored, so a later call or process times them. The call may overrun by one timing batch
+  // or warm-up of one configuration and the winner's own launch (a few ms with the default
+  // budgets). When nothing was timed by the deadline the call fails (timeout) naming the
+  // budget, and a later call goes on from what compiled meanwhile. Candidates are taken in
+  // the order their compiles finish, so under a tight budget which ones get timed depends on
+  // compile times. 0: no limit.
   double tuning_budget_ms = 0;
   // Never time: use the first candidate that remains after heuristics and pruning. Defaults
   // to TUNE_DISABLE=1 in the environment.
@@ -92,8 +122,10 @@ struct AutotunerOptions {
 
 class Autotuner {
  public:
-  // Validates the definition: non-empty space, key and hook arguments that exist in the
-  // signature, a source for at least one language, dims set. Messages name the culprit.
+  // Validates the definition and the options: non-empty space, key and hook arguments that
+  // exist in the signature, a source for at least one language, dims set, parameter names
+  // free of collisions, budgets and timing options finite and in range, perf-model and search
+  // limits that make sense. Messages name the culprit.
   static Result<std::unique_ptr<Autotuner>> make(KernelDef def, AutotunerOptions opts = {});
   ~Autotuner();
   Autotuner(const Autotuner&) = delete;

@@ -15,6 +15,10 @@
 
 namespace tune {
 
+// Checks every field (finite, in range); the message names the field. Autotuner::make calls it.
+struct BenchOptions;
+Status validate(const BenchOptions& opts);
+
 struct BenchOptions {
   double warmup_ms = 25.0;  // Triton's default budgets
   double rep_ms = 100.0;
@@ -27,6 +31,15 @@ struct BenchOptions {
   int max_reps = 1000;
   bool flush_l2 = true;
   double timeout_ms = 10000.0;  // per launch
+
+  // Fixed repetition counts instead of the budgets in milliseconds (Triton's
+  // do_bench(n_warmup, n_repeat)). When rep_count > 0, a configuration gets exactly
+  // `warmup_count` untimed launches and then at most `rep_count` timed ones, and nothing
+  // else: no untimed first launch, no estimate runs, no clock settling. With racing on, a
+  // contestant may stop before rep_count; with racing off it gets exactly rep_count. A
+  // `verify` callback adds its one launch per configuration. 0: the budgets above decide.
+  int warmup_count = 0;
+  int rep_count = 0;
 
   // Clock settling. Some drivers lower the GPU clock whenever the GPU has idled for a moment
   // and raise it in steps under sustained load (NVIDIA's Vulkan driver on the H200: 345 MHz
@@ -75,7 +88,8 @@ Result<double> settle_clocks(Device& dev, const CompiledKernel& kernel, const La
                              ArgList args, const BenchOptions& opts, double estimate_ns,
                              const std::function<Status()>& before_each = {});
 
-// Repetitions that `rep_ms` buys at `estimate_ns` per launch, within [min_reps, max_reps].
+// Repetitions that `rep_ms` buys at `estimate_ns` per launch, within [min_reps, max_reps];
+// rep_count when that is set.
 int reps_for(double estimate_ns, const BenchOptions& opts) noexcept;
 
 // One contestant of a race (see BenchOptions::racing).
@@ -83,8 +97,10 @@ struct RaceEntry {
   const CompiledKernel* kernel = nullptr;
   LaunchDims dims;
   std::function<Status()> before_each;  // may be empty
-  std::function<Status()> after_batch;  // may be empty: runs after each batch of repetitions
-  double estimate_ns = 0;               // from warm_up
+  // May be empty: runs after each batch of repetitions, told the batch's outcome (ok, or why
+  // its timing failed). Its own failure drops the entry.
+  std::function<Status(const Status&)> after_batch;
+  double estimate_ns = 0;  // from warm_up
   // Outputs.
   std::vector<double> samples;
   Status status;           // a failed timing drops the entry with this reason

@@ -37,6 +37,12 @@ struct ValidatedRow {
 // this call computed. A stored config must hold exactly these values for them (they are part
 // of the key anyway); they are set aside before the space check, since they are not
 // dimensions of the space. Null or empty: every parameter must belong to the space.
+// Whether `c` is a point of `space` once the heuristic parameters are set aside (each must
+// hold exactly the value in `heuristic_values`). Also checks what early_prune returns. The
+// message names the first offending parameter.
+Status check_point(const Config& c, const ConfigSpace& space,
+                   const Config* heuristic_values = nullptr);
+
 Result<ValidatedRow> validate_row(const StoredResult& row, const ConfigSpace& space,
                                   const Config* heuristic_values = nullptr);
 

@@ -35,6 +35,8 @@ class ConfigSpace {
   ConfigSpace& param(std::string name, std::vector<Value> values);
   ConfigSpace& param(std::string name, std::initializer_list<int> values);
   // Runs on every product point before constraints (fills derived launch options, etc.).
+  // Like a constraint, it may throw: the exception reaches the caller as tune::Error with a
+  // callback_failed Status naming it and the point (the Autotuner returns that Status).
   ConfigSpace& derive(std::function<void(Config&)> fn);
   // A named predicate; configs for which it is false are not in the space on that device.
   ConfigSpace& constrain(std::string name, Constraint pred);
@@ -45,7 +47,8 @@ class ConfigSpace {
   std::uint64_t raw_size() const noexcept;
   // The i-th point before constraints (mixed radix, last dimension fastest), derived.
   Config at(std::uint64_t index) const;
-  // Whether every constraint accepts `c` on `dev`; names the first that rejects it.
+  // Whether every constraint accepts `c` on `dev`; names the first that rejects it. A
+  // constraint that throws: tune::Error with a callback_failed Status naming it and `c`.
   bool accepts(const Config& c, const DeviceInfo& dev, std::string* rejected_by = nullptr) const;
 
   // Calls fn on each point that passes every constraint, in index order, until fn returns
@@ -69,6 +72,8 @@ class ConfigSpace {
   bool is_list_ = false;
   std::vector<Config> list_;
   std::vector<Dimension> dims_;
+  void run_derive(Config& c) const;
+
   std::function<void(Config&)> derive_;
   std::vector<std::pair<std::string, Constraint>> constraints_;
 };

@@ -2,11 +2,19 @@
 //
 // Only name, sources, signature, space and dims are required; the rest is optional and
 // empty by default. A KernelDef is copied into its Autotuner; the callbacks it holds must be
-// safe to call from any thread (they run on the calling thread of Autotuner::run).
+// safe to call from any thread (they run on the calling thread of Autotuner::run, or on the
+// background tuning thread).
+//
+// Any callback may throw: the exception is caught, and the call that ran it returns a
+// callback_failed Status naming the callback and the configuration (see README, "What happens
+// when things go wrong"). The key is not remembered, so a later call tunes it again.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tune/args.hpp"
@@ -35,6 +43,34 @@ struct PerfModel {
 
 using DeviceHook = std::function<Status(Device&, ArgList, const Config&)>;
 
+// The hook after a launch made while tuning, told the launch's outcome (Triton's
+// post_hook(args, exception)): ok, or why the pre-hook, the launch, its timing or its
+// verification failed. Built from a function of (Device&, ArgList, const Config&, const
+// Status&), or of (Device&, ArgList, const Config&) that ignores the outcome.
+class PostHook {
+ public:
+  using Fn = std::function<Status(Device&, ArgList, const Config&, const Status&)>;
+  PostHook() = default;
+  PostHook(std::nullptr_t) {}  // NOLINT(google-explicit-constructor)
+  template <class F>
+  requires std::is_invocable_r_v<Status, F&, Device&, ArgList, const Config&, const Status&>
+  PostHook(F f) : fn_(std::move(f)) {}  // NOLINT(google-explicit-constructor)
+  template <class F>
+  requires(!std::is_invocable_r_v<Status, F&, Device&, ArgList, const Config&, const Status&> &&
+           std::is_invocable_r_v<Status, F&, Device&, ArgList, const Config&>)
+      PostHook(F f)  // NOLINT(google-explicit-constructor)
+      : fn_([f = std::move(f)](Device& d, ArgList a, const Config& c, const Status&) mutable {
+          return f(d, a, c);
+        }) {}
+  explicit operator bool() const noexcept { return static_cast<bool>(fn_); }
+  Status operator()(Device& dev, ArgList args, const Config& c, const Status& outcome) const {
+    return fn_(dev, args, c, outcome);
+  }
+
+ private:
+  Fn fn_;
+};
+
 // Explore the space with a strategy instead of timing every configuration: for spaces too
 // large to time whole. Each evaluation compiles and times one configuration (no racing);
 // early_prune and perf_model do not apply; stored timings are reused without cost.
@@ -51,21 +87,29 @@ struct KernelDef {
   ConfigSpace space;
   std::vector<KeySpec> key;
   // Grid and block of a launch. The block must equal config.launch().block when that is set
-  // (Vulkan bakes the workgroup size into the compiled variant).
+  // (Vulkan bakes the workgroup size into the compiled variant). A grid or block with a zero
+  // dimension launches nothing: the configuration is refused (invalid_argument) while tuning.
   std::function<LaunchDims(const Config&, ArgList)> dims;
 
   std::vector<Heuristic> heuristics;
-  // Early prune over the candidates and the call's arguments; returning none is an error.
+  // Early prune over the candidates and the call's arguments; returning none is an error, and
+  // so is returning a configuration that is not one of the candidates' space (an undeclared
+  // parameter, a value outside its domain).
   std::function<std::vector<Config>(std::vector<Config>, ArgList)> early_prune;
   PerfModel perf_model;
   SearchOptions search;  // empty strategy: time every candidate (the default)
   // Buffers (by argument name) zeroed / restored to their pre-tuning contents before every
-  // timed launch, so in-place and accumulating kernels tune correctly.
+  // launch made while tuning, so in-place and accumulating kernels tune correctly (Triton's
+  // semantics). After a call that tuned, `restore_value` buffers hold the caller's contents
+  // again and `reset_to_zero` buffers are zeroed before run()'s own launch, so the output
+  // equals exactly one launch on zeroed buffers; tune() leaves every buffer as it found it.
   std::vector<std::string> reset_to_zero;
   std::vector<std::string> restore_value;
-  // Around each timed launch, outside the timed span.
+  // Around each launch made while tuning, outside the timed span. Strictly paired: every
+  // pre_hook call is followed by exactly one post_hook call for the same configuration, told
+  // the outcome, also when the pre-hook, the launch, the timing or the verification failed.
   DeviceHook pre_hook;
-  DeviceHook post_hook;
+  PostHook post_hook;
   // Checks a configuration's output after its first launch during tuning; a non-ok status
   // (wrong_output) drops the configuration with that reason.
   DeviceHook verify;

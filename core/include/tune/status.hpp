@@ -28,6 +28,8 @@ enum class StatusCode : std::uint8_t {
   data_loss,         // stored data (cache file) is corrupt or unreadable
   io_error,          // a file could not be read or written
   internal,          // a bug in libtune
+  callback_failed,   // a user callback (dims, a hook, a heuristic, a listener...) threw or
+                     // returned something invalid; the message names it and the config
 };
 
 // A stable lowercase name for a code ("compile_error"), used in logs and stored results.

@@ -40,18 +40,12 @@ std::string product_mismatch(const Config& c, const ConfigSpace& space) {
 
 }  // namespace
 
-Result<ValidatedRow> validate_row(const StoredResult& row, const ConfigSpace& space,
-                                  const Config* heuristic_values) {
-  std::string canonical;
-  Status st = check_stored_row(row, &canonical);
-  if (!st.ok()) return st;
-  Result<Config> parsed = Config::parse(canonical);
-  if (!parsed.ok()) return parsed.status();
-  Config c = *parsed;
+Status check_point(const Config& c, const ConfigSpace& space, const Config* heuristic_values) {
+  const Config* point = &c;
+  Config rest;
   if (heuristic_values != nullptr && !heuristic_values->params().empty()) {
     // Heuristic parameters are not dimensions of the space: each must hold exactly the value
     // this call computed; the rest must be a point of the space.
-    Config rest;
     rest.launch() = c.launch();
     for (const auto& [name, value] : c.params()) {
       if (const Value* want = heuristic_values->find(name)) {
@@ -69,18 +63,27 @@ Result<ValidatedRow> validate_row(const StoredResult& row, const ConfigSpace& sp
         return Status(StatusCode::invalid_argument,
                       "heuristic parameter '" + name + "' is missing");
     }
-    c = std::move(rest);
+    point = &rest;
   }
   // ConfigSpace::contains is the authority (it knows derived parameters and launch options);
   // the per-parameter look only explains a rejection.
-  if (!space.contains(c)) {
-    std::string why = space.is_list() ? std::string() : product_mismatch(c, space);
-    if (why.empty()) {
-      why = space.is_list() ? "not in the kernel's config list"
-                            : "not a point of the kernel's config space";
-    }
-    return Status(StatusCode::invalid_argument, why);
+  if (space.contains(*point)) return {};
+  std::string why = space.is_list() ? std::string() : product_mismatch(*point, space);
+  if (why.empty()) {
+    why = space.is_list() ? "not in the kernel's config list"
+                          : "not a point of the kernel's config space";
   }
+  return Status(StatusCode::invalid_argument, why);
+}
+
+Result<ValidatedRow> validate_row(const StoredResult& row, const ConfigSpace& space,
+                                  const Config* heuristic_values) {
+  std::string canonical;
+  Status st = check_stored_row(row, &canonical);
+  if (!st.ok()) return st;
+  Result<Config> parsed = Config::parse(canonical);
+  if (!parsed.ok()) return parsed.status();
+  TUNE_RETURN_IF_ERROR(check_point(*parsed, space, heuristic_values));
   ValidatedRow out{std::move(*parsed), row};
   out.row.config = std::move(canonical);
   return out;

@@ -1,0 +1,235 @@
+#include "search_session.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "hook_runner.hpp"
+#include "session_kit.hpp"
+#include "stored_results.hpp"
+#include "tune/benchmark.hpp"
+#include "user_code.hpp"
+
+namespace tune::detail {
+namespace {
+
+// Thrown through the strategy by the objective once a budget is spent, so that a strategy
+// that ignores its budget still stops. Never escapes this file.
+struct BudgetSpent {};
+
+class SearchSession {
+ public:
+  SearchSession(const SessionContext& ctx, Device& dev, ArgList args, const KeyForms& forms,
+                const KernelSource& src, TuningReport& report)
+      : ctx_(ctx),
+        def_(ctx.def),
+        dev_(dev),
+        args_(args),
+        src_(src),
+        report_(report),
+        clock_(report.times),
+        hooks_(dev, ctx.def, args, ctx.zero_idx, ctx.restore_idx),
+        stored_(ctx.store, forms.store_key, ctx.def, forms.heuristics),
+        heuristics_(forms.heuristics) {
+    const SearchBudget& b = def_.search.budget;
+    double ms = b.max_ms > 0 ? b.max_ms : 0;
+    if (ctx.opts.tuning_budget_ms > 0)
+      ms = ms > 0 ? std::min(ms, ctx.opts.tuning_budget_ms) : ctx.opts.tuning_budget_ms;
+    if (ms > 0)
+      deadline_ = clock_.start() + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double, std::milli>(ms));
+  }
+
+  Result<Selection> run() {
+    report_.source = ResultSource::tuned;
+    {
+      auto timer = clock_.measure(&TuningTimes::store);
+      stored_.rows();
+    }
+    if (hooks_.active() || def_.verify) TUNE_RETURN_IF_ERROR(hooks_.snapshot());
+    Status searched = search();
+    Status finished = hooks_.finish(searched);
+    if (!new_rows_.empty()) {
+      auto timer = clock_.measure(&TuningTimes::store);
+      stored_.save(new_rows_);
+    }
+    TUNE_RETURN_IF_ERROR(searched);
+    TUNE_RETURN_IF_ERROR(finished);
+    return choose_winner();
+  }
+
+ private:
+  Status search() {
+    const SearchStrategy& strategy = *def_.search.strategy;
+    Objective objective = [this](const Config& point) { return evaluate(point); };
+    const auto t0 = Clock::now();
+    Result<SearchResult> found = Status(StatusCode::internal, "search did not run");
+    try {
+      found =
+          strategy.search(def_.space, dev_.info(), objective, def_.search.budget, def_.search.seed);
+    } catch (const BudgetSpent&) {
+      found = SearchResult{};
+    } catch (...) {
+      found = current_exception_status("search strategy '" + std::string(strategy.name()) + "'",
+                                       nullptr);
+    }
+    report_.times.strategy += std::max(0.0, ms_since(t0) - objective_ms_);
+    if (!stop_.ok()) return stop_;  // a callback threw, or the device was lost
+    if (!found.ok()) return found.status();
+    const std::uint64_t accepted = found->accepted_points;
+    report_.partial = accepted == 0 || evaluations_ < accepted;
+    return {};
+  }
+
+  // One point: +inf when it failed. Throws BudgetSpent once a budget is spent.
+  double evaluate(const Config& point) {
+    if (!stop_.ok() || spent_) throw BudgetSpent{};
+    const std::uint64_t cap = def_.search.budget.max_evaluations;
+    if ((cap != 0 && evaluations_ >= cap) || Clock::now() >= deadline_) {
+      spent_ = true;
+      throw BudgetSpent{};
+    }
+    ++evaluations_;
+    const auto t0 = Clock::now();
+    Config c = point;
+    for (const auto& [name, value] : heuristics_.params()) c.set(name, value);
+    ConfigResult r = measure(c);
+    objective_ms_ += ms_since(t0);
+    report_.results.push_back(r);
+    if (ends_tuning(r.status)) {
+      stop_ = Status(r.status).with_context("config {" + c.to_string() + "}");
+      throw BudgetSpent{};
+    }
+    return r.stats.median;
+  }
+
+  ConfigResult measure(const Config& c) {
+    ConfigResult r;
+    r.config = c;
+    r.stats.median = kInf;
+    const auto& stored = stored_.rows();
+    if (auto it = stored.find(c.to_string()); it != stored.end()) {
+      r.from_store = true;
+      if (it->second.status == StatusCode::ok)
+        r.stats = it->second.stats;
+      else
+        r.status = Status(it->second.status, it->second.reason);
+      return r;
+    }
+    std::shared_ptr<Variant> v;
+    {
+      auto timer = clock_.measure(&TuningTimes::compile);
+      v = ctx_.variants.compile(dev_, src_, {c}).front().get();
+    }
+    r.compile_ms = v->compile_ms;
+    Status st = v->status;
+    if (st.ok()) {
+      r.resources = v->kernel->resources();
+      built_[c.to_string()] = v;
+      st = time_one(c, *v->kernel, &r.stats);
+    }
+    r.status = st;
+    if (!st.ok()) {
+      r.stats = SampleStats{};
+      r.stats.median = kInf;
+    }
+    new_rows_.push_back(row_of(r));
+    return r;
+  }
+
+  Status time_one(const Config& c, const CompiledKernel& kernel, SampleStats* out) {
+    LaunchDims dims;
+    TUNE_RETURN_IF_ERROR(launch_dims(def_, c, args_, &dims));
+    if (def_.verify) {
+      auto timer = clock_.measure(&TuningTimes::verify);
+      TUNE_RETURN_IF_ERROR(verify_once(dev_, def_, hooks_, kernel, dims, args_, c));
+    }
+    auto timer = clock_.measure(&TuningTimes::benchmark);
+    std::function<Status()> before;
+    if (hooks_.active())
+      before = [this, &c] {
+        hooks_.set_config(&c);
+        return hooks_.before_launch();
+      };
+    // Settle the clock for the first evaluation, and again only after a pause (as a race
+    // does), not for every point.
+    BenchOptions bench = ctx_.opts.bench;
+    if (!clock_watch_.needs_settling()) bench.settle_max_ms = 0;
+    auto stats = time_kernel(dev_, kernel, dims, args_, bench, before);
+    clock_watch_.busy();
+    Status post = hooks_.flush_post(stats.status());
+    TUNE_RETURN_IF_ERROR(stats.status());
+    TUNE_RETURN_IF_ERROR(post);
+    *out = *stats;
+    return {};
+  }
+
+  Result<Selection> choose_winner() {
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < report_.results.size(); ++i) {
+      const auto& r = report_.results[i];
+      if (r.status.ok() && std::isfinite(r.stats.median)) order.push_back(i);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      const auto& ra = report_.results[a];
+      const auto& rb = report_.results[b];
+      if (ra.stats.median != rb.stats.median) return ra.stats.median < rb.stats.median;
+      return ra.config.to_string() < rb.config.to_string();
+    });
+    for (std::size_t i : order) {
+      const Config& c = report_.results[i].config;
+      std::shared_ptr<Variant> v;
+      if (auto it = built_.find(c.to_string()); it != built_.end()) {
+        v = it->second;
+      } else {
+        auto timer = clock_.measure(&TuningTimes::compile);
+        v = ctx_.variants.compile(dev_, src_, {c}).front().get();
+      }
+      if (v->status.ok()) {
+        Selection s;
+        s.config = c;
+        s.variant = std::move(v);
+        s.launched_on_args = true;
+        return s;
+      }
+      report_.results[i].status = v->status;
+    }
+    if (report_.results.empty() && spent_) {
+      return Status(StatusCode::timeout,
+                    "the search budget was spent before any configuration was evaluated");
+    }
+    std::string msg =
+        "every configuration the search evaluated failed on " + dev_.info().name + ":";
+    for (const auto& r : report_.results)
+      msg += "\n  {" + r.config.to_string() + "}: " + r.status.to_string();
+    return Status(StatusCode::all_failed, msg);
+  }
+
+  const SessionContext& ctx_;
+  const KernelDef& def_;
+  Device& dev_;
+  ArgList args_;
+  const KernelSource& src_;
+  TuningReport& report_;
+  TimeLedger clock_;
+  HookRunner hooks_;
+  StoredResults stored_;
+  const Config& heuristics_;
+  Clock::time_point deadline_ = Clock::time_point::max();
+  ClockWatch clock_watch_;
+  std::uint64_t evaluations_ = 0;
+  bool spent_ = false;
+  double objective_ms_ = 0;
+  Status stop_;
+  std::map<std::string, std::shared_ptr<Variant>> built_;
+  std::vector<StoredResult> new_rows_;
+};
+
+}  // namespace
+
+Result<Selection> search_one_key(const SessionContext& ctx, Device& dev, ArgList args,
+                                 const KeyForms& forms, const KernelSource& src,
+                                 TuningReport& report) {
+  return SearchSession(ctx, dev, args, forms, src, report).run();
+}
+
+}  // namespace tune::detail

@@ -1,0 +1,393 @@
+#include "session.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <limits>
+#include <map>
+#include <new>
+#include <optional>
+
+#include "candidates.hpp"
+#include "hook_runner.hpp"
+#include "search_session.hpp"
+#include "session_kit.hpp"
+#include "stored_results.hpp"
+#include "tune/benchmark.hpp"
+#include "user_code.hpp"
+
+namespace tune::detail {
+namespace {
+
+// How long the timing loop waits for the next compile before it gives the configurations
+// already compiled another round of timing.
+constexpr auto kRaceWhileCompiling = std::chrono::milliseconds(10);
+
+// How the candidates of one key are decided.
+enum class Plan : std::uint8_t { disabled, single, all_stored, time_the_rest };
+
+class KeySession {
+ public:
+  KeySession(const SessionContext& ctx, Device& dev, ArgList args, const KeyForms& forms,
+             const KernelSource& src, TuningReport& report)
+      : ctx_(ctx),
+        def_(ctx.def),
+        dev_(dev),
+        args_(args),
+        forms_(forms),
+        src_(src),
+        report_(report),
+        clock_(report.times),
+        hooks_(dev, ctx.def, args, ctx.zero_idx, ctx.restore_idx),
+        stored_(ctx.store, forms.store_key, ctx.def, forms.heuristics) {}
+
+  Result<Selection> run() {
+    TUNE_RETURN_IF_ERROR(find_candidates());
+    load_stored();
+    const Plan plan = choose_plan();
+    if (plan == Plan::time_the_rest) {
+      Status timed = time_candidates();
+      Status finished = hooks_.finish(timed);
+      save_rows();
+      TUNE_RETURN_IF_ERROR(timed);
+      TUNE_RETURN_IF_ERROR(finished);
+    }
+    return choose_winner(plan);
+  }
+
+ private:
+  // Stage 1: the candidates, with a result slot each.
+  Status find_candidates() {
+    auto timer = clock_.measure(&TuningTimes::candidates);
+    auto cands = make_candidates(def_, dev_.info(), args_, forms_.heuristics);
+    if (!cands.ok()) return cands.status();
+    cands_ = std::move(cands->configs);
+    report_.pruned = cands->pruned;
+    report_.results.resize(cands_.size());
+    for (std::size_t i = 0; i < cands_.size(); ++i) {
+      report_.results[i].config = cands_[i];
+      report_.results[i].stats.median = kInf;
+    }
+    return {};
+  }
+
+  // Stage 2: stored timings cover what they can; only the rest is timed.
+  void load_stored() {
+    need_.assign(cands_.size(), true);
+    if (ctx_.disabled || cands_.size() <= 1) return;
+    auto timer = clock_.measure(&TuningTimes::store);
+    stored_.apply(cands_, report_.results, need_);
+  }
+
+  Plan choose_plan() {
+    if (ctx_.disabled) {
+      report_.source = ResultSource::disabled;
+      return Plan::disabled;
+    }
+    if (cands_.size() == 1) {
+      report_.source = ResultSource::single;
+      return Plan::single;
+    }
+    const bool all_stored = std::none_of(need_.begin(), need_.end(), [](bool b) { return b; });
+    if (all_stored && ranked().size() > 0) {
+      report_.source = ResultSource::disk;
+      return Plan::all_stored;
+    }
+    report_.source = ResultSource::tuned;
+    return Plan::time_the_rest;
+  }
+
+  // Stage 3: compile, verify, warm up and race the candidates not stored, under the budget.
+  Status time_candidates() {
+    std::vector<std::size_t> to_time;
+    std::vector<Config> configs;
+    for (std::size_t i = 0; i < cands_.size(); ++i) {
+      if (!need_[i]) continue;
+      to_time.push_back(i);
+      configs.push_back(cands_[i]);
+    }
+    CompileWaiter waiter(ctx_.variants.compile(dev_, src_, configs));
+    if (hooks_.active() || def_.verify) TUNE_RETURN_IF_ERROR(hooks_.snapshot());
+    launched_ = true;
+    Race race(dev_, args_, ctx_.opts.bench);
+    bool racing_now = false;  // the last round timed something: keep the GPU busy
+    while (!waiter.empty()) {
+      if (deadline_passed()) break;
+      const bool can_race = race.entries().size() >= 2 && !race.decided();
+      auto give_up = !can_race    ? deadline()
+                     : racing_now ? Clock::now()
+                                  : std::min(deadline(), Clock::now() + kRaceWhileCompiling);
+      std::optional<std::size_t> j;
+      {
+        auto timer = clock_.measure(&TuningTimes::compile);
+        j = waiter.next(give_up);
+      }
+      if (!j) {
+        if (!can_race) continue;  // the deadline passed: the loop ends above
+        auto timed = timed_round(race);
+        if (!timed.ok()) return timed.status();
+        racing_now = *timed;
+        continue;
+      }
+      TUNE_RETURN_IF_ERROR(prepare(to_time[*j], waiter.get(*j), race));
+    }
+    // Rounds until decided, or the deadline; past it, one round still times what is warmed
+    // up but has no sample yet, so the best so far is a measured one.
+    while (!race.decided() && (!deadline_passed() || !any_sampled(race))) {
+      auto timed = timed_round(race);
+      if (!timed.ok()) return timed.status();
+      if (!*timed) break;
+    }
+    return collect(race);
+  }
+
+  // One compiled candidate: record the compile, verify, warm up, and enter it in the race.
+  // Returns non-ok only for what ends the whole tuning (a callback that threw, a lost device).
+  Status prepare(std::size_t i, std::shared_ptr<Variant> v, Race& race) {
+    ConfigResult& r = report_.results[i];
+    r.compile_ms = v->compile_ms;
+    if (!v->status.ok()) {
+      r.status = v->status;
+      return {};
+    }
+    r.resources = v->kernel->resources();
+    built_[i] = v;
+    if (deadline_passed() && !race.entries().empty()) return {};  // not timed: partial
+    LaunchDims dims;
+    Status st = launch_dims(def_, cands_[i], args_, &dims);
+    if (st.ok() && def_.verify) {
+      auto timer = clock_.measure(&TuningTimes::verify);
+      st = verify_once(dev_, def_, hooks_, *v->kernel, dims, args_, cands_[i]);
+    }
+    double estimate = 0;
+    if (st.ok()) {
+      auto timer = clock_.measure(&TuningTimes::benchmark);
+      BenchOptions warm = ctx_.opts.bench;
+      if (!race.entries().empty()) warm.warmup_ms = std::min(warm.warmup_ms, warm.warmup_next_ms);
+      auto before = before_each(&cands_[i]);
+      auto w = warm_up(dev_, *v->kernel, dims, args_, warm, before);
+      Status post = hooks_.flush_post(w.status());
+      st = !w.ok() ? w.status() : post;
+      if (st.ok()) estimate = *w;
+    }
+    if (ends_tuning(st)) return st.with_context("config {" + cands_[i].to_string() + "}");
+    if (!st.ok()) {
+      r.status = st;
+      return {};
+    }
+    RaceEntry e;
+    e.kernel = v->kernel.get();
+    e.dims = dims;
+    e.before_each = before_each(&cands_[i]);
+    if (hooks_.active()) e.after_batch = [this](const Status& s) { return hooks_.flush_post(s); };
+    e.estimate_ns = estimate;
+    race.add(std::move(e));
+    racers_.push_back(i);
+    return {};
+  }
+
+  static bool any_sampled(Race& race) {
+    return std::any_of(race.entries().begin(), race.entries().end(),
+                       [](const RaceEntry& e) { return !e.samples.empty(); });
+  }
+
+  Result<bool> timed_round(Race& race) {
+    auto timer = clock_.measure(&TuningTimes::benchmark);
+    return race.round();
+  }
+
+  // The race's samples and outcomes into the report, and the rows to store.
+  Status collect(Race& race) {
+    for (std::size_t k = 0; k < race.entries().size(); ++k) {
+      const RaceEntry& e = race.entries()[k];
+      const std::size_t i = racers_[k];
+      if (ends_tuning(e.status))
+        return Status(e.status).with_context("config {" + cands_[i].to_string() + "}");
+      auto& r = report_.results[i];
+      r.status = e.status;
+      r.raced_out = e.raced_out;
+      r.settled = e.settled;
+      if (r.status.ok() && !e.samples.empty()) r.stats = summarize(e.samples);
+    }
+    for (std::size_t i = 0; i < cands_.size(); ++i) {
+      auto& r = report_.results[i];
+      if (!need_[i]) continue;
+      if (r.status.ok() && r.stats.count == 0) {  // not reached within the budget
+        report_.partial = true;
+        continue;
+      }
+      if (!r.status.ok()) {
+        r.stats = SampleStats{};
+        r.stats.median = kInf;
+      }
+      new_rows_.push_back(row_of(r));
+    }
+    return {};
+  }
+
+  void save_rows() {
+    if (new_rows_.empty()) return;
+    auto timer = clock_.measure(&TuningTimes::store);
+    stored_.save(new_rows_);
+    new_rows_.clear();
+  }
+
+  // Candidates with a finite median, fastest first; ties in configuration text order, so
+  // that every process decides a tie the same way.
+  std::vector<std::size_t> ranked() const {
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < cands_.size(); ++i) {
+      const auto& r = report_.results[i];
+      if (r.status.ok() && std::isfinite(r.stats.median)) order.push_back(i);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      const double ma = report_.results[a].stats.median, mb = report_.results[b].stats.median;
+      if (ma != mb) return ma < mb;
+      return report_.results[a].config.to_string() < report_.results[b].config.to_string();
+    });
+    return order;
+  }
+
+  // Stage 4: the winner, compiled. A winner read from the store was not built by this call:
+  // it is compiled now, and one that no longer compiles is recorded (and stored) as failed,
+  // and the next best takes its place.
+  Result<Selection> choose_winner(Plan plan) {
+    std::vector<std::size_t> order;
+    if (plan == Plan::disabled || plan == Plan::single)
+      order = {0};
+    else
+      order = ranked();
+    for (std::size_t i : order) {
+      std::shared_ptr<Variant> v = built_.count(i) ? built_[i] : compile_now(i);
+      if (v->status.ok()) {
+        save_rows();
+        Selection s;
+        s.config = cands_[i];
+        s.variant = std::move(v);
+        s.launched_on_args = launched_;
+        return s;
+      }
+      auto& r = report_.results[i];
+      r.status = v->status;
+      r.stats = SampleStats{};
+      r.stats.median = kInf;
+      if (r.from_store) new_rows_.push_back(row_of(r));
+    }
+    save_rows();
+    return no_winner();
+  }
+
+  std::shared_ptr<Variant> compile_now(std::size_t i) {
+    auto timer = clock_.measure(&TuningTimes::compile);
+    auto v = ctx_.variants.compile(dev_, src_, {cands_[i]}).front().get();
+    report_.results[i].compile_ms = v->compile_ms;
+    if (v->status.ok()) report_.results[i].resources = v->kernel->resources();
+    return v;
+  }
+
+  Status no_winner() const {
+    const bool budget_hit =
+        report_.partial || (ctx_.opts.tuning_budget_ms > 0 && deadline_passed());
+    if (budget_hit) {
+      return Status(StatusCode::timeout,
+                    "tuning_budget_ms (" + format_ms(ctx_.opts.tuning_budget_ms) +
+                        " ms) exhausted before any configuration was timed; compiles go on in "
+                        "the background and a later call continues from them");
+    }
+    std::string msg = "every configuration failed on " + dev_.info().name + ":";
+    for (const auto& r : report_.results) {
+      msg += "\n  {" + r.config.to_string() +
+             "}: " + (r.status.ok() ? std::string("no timing") : r.status.to_string());
+    }
+    return Status(StatusCode::all_failed, msg);
+  }
+
+  std::function<Status()> before_each(const Config* c) {
+    if (!hooks_.active()) return {};
+    return [this, c] {
+      hooks_.set_config(c);
+      return hooks_.before_launch();
+    };
+  }
+
+  Clock::time_point deadline() const {
+    if (ctx_.opts.tuning_budget_ms <= 0) return Clock::time_point::max();
+    return clock_.start() +
+           std::chrono::duration_cast<Clock::duration>(
+               std::chrono::duration<double, std::milli>(ctx_.opts.tuning_budget_ms));
+  }
+  bool deadline_passed() const { return Clock::now() >= deadline(); }
+
+  const SessionContext& ctx_;
+  const KernelDef& def_;
+  Device& dev_;
+  ArgList args_;
+  const KeyForms& forms_;
+  const KernelSource& src_;
+  TuningReport& report_;
+  TimeLedger clock_;
+  HookRunner hooks_;
+  StoredResults stored_;
+  std::vector<Config> cands_;
+  std::vector<bool> need_;  // per candidate: not covered by a stored row
+  std::map<std::size_t, std::shared_ptr<Variant>> built_;
+  std::vector<std::size_t> racers_;  // candidate of each race entry
+  std::vector<StoredResult> new_rows_;
+  bool launched_ = false;
+};
+
+}  // namespace
+
+bool is_definition_error(const Status& st) noexcept {
+  switch (st.code()) {
+    case StatusCode::invalid_argument:
+    case StatusCode::not_found:
+    case StatusCode::unavailable:
+    case StatusCode::all_failed:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Result<Selection> tune_one_key(const SessionContext& ctx, Device& dev, ArgList args,
+                               const KeyForms& forms, TuningReport& report) {
+  const auto t0 = Clock::now();
+  const DeviceInfo& info = dev.info();
+  report.kernel = ctx.def.name;
+  report.key = forms.text;
+  report.device = info.fingerprint();
+  Result<Selection> out = Status(StatusCode::internal, "not tuned");
+  try {
+    const KernelSource* src = ctx.def.source_for(dev.language());
+    if (src == nullptr) {
+      out = Status(StatusCode::unavailable, "kernel " + ctx.def.name + " has no " +
+                                                std::string(to_string(dev.language())) +
+                                                " source for device " + info.name);
+    } else if (ctx.def.search.strategy && !ctx.disabled) {
+      out = search_one_key(ctx, dev, args, forms, *src, report);
+    } else {
+      out = KeySession(ctx, dev, args, forms, *src, report).run();
+    }
+  } catch (const std::bad_alloc&) {
+    out = Status(StatusCode::out_of_resources, "out of host memory");
+  } catch (...) {
+    out = current_exception_status("libtune", nullptr);
+    if (out.status().code() != StatusCode::callback_failed)
+      out = Status(StatusCode::internal, "unexpected exception: " + out.status().message());
+  }
+  if (!out.ok()) {
+    out = Status(out.status()).with_context("tuning " + ctx.def.name + " for " + forms.text);
+    report.status = out.status();
+  }
+  report.wall_ms = ms_since(t0);
+  report.times.overhead = 0;
+  const TuningTimes& t = report.times;
+  const double parts = t.candidates + t.store + t.compile + t.verify + t.benchmark + t.strategy;
+  report.times.overhead = std::max(0.0, report.wall_ms - parts);
+  if (out.ok()) report.winner = out->config;
+  return out;
+}
+
+}  // namespace tune::detail

@@ -1,0 +1,59 @@
+// One key's tuning: from candidates to the winner, with a full report.
+//
+// Stages, each a function of its own: candidates (candidates.hpp), stored results (the only
+// TuningStore reads and writes), the plan (nothing to time, all stored, or time the rest),
+// timing (compile pool, verify, warm-up, race, under the tuning budget), the winner (a stored
+// winner is compiled here if this call did not build it). A search strategy replaces the
+// candidates and timing stages (search_session.cpp).
+//
+// Blocking: runs on the calling thread until the key is decided; compiles run on a pool.
+// Never throws: user callbacks that throw become callback_failed (see user_code.hpp).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tune/autotuner.hpp"
+#include "variants.hpp"
+
+namespace tune::detail {
+
+// What a session borrows from the Autotuner that runs it.
+struct SessionContext {
+  const KernelDef& def;
+  const AutotunerOptions& opts;
+  bool disabled = false;
+  TuningStore* store = nullptr;  // null: nothing persists
+  VariantCache& variants;
+  const std::vector<int>& zero_idx;     // reset_to_zero argument positions
+  const std::vector<int>& restore_idx;  // restore_value argument positions
+};
+
+// A new key in every form the stages need, built once per miss.
+struct KeyForms {
+  TuningKey key;
+  Config heuristics;  // this call's heuristic parameter values
+  std::string text;   // KeyBuilder text plus heuristic values (reports, the store)
+  StoreKey store_key;
+};
+
+struct Selection {
+  Config config;
+  std::shared_ptr<Variant> variant;
+  // Launches were made on the caller's buffers while tuning: run() zeroes the reset_to_zero
+  // buffers before its own launch.
+  bool launched_on_args = false;
+};
+
+// Tunes `forms.key` on `dev` with the call's arguments. Fills `report` (status included) on
+// success and on failure.
+Result<Selection> tune_one_key(const SessionContext& ctx, Device& dev, ArgList args,
+                               const KeyForms& forms, TuningReport& report);
+
+// Whether a failed tuning's error belongs to the definition (every caller would get it:
+// shared with concurrent waiters, kept for background retries) rather than to the one call
+// that met it (a callback that threw, a lost device, out of memory, a budget).
+bool is_definition_error(const Status& st) noexcept;
+
+}  // namespace tune::detail

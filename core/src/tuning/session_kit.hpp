@@ -1,0 +1,63 @@
+// Pieces both ways of tuning a key use (timing every candidate, or a search strategy): the
+// time ledger of a report, one checked launch geometry, one verified launch, the rows a
+// tuning stores. Internal to the core.
+#pragma once
+
+#include <chrono>
+#include <limits>
+#include <string>
+
+#include "hook_runner.hpp"
+#include "tune/autotuner.hpp"
+
+namespace tune::detail {
+
+using Clock = std::chrono::steady_clock;
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+double ms_since(Clock::time_point t0);
+std::string format_ms(double ms);  // "12.5"
+
+// Adds the wall time of scopes to the fields of a TuningTimes. Not thread-safe.
+class TimeLedger {
+ public:
+  explicit TimeLedger(TuningTimes& times) : times_(times), start_(Clock::now()) {}
+  class Scope {
+   public:
+    Scope(double* field) : field_(field), t0_(Clock::now()) {}  // NOLINT
+    ~Scope() { *field_ += ms_since(t0_); }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    double* field_;
+    Clock::time_point t0_;
+  };
+  // Counts the time until the returned scope ends into `field`.
+  [[nodiscard]] Scope measure(double TuningTimes::*field) { return Scope(&(times_.*field)); }
+  Clock::time_point start() const noexcept { return start_; }
+
+ private:
+  TuningTimes& times_;
+  Clock::time_point start_;
+};
+
+// KernelDef::dims for `c`, guarded: a throw is callback_failed, a grid or block with a zero
+// dimension is invalid_argument (it would launch nothing and look fastest).
+Status launch_dims(const KernelDef& def, const Config& c, ArgList args, LaunchDims* out);
+
+// One launch of `kernel` with the hooks around it, then KernelDef::verify on its output. A
+// verify failure is wrong_output (device_lost and callback_failed stay as they are); launch
+// failures keep their code. The post-hook hears the launch's outcome.
+Status verify_once(Device& dev, const KernelDef& def, HookRunner& hooks,
+                   const CompiledKernel& kernel, const LaunchDims& dims, ArgList args,
+                   const Config& config);
+
+// Failures that end a whole tuning rather than one configuration: a user callback that threw
+// (the caller must hear of it) and a lost device (nothing measured can be trusted).
+bool ends_tuning(const Status& st) noexcept;
+
+// The stored form of one configuration's outcome, stamped now.
+StoredResult row_of(const ConfigResult& r);
+
+}  // namespace tune::detail

@@ -1,0 +1,55 @@
+#include "stored_results.hpp"
+
+#include "tune/cache_validation.hpp"
+#include "tune/log.hpp"
+#include "user_code.hpp"
+
+namespace tune::detail {
+
+const std::map<std::string, StoredResult>& StoredResults::rows() {
+  if (loaded_ || store_ == nullptr) return rows_;
+  loaded_ = true;
+  std::vector<StoredResult> raw;
+  try {
+    raw = store_->load(key_);
+  } catch (...) {
+    log_warning("tuning store load for " + def_.name +
+                " failed; tuning as if nothing were "
+                "stored: " +
+                describe_current_exception());
+    return rows_;
+  }
+  for (auto& v : validate_rows(raw, def_.space, def_.name, &heuristics_))
+    rows_.emplace(v.row.config, std::move(v.row));
+  return rows_;
+}
+
+void StoredResults::apply(const std::vector<Config>& cands, std::vector<ConfigResult>& results,
+                          std::vector<bool>& need) {
+  const auto& stored = rows();
+  if (stored.empty()) return;
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    auto it = stored.find(cands[i].to_string());
+    if (it == stored.end()) continue;  // never timed, or pruned for this call
+    const StoredResult& row = it->second;
+    auto& r = results[i];
+    r.from_store = true;
+    need[i] = false;
+    if (row.status == StatusCode::ok)
+      r.stats = row.stats;
+    else
+      r.status = Status(row.status, row.reason);
+  }
+}
+
+void StoredResults::save(std::span<const StoredResult> rows) {
+  if (store_ == nullptr || rows.empty()) return;
+  try {
+    store_->save(key_, rows);
+  } catch (...) {
+    log_warning("tuning store save for " + def_.name +
+                " failed; results kept in memory only: " + describe_current_exception());
+  }
+}
+
+}  // namespace tune::detail

@@ -1,0 +1,40 @@
+// StoredResults: the tuning's only contact with the TuningStore. Reads a key's rows once,
+// validated against the kernel's space (cache_validation.hpp), and writes new outcomes.
+// A store that throws (a user's own TuningStore) is treated as empty and logged, as a store
+// that cannot read: persistence never fails a tuning. Not thread-safe; one tuning uses it.
+#pragma once
+
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tune/autotuner.hpp"
+
+namespace tune::detail {
+
+class StoredResults {
+ public:
+  // `store` may be null (nothing persists).
+  StoredResults(TuningStore* store, const StoreKey& key, const KernelDef& def,
+                const Config& heuristics)
+      : store_(store), key_(key), def_(def), heuristics_(heuristics) {}
+
+  // Valid stored rows by canonical config text (read from the store at the first call).
+  const std::map<std::string, StoredResult>& rows();
+  // Fills the results of candidates that stored rows cover (timing or failure, from_store)
+  // and clears their `need` flag.
+  void apply(const std::vector<Config>& cands, std::vector<ConfigResult>& results,
+             std::vector<bool>& need);
+  void save(std::span<const StoredResult> rows);
+
+ private:
+  TuningStore* store_;
+  const StoreKey& key_;
+  const KernelDef& def_;
+  const Config& heuristics_;
+  bool loaded_ = false;
+  std::map<std::string, StoredResult> rows_;
+};
+
+}  // namespace tune::detail
