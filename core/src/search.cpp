@@ -16,6 +16,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::uint64_t kListLimit = 1u << 20;
 // Consecutive proposals that cost no evaluation before a strategy gives up or restarts.
 constexpr int kStaleLimit = 2000;
+// Consecutive proposals rejected or seen before a local search jumps to a random point.
+constexpr int kJumpAfter = 64;
 
 // The shared machinery: index arithmetic, constraint filtering, memoised evaluation, budget.
 class Explorer {
@@ -239,7 +241,20 @@ class Annealing final : public SearchStrategy {
       bool fresh = false;
       auto v = x.eval(nb, &fresh);
       if (!fresh) ++stale;
-      if (!v) continue;
+      if (!v) {
+        // Every neighbour rejected by the constraints (BM == BN, say) or spent: jump to a
+        // fresh random point instead of proposing neighbours until the stale limit.
+        if (stale % kJumpAfter != 0) continue;
+        auto r = x.random_unvisited();
+        if (!r) break;
+        if (auto rv = x.eval(*r)) {
+          cur = *r;
+          fcur = *rv;
+          since_improvement = 0;
+          stale = 0;
+        }
+        continue;
+      }
       if (fresh) {
         stale = 0;
         temp *= decay;

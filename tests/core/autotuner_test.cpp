@@ -12,12 +12,6 @@ using namespace tune::testing;
 
 namespace {
 
-std::unique_ptr<Autotuner> make_tuner(KernelDef def, AutotunerOptions opts = quiet_options()) {
-  auto t = Autotuner::make(std::move(def), std::move(opts));
-  REQUIRE_MESSAGE(t.ok(), t.status().to_string());
-  return std::move(*t);
-}
-
 // The configs compiled so far, from "compile <config>" events (compile order is not fixed:
 // variants may compile in parallel).
 std::set<std::string> compiled(const SimDevice& dev) {

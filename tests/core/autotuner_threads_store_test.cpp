@@ -17,12 +17,6 @@ using namespace tune::testing;
 
 namespace {
 
-std::unique_ptr<Autotuner> make_tuner(KernelDef def, AutotunerOptions opts = quiet_options()) {
-  auto t = Autotuner::make(std::move(def), std::move(opts));
-  REQUIRE_MESSAGE(t.ok(), t.status().to_string());
-  return std::move(*t);
-}
-
 std::set<std::string> timed(const SimDevice& dev) {
   std::set<std::string> out;
   for (const auto& e : events_with(dev.events(), "time "))

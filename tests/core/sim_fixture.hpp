@@ -2,6 +2,8 @@
 // an in-memory TuningStore. Nothing here touches the disk or ~/.cache.
 #pragma once
 
+#include <doctest/doctest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -37,6 +39,14 @@ inline AutotunerOptions quiet_options() {
   o.persistent = false;
   o.print = false;
   return o;
+}
+
+// An Autotuner for `def`, or a test failure naming why make() refused it.
+inline std::unique_ptr<Autotuner> make_tuner(KernelDef def,
+                                             AutotunerOptions opts = quiet_options()) {
+  auto t = Autotuner::make(std::move(def), std::move(opts));
+  REQUIRE_MESSAGE(t.ok(), t.status().to_string());
+  return std::move(*t);
 }
 
 inline KernelSource sim_source() {

@@ -21,6 +21,9 @@
 
 namespace tune {
 
+// The Autotuner enforces both limits itself, whatever the strategy does with them. Asking for
+// more evaluations than the space has accepted points is not an error: every strategy stops
+// once it has evaluated each accepted point (SearchResult::accepted_points) once.
 struct SearchBudget {
   std::uint64_t max_evaluations = 0;  // 0: no limit
   double max_ms = 0;                  // wall time of the whole search; 0: no limit
@@ -54,7 +57,8 @@ std::unique_ptr<SearchStrategy> make_exhaustive_search();
 // Uniform sampling without replacement.
 std::unique_ptr<SearchStrategy> make_random_search();
 // Simulated annealing over neighbouring values (one dimension moved by one step), with
-// restarts from a random point after `patience` evaluations without improvement.
+// restarts from a random point after `patience` evaluations without improvement, and a jump
+// to a random point when the constraints reject every neighbour of the current one.
 std::unique_ptr<SearchStrategy> make_annealing_search(int patience = 40);
 // A genetic algorithm: tournament selection, uniform crossover of value indices, mutation by
 // neighbouring steps, elitism; `population` individuals per generation.
