@@ -181,7 +181,16 @@ struct Autotuner::Impl {
   TuningKey make_key(const Device& dev, ArgList args) const {
     TuningKey k = keys.build(args, reinterpret_cast<std::uintptr_t>(&dev));
     if (!def.heuristics.empty()) {
-      for (const auto& h : def.heuristics) k.push(value_key(h.fn(args, dev.info())));
+      for (const auto& h : def.heuristics) {
+        Value v;
+        try {
+          v = h.fn(args, dev.info());
+        } catch (...) {
+          throw Error(detail::callback_failure("heuristic '" + h.param + "'", nullptr,
+                                               detail::describe_current_exception()));
+        }
+        k.push(value_key(v));
+      }
       k.rehash();
     }
     return k;
@@ -203,8 +212,7 @@ struct Autotuner::Impl {
     try {
       *out = make_key(dev, args);
     } catch (...) {
-      return detail::current_exception_status("building the key (a heuristic or key function)",
-                                              nullptr)
+      return detail::current_exception_status("building the key", nullptr)
           .with_context("kernel " + def.name);
     }
     return {};

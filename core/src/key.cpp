@@ -1,6 +1,7 @@
 #include "tune/key.hpp"
 
 #include "tune/hash.hpp"
+#include "tuning/user_code.hpp"
 
 namespace tune {
 
@@ -75,7 +76,12 @@ TuningKey KeyBuilder::build(ArgList args, std::uint64_t device_hash) const {
         v = next_pow2(v);
         break;
       case Bucket::custom:
-        v = specs_[i].fn(v);
+        try {
+          v = specs_[i].fn(v);
+        } catch (...) {
+          throw Error(detail::callback_failure("key function of '" + specs_[i].arg + "'", nullptr,
+                                               detail::describe_current_exception()));
+        }
         break;
     }
     k.values[k.size++] = v;

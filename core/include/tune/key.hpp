@@ -76,7 +76,7 @@ class KeyBuilder {
   static Result<KeyBuilder> make(const KernelSignature& sig, std::vector<KeySpec> specs);
   KeyBuilder() = default;
 
-  // May throw only what a custom bucket function throws.
+  // A custom bucket function that throws: tune::Error with a callback_failed Status naming it.
   TuningKey build(ArgList args, std::uint64_t device_hash) const;
   // Readable text of a key for logs and the cache: "M=4096,N=4096;f16,f16,f32".
   std::string to_string(const TuningKey& key) const;
