@@ -139,6 +139,7 @@ class SearchSession {
   Status time_one(const Config& c, const CompiledKernel& kernel, SampleStats* out) {
     LaunchDims dims;
     TUNE_RETURN_IF_ERROR(launch_dims(def_, c, args_, &dims));
+    launched_ = true;  // the caller's buffers see launches from here on
     if (def_.verify) {
       auto timer = clock_.measure(&TuningTimes::verify);
       TUNE_RETURN_IF_ERROR(verify_once(dev_, def_, hooks_, kernel, dims, args_, c));
@@ -188,7 +189,7 @@ class SearchSession {
         Selection s;
         s.config = c;
         s.variant = std::move(v);
-        s.launched_on_args = true;
+        s.launched_on_args = launched_;
         return s;
       }
       report_.results[i].status = v->status;
@@ -218,6 +219,7 @@ class SearchSession {
   ClockWatch clock_watch_;
   std::uint64_t evaluations_ = 0;
   bool spent_ = false;
+  bool launched_ = false;
   double objective_ms_ = 0;
   Status stop_;
   std::map<std::string, std::shared_ptr<Variant>> built_;

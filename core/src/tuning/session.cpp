@@ -109,7 +109,6 @@ class KeySession {
     }
     CompileWaiter waiter(ctx_.variants.compile(dev_, src_, configs));
     if (hooks_.active() || def_.verify) TUNE_RETURN_IF_ERROR(hooks_.snapshot());
-    launched_ = true;
     Race race(dev_, args_, ctx_.opts.bench);
     bool racing_now = false;  // the last round timed something: keep the GPU busy
     while (!waiter.empty()) {
@@ -156,6 +155,7 @@ class KeySession {
     if (deadline_passed() && !race.entries().empty()) return {};  // not timed: partial
     LaunchDims dims;
     Status st = launch_dims(def_, cands_[i], args_, &dims);
+    if (st.ok()) launched_ = true;  // the caller's buffers see launches from here on
     if (st.ok() && def_.verify) {
       auto timer = clock_.measure(&TuningTimes::verify);
       st = verify_once(dev_, def_, hooks_, *v->kernel, dims, args_, cands_[i]);
