@@ -18,8 +18,10 @@
 // Blocking: both do file I/O on the calling thread.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,8 +53,18 @@ class BinaryCache {
   // `damaged_level`: how a truncated, corrupt or foreign entry is reported.
   BinaryCache(std::filesystem::path dir, bool writable, LogLevel damaged_level = LogLevel::warning);
 
-  // The entry stored under exactly `key_text`, or nullopt (absent, damaged, other format).
+  // The entry stored under exactly `key_text`, or nullopt (absent, damaged, other format,
+  // not a regular file).
   std::optional<BinaryCacheEntry> load(std::string_view key_text) const;
+  // What the caller expects of an entry beyond its key (its interface: the entry point it
+  // will look up, the bindings it will bind). Returns empty when the entry fits, else why not.
+  using EntryCheck = std::function<std::string(const BinaryCacheEntry&)>;
+  // load(), then `check`: an entry that does not fit is evicted (see evict()) and is a miss,
+  // so the caller recompiles instead of failing the configuration.
+  std::optional<BinaryCacheEntry> load(std::string_view key_text, const EntryCheck& check) const;
+  // Removes `key_text`'s entry, with a warning naming the file and `why`. Returns whether a
+  // file was removed (never in a read-only cache).
+  bool evict(std::string_view key_text, std::string_view why) const;
   // Stores `entry` under `key_text`, replacing any entry of that key. Returns true when the
   // file was written; false when the cache is read-only or writing failed (logged as a warning).
   bool store(std::string_view key_text, const BinaryCacheEntry& entry) const;
@@ -63,9 +75,18 @@ class BinaryCache {
   bool writable() const noexcept { return writable_; }
 
  private:
+  // False (with one warning) when the directory is a symbolic link or not a directory.
+  bool usable_dir() const;
+  std::optional<BinaryCacheEntry> read_entry(const std::filesystem::path& path,
+                                             std::string_view key_text) const;
+  std::optional<BinaryCacheEntry> parse_entry(int fd, std::uint64_t size,
+                                              const std::filesystem::path& path,
+                                              std::string_view key_text) const;
+
   std::filesystem::path dir_;
   bool writable_;
   LogLevel damaged_level_;
+  mutable std::atomic<bool> warned_dir_{false};
 };
 
 }  // namespace tune
