@@ -29,6 +29,7 @@
 // connection.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -108,9 +109,19 @@ struct ImportOptions {
 // one with more samples wins, then the newer one; on a full tie the stored row stays.
 bool has_better_provenance(const StoredResult& incoming, const StoredResult& existing) noexcept;
 
-// Space-independent checks of one stored row: the config text parses (and is returned in
-// canonical form through `canonical`), and an ok row has count > 0 and finite, non-negative,
-// ordered statistics (min <= median <= max). The message says what is wrong.
+// Plausibility floor of a stored or imported time: no kernel launch is timed below 1 ns (a
+// device's peak is not known when a row is imported, so this is a floor, not a model).
+inline constexpr double kMinPlausibleTimeNs = 1.0;
+// More samples than this is damage, not a measurement.
+inline constexpr std::uint32_t kMaxPlausibleSampleCount = 100'000'000;
+
+// Space-independent checks of one stored or imported row: the config text parses (and is
+// returned in canonical form through `canonical`); the sample count is at most
+// kMaxPlausibleSampleCount; the unix time is not negative nor more than a year ahead; and an
+// ok row has count > 0, every statistic finite and at least kMinPlausibleTimeNs, quantiles
+// ordered (min <= p20 <= median <= p80 <= max) and the mean within [min, max]. A row that
+// fails is refused (import) or ignored with a warning (load), never chosen. The message
+// says what is wrong.
 Status check_stored_row(const StoredResult& row, std::string* canonical = nullptr);
 
 // JSON interchange format of `tune cache export` / `import`:
@@ -133,6 +144,9 @@ class SqliteStore final : public TuningStore {
   struct Options {
     CacheMode mode = CacheMode::readwrite;  // off is treated as readonly by open()
     int busy_timeout_ms = 30000;            // how long a write waits for another process's write
+    // Names the network file system a directory is on ("NFS", "Lustre", "CIFS", ...), or
+    // returns empty when it is local. Null: statfs(2)'s f_type. Tests inject one.
+    std::function<std::string(const std::string& dir)> filesystem_probe = nullptr;
   };
 
   // Opens the database at `path`, creating it and its directory in readwrite mode. Never
@@ -148,6 +162,11 @@ class SqliteStore final : public TuningStore {
 
   std::vector<StoredResult> load(const StoreKey& key) override;
   void save(const StoreKey& key, std::span<const StoredResult> rows) override;
+  // Claims live in the database's `claims` table (one row per key: owner "<host>:<pid>",
+  // expiry in unix milliseconds). Granted always when the store is read-only or in memory,
+  // and when the claim cannot be written (with one warning): a failure never stops tuning.
+  bool try_claim(const StoreKey& key, std::chrono::milliseconds ttl) override;
+  void release_claim(const StoreKey& key) override;
 
   // The file this store was asked to use.
   const std::string& path() const noexcept;
