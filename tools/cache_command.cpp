@@ -375,7 +375,9 @@ void add_cache_command(CLI::App& app) {
       "import",
       "Merge rows from JSON; a stored row is replaced only by one with more samples "
       "(or as many and newer), never a measurement by a failure");
-  imp->add_option("file", args->file, "Input file ('-' for stdin)")->required();
+  imp->add_option("file", args->file,
+                  "Input file ('-' for stdin): a regular file of at most 64 MiB")
+      ->required();
   imp->add_flag("--json", args->json, "Machine-readable output");
   imp->callback([args] { cmd_import(*args); });
 
