@@ -568,7 +568,10 @@ struct SqliteStore::Impl {
     if (int rc = qc.prepare(db, sql); rc != SQLITE_OK) return failed(rc, "checking integrity");
     int rc = qc.step();
     if (rc != SQLITE_ROW) return failed(rc, "checking integrity");
-    if (std::string r = qc.text(0); r != "ok") return {Verdict::damaged, "corrupt: " + r, false};
+    if (std::string r = qc.text(0); r != "ok") {
+      std::replace(r.begin(), r.end(), '\n', ' ');  // one line in the warning
+      return {Verdict::damaged, "corrupt: " + r, false};
+    }
     return {Verdict::ok, {}, false};
   }
 
@@ -830,15 +833,13 @@ struct SqliteStore::Impl {
     }
     sqlite3_close_v2(src);
     std::string msg = "salvaged " + std::to_string(kept) + " row" + (kept == 1 ? "" : "s");
-    if (total >= 0)
-      msg += " of " + std::to_string(total) + " (" +
-             std::to_string(total > static_cast<std::int64_t>(kept)
-                                ? total - static_cast<std::int64_t>(kept)
-                                : 0) +
-             " lost)";
-    else
-      msg += " (" + std::to_string(invalid) +
-             " invalid; rows on unreadable pages are lost and cannot be counted)";
+    if (total >= 0) {
+      const std::int64_t lost = std::max<std::int64_t>(total - static_cast<std::int64_t>(kept), 0);
+      msg += " of " + std::to_string(total) + " (" + std::to_string(lost) + " lost)";
+    } else {
+      msg += "; rows on its unreadable pages are lost (their number cannot be read)";
+    }
+    if (invalid > 0) msg += "; " + std::to_string(invalid) + " readable rows were invalid";
     return msg;
   }
 
