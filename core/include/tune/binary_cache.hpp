@@ -6,12 +6,20 @@
 // <dir>/<16 hex digits of stable_hash(key text)>.bin and holds the full key text, which is
 // compared on load, so a hash collision reads as a miss, never as a wrong binary.
 //
-// Writes go to a temporary file in the same directory that is then renamed into place, so
-// concurrent writers (threads or processes) never expose a partial file; the last writer of a
-// key wins. Every entry carries a format version and a checksum of its contents: a truncated,
-// corrupt or foreign file reads as a miss (logged at the level given at construction, a
-// warning by default), an entry in another format version (an older or newer libtune) reads
-// as a miss logged at debug level; either is replaced by the next store() of its key.
+// Writes go to a new temporary file in the same directory (created O_EXCL|O_NOFOLLOW, so
+// never an existing file or a link's target) that is then renamed into place, so concurrent
+// writers (threads or processes) never expose a partial file; the last writer of a key wins.
+// Temporaries older than an hour (left by a process killed between write and rename) are
+// removed when a writable cache is constructed. Every entry carries a format version and a
+// checksum of its contents: a truncated, corrupt or foreign file reads as a miss (logged at
+// the level given at construction, a warning by default), an entry in another format
+// version (an older or newer libtune) reads as a miss logged at debug level; either is
+// replaced by the next store() of its key. An entry that is a symbolic link, FIFO, device or
+// socket is never followed or opened (lstat, then O_NOFOLLOW|O_NONBLOCK and fstat): a miss
+// with a warning. A cache directory that is a symbolic link is not used at all (one
+// warning). The checksum protects against damage, not against another program writing a
+// well-formed entry under the right key: callers pass an EntryCheck (the interface they
+// expect, e.g. the entry point) and an entry that fails it is evicted and recompiled.
 // Nothing here fails a compile: I/O problems become log messages and misses.
 //
 // Thread safety: load() and store() may be called concurrently from any thread.

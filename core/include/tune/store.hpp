@@ -66,7 +66,9 @@ class TuningStore {
 // The process-wide persistent store, as the environment asks: TUNE_CACHE=off|readonly|
 // readwrite (default readwrite), in $TUNE_CACHE_DIR/tune.db (default $XDG_CACHE_HOME/libtune,
 // else ~/.cache/libtune). Null when off. Opened on first use; never fails (an unusable file is
-// moved aside with a warning and the store behaves as empty). Implemented in core/src/cache/.
+// moved aside with a warning, its readable rows salvaged; see tune/sqlite_store.hpp for every
+// promise about damaged, linked, special, read-only and network files). Implemented in
+// core/src/cache/.
 std::shared_ptr<TuningStore> default_store();
 
 }  // namespace tune
