@@ -416,7 +416,8 @@ struct SqliteStore::Impl {
   bool warned_write = false;  // one warning per store for failing writes
   bool warned_read = false;
   bool warned_claims = false;
-  int reopen_depth = 0;  // bounds reopen/move-aside recursion
+  bool deep_checked = false;  // the full integrity check after a bad row: once per store
+  int reopen_depth = 0;       // bounds reopen/move-aside recursion
   Stmt load_stmt;
   Stmt upsert_stmt;
 
@@ -1028,8 +1029,9 @@ struct SqliteStore::Impl {
 
   // ---- Reading and writing rows.
 
-  // Reads the rows of `key`; checks each. A bad row also triggers the full integrity check:
-  // when that finds damage, the file is moved aside and salvaged and the read repeated.
+  // Reads the rows of `key`; checks each. The first bad row also triggers the full integrity
+  // check (once per store): when that finds damage, the file is moved aside and salvaged and the
+  // read repeated.
   std::vector<StoredResult> load(const StoreKey& key) {
     if (!ensure_live()) return {};
     std::vector<StoredResult> out;
@@ -1039,7 +1041,8 @@ struct SqliteStore::Impl {
       on_error(rc, "loading");
       return {};
     }
-    if (!dropped.empty() && !memory) {
+    if (!dropped.empty() && !memory && !deep_checked) {
+      deep_checked = true;
       Finding f = check_integrity(/*full=*/true);
       if (f.verdict == Verdict::damaged) {
         on_error(SQLITE_CORRUPT, "checking integrity after a damaged row", f.what);
