@@ -7,10 +7,18 @@
 //      round trip through cache_rows_to_json unchanged in number.
 //   2: SqliteStore::import_json into an in-memory database, then load every imported key:
 //      what import accepted, load must return.
+//   3: the input as a damaged tune.db (in a scratch directory): SqliteStore opens it (moving
+//      it aside and salvaging as it must), then reads every row; each row returned must pass
+//      check_stored_row, and nothing may crash or throw.
 // Any crash, sanitizer report or broken property aborts.
+#include <stdlib.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
 #include <string_view>
 
 #include "tune/config.hpp"
@@ -59,6 +67,33 @@ void fuzz_import(std::string_view text) {
   check(rows->size() == stats->added);  // an empty store: every accepted row is new
 }
 
+void fuzz_database(std::string_view bytes) {
+  static const std::string dir = [] {
+    char tmpl[] = "/tmp/fuzz-tune-db-XXXXXX";
+    const char* d = ::mkdtemp(tmpl);
+    check(d != nullptr);
+    return std::string(d);
+  }();
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    std::filesystem::remove_all(e.path(), ec);
+  const std::string path = dir + "/tune.db";
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  for (tune::CacheMode mode : {tune::CacheMode::readonly, tune::CacheMode::readwrite}) {
+    auto store = tune::SqliteStore::open(path, {mode});
+    auto rows = store->rows();
+    if (!rows.ok()) continue;
+    for (const tune::CacheRow& r : *rows) {
+      check(tune::check_stored_row(r.result).ok());
+      for (const tune::StoredResult& again : store->load(r.key))
+        check(tune::check_stored_row(again).ok());
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -70,15 +105,18 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
-  switch (data[0] % 3) {
+  switch (data[0] % 4) {
     case 0:
       fuzz_config(text);
       break;
     case 1:
       fuzz_json(text);
       break;
-    default:
+    case 2:
       fuzz_import(text);
+      break;
+    default:
+      fuzz_database(text);
       break;
   }
   return 0;

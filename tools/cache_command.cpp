@@ -1,10 +1,16 @@
 // `tune cache`. See cache_command.hpp.
 #include "cache_command.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -244,15 +250,61 @@ class BundledSpaces {
   std::map<Language, std::vector<kernels::BundledKernel>> kernels_;
 };
 
-void cmd_import(const CacheArgs& a) {
+// The largest import accepted, checked before reading (an export of 100k rows is ~40 MiB).
+constexpr std::uint64_t kMaxImportBytes = 64ull << 20;
+
+std::string size_limit_text() { return std::to_string(kMaxImportBytes >> 20) + " MiB"; }
+
+// Reads at most kMaxImportBytes from `fd`; fails past the limit (stdin has no size to check).
+std::string read_capped(int fd, const std::string& name) {
   std::string text;
-  if (a.file == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  } else {
-    std::ifstream in(a.file, std::ios::binary);
-    if (!in) fail(Status(StatusCode::not_found, "cannot read " + a.file));
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      fail(Status(StatusCode::io_error, "cannot read " + name + ": " + std::strerror(errno)));
+    if (n == 0) return text;
+    if (text.size() + static_cast<std::size_t>(n) > kMaxImportBytes)
+      fail(Status(StatusCode::invalid_argument,
+                  name + " is larger than the import limit of " + size_limit_text()));
+    text.append(buf, static_cast<std::size_t>(n));
   }
+}
+
+// The file to import, checked before anything is read: a regular file (never a directory,
+// FIFO, device or socket: opened with O_NONBLOCK and checked with fstat) of at most
+// kMaxImportBytes.
+std::string read_import_file(const std::string& file) {
+  if (file == "-") return read_capped(0, "standard input");
+  int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    fail(Status(StatusCode::not_found, "cannot read " + file + ": " + std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    const char* what = S_ISDIR(st.st_mode)                          ? "a directory"
+                       : S_ISFIFO(st.st_mode)                       ? "a FIFO"
+                       : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                       : S_ISSOCK(st.st_mode)                       ? "a socket"
+                                                                    : "not a regular file";
+    fail(Status(StatusCode::invalid_argument,
+                "cannot import " + file + ": it is " + what + ", not a regular file"));
+  }
+  if (static_cast<std::uint64_t>(st.st_size) > kMaxImportBytes) {
+    ::close(fd);
+    fail(Status(StatusCode::invalid_argument,
+                "cannot import " + file + ": " + std::to_string(st.st_size) +
+                    " bytes is larger than the import limit of " + size_limit_text()));
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  std::string text = read_capped(fd, file);
+  ::close(fd);
+  return text;
+}
+
+void cmd_import(const CacheArgs& a) {
+  std::string text = read_import_file(a.file);
   auto store = open_for(a, true);
   BundledSpaces spaces;
   ImportOptions opts;
@@ -323,7 +375,9 @@ void add_cache_command(CLI::App& app) {
       "import",
       "Merge rows from JSON; a stored row is replaced only by one with more samples "
       "(or as many and newer), never a measurement by a failure");
-  imp->add_option("file", args->file, "Input file ('-' for stdin)")->required();
+  imp->add_option("file", args->file,
+                  "Input file ('-' for stdin): a regular file of at most 64 MiB")
+      ->required();
   imp->add_flag("--json", args->json, "Machine-readable output");
   imp->callback([args] { cmd_import(*args); });
 

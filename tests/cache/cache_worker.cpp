@@ -9,8 +9,15 @@
 // small batches, and loads again. It checks that every config it knows of is stored exactly
 // once, and prints "<key> <best config>" per key. Any libtune warning, a lost or duplicated
 // row, or a disagreement is an error: exit status 1 with the reason on stderr.
+//
+//   cache_worker claim <db> <key> <ttl ms> release|keep
+//
+// Claims <key> (StoreKey of kernel "claimed"), prints "granted" or "refused" and flushes,
+// waits for end of file on stdin, then releases the claim ("release") or exits holding it
+// ("keep": a process that died without releasing).
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -35,9 +42,31 @@ std::string config_text(int c) {
 // A cost with a unique minimum that depends on the key: every process computes the same.
 double cost(int c, int k, int configs) { return 1000.0 + 10.0 * ((c * 7 + k * 3) % configs); }
 
+tune::StoreKey claim_key(const std::string& key) {
+  return tune::StoreKey{"claimed", 0x42, key, "sim|dev|s1|1", "simc|libtune"};
+}
+
+int claim_main(int argc, char** argv) {
+  if (argc != 6) {
+    std::fprintf(stderr, "usage: cache_worker claim <db> <key> <ttl ms> release|keep\n");
+    return 2;
+  }
+  auto store = tune::SqliteStore::open(argv[2]);
+  const tune::StoreKey key = claim_key(argv[3]);
+  bool granted = store->try_claim(key, std::chrono::milliseconds(std::atoll(argv[4])));
+  std::printf("%s\n", granted ? "granted" : "refused");
+  std::fflush(stdout);
+  char buf[64];
+  while (::read(0, buf, sizeof buf) > 0) {
+  }
+  if (std::string(argv[5]) == "release") store->release_claim(key);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "claim") return claim_main(argc, argv);
   if (argc != 5) {
     std::fprintf(stderr, "usage: cache_worker <db> <id> <configs> <keys>\n");
     return 2;

@@ -46,40 +46,40 @@ TEST_CASE("undeclared parameters, wrong types and values outside the domain are 
 
   Config extra = base;
   extra.set("EVIL", "-DSYSTEM=1");
-  CHECK(message_of(ok_row(text(extra), 1.0), space).find("'EVIL' is not declared") !=
+  CHECK(message_of(ok_row(text(extra), 1000.0), space).find("'EVIL' is not declared") !=
         std::string::npos);
 
   Config wrong_type = base;
   wrong_type.set("BM", "64");  // a string where an integer is declared
-  CHECK(message_of(ok_row(text(wrong_type), 1.0), space).find("'BM' is string") !=
+  CHECK(message_of(ok_row(text(wrong_type), 1000.0), space).find("'BM' is string") !=
         std::string::npos);
 
   Config flag_as_int = base;
   flag_as_int.set("SPLIT", 1);
-  CHECK(message_of(ok_row(text(flag_as_int), 1.0), space).find("declared boolean") !=
+  CHECK(message_of(ok_row(text(flag_as_int), 1000.0), space).find("declared boolean") !=
         std::string::npos);
 
   Config outside = base;
   outside.set("BM", 96);
-  CHECK(message_of(ok_row(text(outside), 1.0), space).find("not in its domain") !=
+  CHECK(message_of(ok_row(text(outside), 1000.0), space).find("not in its domain") !=
         std::string::npos);
 
   Config bad_string = base;
   bad_string.set("LAYOUT", "tn);system(\"rm\")");
-  CHECK(message_of(ok_row(text(bad_string), 1.0), space).find("not in its domain") !=
+  CHECK(message_of(ok_row(text(bad_string), 1000.0), space).find("not in its domain") !=
         std::string::npos);
 
   Config missing;
   missing.set("BM", 64);  // every parameter declared, but not a point: SPLIT/LAYOUT missing
-  CHECK(message_of(ok_row(text(missing), 1.0), space) != "ok");
+  CHECK(message_of(ok_row(text(missing), 1000.0), space) != "ok");
 
-  CHECK(message_of(ok_row("BM=64,,,", 1.0), space).find("does not parse") != std::string::npos);
+  CHECK(message_of(ok_row("BM=64,,,", 1000.0), space).find("does not parse") != std::string::npos);
 }
 
 TEST_CASE("a list space accepts only its listed configs") {
   ConfigSpace space = ConfigSpace::list({Config{{"BM", 64}}, Config{{"BM", 128}}});
-  CHECK(message_of(ok_row("BM=64", 1.0), space) == "ok");
-  CHECK(message_of(ok_row("BM=32", 1.0), space).find("not in the kernel's config list") !=
+  CHECK(message_of(ok_row("BM=64", 1000.0), space) == "ok");
+  CHECK(message_of(ok_row("BM=32", 1000.0), space).find("not in the kernel's config list") !=
         std::string::npos);
 }
 
@@ -100,8 +100,8 @@ TEST_CASE("failure rows pass with infinite medians; ok rows need sane statistics
 
 TEST_CASE("validate_rows keeps good rows in order and warns once naming the kernel") {
   ConfigSpace space = ConfigSpace::list({Config{{"BM", 64}}, Config{{"BM", 128}}});
-  std::vector<StoredResult> rows = {ok_row("BM=128", 5.0), ok_row("BM=7", 1.0),
-                                    ok_row("NOPE=1", 1.0), ok_row("BM=64", 9.0),
+  std::vector<StoredResult> rows = {ok_row("BM=128", 5.0), ok_row("BM=7", 1000.0),
+                                    ok_row("NOPE=1", 1000.0), ok_row("BM=64", 9.0),
                                     ok_row("BM=128", 6.0)};  // duplicate: first kept
   LogCapture log;
   auto kept = validate_rows(rows, space, "matmul_f32");
@@ -118,7 +118,7 @@ TEST_CASE("validate_rows keeps good rows in order and warns once naming the kern
 TEST_CASE("no warning when every row is valid") {
   ConfigSpace space = ConfigSpace::list({Config{{"BM", 64}}});
   LogCapture log;
-  CHECK(validate_rows(std::vector{ok_row("BM=64", 1.0)}, space, "k").size() == 1);
+  CHECK(validate_rows(std::vector{ok_row("BM=64", 1000.0)}, space, "k").size() == 1);
   CHECK(log.warnings().empty());
 }
 
@@ -132,15 +132,15 @@ TEST_CASE("heuristic parameters must equal this call's values and are not space 
   ConfigSpace space = ConfigSpace::list({Config{{"BM", 64}}, Config{{"BM", 128}}});
   Config heur;
   heur.set("EVEN_K", Value{true});
-  CHECK(validate_row(cache_test::ok_row("BM=64,EVEN_K=true", 1.0), space, &heur).ok());
-  auto other = validate_row(cache_test::ok_row("BM=64,EVEN_K=false", 1.0), space, &heur);
+  CHECK(validate_row(cache_test::ok_row("BM=64,EVEN_K=true", 1000.0), space, &heur).ok());
+  auto other = validate_row(cache_test::ok_row("BM=64,EVEN_K=false", 1000.0), space, &heur);
   REQUIRE_FALSE(other.ok());
   CHECK(other.status().message().find("this call computes true") != std::string::npos);
-  CHECK_FALSE(validate_row(cache_test::ok_row("BM=64", 1.0), space, &heur).ok());
-  CHECK_FALSE(validate_row(cache_test::ok_row("BM=32,EVEN_K=true", 1.0), space, &heur).ok());
+  CHECK_FALSE(validate_row(cache_test::ok_row("BM=64", 1000.0), space, &heur).ok());
+  CHECK_FALSE(validate_row(cache_test::ok_row("BM=32,EVEN_K=true", 1000.0), space, &heur).ok());
   // Without heuristics the extra parameter is simply undeclared.
-  CHECK_FALSE(validate_row(cache_test::ok_row("BM=64,EVEN_K=true", 1.0), space).ok());
-  auto v = validate_row(cache_test::ok_row("BM=64,EVEN_K=true", 1.0), space, &heur);
+  CHECK_FALSE(validate_row(cache_test::ok_row("BM=64,EVEN_K=true", 1000.0), space).ok());
+  auto v = validate_row(cache_test::ok_row("BM=64,EVEN_K=true", 1000.0), space, &heur);
   REQUIRE(v.ok());
   CHECK(v->config.has("EVEN_K"));  // the returned config is the whole stored one
 }

@@ -6,7 +6,10 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -101,6 +104,35 @@ TEST_CASE("the compiler's entry name is stored with the binary and restored on a
   CHECK(b->from_cache);
   CHECK(b->entry_name == "_Z1kILi4EEvPf");
   CHECK(fake.compiles == 1);
+}
+
+TEST_CASE("an entry naming another kernel under the right key is evicted and recompiled") {
+  TempDir tmp;
+  tune::BinaryCache cache(tmp.path, true);
+  Fake fake;
+  fake.entry_name = "_Z1kILi4EEvPf";
+  REQUIRE(tune::gpu::compile_for(fake, "x1", source(), tune::Config{{"V", 4}}, &cache).ok());
+  // Another program rewrites the entry: same key text and a valid checksum, but its own code
+  // and entry point. Found by the one file in the cache directory.
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(tmp.path)) files.push_back(e.path());
+  REQUIRE(files.size() == 1);
+  std::string key;
+  {
+    std::ifstream in(files[0], std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::uint64_t key_bytes = 0;
+    std::memcpy(&key_bytes, bytes.data() + 8, sizeof key_bytes);
+    key = bytes.substr(48, key_bytes);
+  }
+  REQUIRE(cache.store(key, {"forged code", "", "steal_secrets"}));
+  auto b = tune::gpu::compile_for(fake, "x1", source(), tune::Config{{"V", 4}}, &cache);
+  REQUIRE(b.ok());
+  CHECK_FALSE(b->from_cache);  // recompiled, not launched
+  CHECK(b->entry_name == "_Z1kILi4EEvPf");
+  CHECK(fake.compiles == 2);
+  auto c = tune::gpu::compile_for(fake, "x1", source(), tune::Config{{"V", 4}}, &cache);
+  CHECK(c->from_cache);  // the recompiled entry replaced the forged one
 }
 
 TEST_CASE("a read-only cache serves hits and stores nothing") {

@@ -193,8 +193,20 @@ Result<RtcOutput> compile_for(RtcCompiler& compiler, std::string_view arch,
     key += '\n';
     key += expr;
   }
+  // What a cached entry must name: the symbol the device will look up. The key is stored in
+  // full and compared, but a well-formed entry under the right key may still name another
+  // kernel (another program's code): such an entry is evicted and recompiled.
+  const std::string_view base = std::string_view(source.entry).substr(0, source.entry.find('<'));
+  // An empty name means the source's own entry (extern "C"); a lowered (mangled) name
+  // contains the entry's identifier.
+  auto fits = [&](const BinaryCacheEntry& e) -> std::string {
+    if (e.binary.empty()) return "an empty binary";
+    if (e.entry_name.empty() && expr.empty()) return {};
+    if (!base.empty() && e.entry_name.find(base) != std::string::npos) return {};
+    return "entry point '" + e.entry_name + "' is not a name of the kernel '" + source.entry + "'";
+  };
   if (cache != nullptr) {
-    if (auto hit = cache->load(key)) {
+    if (auto hit = cache->load(key, fits)) {
       RtcOutput out;
       out.binary = std::move(hit->binary);
       out.log = std::move(hit->log);
@@ -203,7 +215,6 @@ Result<RtcOutput> compile_for(RtcCompiler& compiler, std::string_view arch,
       return out;
     }
   }
-  const std::string_view base = std::string_view(source.entry).substr(0, source.entry.find('<'));
   const std::string file = (base.empty() ? std::string("kernel") : std::string(base)) + ".cu";
   auto out = compiler.compile(source.text, file, *opts, expr);
   if (!out.ok()) return out;

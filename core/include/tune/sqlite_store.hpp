@@ -1,34 +1,56 @@
 // SqliteStore: the persistent TuningStore, one SQLite database file shared by every process.
 //
-// Layout: one table, one row per (kernel, source hash, key, device fingerprint, toolchain
-// fingerprint, config text) holding the config's status, failure reason, sample statistics
-// and the unix time it was measured. PRAGMA application_id marks the file as libtune's and
-// PRAGMA user_version is the schema version, so a foreign or older file is recognised.
-// The database runs in WAL mode with a busy timeout; every write is one IMMEDIATE
-// transaction, so concurrent processes never lose or duplicate rows (the last measurement of
-// a config wins).
+// Layout: table `results`, one row per (kernel, source hash, key, device fingerprint,
+// toolchain fingerprint, config text) holding the config's status, failure reason, sample
+// statistics, the unix time it was measured and a checksum of the row; table `claims`, one
+// row per key being tuned (see try_claim). PRAGMA application_id marks the file as libtune's
+// and PRAGMA user_version is the schema version, so a foreign or older file is recognised.
+// The checksum column and the claims table joined schema version 1 in place: a version-1
+// file without them gains them on its first readwrite open (never moved aside for it). The
+// database runs in WAL mode with a busy timeout (on a network file system, where WAL does
+// not work, in journal_mode=DELETE with file locking and one warning); every write is one
+// IMMEDIATE transaction, so concurrent processes never lose or duplicate rows.
 //
-// Damage and distrust: a file that is not a database, is corrupt or truncated, carries
-// another application's or an older schema, or cannot be written in readwrite mode is
-// reported with a warning naming the file and the problem, renamed to
-// "<file>.corrupt-<unix time>" (its -wal/-shm companions likewise; never deleted), and
-// replaced by a fresh database at the same path when the directory allows it; when it does
-// not, the store keeps its rows in memory for the life of the process. A file written by a
-// newer libtune (higher schema version) is left untouched and the store works in memory.
-// In readonly mode the file is never modified, created or moved: any problem is a warning
-// and the store behaves as empty. Damage found later (a read or write reporting corruption)
-// is handled the same way at that moment. Neither load() nor save() ever throws or fails
-// the tuning.
-//
-// Rows are checked when read: a config text that does not parse, a status name this version
-// does not know, or statistics that are not finite non-negative numbers for an ok row are
-// ignored with a warning. Whether a config belongs to the kernel's declared space is checked
-// by the caller, who knows the space: see tune/cache_validation.hpp.
+// What is promised when the files are attacked or damaged (every case is one warning naming
+// the file and the problem; neither load() nor save() throws or fails the tuning):
+// - Nothing at the path is followed or opened blindly: tune.db and its -wal/-shm/-journal
+//   companions are looked at with lstat first. A symbolic link, FIFO, device, socket or
+//   directory is refused (SQLITE_OPEN_NOFOLLOW as well); in readwrite mode it is renamed to
+//   "<file>.corrupt-<unix time>" (the link itself, never its target) and a fresh database is
+//   started.
+// - A file that is not a database, is corrupt or truncated, or carries another application's
+//   or an older schema is renamed "<file>.corrupt-<unix time>" (with its companions; never
+//   deleted) and replaced by a fresh database. A corrupt file of our schema has its readable
+//   rows that pass the row checks copied into the fresh one, and the warning says how many
+//   were salvaged (and lost, when the damaged file can still count them). Integrity is
+//   checked on open (quick_check; the full integrity_check for files up to 4 MiB) and again
+//   in full when a read finds a bad row.
+// - A file is moved aside only while it is still the file this store opened (same device and
+//   inode). Every call first checks that identity: a database deleted or replaced since it
+//   was opened (e.g. moved aside by another process) is reopened, so reads and writes go to
+//   the live file.
+// - A file whose mode has no write bit, or that access(2) says is not writable, or whose
+//   directory is read-only, is used read-only in readwrite mode: its rows are read, new rows
+//   are not saved (one warning). Such a file that is also damaged cannot be moved: the store
+//   keeps its rows in memory for the life of the process.
+// - A file written by a newer libtune (higher schema version) is left untouched and the
+//   store works in memory.
+// - In readonly mode the file is never modified, created or moved: any problem is a warning
+//   and the store behaves as empty.
+// - Rows are checked when read: the SQLite type of every column, the row checksum (NULL in
+//   rows written by a libtune without it: not checked), and check_stored_row(). A bad row is
+//   ignored with one warning per key, never chosen.
+// - A failed write is reported with its own reason (e.g. "database or disk is full").
+// The store writes no temporary files of its own; SQLite's journals are SQLite's (a hot
+// journal is needed to roll back) and are never deleted by libtune.
+// Whether a config belongs to the kernel's declared space is checked by the caller, who knows
+// the space: see tune/cache_validation.hpp.
 //
 // Thread safety: every member may be called concurrently; calls are serialised on one
 // connection.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -108,9 +130,19 @@ struct ImportOptions {
 // one with more samples wins, then the newer one; on a full tie the stored row stays.
 bool has_better_provenance(const StoredResult& incoming, const StoredResult& existing) noexcept;
 
-// Space-independent checks of one stored row: the config text parses (and is returned in
-// canonical form through `canonical`), and an ok row has count > 0 and finite, non-negative,
-// ordered statistics (min <= median <= max). The message says what is wrong.
+// Plausibility floor of a stored or imported time: no kernel launch is timed below 1 ns (a
+// device's peak is not known when a row is imported, so this is a floor, not a model).
+inline constexpr double kMinPlausibleTimeNs = 1.0;
+// More samples than this is damage, not a measurement.
+inline constexpr std::uint32_t kMaxPlausibleSampleCount = 100'000'000;
+
+// Space-independent checks of one stored or imported row: the config text parses (and is
+// returned in canonical form through `canonical`); the sample count is at most
+// kMaxPlausibleSampleCount; the unix time is not negative nor more than a year ahead; and an
+// ok row has count > 0, every statistic finite and at least kMinPlausibleTimeNs, quantiles
+// ordered (min <= p20 <= median <= p80 <= max) and the mean within [min, max]. A row that
+// fails is refused (import) or ignored with a warning (load), never chosen. The message
+// says what is wrong.
 Status check_stored_row(const StoredResult& row, std::string* canonical = nullptr);
 
 // JSON interchange format of `tune cache export` / `import`:
@@ -133,6 +165,9 @@ class SqliteStore final : public TuningStore {
   struct Options {
     CacheMode mode = CacheMode::readwrite;  // off is treated as readonly by open()
     int busy_timeout_ms = 30000;            // how long a write waits for another process's write
+    // Names the network file system a directory is on ("NFS", "Lustre", "CIFS", ...), or
+    // returns empty when it is local. Null: statfs(2)'s f_type. Tests inject one.
+    std::function<std::string(const std::string& dir)> filesystem_probe = nullptr;
   };
 
   // Opens the database at `path`, creating it and its directory in readwrite mode. Never
@@ -148,6 +183,11 @@ class SqliteStore final : public TuningStore {
 
   std::vector<StoredResult> load(const StoreKey& key) override;
   void save(const StoreKey& key, std::span<const StoredResult> rows) override;
+  // Claims live in the database's `claims` table (one row per key: owner "<host>:<pid>",
+  // expiry in unix milliseconds). Granted always when the store is read-only or in memory,
+  // and when the claim cannot be written (with one warning): a failure never stops tuning.
+  bool try_claim(const StoreKey& key, std::chrono::milliseconds ttl) override;
+  void release_claim(const StoreKey& key) override;
 
   // The file this store was asked to use.
   const std::string& path() const noexcept;

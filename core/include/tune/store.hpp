@@ -6,6 +6,7 @@
 // warning and behaves as empty.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -42,12 +43,32 @@ class TuningStore {
   virtual std::vector<StoredResult> load(const StoreKey& key) = 0;
   // Adds or replaces rows (one per config) for `key`.
   virtual void save(const StoreKey& key, std::span<const StoredResult> rows) = 0;
+
+  // Cross-process claims, so that processes meeting the same new key at once do not all
+  // tune it. Asks to be the one process that tunes `key` now. Returns true when granted:
+  // no claim on `key` by another process is live (a claim is live until `ttl` after it was
+  // last granted or renewed, and only while its process exists, when that process is on this
+  // host). Calling it again for a key this process holds renews the claim (grants, new
+  // expiry). Never blocks beyond the store's busy timeout and never throws; a store that
+  // cannot record claims grants always (the default below: in-memory and other stores).
+  // When refused, the caller should load() the key later (the owner saves its results) or
+  // tune it anyway once the claim has expired (try_claim grants then).
+  virtual bool try_claim(const StoreKey& key, std::chrono::milliseconds ttl) {
+    (void)key;
+    (void)ttl;
+    return true;
+  }
+  // Gives up this process's claim on `key` (after save(), or on failure); a no-op when it
+  // holds none. A claim never released expires by itself after its ttl.
+  virtual void release_claim(const StoreKey& key) { (void)key; }
 };
 
 // The process-wide persistent store, as the environment asks: TUNE_CACHE=off|readonly|
 // readwrite (default readwrite), in $TUNE_CACHE_DIR/tune.db (default $XDG_CACHE_HOME/libtune,
 // else ~/.cache/libtune). Null when off. Opened on first use; never fails (an unusable file is
-// moved aside with a warning and the store behaves as empty). Implemented in core/src/cache/.
+// moved aside with a warning, its readable rows salvaged; see tune/sqlite_store.hpp for every
+// promise about damaged, linked, special, read-only and network files). Implemented in
+// core/src/cache/.
 std::shared_ptr<TuningStore> default_store();
 
 }  // namespace tune
