@@ -5,7 +5,9 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <string>
+#include <vector>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,19 +21,26 @@ struct Run {
   std::string out;
 };
 
-Run worker(const std::string& db, const std::string& values, double budget_ms, int slow = 0,
-           double slow_ms = 0) {
-  const std::string cmd = std::string(TUNING_WORKER) + " '" + db + "' " + values + " " +
-                          std::to_string(budget_ms) + " " + std::to_string(slow) + " " +
-                          std::to_string(slow_ms) + " 2>&1";
+std::string worker_command(const std::string& db, const std::string& values, double budget_ms,
+                           int slow, double slow_ms) {
+  return std::string(TUNING_WORKER) + " '" + db + "' " + values + " " + std::to_string(budget_ms) +
+         " " + std::to_string(slow) + " " + std::to_string(slow_ms) + " 2>&1";
+}
+
+Run finish(FILE* p) {
   Run r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
   char buf[512];
   while (std::fgets(buf, sizeof buf, p) != nullptr) r.out += buf;
   const int raw = ::pclose(p);
   r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
   return r;
+}
+
+Run worker(const std::string& db, const std::string& values, double budget_ms, int slow = 0,
+           double slow_ms = 0) {
+  FILE* p = ::popen(worker_command(db, values, budget_ms, slow, slow_ms).c_str(), "r");
+  REQUIRE(p != nullptr);
+  return finish(p);
 }
 
 struct TempDb {
@@ -94,4 +103,24 @@ TEST_CASE("a deleted row: the next process times that configuration only") {
   REQUIRE_MESSAGE(next.status == 0, next.out);
   CHECK(next.out.find("winner BM=1") != std::string::npos);
   CHECK(next.out.find("timed=1") != std::string::npos);
+}
+
+TEST_CASE("eight processes meet one new key at once: it is tuned once, one winner for all") {
+  TempDb db;
+  // Every configuration compiles for 150 ms, so the eight processes overlap.
+  std::vector<FILE*> procs;
+  for (int i = 0; i < 8; ++i) {
+    procs.push_back(::popen(worker_command(db.path(), "1,2,3,4", 0, 0, 150).c_str(), "r"));
+    REQUIRE(procs.back() != nullptr);
+  }
+  int tuned = 0;
+  std::set<std::string> winners;
+  for (FILE* p : procs) {
+    Run r = finish(p);
+    REQUIRE_MESSAGE(r.status == 0, r.out);
+    winners.insert(r.out.substr(0, r.out.find(' ', 7)));
+    tuned += r.out.find("source=tuned") != std::string::npos ? 1 : 0;
+  }
+  CHECK(tuned == 1);
+  CHECK(winners.size() == 1);
 }

@@ -3,7 +3,8 @@
 //   tuning_worker <db> <BM values, comma-separated> <tuning_budget_ms> <slow BM> <slow ms>
 //
 // Tunes sim_kernel over BM in the given values on a fresh simulated device (nothing compiled:
-// a new process), with the SQLite store at <db>, the config <slow BM> compiling for <slow ms>.
+// a new process), with the SQLite store at <db>, the config <slow BM> (0: every config)
+// compiling for <slow ms>.
 // The cost has its minimum at BM=1. Prints "winner BM=<v> source=<s> timed=<n>" and exits 0
 // when run() succeeded, else prints the error and exits 1.
 #include <cstdio>
@@ -34,7 +35,8 @@ int main(int argc, char** argv) {
   dev.set_cost_model([](const Config& c, ArgList) {
     return 1000.0 + 10.0 * static_cast<double>(c.get_int("BM") - 1);
   });
-  dev.compile_delay_if([slow](const Config& c) { return c.get_int("BM") == slow; }, slow_ms);
+  dev.compile_delay_if([slow](const Config& c) { return slow == 0 || c.get_int("BM") == slow; },
+                       slow_ms);
 
   KernelDef def;
   def.name = "flow_kernel";

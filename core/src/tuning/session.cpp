@@ -8,6 +8,7 @@
 #include <map>
 #include <new>
 #include <optional>
+#include <thread>
 
 #include "candidates.hpp"
 #include "hook_runner.hpp"
@@ -23,6 +24,12 @@ namespace {
 // How long the timing loop waits for the next compile before it gives the configurations
 // already compiled another round of timing.
 constexpr auto kRaceWhileCompiling = std::chrono::milliseconds(10);
+// Cross-process claims: a claim lapses this long after its last renewal (sooner when its
+// process is gone from this host); the owner renews it while tuning; waiters look again at
+// this interval.
+constexpr auto kClaimTtl = std::chrono::milliseconds(60000);
+constexpr auto kClaimRenew = std::chrono::milliseconds(10000);
+constexpr auto kClaimPoll = std::chrono::milliseconds(50);
 
 // How the candidates of one key are decided.
 enum class Plan : std::uint8_t { disabled, single, all_stored, time_the_rest };
@@ -42,10 +49,13 @@ class KeySession {
         hooks_(dev, ctx.def, args, ctx.zero_idx, ctx.restore_idx),
         stored_(ctx.store, forms.store_key, ctx.def, forms.heuristics) {}
 
+  ~KeySession() { stored_.release_claim(); }
+
   Result<Selection> run() {
     TUNE_RETURN_IF_ERROR(find_candidates());
     load_stored();
-    const Plan plan = choose_plan();
+    Plan plan = choose_plan();
+    if (plan == Plan::time_the_rest && claim_or_wait()) plan = choose_plan();
     if (plan == Plan::time_the_rest) {
       Status timed = time_candidates();
       Status finished = hooks_.finish(timed);
@@ -78,6 +88,40 @@ class KeySession {
     if (ctx_.disabled || cands_.size() <= 1) return;
     auto timer = clock_.measure(&TuningTimes::store);
     stored_.apply(cands_, report_.results, need_);
+  }
+
+  // Processes that meet the same new key at once tune it once: the one holding the store's
+  // claim tunes; the others wait for its rows (re-reading the store) until they cover every
+  // candidate, or until the claim is theirs (the owner finished with some candidates left,
+  // failed, died or let the claim expire). Returns whether the rows read meanwhile changed the
+  // plan. Waiting ends at the tuning budget's deadline too.
+  bool claim_or_wait() {
+    if (!stored_.has_store()) return false;
+    bool reread = false;
+    while (!stored_.claim(kClaimTtl) && !deadline_passed()) {
+      {
+        auto timer = clock_.measure(&TuningTimes::store);
+        std::this_thread::sleep_for(kClaimPoll);
+        stored_.reload();
+        need_.assign(cands_.size(), true);
+        for (std::size_t i = 0; i < cands_.size(); ++i) {
+          report_.results[i] = ConfigResult{};
+          report_.results[i].config = cands_[i];
+          report_.results[i].stats.median = kInf;
+        }
+        stored_.apply(cands_, report_.results, need_);
+      }
+      reread = true;
+      if (std::none_of(need_.begin(), need_.end(), [](bool b) { return b; })) break;
+    }
+    last_claim_ = Clock::now();
+    return reread;
+  }
+  // Keeps the claim alive through a long tuning.
+  void renew_claim() {
+    if (Clock::now() - last_claim_ < kClaimRenew) return;
+    stored_.claim(kClaimTtl);
+    last_claim_ = Clock::now();
   }
 
   Plan choose_plan() {
@@ -113,6 +157,7 @@ class KeySession {
     bool racing_now = false;  // the last round timed something: keep the GPU busy
     while (!waiter.empty()) {
       if (deadline_passed()) break;
+      renew_claim();
       const bool can_race = race.entries().size() >= 2 && !race.decided();
       auto give_up = !can_race    ? deadline()
                      : racing_now ? Clock::now()
@@ -335,6 +380,7 @@ class KeySession {
   std::vector<std::size_t> racers_;  // candidate of each race entry
   std::vector<StoredResult> new_rows_;
   bool launched_ = false;
+  Clock::time_point last_claim_;
 };
 
 }  // namespace

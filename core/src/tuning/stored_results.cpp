@@ -52,4 +52,28 @@ void StoredResults::save(std::span<const StoredResult> rows) {
   }
 }
 
+bool StoredResults::claim(std::chrono::milliseconds ttl) {
+  if (store_ == nullptr) return true;
+  try {
+    const bool granted = store_->try_claim(key_, ttl);
+    if (granted) claimed_ = true;
+    return granted;
+  } catch (...) {
+    log_warning("tuning store claim for " + def_.name +
+                " failed; tuning without it: " + describe_current_exception());
+    return true;
+  }
+}
+
+void StoredResults::release_claim() {
+  if (store_ == nullptr || !claimed_) return;
+  claimed_ = false;
+  try {
+    store_->release_claim(key_);
+  } catch (...) {
+    log_warning("tuning store release_claim for " + def_.name +
+                " failed: " + describe_current_exception());
+  }
+}
+
 }  // namespace tune::detail

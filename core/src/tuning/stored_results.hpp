@@ -4,6 +4,7 @@
 // that cannot read: persistence never fails a tuning. Not thread-safe; one tuning uses it.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <span>
 #include <string>
@@ -27,6 +28,17 @@ class StoredResults {
   void apply(const std::vector<Config>& cands, std::vector<ConfigResult>& results,
              std::vector<bool>& need);
   void save(std::span<const StoredResult> rows);
+  // Forgets what was read, so that the next rows() reads the store again.
+  void reload() noexcept {
+    loaded_ = false;
+    rows_.clear();
+  }
+  // Cross-process claim on the key (TuningStore::try_claim): true when this process may tune
+  // it now (always without a store). Renews a claim already held.
+  bool claim(std::chrono::milliseconds ttl);
+  // Gives the claim up, if this process holds it.
+  void release_claim();
+  bool has_store() const noexcept { return store_ != nullptr; }
 
  private:
   TuningStore* store_;
@@ -34,6 +46,7 @@ class StoredResults {
   const KernelDef& def_;
   const Config& heuristics_;
   bool loaded_ = false;
+  bool claimed_ = false;
   std::map<std::string, StoredResult> rows_;
 };
 
