@@ -443,6 +443,19 @@ TEST_CASE("a key whose best configuration is already stored: compiled and launch
           stored_failure || (r.config == "BM=1" && r.status == StatusCode::compile_error);
     CHECK(stored_failure);
   }
+  SUBCASE("a stored row dropped by validation (damaged text)") {
+    StoredResult broken = stored_ok(Config().set("BM", std::int64_t{2}), 5.0);
+    broken.config = "BM=2,BOGUS=";  // fails to parse: dropped with a warning, BM=2 retimed
+    store->save(key, std::span<const StoredResult>(&broken, 1));
+    SimRig fresh;
+    fresh.dev.set_cost_model(bm_model(4));
+    auto old = set_log_sink([](LogLevel, std::string_view) {});
+    auto tuner = make_tuner(sim_kernel(bm_space({1, 2, 3})), opts);
+    REQUIRE(tuner->run(fresh.dev, fresh.args(100)).ok());
+    set_log_sink(old);
+    CHECK(best_of(*tuner, fresh.dev, fresh.args(100)) == "BM=1");
+    CHECK(has_event(fresh.dev.events(), "launch BM=1"));
+  }
   SUBCASE("every configuration stored, the winner never compiled here") {
     SimRig fresh;
     fresh.dev.set_cost_model(bm_model(4));

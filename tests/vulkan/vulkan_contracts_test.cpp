@@ -183,8 +183,8 @@ TEST_CASE("Vulkan: a stored winner this process never compiled is compiled and l
     auto store = SqliteStore::open(db);
     auto rows = store->rows().value();
     REQUIRE(rows.size() == 2);
-    StoredResult fast = rows[0].result.config == "block.x=32" ? rows[0].result : rows[1].result;
-    REQUIRE(fast.config == "block.x=32");
+    StoredResult fast = rows[0].result.config == ";block=32x1x1" ? rows[0].result : rows[1].result;
+    REQUIRE(fast.config == ";block=32x1x1");
     fast.stats.min = fast.stats.p20 = fast.stats.median = fast.stats.p80 = fast.stats.max =
         fast.stats.mean = 10.0;
     store->save(rows[0].key, std::vector<StoredResult>{fast});
