@@ -262,6 +262,13 @@ TEST_CASE("SPIR-V disk cache: a damaged entry is a miss with a warning and is re
     BinaryCache raw(cache.spirv(), true);
     REQUIRE(raw.store(key, BinaryCacheEntry{std::string(64, 'x'), "", "main"}));
   }
+  SUBCASE("a forged entry: well-formed SPIR-V under the right key, another entry point") {
+    const std::string key = stored_key(file);
+    BinaryCache raw(cache.spirv(), true);
+    auto real = raw.load(key);
+    REQUIRE(real.has_value());
+    REQUIRE(raw.store(key, BinaryCacheEntry{real->binary, "", "evil_main"}));
+  }
 
   LogCapture log;
   {

@@ -1124,13 +1124,17 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
 std::shared_ptr<const VulkanDevice::CachedSpirv> VulkanDevice::load_spirv_locked(
     const std::string& key_text) {
   if (!spirv_disk_) return nullptr;
-  auto stored = spirv_disk_->load(key_text);
+  // Every entry this backend writes names the entry point "main": one that does not was not
+  // written for this key by libtune, and is evicted (a miss) before anything reads it.
+  auto stored = spirv_disk_->load(key_text, [](const BinaryCacheEntry& e) -> std::string {
+    return e.entry_name == "main" ? std::string()
+                                  : "entry point '" + e.entry_name + "' is not this kernel's";
+  });
   if (!stored) return nullptr;
   // The entry passed BinaryCache's checksum; still never hand the driver something that is
-  // not a module this backend can reflect. A bad one is recompiled and replaced.
+  // not a module this backend can reflect. A bad one is evicted, recompiled and replaced.
   auto bad = [&](const std::string& why) -> std::shared_ptr<const CachedSpirv> {
-    log_warning("vulkan: ignoring SPIR-V cache entry " + spirv_disk_->path_for(key_text).string() +
-                " (" + why + "); compiling with shaderc");
+    spirv_disk_->evict(key_text, why + "; compiling with shaderc");
     return nullptr;
   };
   const std::string& bytes = stored->binary;
