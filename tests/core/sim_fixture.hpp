@@ -14,32 +14,11 @@
 #include <tuple>
 #include <vector>
 
+#include "tune/testing/quick_options.hpp"
 #include "tune/testing/sim_device.hpp"
 #include "tune/tune.hpp"
 
 namespace tune::testing {
-
-// SimDevice time is simulated: these budgets give a few tens of repetitions per config and
-// keep real wall time negligible.
-inline BenchOptions tiny_bench() {
-  BenchOptions b;
-  b.warmup_ms = 0.01;
-  b.rep_ms = 0.05;
-  b.estimate_runs = 2;
-  b.min_reps = 3;
-  b.max_reps = 20;
-  b.settle_batch_ms = 0.005;  // a few repetitions per settling batch
-  return b;
-}
-
-// Memory-only, silent options: nothing persists, nothing prints.
-inline AutotunerOptions quiet_options() {
-  AutotunerOptions o;
-  o.bench = tiny_bench();
-  o.persistent = false;
-  o.print = false;
-  return o;
-}
 
 // An Autotuner for `def`, or a test failure naming why make() refused it.
 inline std::unique_ptr<Autotuner> make_tuner(KernelDef def,

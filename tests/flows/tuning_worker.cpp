@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tune/sqlite_store.hpp"
+#include "tune/testing/quick_options.hpp"
 #include "tune/testing/sim_device.hpp"
 #include "tune/tune.hpp"
 
@@ -48,15 +49,9 @@ int main(int argc, char** argv) {
   def.key = {KeySpec::exact("n")};
   def.dims = [](const Config&, ArgList) { return LaunchDims{{4, 1, 1}, {64, 1, 1}, 0}; };
 
-  AutotunerOptions opts;
-  opts.print = false;
+  AutotunerOptions opts = testing::quiet_options();
   opts.store = SqliteStore::open(argv[1]);
   opts.tuning_budget_ms = budget;
-  opts.bench.warmup_ms = 0.01;
-  opts.bench.rep_ms = 0.05;
-  opts.bench.estimate_runs = 2;
-  opts.bench.min_reps = 3;
-  opts.bench.max_reps = 20;
   auto tuner = Autotuner::make(std::move(def), opts);
   if (!tuner.ok()) {
     std::printf("error %s\n", tuner.status().to_string().c_str());

@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "tune/testing/quick_options.hpp"
 #include "tune/testing/sim_device.hpp"
 #include "tune/tune.hpp"
 
@@ -44,17 +45,7 @@ KernelDef kernel() {
   return def;
 }
 
-AutotunerOptions options() {
-  AutotunerOptions o;
-  o.persistent = false;
-  o.print = false;
-  o.bench.warmup_ms = 0.01;
-  o.bench.rep_ms = 0.05;
-  o.bench.estimate_runs = 2;
-  o.bench.min_reps = 3;
-  o.bench.max_reps = 20;
-  return o;
-}
+AutotunerOptions options() { return quiet_options(); }
 
 struct Rig {
   SimDevice dev;
