@@ -991,14 +991,6 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
                   "the Vulkan backend binds storage buffers in descriptor set 0 only (no other "
                   "sets, uniform buffers, images or samplers)");
   }
-  for (std::size_t i = 0; i < si.bindings.size(); ++i) {
-    if (si.bindings[i] != i) {
-      return Status(StatusCode::invalid_argument,
-                    "storage-buffer bindings must be 0..n-1 (buffer argument i at binding i); "
-                    "binding " +
-                        std::to_string(i) + " is missing");
-    }
-  }
   if (is_set(block) && !si.local_size_is_spec &&
       (si.local_size[0] != block.x || si.local_size[1] != block.y || si.local_size[2] != block.z)) {
     return Status(StatusCode::invalid_argument,
@@ -1028,9 +1020,13 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
   TUNE_VK_RETURN_IF_ERROR(vkCreateShaderModule(device_, &smi, nullptr, &module),
                           "vkCreateShaderModule");
 
+  // The bindings the SPIR-V still declares: one whose every use a variant's macros removed
+  // was optimised away with its variable, leaving a hole that no descriptor fills.
   std::vector<VkDescriptorSetLayoutBinding> bindings(si.bindings.size());
-  for (std::uint32_t i = 0; i < bindings.size(); ++i)
-    bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+  for (std::size_t i = 0; i < bindings.size(); ++i) {
+    bindings[i] = {si.bindings[i], VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                   VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+  }
   auto dli = vk_struct<VkDescriptorSetLayoutCreateInfo>(
       VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
   dli.bindingCount = static_cast<std::uint32_t>(bindings.size());
@@ -1151,8 +1147,14 @@ Status VulkanDevice::bind_args(const VulkanKernel& k, const LaunchDims& dims, Ar
     }
   }
 
+  // Buffer argument i is binding i and scalar argument i push-constant member i, as far as the
+  // SPIR-V still declares them: a binding or a whole push-constant block that a variant never
+  // uses (its uses compiled out by the variant's macros) is optimised away, and its arguments
+  // are checked but not bound. What the shader does declare must match the call exactly.
   const SpirvInfo& si = k.spirv();
+  const bool has_push = !si.push.empty();
   std::size_t nscalar = 0;
+  std::uint32_t nbuffer = 0;
   out->buffers.clear();
   out->push.assign(si.push_bytes, 0);
   std::uint32_t offset = 0;
@@ -1171,7 +1173,9 @@ Status VulkanDevice::bind_args(const VulkanKernel& k, const LaunchDims& dims, Ar
                                                         " bytes but the buffer holds " +
                                                         std::to_string((*b)->size_bytes()));
       }
-      out->buffers.push_back(*b);
+      if (std::binary_search(si.bindings.begin(), si.bindings.end(), nbuffer))
+        out->buffers.emplace_back(nbuffer, *b);
+      ++nbuffer;
       continue;
     }
     // Scalars: 32-bit (8/16-bit integers widened) at 4-byte alignment, 64-bit at 8.
@@ -1201,6 +1205,7 @@ Status VulkanDevice::bind_args(const VulkanKernel& k, const LaunchDims& dims, Ar
       default:
         break;
     }
+    if (!has_push) continue;  // no scalar is used by this variant
     offset = (offset + size - 1) / size * size;
     if (nscalar >= si.push.size()) {
       return Status(StatusCode::invalid_argument,
@@ -1221,13 +1226,13 @@ Status VulkanDevice::bind_args(const VulkanKernel& k, const LaunchDims& dims, Ar
     offset += size;
     ++nscalar;
   }
-  if (out->buffers.size() != si.bindings.size()) {
+  if (!si.bindings.empty() && si.bindings.back() >= nbuffer) {
     return Status(StatusCode::invalid_argument,
-                  "the shader binds " + std::to_string(si.bindings.size()) +
-                      " storage buffers but the call passes " +
-                      std::to_string(out->buffers.size()) + " buffer arguments");
+                  "the shader binds storage buffer " + std::to_string(si.bindings.back()) +
+                      " (buffer argument " + std::to_string(si.bindings.back()) +
+                      ") but the call passes " + std::to_string(nbuffer) + " buffer arguments");
   }
-  if (nscalar != si.push.size()) {
+  if (has_push && nscalar != si.push.size()) {
     return Status(StatusCode::invalid_argument, "the shader's push-constant block has " +
                                                     std::to_string(si.push.size()) +
                                                     " members but the call passes " +
@@ -1258,11 +1263,12 @@ Result<VkDescriptorSet> VulkanDevice::make_descriptor_set_locked(const VulkanKer
                           "vkAllocateDescriptorSets");
   std::vector<VkDescriptorBufferInfo> infos(a.buffers.size());
   std::vector<VkWriteDescriptorSet> writes(a.buffers.size());
-  for (std::uint32_t i = 0; i < infos.size(); ++i) {
-    infos[i] = {a.buffers[i]->raw().buffer, 0, VK_WHOLE_SIZE};
+  for (std::size_t i = 0; i < infos.size(); ++i) {
+    const auto& [binding, buffer] = a.buffers[i];
+    infos[i] = {buffer->raw().buffer, 0, VK_WHOLE_SIZE};
     writes[i] = vk_struct<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
     writes[i].dstSet = set;
-    writes[i].dstBinding = i;
+    writes[i].dstBinding = binding;
     writes[i].descriptorCount = 1;
     writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     writes[i].pBufferInfo = &infos[i];
