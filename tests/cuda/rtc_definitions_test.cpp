@@ -38,6 +38,7 @@ struct Recorder final : tune::gpu::RtcCompiler {
     name_expression = std::string(expr);
     tune::gpu::RtcOutput out;
     out.binary = "binary " + std::to_string(compiles);
+    out.entry_name = "lowered " + name_expression;  // names the kernel, as a mangled name does
     return out;
   }
 };
