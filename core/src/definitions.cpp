@@ -77,7 +77,9 @@ Result<Instantiation> instantiate(std::string_view entry, const Config& config) 
       expr += arg;
     } else {
       out.substituted.emplace_back(arg);
-      expr += value_source_text(*v);
+      // A bool as the demangled instantiation spells it (see name_expression).
+      const bool* b = std::get_if<bool>(v);
+      expr += b != nullptr ? (*b ? "true" : "false") : value_source_text(*v);
     }
   }
   if (parens != 0 || angles != 0) return bad("unbalanced brackets");

@@ -117,7 +117,7 @@ TEST_CASE("definitions: a template entry's substituted parameters are not also m
   // EPT and NEG are template arguments; TILE stays a macro, float stays as written.
   CHECK(defs(c, plain("scale<EPT, NEG, float>")) ==
         std::vector<Definition>{{"TILE", "16"}, {"TUNE_NUM_STAGES", "2"}});
-  CHECK(name_expression("scale<EPT, NEG, float>", c).value() == "scale<4, 1, float>");
+  CHECK(name_expression("scale<EPT, NEG, float>", c).value() == "scale<4, true, float>");
   CHECK(name_expression("k", c).value().empty());
   // Nested arguments and expressions stay as written (and their names stay macros).
   CHECK(name_expression("f< EPT ,float, g<NEG, 2> >", c).value() == "f<4, float, g<NEG, 2>>");

@@ -110,9 +110,8 @@ TEST_CASE("a template entry is instantiated per config through a name expression
   tune::KernelSource src = source(kTemplateScale);
   src.entry = "scale<EPT, NEG>";
   tune::Config c4{{"EPT", 4}, {"NEG", true}};
-  // Values are spelled as in the definitions (booleans 1/0; tests/core/definitions_test.cpp
-  // covers the parsing): a bool template parameter takes 1 as it takes true.
-  CHECK(tune::name_expression(src.entry, c4).value() == "scale<4, 1>");
+  // tests/core/definitions_test.cpp covers the parsing.
+  CHECK(tune::name_expression(src.entry, c4).value() == "scale<4, true>");
   auto a = tune::cuda::nvrtc_compile("sm_90", src, c4);
   REQUIRE_MESSAGE(a.ok(), a.status().to_string());
   // The Itanium-mangled name of scale<4, true>(float*, int), present in the CUBIN's symbols.

@@ -52,15 +52,16 @@ struct Definition {
 };
 
 // A configuration value as kernel source text: integers in decimal, booleans 1 / 0, strings
-// verbatim. The one spelling used for definitions and for template-entry arguments (a bool
-// template parameter takes 1 / 0 as it takes true / false; an `auto` one would deduce int).
+// verbatim. The one spelling of every definition (1 / 0 so that `#if FLAG` works in GLSL too).
 std::string value_source_text(const Value& v);
 
-// The template instantiation a CUDA/HIP entry names for `config` ("scale<EPT, float>" with
-// EPT=4 gives "scale<4, float>"): each whole top-level argument that names a parameter is
-// replaced by its value_source_text; other arguments (types, nested templates, expressions)
-// stay as written. Empty for a plain entry ("k", "main"). invalid_argument for an entry whose
-// brackets do not balance.
+// The template instantiation a CUDA/HIP entry names for `config` ("scale<EPT, NEG, float>"
+// with EPT=4, NEG=true gives "scale<4, true, float>"): each whole top-level argument that
+// names a parameter is replaced by its value_source_text, except that a boolean is `true` /
+// `false` (hiprtc finds the instantiation by comparing the name expression with the demangled
+// name, which spells a bool argument that way); other arguments (types, nested templates,
+// expressions) stay as written. Empty for a plain entry ("k", "main"). invalid_argument for an
+// entry whose brackets do not balance.
 Result<std::string> name_expression(std::string_view entry, const Config& config);
 
 // The definitions a variant of `source` compiled with `config` gets, in the order above. Only

@@ -40,7 +40,7 @@ std::string_view to_string(Language l) noexcept;
 // CUDA/HIP: an entry with template arguments, "scale<EPT, NEG>", names a __global__ function
 // template; each variant instantiates it with the configuration's values substituted for
 // arguments that name a config parameter (others, such as `float`, stay as written), here
-// "scale<4, 1>" for EPT=4,NEG=true (tune::name_expression), through the compiler's name
+// "scale<4, true>" for EPT=4,NEG=true (tune::name_expression), through the compiler's name
 // expressions (nvrtcAddNameExpression / hiprtcAddNameExpression), and launches the mangled
 // name the compiler reports. Only whole top-level arguments are substituted (not names inside a
 // nested argument such as g<EPT>), and only parameters, not launch options (num_stages, ...). A

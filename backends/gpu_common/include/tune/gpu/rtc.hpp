@@ -51,7 +51,7 @@ class RtcCompiler {
   // The per-thread register cap option, or empty when the compiler has none.
   virtual std::string max_registers_option(int registers) const = 0;
   // Compiles `source`; compile_error with the log when it fails. Blocking. A non-empty
-  // `name_expression` ("scale<4, 1>") is instantiated and its lowered (mangled) name
+  // `name_expression` ("scale<4, true>") is instantiated and its lowered (mangled) name
   // returned in RtcOutput::entry_name.
   virtual Result<RtcOutput> compile(std::string_view source, std::string_view file_name,
                                     std::span<const std::string> options,
