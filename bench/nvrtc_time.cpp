@@ -57,7 +57,9 @@ Split compile_split(const std::string& arch, const tune::KernelSource& src, cons
                                    "-arch=" + arch, "-DTUNE_WARP_SIZE=32"};
   if (c.launch().max_registers > 0)
     opts.push_back("--maxrregcount=" + std::to_string(c.launch().max_registers));
-  for (auto& d : tune::gpu::config_defines(c)) opts.push_back(std::move(d));
+  auto defs = tune::definitions(c, src);
+  if (!defs.ok()) return s;
+  for (const auto& d : *defs) opts.push_back(tune::gpu::define_option(d));
   opts.push_back("--time=" + report.string());
   std::vector<const char*> argv;
   for (const auto& o : opts) argv.push_back(o.c_str());

@@ -534,6 +534,7 @@ Result<std::unique_ptr<Autotuner>> Autotuner::make(KernelDef def, AutotunerOptio
   if (!def.dims) return bad("no dims function (grid and block of a launch)");
   TUNE_RETURN_IF_ERROR(def.space.validate().with_context("kernel '" + def.name + "'"));
   TUNE_RETURN_IF_ERROR(validate_options(def, opts).with_context("kernel '" + def.name + "'"));
+  TUNE_RETURN_IF_ERROR(check_names(def).with_context("kernel '" + def.name + "'"));
   auto kb = KeyBuilder::make(def.signature, def.key);
   if (!kb.ok()) return Status(kb.status()).with_context("kernel '" + def.name + "'");
   auto impl = std::make_unique<Impl>();

@@ -34,6 +34,14 @@ std::string value_to_text(const Value& v) {
   return out;
 }
 
+Dim3 normalized_block(Dim3 b) noexcept {
+  if (b.x == 0 && b.y == 0 && b.z == 0) return b;
+  if (b.x == 0) b.x = 1;
+  if (b.y == 0) b.y = 1;
+  if (b.z == 0) b.z = 1;
+  return b;
+}
+
 bool is_launch_option_name(std::string_view name) noexcept {
   return name == kBlockX || name == kBlockY || name == kBlockZ || name == kNumWarps ||
          name == kNumStages || name == kMaxRegisters || name == kSharedBytes;
@@ -72,13 +80,11 @@ Config::Config(std::initializer_list<std::pair<std::string, Value>> params) {
 
 Config& Config::set(std::string_view name, Value value) {
   if (is_launch_option_name(name)) {
-    // A block dimension left at 0 would make the block empty: unset dimensions become 1.
+    // A block dimension left at 0 would make the block empty: setting one dimension of an
+    // unset block makes the others 1.
     bool was_unset = !block_set(launch_.block);
-    if (set_launch(launch_, name, value) && was_unset && block_set(launch_.block)) {
-      if (launch_.block.x == 0) launch_.block.x = 1;
-      if (launch_.block.y == 0) launch_.block.y = 1;
-      if (launch_.block.z == 0) launch_.block.z = 1;
-    }
+    if (set_launch(launch_, name, value) && was_unset)
+      launch_.block = normalized_block(launch_.block);
     return *this;
   }
   auto it = std::lower_bound(params_.begin(), params_.end(), name,

@@ -41,11 +41,6 @@ bool shared_fits(const Config& c, const DeviceInfo& d) {
 
 std::int64_t warp_of(const DeviceInfo& d) { return d.warp_size != 0 ? d.warp_size : 32; }
 
-void one_dimensional_block(Config& c) {
-  c.launch().block.y = 1;
-  c.launch().block.z = 1;
-}
-
 // The n-element kernels (vector_add, reduce_sum): a block covers block.x * EPT elements.
 LaunchDims elementwise_dims(const Config& c, std::int64_t n) {
   LaunchDims d;
@@ -69,7 +64,6 @@ BundledKernel vector_add() {
                 .param(std::string(kBlockX), {128, 256, 512, 1024})
                 .param("EPT", {1, 2, 4, 8})
                 .param("VEC", std::vector<Value>{false, true})
-                .derive(one_dimensional_block)
                 .constrain("VEC needs EPT % 4 == 0",
                            [](const Config& c, const DeviceInfo&) {
                              return !c.get_bool("VEC") || c.get_int("EPT") % 4 == 0;
@@ -81,7 +75,6 @@ BundledKernel vector_add() {
   k.demo_sizes = {{std::int64_t{1} << 26}};
   k.test_sizes = {{1}, {1000}, {4099}, {100003}};
   k.default_config = Config{{"EPT", 1}, {"VEC", false}}.set(kBlockX, 256);
-  one_dimensional_block(k.default_config);
   return k;
 }
 
@@ -98,7 +91,6 @@ BundledKernel reduce_sum() {
   d.space = ConfigSpace{}
                 .param(std::string(kBlockX), {128, 256, 512, 1024})
                 .param("EPT", {1, 2, 4, 8, 16})
-                .derive(one_dimensional_block)
                 .constrain("block.x is a multiple of the warp, at most warp^2 threads",
                            [](const Config& c, const DeviceInfo& dev) {
                              const std::int64_t w = warp_of(dev), b = c.launch().block.x;
@@ -112,7 +104,6 @@ BundledKernel reduce_sum() {
   k.demo_sizes = {{std::int64_t{1} << 26}};
   k.test_sizes = {{1}, {1000}, {4099}, {100003}};
   k.default_config = Config{{"EPT", 1}}.set(kBlockX, 256);
-  one_dimensional_block(k.default_config);
   return k;
 }
 
@@ -132,7 +123,6 @@ std::vector<KeySpec> matmul_key() {
 
 // fp32 SIMT matmul: dynamic shared memory of its pipeline (see matmul_f32.cu).
 void matmul_f32_derive(Config& c) {
-  one_dimensional_block(c);
   const std::int64_t bytes =
       c.launch().num_stages * c.get_int("BK") * ((c.get_int("BM") + 4) + (c.get_int("BN") + 4)) * 4;
   c.launch().shared_bytes = static_cast<std::uint32_t>(bytes);
@@ -197,7 +187,6 @@ BundledKernel matmul_f32() {
 Config matmul_f16_config(int bm, int bn, int bk, int warps_m, int threads, int stages) {
   Config c{{"BM", bm}, {"BN", bn}, {"BK", bk}, {"WARPS_M", warps_m}};
   c.set(kBlockX, threads).set(kNumStages, stages);
-  one_dimensional_block(c);
   // Padded A and B tiles per stage, in halves; the epilogue reuses the same memory for the
   // padded BM x (BN + 8) C tile (see matmul_f16.cu).
   const int pipeline = stages * (bm * (bk + 8) + bk * (bn + 8));

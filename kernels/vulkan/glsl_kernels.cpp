@@ -35,13 +35,6 @@ Dim3 split_grid(std::uint64_t groups) {
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
-// block.y / block.z are 1 when a space sets only block.x.
-void unit_yz(Config& c) {
-  auto& b = c.launch().block;
-  if (b.y == 0) b.y = 1;
-  if (b.z == 0) b.z = 1;
-}
-
 bool workgroup_fits(const Config& c, const DeviceInfo& d) {
   const Dim3& b = c.launch().block;
   return b.product() <= d.max_threads_per_block && b.x <= d.max_block.x && b.y <= d.max_block.y &&
@@ -68,7 +61,6 @@ BundledKernel vector_add() {
   d.space.param(std::string(kBlockX), {64, 128, 256, 512})
       .param("EPT", {1, 2, 4})
       .param("VEC4", std::vector<Value>{Value{false}, Value{true}})
-      .derive(unit_yz)
       .constrain("workgroup fits the device", workgroup_fits);
   d.key = {KeySpec::pow2("n")};
   d.dims = [](const Config& c, ArgList args) {
@@ -82,7 +74,6 @@ BundledKernel vector_add() {
   k.demo_sizes = {{1 << 20}, {1 << 22}};
   k.test_sizes = {{1000}, {4099}};
   k.default_config.set(kBlockX, 256).set("EPT", 1).set("VEC4", Value{false});
-  unit_yz(k.default_config);
   return k;
 }
 
@@ -99,7 +90,6 @@ BundledKernel reduce_sum() {
   d.space.param(std::string(kBlockX), {64, 128, 256, 512})
       .param("EPT", {16, 64, 256})
       .param("SUBGROUP", std::vector<Value>{Value{false}, Value{true}})
-      .derive(unit_yz)
       .constrain("workgroup fits the device", workgroup_fits)
       .constrain("shared memory fits", [](const Config& c, const DeviceInfo& dev) {
         return c.launch().block.x * 4u <= dev.shared_bytes_per_block;
@@ -116,7 +106,6 @@ BundledKernel reduce_sum() {
   k.demo_sizes = {{1 << 20}, {1 << 22}};
   k.test_sizes = {{1000}, {300007}};
   k.default_config.set(kBlockX, 256).set("EPT", 16).set("SUBGROUP", Value{false});
-  unit_yz(k.default_config);
   return k;
 }
 

@@ -70,16 +70,28 @@ TEST_CASE("a broken source is a compile_error carrying the compiler log") {
   CHECK(out.status().message().find("-arch=sm_90") != std::string::npos);
 }
 
-TEST_CASE("config values become macro definitions, booleans as 1/0") {
+TEST_CASE("every definition reaches NVRTC: parameters and each launch option") {
+  // Booleans as 1/0, strings verbatim, and every launch option that is set as TUNE_<NAME>; the
+  // same list tune::definitions gives every backend.
   const char* text = R"(
-#if !(TILE == 64 && FLAG == 1 && OFF == 0 && TUNE_BLOCK_X == 128 && TUNE_NUM_STAGES == 3)
+#if !(TILE == 64 && FLAG == 1 && OFF == 0 && TUNE_BLOCK_X == 128 && TUNE_BLOCK_Y == 2 && \
+      TUNE_BLOCK_Z == 1 && TUNE_NUM_WARPS == 8 && TUNE_NUM_STAGES == 3 && \
+      TUNE_MAX_REGISTERS == 96 && TUNE_SHARED_BYTES == 4096)
 #error config not visible
 #endif
-extern "C" __global__ void k(float* x) { x[threadIdx.x] = TILE; })";
-  tune::Config c{{"TILE", 64}, {"FLAG", true}, {"OFF", false}};
-  c.set(tune::kBlockX, 128).set(tune::kNumStages, 3);
+extern "C" __global__ void k(float* x) { x[threadIdx.x] = (ELEM)TILE; })";
+  tune::Config c{{"TILE", 64}, {"FLAG", true}, {"OFF", false}, {"ELEM", "float"}};
+  c.set(tune::kBlockX, 128).set(tune::kBlockY, 2).set(tune::kNumWarps, 8);
+  c.set(tune::kNumStages, 3).set(tune::kMaxRegisters, 96).set(tune::kSharedBytes, 4096);
   auto out = tune::cuda::nvrtc_compile_for("sm_80", source(text), c);
   CHECK_MESSAGE(out.ok(), out.status().to_string());
+  // One launch option missing: the kernel sees it undefined.
+  tune::Config no_warps = c;
+  no_warps.launch().num_warps = 0;
+  auto missing = tune::cuda::nvrtc_compile_for("sm_80", source(text), no_warps);
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.status().message().find("config not visible") != std::string::npos);
+  CHECK(missing.status().message().find("-DTUNE_NUM_WARPS") == std::string::npos);
   auto bad = tune::cuda::nvrtc_compile_for("sm_80", source(text), tune::Config{{"TILE", 32}});
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().message().find("config not visible") != std::string::npos);
@@ -98,11 +110,8 @@ TEST_CASE("a template entry is instantiated per config through a name expression
   tune::KernelSource src = source(kTemplateScale);
   src.entry = "scale<EPT, NEG>";
   tune::Config c4{{"EPT", 4}, {"NEG", true}};
-  CHECK(tune::gpu::name_expression(src.entry, c4).value() == "scale<4, true>");
-  CHECK(tune::gpu::name_expression("k", c4).value().empty());
-  CHECK(tune::gpu::name_expression("f< EPT ,float, g<NEG, 2> >", c4).value() ==
-        "f<4, float, g<NEG, 2>>");  // nested arguments are left as written
-  CHECK(tune::gpu::name_expression("f<(EPT > 2), EPT>", c4).value() == "f<(EPT > 2), 4>");
+  // tests/core/definitions_test.cpp covers the parsing.
+  CHECK(tune::name_expression(src.entry, c4).value() == "scale<4, true>");
   auto a = tune::cuda::nvrtc_compile("sm_90", src, c4);
   REQUIRE_MESSAGE(a.ok(), a.status().to_string());
   // The Itanium-mangled name of scale<4, true>(float*, int), present in the CUBIN's symbols.
@@ -132,7 +141,6 @@ TEST_CASE("max_registers reaches the compiler") {
   const char* text = "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] *= 2.0f; }";
   tune::Config c;
   c.launch().max_registers = 32;
-  auto opts = tune::gpu::config_defines(c);
   auto out = tune::cuda::nvrtc_compile("sm_90", source(text), c);
   REQUIRE_MESSAGE(out.ok(), out.status().to_string());
   CHECK(tune::gpu::parse_resource_log(out->log).registers <= 32);

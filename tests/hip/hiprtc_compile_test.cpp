@@ -87,6 +87,26 @@ extern "C" __global__ void k(float* x) { x[threadIdx.x] = TUNE_WARP_SIZE; })";
       tune::hip::hiprtc_compile_for("gfx90a", source(text), tune::Config{{"EXPECT", 32}}).ok());
 }
 
+TEST_CASE("every definition reaches hiprtc: parameters and each launch option") {
+  const char* text = R"(
+#if !(TILE == 64 && FLAG == 1 && OFF == 0 && TUNE_BLOCK_X == 128 && TUNE_BLOCK_Y == 2 && \
+      TUNE_BLOCK_Z == 1 && TUNE_NUM_WARPS == 8 && TUNE_NUM_STAGES == 3 && \
+      TUNE_MAX_REGISTERS == 96 && TUNE_SHARED_BYTES == 4096)
+#error config not visible
+#endif
+extern "C" __global__ void k(float* x) { x[threadIdx.x] = (ELEM)TILE; })";
+  tune::Config c{{"TILE", 64}, {"FLAG", true}, {"OFF", false}, {"ELEM", "float"}};
+  c.set(tune::kBlockX, 128).set(tune::kBlockY, 2).set(tune::kNumWarps, 8);
+  c.set(tune::kNumStages, 3).set(tune::kMaxRegisters, 96).set(tune::kSharedBytes, 4096);
+  auto out = tune::hip::hiprtc_compile_for("gfx90a", source(text), c);
+  CHECK_MESSAGE(out.ok(), out.status().to_string());
+  tune::Config no_stages = c;
+  no_stages.launch().num_stages = 0;
+  auto missing = tune::hip::hiprtc_compile_for("gfx90a", source(text), no_stages);
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.status().message().find("config not visible") != std::string::npos);
+}
+
 TEST_CASE("a non-gfx target is invalid_argument") {
   auto out = tune::hip::hiprtc_compile_for("sm_90", source("extern \"C\" __global__ void k() {}"),
                                            tune::Config{});

@@ -267,7 +267,7 @@ Result<std::unique_ptr<CompiledKernel>> GpuDevice::compile(const KernelSource& s
 
   // Limits, checked before any launch: threads per block and shared memory.
   const LaunchOptions& lo = config.launch();
-  const std::uint64_t threads = lo.block.x == 0 ? 0 : lo.block.product();
+  const std::uint64_t threads = normalized_block(lo.block).product();  // 0 when unset
   const std::uint32_t max_threads =
       res.max_threads != 0 ? res.max_threads : info_.max_threads_per_block;
   if (threads > max_threads) {
@@ -316,14 +316,16 @@ Status GpuDevice::launch_locked(const GpuKernel& kernel, const LaunchDims& dims,
   const std::uint32_t max_threads = kernel.resources().max_threads != 0
                                         ? kernel.resources().max_threads
                                         : info_.max_threads_per_block;
-  if (dims.block.product() == 0 || dims.grid.product() == 0) {
+  // A partly set block ({256, 0, 0}) means what it means everywhere: 256x1x1.
+  const Dim3 block = normalized_block(dims.block);
+  if (block.product() == 0 || dims.grid.product() == 0) {
     return Status(StatusCode::invalid_argument, kernel.name() + ": empty launch, grid " +
                                                     dim_text(dims.grid) + " block " +
-                                                    dim_text(dims.block));
+                                                    dim_text(block));
   }
-  if (dims.block.product() > max_threads) {
+  if (block.product() > max_threads) {
     return Status(StatusCode::out_of_resources,
-                  kernel.name() + ": block " + dim_text(dims.block) + " exceeds the variant's " +
+                  kernel.name() + ": block " + dim_text(block) + " exceeds the variant's " +
                       std::to_string(max_threads) + " threads per block");
   }
   if ((info_.max_grid.x != 0 && dims.grid.x > info_.max_grid.x) ||
@@ -380,11 +382,11 @@ Status GpuDevice::launch_locked(const GpuKernel& kernel, const LaunchDims& dims,
     }
     params[i] = &storage[i];
   }
-  if (int rc = api_->launch(kernel.function(), dims.grid, dims.block, dims.shared_bytes, stream_,
-                            params);
+  if (int rc =
+          api_->launch(kernel.function(), dims.grid, block, dims.shared_bytes, stream_, params);
       rc != 0) {
     return fail(Call::launch, rc, StatusCode::launch_failed,
-                kernel.name() + " grid " + dim_text(dims.grid) + " block " + dim_text(dims.block) +
+                kernel.name() + " grid " + dim_text(dims.grid) + " block " + dim_text(block) +
                     " smem " + std::to_string(dims.shared_bytes));
   }
   return {};

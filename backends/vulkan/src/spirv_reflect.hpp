@@ -21,11 +21,11 @@ struct PushMember {
 
 struct SpirvInfo {
   // Storage-buffer bindings of descriptor set 0, sorted and distinct. Buffer argument i binds
-  // to binding i, so a usable kernel has bindings 0..n-1.
+  // to binding i; a binding the optimiser removed (never used by this variant) is absent.
   std::vector<std::uint32_t> bindings;
   bool uses_other_sets = false;              // a descriptor set other than 0 (unsupported)
   bool uses_non_buffer_descriptors = false;  // images, samplers, uniform buffers (unsupported)
-  std::vector<PushMember> push;              // in declaration order
+  std::vector<PushMember> push;              // in declaration order; empty when none is used
   std::uint32_t push_bytes = 0;              // end of the last member, rounded up to 4
   std::uint64_t shared_bytes = 0;            // Workgroup-storage variables, summed
   bool shared_bytes_known = true;            // false when an array length is a spec constant

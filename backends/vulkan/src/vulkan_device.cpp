@@ -10,8 +10,8 @@
 #include <limits>
 #include <string_view>
 #include <utility>
-#include <variant>
 
+#include "tune/definitions.hpp"
 #include "tune/hash.hpp"
 #include "tune/log.hpp"
 #include "vk_status.hpp"
@@ -49,15 +49,6 @@ std::string dim_text(const Dim3& d) {
   return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
 }
 
-// A block with some dimensions set and others 0 means 1 in those; {0,0,0} stays unset.
-Dim3 normalize_block(Dim3 b) {
-  if (b.x == 0 && b.y == 0 && b.z == 0) return b;
-  if (b.x == 0) b.x = 1;
-  if (b.y == 0) b.y = 1;
-  if (b.z == 0) b.z = 1;
-  return b;
-}
-
 bool is_set(const Dim3& b) { return b.x != 0 || b.y != 0 || b.z != 0; }
 
 // A global memory barrier: everything before `src` completes and its writes are visible to
@@ -81,33 +72,6 @@ constexpr int kSpirvRecipe = 1;
 constexpr double kNvidiaClockSettleMs = 300.0;
 // Bump when the meaning of a stored pipeline-cache file changes.
 constexpr int kPipelineCacheRecipe = 1;
-
-// The macro definitions of a configuration, in the order shaderc gets them: every parameter
-// (NAME=value; booleans 1/0, strings verbatim), then TUNE_BLOCK_X/Y/Z when a workgroup is set.
-// Everything from the configuration that reaches the SPIR-V goes through here; the workgroup
-// size itself is a specialization constant, applied when the pipeline is created.
-std::vector<std::pair<std::string, std::string>> shader_macros(const Config& config,
-                                                               const Dim3& block) {
-  std::vector<std::pair<std::string, std::string>> out;
-  out.reserve(config.params().size() + 3);
-  for (const auto& [name, value] : config.params()) {
-    std::string text;
-    if (const auto* i = std::get_if<std::int64_t>(&value)) {
-      text = std::to_string(*i);
-    } else if (const auto* b = std::get_if<bool>(&value)) {
-      text = *b ? "1" : "0";
-    } else {
-      text = std::get<std::string>(value);
-    }
-    out.emplace_back(name, std::move(text));
-  }
-  if (is_set(block)) {
-    out.emplace_back("TUNE_BLOCK_X", std::to_string(block.x));
-    out.emplace_back("TUNE_BLOCK_Y", std::to_string(block.y));
-    out.emplace_back("TUNE_BLOCK_Z", std::to_string(block.z));
-  }
-  return out;
-}
 
 std::string uuid_hex(const std::uint8_t (&uuid)[VK_UUID_SIZE]) {
   std::string out;
@@ -883,7 +847,7 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
                   "GLSL compute shaders have entry point 'main', not '" + source.entry + "'");
   }
   const auto& l = opened_.caps.props.limits;
-  const Dim3 block = normalize_block(config.launch().block);
+  const Dim3 block = normalized_block(config.launch().block);
   if (is_set(block)) {
     if (block.x > l.maxComputeWorkGroupSize[0] || block.y > l.maxComputeWorkGroupSize[1] ||
         block.z > l.maxComputeWorkGroupSize[2] ||
@@ -903,15 +867,18 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
   // SPIR-V: from the in-memory cache, else the disk cache, else shaderc (and then stored on
   // disk). The key names everything that decides the SPIR-V: the toolchain and its settings,
   // the source (two independent 64-bit hashes and its length) and every macro definition.
-  const auto macros = shader_macros(config, block);
+  // The macros are the variant's definitions (tune::definitions, the same list as on every
+  // backend); the workgroup size also goes in as specialization constants, at pipeline creation.
+  auto macros = definitions(config, source);
+  if (!macros.ok()) return macros.status();
   std::string key = spirv_toolchain_;
   key += "\nsource " + std::to_string(source.text.size()) + " " + hex(stable_hash(source.text)) +
          " " + hex(stable_hash(source.text, 0x5eed5eed5eed5eedULL));
-  for (const auto& [name, value] : macros) {
+  for (const Definition& d : *macros) {
     key += "\n-D";
-    key += name;
+    key += d.name;
     key += '=';
-    key += value;
+    key += d.value;
   }
   std::shared_ptr<const CachedSpirv> spirv;
   {
@@ -928,7 +895,7 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
       opts.SetSourceLanguage(shaderc_source_language_glsl);
       opts.SetTargetEnvironment(shaderc_target_env_vulkan, target_env_);
       opts.SetOptimizationLevel(shaderc_optimization_level_performance);
-      for (const auto& [name, value] : macros) opts.AddMacroDefinition(name, value);
+      for (const Definition& d : *macros) opts.AddMacroDefinition(d.name, d.value);
       ++shaderc_compiles_;
       shaderc::SpvCompilationResult res = compiler_.CompileGlslToSpv(
           source.text, shaderc_glsl_compute_shader, "kernel.comp", "main", opts);
@@ -1024,14 +991,6 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
                   "the Vulkan backend binds storage buffers in descriptor set 0 only (no other "
                   "sets, uniform buffers, images or samplers)");
   }
-  for (std::size_t i = 0; i < si.bindings.size(); ++i) {
-    if (si.bindings[i] != i) {
-      return Status(StatusCode::invalid_argument,
-                    "storage-buffer bindings must be 0..n-1 (buffer argument i at binding i); "
-                    "binding " +
-                        std::to_string(i) + " is missing");
-    }
-  }
   if (is_set(block) && !si.local_size_is_spec &&
       (si.local_size[0] != block.x || si.local_size[1] != block.y || si.local_size[2] != block.z)) {
     return Status(StatusCode::invalid_argument,
@@ -1061,9 +1020,13 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
   TUNE_VK_RETURN_IF_ERROR(vkCreateShaderModule(device_, &smi, nullptr, &module),
                           "vkCreateShaderModule");
 
+  // The bindings the SPIR-V still declares: one whose every use a variant's macros removed
+  // was optimised away with its variable, leaving a hole that no descriptor fills.
   std::vector<VkDescriptorSetLayoutBinding> bindings(si.bindings.size());
-  for (std::uint32_t i = 0; i < bindings.size(); ++i)
-    bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+  for (std::size_t i = 0; i < bindings.size(); ++i) {
+    bindings[i] = {si.bindings[i], VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                   VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+  }
   auto dli = vk_struct<VkDescriptorSetLayoutCreateInfo>(
       VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
   dli.bindingCount = static_cast<std::uint32_t>(bindings.size());
@@ -1165,7 +1128,7 @@ Result<const VulkanKernel*> VulkanDevice::own_kernel(const CompiledKernel& k) co
 Status VulkanDevice::bind_args(const VulkanKernel& k, const LaunchDims& dims, ArgList args,
                                BoundArgs* out) const {
   const auto& l = opened_.caps.props.limits;
-  const Dim3 block = normalize_block(dims.block);
+  const Dim3 block = normalized_block(dims.block);
   if (is_set(block) && block != k.block()) {
     return Status(StatusCode::invalid_argument, "launch block " + dim_text(block) +
                                                     " differs from the compiled workgroup " +
@@ -1184,8 +1147,14 @@ Status VulkanDevice::bind_args(const VulkanKernel& k, const LaunchDims& dims, Ar
     }
   }
 
+  // Buffer argument i is binding i and scalar argument i push-constant member i, as far as the
+  // SPIR-V still declares them: a binding or a whole push-constant block that a variant never
+  // uses (its uses compiled out by the variant's macros) is optimised away, and its arguments
+  // are checked but not bound. What the shader does declare must match the call exactly.
   const SpirvInfo& si = k.spirv();
+  const bool has_push = !si.push.empty();
   std::size_t nscalar = 0;
+  std::uint32_t nbuffer = 0;
   out->buffers.clear();
   out->push.assign(si.push_bytes, 0);
   std::uint32_t offset = 0;
@@ -1204,7 +1173,9 @@ Status VulkanDevice::bind_args(const VulkanKernel& k, const LaunchDims& dims, Ar
                                                         " bytes but the buffer holds " +
                                                         std::to_string((*b)->size_bytes()));
       }
-      out->buffers.push_back(*b);
+      if (std::binary_search(si.bindings.begin(), si.bindings.end(), nbuffer))
+        out->buffers.emplace_back(nbuffer, *b);
+      ++nbuffer;
       continue;
     }
     // Scalars: 32-bit (8/16-bit integers widened) at 4-byte alignment, 64-bit at 8.
@@ -1234,6 +1205,7 @@ Status VulkanDevice::bind_args(const VulkanKernel& k, const LaunchDims& dims, Ar
       default:
         break;
     }
+    if (!has_push) continue;  // no scalar is used by this variant
     offset = (offset + size - 1) / size * size;
     if (nscalar >= si.push.size()) {
       return Status(StatusCode::invalid_argument,
@@ -1254,13 +1226,13 @@ Status VulkanDevice::bind_args(const VulkanKernel& k, const LaunchDims& dims, Ar
     offset += size;
     ++nscalar;
   }
-  if (out->buffers.size() != si.bindings.size()) {
+  if (!si.bindings.empty() && si.bindings.back() >= nbuffer) {
     return Status(StatusCode::invalid_argument,
-                  "the shader binds " + std::to_string(si.bindings.size()) +
-                      " storage buffers but the call passes " +
-                      std::to_string(out->buffers.size()) + " buffer arguments");
+                  "the shader binds storage buffer " + std::to_string(si.bindings.back()) +
+                      " (buffer argument " + std::to_string(si.bindings.back()) +
+                      ") but the call passes " + std::to_string(nbuffer) + " buffer arguments");
   }
-  if (nscalar != si.push.size()) {
+  if (has_push && nscalar != si.push.size()) {
     return Status(StatusCode::invalid_argument, "the shader's push-constant block has " +
                                                     std::to_string(si.push.size()) +
                                                     " members but the call passes " +
@@ -1291,11 +1263,12 @@ Result<VkDescriptorSet> VulkanDevice::make_descriptor_set_locked(const VulkanKer
                           "vkAllocateDescriptorSets");
   std::vector<VkDescriptorBufferInfo> infos(a.buffers.size());
   std::vector<VkWriteDescriptorSet> writes(a.buffers.size());
-  for (std::uint32_t i = 0; i < infos.size(); ++i) {
-    infos[i] = {a.buffers[i]->raw().buffer, 0, VK_WHOLE_SIZE};
+  for (std::size_t i = 0; i < infos.size(); ++i) {
+    const auto& [binding, buffer] = a.buffers[i];
+    infos[i] = {buffer->raw().buffer, 0, VK_WHOLE_SIZE};
     writes[i] = vk_struct<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
     writes[i].dstSet = set;
-    writes[i].dstBinding = i;
+    writes[i].dstBinding = binding;
     writes[i].descriptorCount = 1;
     writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     writes[i].pBufferInfo = &infos[i];

@@ -26,6 +26,7 @@
 #include <mutex>
 #include <shaderc/shaderc.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "spirv_reflect.hpp"
@@ -162,9 +163,10 @@ class VulkanDevice final : public Device {
     VkQueryPool queries = VK_NULL_HANDLE;
     std::vector<RawBuffer> staging;
   };
-  // The buffers and packed push constants of one launch, checked against the kernel.
+  // The buffers and packed push constants of one launch, checked against the kernel: each
+  // buffer with the binding the shader declares for it (unused ones are not bound).
   struct BoundArgs {
-    std::vector<const VulkanBuffer*> buffers;
+    std::vector<std::pair<std::uint32_t, const VulkanBuffer*>> buffers;
     std::vector<std::uint8_t> push;
   };
 

@@ -34,6 +34,11 @@ struct Dim3 {
   friend bool operator==(const Dim3&, const Dim3&) = default;
 };
 
+// The block a Dim3 stands for: dimensions left at 0 beside a set one are 1 ({256, 0, 0} is
+// 256x1x1); {0, 0, 0} stays unset. The one rule for a partly set block, followed by Config,
+// definitions() and every backend.
+Dim3 normalized_block(Dim3 b) noexcept;
+
 // Launch options. Zero means "not set: the backend or kernel decides".
 struct LaunchOptions {
   Dim3 block{0, 0, 0};             // threads per block / workgroup size; {0,0,0} = unset

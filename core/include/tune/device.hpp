@@ -40,10 +40,10 @@ std::string_view to_string(Language l) noexcept;
 // CUDA/HIP: an entry with template arguments, "scale<EPT, NEG>", names a __global__ function
 // template; each variant instantiates it with the configuration's values substituted for
 // arguments that name a config parameter (others, such as `float`, stay as written), here
-// "scale<4, true>" for EPT=4,NEG=true, through the compiler's name expressions
-// (nvrtcAddNameExpression / hiprtcAddNameExpression), and launches the mangled name the
-// compiler reports. Only whole top-level arguments are substituted (not names inside a nested
-// argument such as g<EPT>), and only parameters, not launch options (num_stages, ...). A
+// "scale<4, true>" for EPT=4,NEG=true (tune::name_expression), through the compiler's name
+// expressions (nvrtcAddNameExpression / hiprtcAddNameExpression), and launches the mangled
+// name the compiler reports. Only whole top-level arguments are substituted (not names inside a
+// nested argument such as g<EPT>), and only parameters, not launch options (num_stages, ...). A
 // parameter substituted this way is not a -D macro anywhere in the source (it would rewrite the
 // template's own parameter names); every other config parameter is.
 struct KernelSource {
@@ -110,8 +110,9 @@ class Device {
                       std::uint64_t offset = 0) = 0;
   virtual Status copy(DeviceBuffer& dst, const DeviceBuffer& src, std::uint64_t bytes) = 0;
 
-  // Compiles `source` with the configuration's parameters as macro definitions (NAME=value,
-  // booleans as 1/0) and its launch options applied. A compile failure is a Status with
+  // Compiles `source` with exactly tune::definitions(config, source) as macro definitions
+  // (definitions.hpp: parameters, then the launch options that are set) and the launch options
+  // applied. A compile failure is a Status with
   // code compile_error whose message holds the compiler log; a variant that exceeds a device
   // limit is out_of_resources. Never crashes on a bad configuration.
   virtual Result<std::unique_ptr<CompiledKernel>> compile(const KernelSource& source,

@@ -19,6 +19,7 @@
 
 #include "tune/args.hpp"
 #include "tune/config_space.hpp"
+#include "tune/definitions.hpp"  // check_names: what Autotuner::make refuses
 #include "tune/device.hpp"
 #include "tune/key.hpp"
 #include "tune/search.hpp"

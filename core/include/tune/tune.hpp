@@ -5,6 +5,7 @@
 #include "tune/benchmark.hpp"
 #include "tune/config.hpp"
 #include "tune/config_space.hpp"
+#include "tune/definitions.hpp"
 #include "tune/device.hpp"
 #include "tune/device_info.hpp"
 #include "tune/kernel.hpp"

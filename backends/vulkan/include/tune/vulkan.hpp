@@ -9,10 +9,15 @@
 //   - scalar arguments, in call order, are the members of one push-constant block, packed with
 //     4-byte alignment for 32-bit types and 8-byte alignment for 64-bit types (std430 rules
 //     for scalars), 8- and 16-bit integers widened to 32 bits;
+//   - a variant may leave a buffer or every scalar unused (its uses inside `#if`): the compiler
+//     drops that binding or the whole push-constant block, and the launch binds the rest;
 //   - the workgroup size comes from config.launch().block through specialization constants
 //     0, 1, 2: declare `layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2)
 //     in;` (the macros TUNE_BLOCK_X/Y/Z hold the same values for sizing shared arrays);
-//   - every config parameter is a macro (#define NAME value; booleans 1/0).
+//   - the variant's definitions are macros, the same list as on every backend: every config
+//     parameter, then TUNE_BLOCK_X/Y/Z, TUNE_NUM_WARPS, TUNE_NUM_STAGES, ... that are set
+//     (tune::definitions, tune/definitions.hpp). A config with shared_bytes is refused: Vulkan
+//     has no dynamic shared memory.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
-// Run-time compilation shared by the CUDA (NVRTC) and HIP (hiprtc) backends: how a Config
-// becomes compiler options, the compiler adaptor, and compiling through the on-disk binary
-// cache (tune::BinaryCache, core/include/tune/binary_cache.hpp, shared with Vulkan).
+// Run-time compilation shared by the CUDA (NVRTC) and HIP (hiprtc) backends: a variant's
+// compiler options (its definitions come from tune::definitions, as on every backend), the
+// compiler adaptor, and compiling through the on-disk binary cache (tune::BinaryCache,
+// core/include/tune/binary_cache.hpp, shared with Vulkan).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 
 #include "tune/binary_cache.hpp"
 #include "tune/config.hpp"
+#include "tune/definitions.hpp"
 #include "tune/device.hpp"
 #include "tune/status.hpp"
 
@@ -56,20 +58,14 @@ class RtcCompiler {
                                     std::string_view name_expression) = 0;
 };
 
-// The -D definitions of a configuration: NAME=value for each parameter (booleans 1/0, strings
-// verbatim), TUNE_BLOCK_X/Y/Z, TUNE_NUM_WARPS, TUNE_NUM_STAGES and TUNE_SHARED_BYTES for each
-// launch option that is set.
-std::vector<std::string> config_defines(const Config& config);
+// "-DNAME=value": how NVRTC and hiprtc are given one of tune::definitions() (definitions.hpp).
+std::string define_option(const Definition& d);
 
-// The name expression that instantiates a template entry (see KernelSource) for `config`:
-// "scale<EPT, float>" with EPT=4 gives "scale<4, float>" (booleans true/false, integers in
-// decimal, strings verbatim); empty for a plain entry. invalid_argument for an entry whose
-// angle brackets do not balance.
-Result<std::string> name_expression(std::string_view entry, const Config& config);
-
-// Every option of one compile: base, target, register cap, then the config's definitions.
+// Every option of one compile: base, target, register cap, then the variant's definitions
+// (tune::definitions(config, source), in their order). invalid_argument for an unknown `arch` or
+// a template entry whose brackets do not balance.
 Result<std::vector<std::string>> compile_options(const RtcCompiler& compiler, std::string_view arch,
-                                                 const Config& config);
+                                                 const Config& config, const KernelSource& source);
 
 // Registers, spill stores and shared memory as printed by ptxas -v ("Used 40 registers, ...
 // 8 bytes spill stores"). Fields the log does not mention stay zero.
@@ -78,8 +74,8 @@ KernelResources parse_resource_log(std::string_view log);
 // Compiles `source` for `arch` with `config`, through `cache` when it is not null: the key is
 // the compiler's version, every option (target and config definitions included) and a hash
 // of the source text and entry. A hit sets `from_cache` and skips the compiler. A template
-// entry (see KernelSource) is instantiated by name expression, its lowered name stored with
-// the binary; the parameters it substitutes are left out of the -D definitions.
+// entry (see KernelSource) is instantiated by tune::name_expression, its lowered name stored
+// with the binary; the parameters it substitutes are not among the definitions.
 Result<RtcOutput> compile_for(RtcCompiler& compiler, std::string_view arch,
                               const KernelSource& source, const Config& config, BinaryCache* cache);
 
