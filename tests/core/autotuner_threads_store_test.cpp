@@ -297,3 +297,45 @@ TEST_CASE("Autotuner + TuningStore: a stored failure is not retried") {
     CHECK(std::isinf(r.stats.median));
   }
 }
+
+namespace {
+// A store in which another process finishes the key between this process's first read and
+// its claim: the first load() finds nothing, and the rows are there when try_claim() is
+// granted (the other process saved them and let its claim go).
+class LateRowsStore : public MemoryStore {
+ public:
+  std::vector<StoredResult> late_rows;
+  bool try_claim(const StoreKey& key, std::chrono::milliseconds) override {
+    if (!landed_) {
+      landed_ = true;
+      save(key, late_rows);
+    }
+    return true;
+  }
+
+ private:
+  bool landed_ = false;
+};
+}  // namespace
+
+TEST_CASE(
+    "Autotuner + TuningStore: rows saved by another process just before the claim "
+    "are used, not timed again") {
+  auto store = std::make_shared<LateRowsStore>();
+  store->late_rows = {stored_ok(Config{{"BM", std::int64_t{32}}}, 900.0),
+                      stored_ok(Config{{"BM", std::int64_t{64}}}, 700.0),
+                      stored_ok(Config{{"BM", std::int64_t{128}}}, 800.0)};
+  AutotunerOptions opts = quiet_options();
+  opts.store = store;
+  SimRig rig;
+  rig.dev.set_cost_model(bm_model(32));
+  auto tuner = make_tuner(sim_kernel(bm_space({32, 64, 128})), opts);
+  REQUIRE(tuner->run(rig.dev, rig.args(1000)).ok());
+  CHECK(rig.dev.time_calls() == 0);
+  CHECK(rig.dev.compiles() == 1);
+  CHECK(rig.dev.events().back() == "launch BM=64");
+  auto report = tuner->last_report(rig.dev, rig.args(1000));
+  REQUIRE(report.has_value());
+  CHECK(report->source == ResultSource::disk);
+  for (const auto& r : report->results) CHECK(r.from_store);
+}

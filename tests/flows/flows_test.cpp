@@ -115,12 +115,14 @@ TEST_CASE("eight processes meet one new key at once: it is tuned once, one winne
   }
   int tuned = 0;
   std::set<std::string> winners;
+  std::string outputs;  // every process's output, shown when a check fails
   for (FILE* p : procs) {
     Run r = finish(p);
     REQUIRE_MESSAGE(r.status == 0, r.out);
+    outputs += r.out;
     winners.insert(r.out.substr(0, r.out.find(' ', 7)));
     tuned += r.out.find("source=tuned") != std::string::npos ? 1 : 0;
   }
-  CHECK(tuned == 1);
-  CHECK(winners.size() == 1);
+  CHECK_MESSAGE(tuned == 1, outputs);
+  CHECK_MESSAGE(winners.size() == 1, outputs);
 }

@@ -55,7 +55,10 @@ class KeySession {
     TUNE_RETURN_IF_ERROR(find_candidates());
     load_stored();
     Plan plan = choose_plan();
-    if (plan == Plan::time_the_rest && claim_or_wait()) plan = choose_plan();
+    if (plan == Plan::time_the_rest && stored_.has_store()) {
+      claim_or_wait();
+      plan = choose_plan();
+    }
     if (plan == Plan::time_the_rest) {
       Status timed = time_candidates();
       Status finished = hooks_.finish(timed);
@@ -93,29 +96,33 @@ class KeySession {
   // Processes that meet the same new key at once tune it once: the one holding the store's
   // claim tunes; the others wait for its rows (re-reading the store) until they cover every
   // candidate, or until the claim is theirs (the owner finished with some candidates left,
-  // failed, died or let the claim expire). Returns whether the rows read meanwhile changed the
-  // plan. Waiting ends at the tuning budget's deadline too.
-  bool claim_or_wait() {
-    if (!stored_.has_store()) return false;
-    bool reread = false;
-    while (!stored_.claim(kClaimTtl) && !deadline_passed()) {
+  // failed, died or let the claim expire). The rows are read again once the claim is granted
+  // too: an owner may have saved them and let go between load_stored() and this claim, and
+  // then nothing is left to time. The plan is chosen again afterwards. Waiting ends at the
+  // tuning budget's deadline too.
+  void claim_or_wait() {
+    for (;;) {
+      const bool mine = stored_.claim(kClaimTtl);
       {
         auto timer = clock_.measure(&TuningTimes::store);
-        std::this_thread::sleep_for(kClaimPoll);
-        stored_.reload();
-        need_.assign(cands_.size(), true);
-        for (std::size_t i = 0; i < cands_.size(); ++i) {
-          report_.results[i] = ConfigResult{};
-          report_.results[i].config = cands_[i];
-          report_.results[i].stats.median = kInf;
-        }
-        stored_.apply(cands_, report_.results, need_);
+        if (!mine) std::this_thread::sleep_for(kClaimPoll);
+        reload_stored();
       }
-      reread = true;
-      if (std::none_of(need_.begin(), need_.end(), [](bool b) { return b; })) break;
+      const bool covered = std::none_of(need_.begin(), need_.end(), [](bool b) { return b; });
+      if (mine || covered || deadline_passed()) break;
     }
     last_claim_ = Clock::now();
-    return reread;
+  }
+  // Forgets what load_stored() applied and applies the store's rows as they are now.
+  void reload_stored() {
+    stored_.reload();
+    need_.assign(cands_.size(), true);
+    for (std::size_t i = 0; i < cands_.size(); ++i) {
+      report_.results[i] = ConfigResult{};
+      report_.results[i].config = cands_[i];
+      report_.results[i].stats.median = kInf;
+    }
+    stored_.apply(cands_, report_.results, need_);
   }
   // Keeps the claim alive through a long tuning.
   void renew_claim() {
