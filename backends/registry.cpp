@@ -1,5 +1,5 @@
 // open_device / list_devices over the generated backend table.
-#include "tune/registry.hpp"
+#include "tune/backend/registry.hpp"
 
 #include <cstdlib>
 #include <string>

@@ -17,6 +17,7 @@
 #include <memory>
 #include <vector>
 
+#include "key_builder.hpp"
 #include "tune/testing/sim_device.hpp"
 #include "tune/tune.hpp"
 

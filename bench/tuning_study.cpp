@@ -47,6 +47,7 @@
 #include <thread>
 #include <vector>
 
+#include "race.hpp"
 #include "replay.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"

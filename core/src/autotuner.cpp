@@ -2,6 +2,7 @@
 // (who tunes, who waits), background tunings, and the public API. One key's tuning itself is
 // tuning/session.cpp.
 #include "tune/autotuner.hpp"
+#include "key_builder.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +13,7 @@
 #include <unordered_map>
 
 #include "env.hpp"
-#include "tune/hash.hpp"
+#include "tune/backend/hash.hpp"
 #include "tune/log.hpp"
 #include "tuning/candidates.hpp"
 #include "tuning/hook_runner.hpp"

@@ -1,4 +1,5 @@
 #include "tune/benchmark.hpp"
+#include "race.hpp"
 
 #include <algorithm>
 #include <cmath>

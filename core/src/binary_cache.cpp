@@ -1,5 +1,5 @@
 // BinaryCache: one checksummed file per entry, written by rename.
-#include "tune/binary_cache.hpp"
+#include "tune/backend/binary_cache.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <type_traits>
 
 #include "cache/safe_file.hpp"
-#include "tune/hash.hpp"
+#include "tune/backend/hash.hpp"
 #include "tune/sqlite_store.hpp"  // cache_mode_from_env, default_cache_path: one parser for both
 
 namespace tune {

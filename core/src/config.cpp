@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "tune/hash.hpp"
+#include "tune/backend/hash.hpp"
 
 namespace tune {
 

@@ -1,6 +1,6 @@
 #include "tune/device.hpp"
 
-#include "tune/hash.hpp"
+#include "tune/backend/hash.hpp"
 #include "tune/version.hpp"
 
 namespace tune {

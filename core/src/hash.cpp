@@ -1,4 +1,4 @@
-#include "tune/hash.hpp"
+#include "tune/backend/hash.hpp"
 
 #include <cinttypes>
 #include <cstdio>

@@ -1,6 +1,6 @@
-#include "tune/key.hpp"
+#include "key_builder.hpp"
 
-#include "tune/hash.hpp"
+#include "tune/backend/hash.hpp"
 #include "tuning/user_code.hpp"
 
 namespace tune {

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "cache_test_util.hpp"
-#include "tune/binary_cache.hpp"
+#include "tune/backend/binary_cache.hpp"
 #include "tune/config.hpp"
 #include "tune/sqlite_store.hpp"
 

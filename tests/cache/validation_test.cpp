@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "cache/cache_validation.hpp"
 #include "cache_test_util.hpp"
-#include "tune/cache_validation.hpp"
 #include "tune/sqlite_store.hpp"
 
 namespace tune {

@@ -1,6 +1,7 @@
 // Arguments, signatures and tuning keys.
 #include <doctest/doctest.h>
 
+#include "key_builder.hpp"
 #include "tune/args.hpp"
 #include "tune/device_info.hpp"
 #include "tune/key.hpp"

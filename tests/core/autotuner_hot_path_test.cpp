@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "key_builder.hpp"
 #include "sim_fixture.hpp"
 
 #if defined(__has_feature)

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "scoped_env.hpp"
-#include "tune/binary_cache.hpp"
-#include "tune/hash.hpp"
+#include "tune/backend/binary_cache.hpp"
+#include "tune/backend/hash.hpp"
 #include "tune/log.hpp"
 
 namespace fs = std::filesystem;

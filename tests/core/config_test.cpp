@@ -1,8 +1,8 @@
 // Config, Value, Status and stable hashing.
 #include <doctest/doctest.h>
 
+#include "tune/backend/hash.hpp"
 #include "tune/config.hpp"
-#include "tune/hash.hpp"
 #include "tune/status.hpp"
 
 using namespace tune;

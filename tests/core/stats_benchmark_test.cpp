@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "race.hpp"
 #include "sim_fixture.hpp"
 #include "tune/benchmark.hpp"
 #include "tune/stats.hpp"

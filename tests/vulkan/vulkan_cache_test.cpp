@@ -17,7 +17,7 @@
 
 #include "launch_by_hand.hpp"
 #include "scoped_env.hpp"
-#include "tune/binary_cache.hpp"
+#include "tune/backend/binary_cache.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
 #include "tune/vulkan.hpp"

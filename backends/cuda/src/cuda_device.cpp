@@ -8,9 +8,9 @@
 
 #include "cuda_driver.hpp"
 #include "nvrtc_compiler.hpp"
+#include "tune/backend/registry.hpp"
 #include "tune/cuda/cuda_backend.hpp"
 #include "tune/gpu/gpu_device.hpp"
-#include "tune/registry.hpp"
 
 namespace tune::cuda {
 namespace detail {

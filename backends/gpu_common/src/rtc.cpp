@@ -3,7 +3,7 @@
 
 #include <charconv>
 
-#include "tune/hash.hpp"
+#include "tune/backend/hash.hpp"
 
 namespace tune::gpu {
 

@@ -6,9 +6,9 @@
 #include <string>
 
 #include "hip_internal.hpp"
+#include "tune/backend/registry.hpp"
 #include "tune/gpu/gpu_device.hpp"
 #include "tune/hip/hip_backend.hpp"
-#include "tune/registry.hpp"
 
 namespace tune::hip {
 namespace detail {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tune/backend/registry.hpp"
 #include "tune/log.hpp"
 #include "tune/vulkan.hpp"
 #include "vk_status.hpp"

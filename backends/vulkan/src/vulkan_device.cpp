@@ -11,8 +11,8 @@
 #include <string_view>
 #include <utility>
 
+#include "tune/backend/hash.hpp"
 #include "tune/definitions.hpp"
-#include "tune/hash.hpp"
 #include "tune/log.hpp"
 #include "vk_status.hpp"
 

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "spirv_reflect.hpp"
-#include "tune/binary_cache.hpp"
+#include "tune/backend/binary_cache.hpp"
 #include "tune/device.hpp"
 #include "tune/vulkan.hpp"
 

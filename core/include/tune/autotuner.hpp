@@ -154,9 +154,8 @@ class Autotuner {
   void release(const Device& dev);
   const KernelDef& kernel() const noexcept;
 
-  struct Impl;
-
  private:
+  struct Impl;
   explicit Autotuner(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

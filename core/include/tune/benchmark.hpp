@@ -5,10 +5,7 @@
 // L2 flush before it. Blocks until done.
 #pragma once
 
-#include <chrono>
 #include <functional>
-#include <optional>
-#include <vector>
 
 #include "tune/device.hpp"
 #include "tune/stats.hpp"
@@ -73,91 +70,6 @@ struct BenchOptions {
   int race_min_samples = 10;
   double race_confidence = 0.99;
   double race_tolerance = 0.01;
-};
-
-// The warm-up half of time_kernel: one untimed launch, a timed estimate, then warmup launches
-// for `warmup_ms`. Returns the estimated duration of one launch in nanoseconds.
-Result<double> warm_up(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
-                       ArgList args, const BenchOptions& opts,
-                       const std::function<Status()>& before_each = {});
-
-// Runs `kernel` in back-to-back timed batches until its time per launch stops falling (see
-// BenchOptions::settle_window_ms), starting from `estimate_ns` per launch. Returns the last
-// batch's median in nanoseconds (the estimate itself when settling is off). Blocks.
-Result<double> settle_clocks(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
-                             ArgList args, const BenchOptions& opts, double estimate_ns,
-                             const std::function<Status()>& before_each = {});
-
-// Repetitions that `rep_ms` buys at `estimate_ns` per launch, within [min_reps, max_reps];
-// rep_count when that is set.
-int reps_for(double estimate_ns, const BenchOptions& opts) noexcept;
-
-// One contestant of a race (see BenchOptions::racing).
-struct RaceEntry {
-  const CompiledKernel* kernel = nullptr;
-  LaunchDims dims;
-  std::function<Status()> before_each;  // may be empty
-  // May be empty: runs after each batch of repetitions, told the batch's outcome (ok, or why
-  // its timing failed). Its own failure drops the entry.
-  std::function<Status(const Status&)> after_batch;
-  double estimate_ns = 0;  // from warm_up
-  // Outputs.
-  std::vector<double> samples;
-  Status status;           // a failed timing drops the entry with this reason
-  bool raced_out = false;  // dropped as slower than the leader beyond noise
-  bool settled = false;    // stopped: within race_tolerance of the leader (may even be faster)
-};
-
-// When work last finished on a device, so that timing settles its clock (settle_clocks) once
-// and then again only after a pause long enough for a driver to have lowered it (NVIDIA's
-// Vulkan driver: about 2 s). Not thread-safe.
-class ClockWatch {
- public:
-  static constexpr std::chrono::milliseconds kPause{1000};
-  bool needs_settling() const noexcept {
-    return !busy_ || std::chrono::steady_clock::now() - *busy_ > kPause;
-  }
-  void busy() noexcept { busy_ = std::chrono::steady_clock::now(); }
-
- private:
-  std::optional<std::chrono::steady_clock::time_point> busy_;
-};
-
-// Times contestants (already warmed up) by racing or exhaustively, per opts.racing, in rounds:
-// each round gives every contestant still in the race a batch of race_batch repetitions (its
-// whole budget when not racing), then decides who is out. Contestants may join between rounds
-// (the Autotuner races those already compiled while others still compile); the first round
-// settles the clock (settle_clocks) with the fastest-looking contestant, and so does the
-// first round after a pause (ClockWatch).
-// Not thread-safe; blocks in round() and run(). Borrows the device for its lifetime.
-class Race {
- public:
-  Race(Device& dev, ArgList args, const BenchOptions& opts);
-  // A warmed-up contestant; timed from the next round on.
-  void add(RaceEntry e);
-  // One round. Returns whether any contestant was timed (false: nothing left to time); non-ok
-  // only for device_lost, which ends the race at once.
-  Result<bool> round();
-  // Rounds until every contestant is out of budget or decided.
-  Status run();
-  // Racing, and the last round left only the leader undecided: more rounds would time it
-  // alone. A contestant added since resets this.
-  bool decided() const noexcept;
-  // In the order they were added, with their samples and outcomes.
-  std::vector<RaceEntry>& entries() noexcept { return entries_; }
-
- private:
-  bool alive(std::size_t i) const;
-  Status settle();
-  void decide();
-
-  Device& dev_;
-  ArgList args_;
-  BenchOptions opts_;
-  std::vector<RaceEntry> entries_;
-  std::vector<int> budget_;  // repetitions each may take in all; -1 until its first round
-  ClockWatch clock_;
-  int undecided_ = -1;  // contestants the last decision left racing besides the leader
 };
 
 // Median and quantiles of the timed repetitions, in nanoseconds. `before_each` (optional)

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <memory>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,15 +29,5 @@ Result<std::vector<DeviceListing>> list_devices(std::string_view backend);
 // tries each compiled backend in preference order and returns the first that opens; the
 // error then lists why each backend could not.
 Result<std::unique_ptr<Device>> open_device(std::string_view spec = {});
-
-// Internal: the table the generated backends.cpp defines.
-namespace detail {
-struct BackendEntry {
-  const char* name;
-  Result<std::vector<DeviceListing>> (*list)();
-  Result<std::unique_ptr<Device>> (*open)(std::string_view selector);
-};
-std::span<const BackendEntry> backend_table();
-}  // namespace detail
 
 }  // namespace tune

@@ -211,9 +211,8 @@ class SqliteStore final : public TuningStore {
   // transaction.
   Result<ImportStats> import_json(std::string_view text, const ImportOptions& opts = {});
 
-  struct Impl;
-
  private:
+  struct Impl;
   explicit SqliteStore(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -1,4 +1,9 @@
-// Umbrella header: the whole public API of libtune.
+// Umbrella header: the whole public API of libtune, every header a user needs.
+//
+// Not included here: the per-backend extras (tune/cuda.hpp, tune/hip.hpp, tune/vulkan.hpp:
+// compiling without a device, diagnostics, native handles), which a program includes for the
+// backends it asks for; the backend kit (tune/backend/*.hpp) for backend authors; the bundled
+// kernels (tune/kernels/bundled.hpp); the simulated device (tune/testing/*.hpp).
 #pragma once
 #include "tune/args.hpp"
 #include "tune/autotuner.hpp"
@@ -13,6 +18,7 @@
 #include "tune/log.hpp"
 #include "tune/registry.hpp"
 #include "tune/search.hpp"
+#include "tune/sqlite_store.hpp"
 #include "tune/stats.hpp"
 #include "tune/status.hpp"
 #include "tune/store.hpp"

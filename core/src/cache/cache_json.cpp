@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tune/hash.hpp"
+#include "tune/backend/hash.hpp"
 #include "tune/sqlite_store.hpp"
 
 namespace tune {

@@ -1,5 +1,5 @@
 // Validation of stored rows against a kernel's declared space. See tune/cache_validation.hpp.
-#include "tune/cache_validation.hpp"
+#include "cache/cache_validation.hpp"
 
 #include <set>
 #include <utility>

@@ -21,10 +21,10 @@
 #include <system_error>
 #include <utility>
 
+#include "cache/cache_validation.hpp"
 #include "safe_file.hpp"
 #include "sqlite_db.hpp"
-#include "tune/cache_validation.hpp"
-#include "tune/hash.hpp"
+#include "tune/backend/hash.hpp"
 #include "tune/log.hpp"
 
 namespace tune {

@@ -6,7 +6,7 @@
 #include <set>
 #include <utility>
 
-#include "tune/cache_validation.hpp"
+#include "cache/cache_validation.hpp"
 #include "user_code.hpp"
 
 namespace tune::detail {

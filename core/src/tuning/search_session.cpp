@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "hook_runner.hpp"
+#include "race.hpp"
 #include "session_kit.hpp"
 #include "stored_results.hpp"
 #include "tune/benchmark.hpp"

@@ -12,6 +12,7 @@
 
 #include "candidates.hpp"
 #include "hook_runner.hpp"
+#include "race.hpp"
 #include "search_session.hpp"
 #include "session_kit.hpp"
 #include "stored_results.hpp"

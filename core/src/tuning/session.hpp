@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "key_builder.hpp"
 #include "tune/autotuner.hpp"
 #include "variants.hpp"
 

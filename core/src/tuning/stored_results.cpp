@@ -1,6 +1,6 @@
 #include "stored_results.hpp"
 
-#include "tune/cache_validation.hpp"
+#include "cache/cache_validation.hpp"
 #include "tune/log.hpp"
 #include "user_code.hpp"
 

@@ -8,7 +8,7 @@
 #include <thread>
 #include <typeinfo>
 
-#include "tune/hash.hpp"
+#include "tune/backend/hash.hpp"
 
 namespace tune::testing {
 namespace {

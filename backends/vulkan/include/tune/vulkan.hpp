@@ -82,9 +82,4 @@ struct VulkanDiagnostics {
 // nullopt when `dev` was not opened by the Vulkan backend. Thread-safe.
 std::optional<VulkanDiagnostics> vulkan_diagnostics(const Device& dev);
 
-namespace detail {
-// The registry entry (backends/backend_table.cpp.in): name "vulkan".
-BackendEntry backend_entry_vulkan();
-}  // namespace detail
-
 }  // namespace tune

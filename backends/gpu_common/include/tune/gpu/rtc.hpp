@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tune/binary_cache.hpp"
+#include "tune/backend/binary_cache.hpp"
 #include "tune/config.hpp"
 #include "tune/definitions.hpp"
 #include "tune/device.hpp"
