@@ -94,7 +94,7 @@ tune::Result<tune::kernels::BundledKernel> find_kernel(const std::string& backen
 std::uint64_t compiles(tune::Device& dev) {
   if (auto* sim = dynamic_cast<tune::testing::SimDevice*>(&dev)) return sim->compiles();
 #ifdef BENCH_CACHE_VULKAN
-  if (auto d = tune::vulkan_diagnostics(dev)) return d->shaderc_compiles;
+  if (auto d = tune::vulkan::diagnostics(dev)) return d->shaderc_compiles;
 #endif
   return 0;
 }

@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "tune/cuda/cuda_backend.hpp"
-#include "tune/gpu/gpu_device.hpp"
+#include "gpu_device.hpp"
+#include "tune/cuda.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
 

@@ -3,7 +3,7 @@
 // printing a markdown table; needs no GPU.
 //
 // Per configuration, single-threaded, best of --reps:
-//   total     tune::cuda::nvrtc_compile, libtune's own compile path (its exact options);
+//   total     tune::cuda::compile, libtune's own compile path (its exact options);
 //   front end, ptxas: one more compile straight through NVRTC with the same options plus
 //             --time=<file>, whose report splits source -> PTX (C++ front end and NVVM) from
 //             PTX -> CUBIN (ptxas). Its CUBIN is compared with libtune's ("same" column), which
@@ -30,8 +30,8 @@
 #include <thread>
 #include <vector>
 
-#include "tune/cuda/cuda_backend.hpp"
-#include "tune/gpu/rtc.hpp"
+#include "rtc.hpp"
+#include "tune/cuda.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/testing/device_snapshots.hpp"
 
@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
   }
 
   std::printf("%s, %s, %s, %zu configurations, NVRTC cache %s, best of %d\n\n", kernel.c_str(),
-              arch.c_str(), tune::cuda::nvrtc_version().c_str(), configs->size(),
+              arch.c_str(), tune::cuda::compiler_version().c_str(), configs->size(),
               warm ? "allowed" : "off", reps);
   std::printf("| configuration | total s | front end s | NVVM s | ptxas s | registers | same |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
     std::string cubin, log;
     for (int r = 0; r < reps; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
-      auto out = tune::cuda::nvrtc_compile(arch, *src, c);
+      auto out = tune::cuda::compile(arch, *src, c);
       const double t = seconds_since(t0);
       if (!out.ok()) {
         std::fprintf(stderr, "%s: %s\n", c.to_string().c_str(), out.status().to_string().c_str());
@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < configs->size(); ++i) {
       pool.emplace_back([&, i] {
         const auto t1 = std::chrono::steady_clock::now();
-        (void)tune::cuda::nvrtc_compile(arch, *src, (*configs)[i]);
+        (void)tune::cuda::compile(arch, *src, (*configs)[i]);
         each[i] = seconds_since(t1);
       });
     }

@@ -1,7 +1,7 @@
 // gpu::compile_for through the binary cache: a second compile of the same variant is a hit,
 // entries are keyed by everything that decides the binary, and the entry name the compiler
 // reports survives the round trip. The cache itself (tune::BinaryCache) is tested in
-// tests/core/binary_cache_test.cpp; this part needs tune_gpu_common, built with CUDA or HIP.
+// tests/core/binary_cache_test.cpp; this part needs tune_cuda_hip, built with CUDA or HIP.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "tune/gpu/rtc.hpp"
+#include "rtc.hpp"
 
 namespace fs = std::filesystem;
 

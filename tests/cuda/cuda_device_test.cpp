@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "skip.hpp"
-#include "tune/cuda/cuda_backend.hpp"
+#include "tune/cuda.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
 

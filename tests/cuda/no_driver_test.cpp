@@ -7,7 +7,7 @@
 #include <string>
 
 #include "skip.hpp"
-#include "tune/cuda/cuda_backend.hpp"
+#include "tune/cuda.hpp"
 #include "tune/registry.hpp"
 
 namespace {
@@ -44,5 +44,5 @@ TEST_CASE("without a driver, opening cuda fails cleanly as unavailable") {
 }
 
 TEST_CASE("NVRTC works without a driver") {
-  CHECK(tune::cuda::nvrtc_version().rfind("NVRTC ", 0) == 0);
+  CHECK(tune::cuda::compiler_version().rfind("NVRTC ", 0) == 0);
 }

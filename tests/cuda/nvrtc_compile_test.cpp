@@ -6,7 +6,8 @@
 #include <cstdio>
 #include <string>
 
-#include "tune/cuda/cuda_backend.hpp"
+#include "rtc.hpp"  // gpu::parse_resource_log
+#include "tune/cuda.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/testing/device_snapshots.hpp"
 
@@ -24,7 +25,7 @@ void compile_all_for(const tune::DeviceInfo& dev) {
     REQUIRE_MESSAGE(configs.ok(), configs.status().to_string());
     CHECK_MESSAGE(!configs->empty(), k.name << " accepts no configuration on " << dev.arch);
     for (const auto& c : *configs) {
-      auto out = tune::cuda::nvrtc_compile(dev.arch, *src, c);
+      auto out = tune::cuda::compile(dev.arch, *src, c);
       REQUIRE_MESSAGE(out.ok(), k.name << " " << c.to_string() << ": " << out.status().to_string());
       // A CUBIN is an ELF object.
       REQUIRE(out->binary.size() > 4);
@@ -61,7 +62,7 @@ TEST_CASE("nvrtc compiles every bundled kernel configuration for sm_90") {
 }
 
 TEST_CASE("a broken source is a compile_error carrying the compiler log") {
-  auto out = tune::cuda::nvrtc_compile_for(
+  auto out = tune::cuda::compile_binary(
       "sm_90", source("extern \"C\" __global__ void k(float* x) { x[0] = undeclared_name; }"),
       tune::Config{});
   REQUIRE_FALSE(out.ok());
@@ -83,16 +84,16 @@ extern "C" __global__ void k(float* x) { x[threadIdx.x] = (ELEM)TILE; })";
   tune::Config c{{"TILE", 64}, {"FLAG", true}, {"OFF", false}, {"ELEM", "float"}};
   c.set(tune::kBlockX, 128).set(tune::kBlockY, 2).set(tune::kNumWarps, 8);
   c.set(tune::kNumStages, 3).set(tune::kMaxRegisters, 96).set(tune::kSharedBytes, 4096);
-  auto out = tune::cuda::nvrtc_compile_for("sm_80", source(text), c);
+  auto out = tune::cuda::compile_binary("sm_80", source(text), c);
   CHECK_MESSAGE(out.ok(), out.status().to_string());
   // One launch option missing: the kernel sees it undefined.
   tune::Config no_warps = c;
   no_warps.launch().num_warps = 0;
-  auto missing = tune::cuda::nvrtc_compile_for("sm_80", source(text), no_warps);
+  auto missing = tune::cuda::compile_binary("sm_80", source(text), no_warps);
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().message().find("config not visible") != std::string::npos);
   CHECK(missing.status().message().find("-DTUNE_NUM_WARPS") == std::string::npos);
-  auto bad = tune::cuda::nvrtc_compile_for("sm_80", source(text), tune::Config{{"TILE", 32}});
+  auto bad = tune::cuda::compile_binary("sm_80", source(text), tune::Config{{"TILE", 32}});
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().message().find("config not visible") != std::string::npos);
 }
@@ -112,12 +113,12 @@ TEST_CASE("a template entry is instantiated per config through a name expression
   tune::Config c4{{"EPT", 4}, {"NEG", true}};
   // tests/core/definitions_test.cpp covers the parsing.
   CHECK(tune::name_expression(src.entry, c4).value() == "scale<4, true>");
-  auto a = tune::cuda::nvrtc_compile("sm_90", src, c4);
+  auto a = tune::cuda::compile("sm_90", src, c4);
   REQUIRE_MESSAGE(a.ok(), a.status().to_string());
   // The Itanium-mangled name of scale<4, true>(float*, int), present in the CUBIN's symbols.
   CHECK(a->entry_name == "_Z5scaleILi4ELb1EEvPfi");
   CHECK(a->binary.find(a->entry_name) != std::string::npos);
-  auto b = tune::cuda::nvrtc_compile("sm_90", src, tune::Config{{"EPT", 2}, {"NEG", false}});
+  auto b = tune::cuda::compile("sm_90", src, tune::Config{{"EPT", 2}, {"NEG", false}});
   REQUIRE_MESSAGE(b.ok(), b.status().to_string());
   CHECK(b->entry_name == "_Z5scaleILi2ELb0EEvPfi");
 }
@@ -125,13 +126,13 @@ TEST_CASE("a template entry is instantiated per config through a name expression
 TEST_CASE("bad template entries fail with the reason") {
   tune::KernelSource src = source(kTemplateScale);
   src.entry = "scale<EPT, NEG";
-  auto unbalanced = tune::cuda::nvrtc_compile("sm_90", src, tune::Config{{"EPT", 4}});
+  auto unbalanced = tune::cuda::compile("sm_90", src, tune::Config{{"EPT", 4}});
   REQUIRE_FALSE(unbalanced.ok());
   CHECK(unbalanced.status().code() == tune::StatusCode::invalid_argument);
   CHECK(unbalanced.status().message().find("scale<EPT, NEG") != std::string::npos);
   // An argument the config does not define stays as written: the compiler names it.
   src.entry = "scale<EPT, NEGATE>";
-  auto unknown = tune::cuda::nvrtc_compile("sm_90", src, tune::Config{{"EPT", 4}});
+  auto unknown = tune::cuda::compile("sm_90", src, tune::Config{{"EPT", 4}});
   REQUIRE_FALSE(unknown.ok());
   CHECK(unknown.status().code() == tune::StatusCode::compile_error);
   CHECK(unknown.status().message().find("NEGATE") != std::string::npos);
@@ -141,17 +142,17 @@ TEST_CASE("max_registers reaches the compiler") {
   const char* text = "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] *= 2.0f; }";
   tune::Config c;
   c.launch().max_registers = 32;
-  auto out = tune::cuda::nvrtc_compile("sm_90", source(text), c);
+  auto out = tune::cuda::compile("sm_90", source(text), c);
   REQUIRE_MESSAGE(out.ok(), out.status().to_string());
   CHECK(tune::gpu::parse_resource_log(out->log).registers <= 32);
 }
 
 TEST_CASE("an unknown or unsupported architecture is invalid_argument") {
   const char* text = "extern \"C\" __global__ void k() {}";
-  auto bad_form = tune::cuda::nvrtc_compile_for("gfx90a", source(text), tune::Config{});
+  auto bad_form = tune::cuda::compile_binary("gfx90a", source(text), tune::Config{});
   REQUIRE_FALSE(bad_form.ok());
   CHECK(bad_form.status().code() == tune::StatusCode::invalid_argument);
-  auto too_old = tune::cuda::nvrtc_compile_for("sm_20", source(text), tune::Config{});
+  auto too_old = tune::cuda::compile_binary("sm_20", source(text), tune::Config{});
   REQUIRE_FALSE(too_old.ok());
   CHECK(too_old.status().code() == tune::StatusCode::invalid_argument);
   CHECK(too_old.status().message().find("sm_90") != std::string::npos);  // lists the supported

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "rtc.hpp"
 #include "tune/definitions.hpp"
-#include "tune/gpu/rtc.hpp"
 
 namespace fs = std::filesystem;
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "skip.hpp"
-#include "tune/hip/hip_backend.hpp"
+#include "tune/hip.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/registry.hpp"
 #include "tune/testing/device_snapshots.hpp"
@@ -28,7 +28,7 @@ void compile_all_for(const tune::DeviceInfo& dev) {
     REQUIRE_MESSAGE(configs.ok(), configs.status().to_string());
     CHECK_MESSAGE(!configs->empty(), k.name << " accepts no configuration on " << dev.arch);
     for (const auto& c : *configs) {
-      auto out = tune::hip::hiprtc_compile(dev.arch, *src, c);
+      auto out = tune::hip::compile(dev.arch, *src, c);
       REQUIRE_MESSAGE(out.ok(), k.name << " " << c.to_string() << ": " << out.status().to_string());
       // A code object (ELF, possibly inside an offload bundle) that names the entry point.
       REQUIRE(out->binary.size() > 16);
@@ -66,7 +66,7 @@ TEST_CASE("hiprtc compiles every bundled kernel configuration for gfx1030") {
 }
 
 TEST_CASE("a broken source is a compile_error carrying the compiler log") {
-  auto out = tune::hip::hiprtc_compile_for(
+  auto out = tune::hip::compile_binary(
       "gfx90a", source("extern \"C\" __global__ void k(float* x) { x[0] = undeclared_name; }"),
       tune::Config{});
   REQUIRE_FALSE(out.ok());
@@ -81,10 +81,9 @@ TEST_CASE("the warp size is a per-target compile-time constant") {
 #error wrong warp size
 #endif
 extern "C" __global__ void k(float* x) { x[threadIdx.x] = TUNE_WARP_SIZE; })";
-  CHECK(tune::hip::hiprtc_compile_for("gfx90a", source(text), tune::Config{{"EXPECT", 64}}).ok());
-  CHECK(tune::hip::hiprtc_compile_for("gfx1030", source(text), tune::Config{{"EXPECT", 32}}).ok());
-  CHECK_FALSE(
-      tune::hip::hiprtc_compile_for("gfx90a", source(text), tune::Config{{"EXPECT", 32}}).ok());
+  CHECK(tune::hip::compile_binary("gfx90a", source(text), tune::Config{{"EXPECT", 64}}).ok());
+  CHECK(tune::hip::compile_binary("gfx1030", source(text), tune::Config{{"EXPECT", 32}}).ok());
+  CHECK_FALSE(tune::hip::compile_binary("gfx90a", source(text), tune::Config{{"EXPECT", 32}}).ok());
 }
 
 TEST_CASE("every definition reaches hiprtc: parameters and each launch option") {
@@ -98,25 +97,25 @@ extern "C" __global__ void k(float* x) { x[threadIdx.x] = (ELEM)TILE; })";
   tune::Config c{{"TILE", 64}, {"FLAG", true}, {"OFF", false}, {"ELEM", "float"}};
   c.set(tune::kBlockX, 128).set(tune::kBlockY, 2).set(tune::kNumWarps, 8);
   c.set(tune::kNumStages, 3).set(tune::kMaxRegisters, 96).set(tune::kSharedBytes, 4096);
-  auto out = tune::hip::hiprtc_compile_for("gfx90a", source(text), c);
+  auto out = tune::hip::compile_binary("gfx90a", source(text), c);
   CHECK_MESSAGE(out.ok(), out.status().to_string());
   tune::Config no_stages = c;
   no_stages.launch().num_stages = 0;
-  auto missing = tune::hip::hiprtc_compile_for("gfx90a", source(text), no_stages);
+  auto missing = tune::hip::compile_binary("gfx90a", source(text), no_stages);
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().message().find("config not visible") != std::string::npos);
 }
 
 TEST_CASE("a non-gfx target is invalid_argument") {
-  auto out = tune::hip::hiprtc_compile_for("sm_90", source("extern \"C\" __global__ void k() {}"),
-                                           tune::Config{});
+  auto out = tune::hip::compile_binary("sm_90", source("extern \"C\" __global__ void k() {}"),
+                                       tune::Config{});
   REQUIRE_FALSE(out.ok());
   CHECK(out.status().code() == tune::StatusCode::invalid_argument);
 }
 
 TEST_CASE("without a device, hip reports 'no HIP device' as unavailable") {
-  if (tune::hip::runtime_status().ok()) TUNE_SKIP("a HIP device is present: nothing to test");
-  tune::Status s = tune::hip::runtime_status();
+  if (tune::hip::driver_status().ok()) TUNE_SKIP("a HIP device is present: nothing to test");
+  tune::Status s = tune::hip::driver_status();
   CHECK(s.code() == tune::StatusCode::unavailable);
   CHECK(s.message().find("no HIP device") != std::string::npos);
   auto dev = tune::open_device("hip");
@@ -136,7 +135,7 @@ __global__ void scale(float* x, int n) {
     if (base + j < n) x[base + j] *= NEG ? -2.0f : 2.0f;
 })");
   src.entry = "scale<EPT, NEG>";
-  auto out = tune::hip::hiprtc_compile("gfx90a", src, tune::Config{{"EPT", 4}, {"NEG", true}});
+  auto out = tune::hip::compile("gfx90a", src, tune::Config{{"EPT", 4}, {"NEG", true}});
   REQUIRE_MESSAGE(out.ok(), out.status().to_string());
   // hiprtc reports the Itanium-mangled instantiation, found among the code object's symbols.
   CHECK(out->entry_name == "_Z5scaleILi4ELb1EEvPfi");

@@ -26,11 +26,11 @@ inline const bool kVulkanTestEnv = use_lavapipe_unless_asked();
   skip_test(why);
 }
 
-// The device open_vulkan_device("") picks (TUNE_VULKAN_DEVICE, else the first usable one),
+// The device vulkan::open_device("") picks (TUNE_VULKAN_DEVICE, else the first usable one),
 // opened with `opts`; ends the case through skip_or_fail_without_vulkan when none opens.
-inline std::unique_ptr<Device> open_vulkan_or_skip(const VulkanOpenOptions& opts = {}) {
+inline std::unique_ptr<Device> open_vulkan_or_skip(const vulkan::OpenOptions& opts = {}) {
   (void)kVulkanTestEnv;
-  auto dev = open_vulkan_device("", opts);
+  auto dev = vulkan::open_device("", opts);
   if (!dev.ok()) skip_or_fail_without_vulkan("no Vulkan device: " + dev.status().to_string());
   return std::move(*dev);
 }

@@ -35,8 +35,8 @@ using tune::testing::reset_outputs;
 
 constexpr std::string_view kFromCache = "(binary from the spirv cache)";
 
-VulkanDiagnostics diag(const Device& dev) {
-  auto d = vulkan_diagnostics(dev);
+vulkan::Diagnostics diag(const Device& dev) {
+  auto d = vulkan::diagnostics(dev);
   REQUIRE(d.has_value());
   return *d;
 }

@@ -107,16 +107,16 @@ void main() {
 // Under the Khronos validation layer where it is installed (it checks the descriptor-set and
 // push-constant layouts of variants that lost a binding or their push constants); else plain.
 std::unique_ptr<Device> open_validated_if_possible() {
-  VulkanOpenOptions opts;
+  vulkan::OpenOptions opts;
   opts.validation = true;
-  auto dev = open_vulkan_device("", opts);
+  auto dev = vulkan::open_device("", opts);
   if (dev.ok()) return std::move(*dev);
   MESSAGE("without the validation layer: " << dev.status().to_string());
   return open_vulkan_or_skip();
 }
 
 void check_no_validation_error(Device& dev) {
-  auto diag = vulkan_diagnostics(dev);
+  auto diag = vulkan::diagnostics(dev);
   REQUIRE(diag.has_value());
   if (!diag->validation_enabled) return;
   for (const auto& m : diag->messages) MESSAGE(m);
@@ -165,7 +165,7 @@ TEST_CASE("vulkan: configs that differ only in a launch option are compiled apar
   auto dev = open_vulkan_or_skip();
   Config base{{"TILE", 3}, {"FLAG", Value{true}}, {"EXPR", "1u"}};
   base.set(kBlockX, 4);
-  const auto before = vulkan_diagnostics(*dev)->shaderc_compiles;
+  const auto before = vulkan::diagnostics(*dev)->shaderc_compiles;
   Config warps4 = base, warps8 = base, stages2 = base;
   warps4.set(kNumWarps, 4);
   warps8.set(kNumWarps, 8);
@@ -175,7 +175,7 @@ TEST_CASE("vulkan: configs that differ only in a launch option are compiled apar
   const auto s = run_see(*dev, stages2);
   CHECK(s[3] == 0xffffffffu);
   CHECK(s[4] == 2u);
-  CHECK(vulkan_diagnostics(*dev)->shaderc_compiles == before + 3);
+  CHECK(vulkan::diagnostics(*dev)->shaderc_compiles == before + 3);
 }
 
 TEST_CASE("vulkan: a variant that compiles out a buffer or its scalars launches correctly") {

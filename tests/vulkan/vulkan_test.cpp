@@ -80,14 +80,14 @@ void main() {
 
 TEST_CASE("selection: TUNE_VULKAN_DEVICE by index, by name substring, and a missing one") {
   (void)kVulkanTestEnv;
-  auto list = list_vulkan_devices();
+  auto list = vulkan::list_devices();
   if (!list.ok()) skip_or_fail_without_vulkan("no Vulkan devices: " + list.status().to_string());
   REQUIRE(!list->empty());
   for (const auto& d : *list) MESSAGE(d.index << ": " << d.name << " | " << d.detail);
   const DeviceListing& first = list->front();
   {
     ScopedEnv env("TUNE_VULKAN_DEVICE", "0");
-    auto dev = open_vulkan_device("");
+    auto dev = vulkan::open_device("");
     REQUIRE_MESSAGE(dev.ok(), dev.status().to_string());
     CHECK((*dev)->info().name == first.name);
   }
@@ -96,13 +96,13 @@ TEST_CASE("selection: TUNE_VULKAN_DEVICE by index, by name substring, and a miss
     std::string sub = first.name.substr(0, std::min<std::size_t>(first.name.size(), 5));
     for (char& c : sub) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     ScopedEnv env("TUNE_VULKAN_DEVICE", sub.c_str());
-    auto dev = open_vulkan_device("");
+    auto dev = vulkan::open_device("");
     REQUIRE_MESSAGE(dev.ok(), dev.status().to_string());
     CHECK((*dev)->info().name.find(first.name.substr(0, 5)) != std::string::npos);
   }
   {
     ScopedEnv env("TUNE_VULKAN_DEVICE", "no-such-device-xyz");
-    auto dev = open_vulkan_device("");
+    auto dev = vulkan::open_device("");
     REQUIRE(!dev.ok());
     CHECK(dev.status().code() == StatusCode::not_found);
     CHECK(dev.status().message().find("no-such-device-xyz") != std::string::npos);
@@ -126,7 +126,7 @@ TEST_CASE("selection: TUNE_VULKAN_DEVICE by index, by name substring, and a miss
 TEST_CASE("DeviceInfo and diagnostics come from the physical device") {
   auto dev = open_vulkan_or_skip();
   const DeviceInfo& info = dev->info();
-  auto diag = vulkan_diagnostics(*dev);
+  auto diag = vulkan::diagnostics(*dev);
   REQUIRE(diag.has_value());
   CHECK(diag->timestamp_valid_bits > 0);
   CHECK(diag->timestamp_valid_bits <= 64);
@@ -238,7 +238,7 @@ TEST_CASE("launch checks: grid, block and foreign buffers") {
 
 TEST_CASE("buffers: sizes beyond the device's limits are out_of_resources") {
   auto dev = open_vulkan_or_skip();
-  auto diag = vulkan_diagnostics(*dev);
+  auto diag = vulkan::diagnostics(*dev);
   REQUIRE(diag.has_value());
   auto too_big = dev->alloc(diag->max_buffer_bytes + 1);
   REQUIRE(!too_big.ok());
@@ -259,14 +259,14 @@ TEST_CASE("compile: SPIR-V is cached per (source, config); shared memory and bin
   // The in-memory cache alone: no disk cache that an earlier run could have filled.
   ScopedEnv no_disk("TUNE_CACHE", "off");
   auto dev = open_vulkan_or_skip();
-  const auto before = vulkan_diagnostics(*dev)->shaderc_compiles;
+  const auto before = vulkan::diagnostics(*dev)->shaderc_compiles;
   auto a = dev->compile(glsl(kSlowShader), block(64));
   auto b = dev->compile(glsl(kSlowShader), block(64));
   auto c = dev->compile(glsl(kSlowShader), block(128));
   REQUIRE(a.ok());
   REQUIRE(b.ok());
   REQUIRE(c.ok());
-  CHECK(vulkan_diagnostics(*dev)->shaderc_compiles == before + 2);
+  CHECK(vulkan::diagnostics(*dev)->shaderc_compiles == before + 2);
   CHECK((*a)->resources().max_threads == 64);
 
   // More shared memory than the device has.
@@ -355,13 +355,13 @@ TEST_CASE("timeout: a launch that outlasts TimingPlan::timeout_ms is timeout, th
 
 TEST_CASE("validation layer: a tuning run produces no validation error") {
   (void)kVulkanTestEnv;
-  VulkanOpenOptions opts;
+  vulkan::OpenOptions opts;
   opts.validation = true;
-  auto opened = open_vulkan_device("", opts);
+  auto opened = vulkan::open_device("", opts);
   if (!opened.ok())
     skip_or_fail_without_vulkan("cannot open with validation: " + opened.status().to_string());
   auto dev = std::move(*opened);
-  auto diag = vulkan_diagnostics(*dev);
+  auto diag = vulkan::diagnostics(*dev);
   REQUIRE(diag.has_value());
   REQUIRE(diag->validation_enabled);
 
@@ -402,7 +402,7 @@ TEST_CASE("validation layer: a tuning run produces no validation error") {
   REQUIRE(dev->copy(**b, **a, 1024).ok());
   REQUIRE(dev->synchronize().ok());
 
-  diag = vulkan_diagnostics(*dev);
+  diag = vulkan::diagnostics(*dev);
   for (const auto& m : diag->messages) MESSAGE(m);
   CHECK(diag->validation_errors == 0);
 }

@@ -7,10 +7,10 @@
 #include <string>
 
 #include "cuda_driver.hpp"
+#include "gpu_device.hpp"
 #include "nvrtc_compiler.hpp"
 #include "tune/backend/registry.hpp"
-#include "tune/cuda/cuda_backend.hpp"
-#include "tune/gpu/gpu_device.hpp"
+#include "tune/cuda.hpp"
 
 namespace tune::cuda {
 namespace detail {
@@ -214,7 +214,7 @@ Result<DeviceInfo> query_info(const Driver& d, CUdevice dev) {
     return call_failed(d, "cuDriverGetVersion", rc);
   info.driver_version =
       "CUDA " + std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
-  info.compiler_version = nvrtc_version();
+  info.compiler_version = compiler_version();
   info.timer_resolution_ns = 500.0;  // cuEventElapsedTime: about 0.5 us
   return info;
 }
@@ -277,6 +277,12 @@ Result<std::unique_ptr<Device>> open(std::string_view selector) {
 }  // namespace
 }  // namespace detail
 
+Result<std::unique_ptr<Device>> open_device(std::string_view selector) {
+  return detail::open(selector);
+}
+
+Result<std::vector<DeviceListing>> list_devices() { return detail::list(); }
+
 Status driver_status() {
   Status why;
   if (detail::driver(&why) == nullptr) return why;
@@ -296,6 +302,6 @@ void* driver_symbol(const char* name) {
 
 namespace tune::detail {
 BackendEntry backend_entry_cuda() {
-  return BackendEntry{"cuda", &tune::cuda::detail::list, &tune::cuda::detail::open};
+  return BackendEntry{"cuda", &tune::cuda::list_devices, &tune::cuda::open_device};
 }
 }  // namespace tune::detail

@@ -6,7 +6,7 @@
 #include <charconv>
 #include <vector>
 
-#include "tune/cuda/cuda_backend.hpp"
+#include "tune/cuda.hpp"
 
 namespace tune::cuda::detail {
 namespace {
@@ -149,16 +149,16 @@ std::shared_ptr<gpu::RtcCompiler> nvrtc_compiler() {
 
 namespace tune::cuda {
 
-std::string nvrtc_version() { return detail::nvrtc_compiler()->version(); }
+std::string compiler_version() { return detail::nvrtc_compiler()->version(); }
 
-Result<gpu::RtcOutput> nvrtc_compile(std::string_view arch, const KernelSource& source,
-                                     const Config& config) {
+Result<gpu::RtcOutput> compile(std::string_view arch, const KernelSource& source,
+                               const Config& config) {
   return gpu::compile_for(*detail::nvrtc_compiler(), arch, source, config, nullptr);
 }
 
-Result<std::string> nvrtc_compile_for(std::string_view arch, const KernelSource& source,
-                                      const Config& config) {
-  auto out = nvrtc_compile(arch, source, config);
+Result<std::string> compile_binary(std::string_view arch, const KernelSource& source,
+                                   const Config& config) {
+  auto out = compile(arch, source, config);
   if (!out.ok()) return out.status();
   return std::move(out->binary);
 }

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "tune/gpu/rtc.hpp"
+#include "rtc.hpp"
 
 namespace tune::cuda::detail {
 

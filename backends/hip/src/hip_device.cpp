@@ -5,10 +5,10 @@
 #include <memory>
 #include <string>
 
+#include "gpu_device.hpp"
 #include "hip_internal.hpp"
 #include "tune/backend/registry.hpp"
-#include "tune/gpu/gpu_device.hpp"
-#include "tune/hip/hip_backend.hpp"
+#include "tune/hip.hpp"
 
 namespace tune::hip {
 namespace detail {
@@ -186,7 +186,7 @@ Result<DeviceInfo> query_info(int ordinal) {
   if (hipError_t rc = hipDriverGetVersion(&version); rc != hipSuccess)
     return hip_failed("hipDriverGetVersion", rc);
   info.driver_version = "HIP " + std::to_string(version);
-  info.compiler_version = hiprtc_version();
+  info.compiler_version = compiler_version();
   info.compute_units = static_cast<std::uint32_t>(p.multiProcessorCount);
   info.max_threads_per_block = static_cast<std::uint32_t>(p.maxThreadsPerBlock);
   auto u = [](int v) { return static_cast<std::uint32_t>(v); };
@@ -230,7 +230,13 @@ Result<std::unique_ptr<Device>> open(std::string_view selector) {
 }  // namespace
 }  // namespace detail
 
-Status runtime_status() {
+Result<std::unique_ptr<Device>> open_device(std::string_view selector) {
+  return detail::open(selector);
+}
+
+Result<std::vector<DeviceListing>> list_devices() { return detail::list(); }
+
+Status driver_status() {
   auto count = detail::device_count();
   return count.ok() ? Status{} : count.status();
 }
@@ -242,6 +248,6 @@ void* native_stream(const Device& device) { return gpu::native_stream(device, "h
 
 namespace tune::detail {
 BackendEntry backend_entry_hip() {
-  return BackendEntry{"hip", &tune::hip::detail::list, &tune::hip::detail::open};
+  return BackendEntry{"hip", &tune::hip::list_devices, &tune::hip::open_device};
 }
 }  // namespace tune::detail

@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "tune/gpu/rtc.hpp"
+#include "rtc.hpp"
 
 namespace tune::hip::detail {
 

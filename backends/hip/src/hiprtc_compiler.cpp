@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "hip_internal.hpp"
-#include "tune/hip/hip_backend.hpp"
+#include "tune/hip.hpp"
 
 namespace tune::hip::detail {
 namespace {
@@ -114,16 +114,16 @@ std::shared_ptr<gpu::RtcCompiler> hiprtc_compiler() {
 
 namespace tune::hip {
 
-std::string hiprtc_version() { return detail::hiprtc_compiler()->version(); }
+std::string compiler_version() { return detail::hiprtc_compiler()->version(); }
 
-Result<gpu::RtcOutput> hiprtc_compile(std::string_view arch, const KernelSource& source,
-                                      const Config& config) {
+Result<gpu::RtcOutput> compile(std::string_view arch, const KernelSource& source,
+                               const Config& config) {
   return gpu::compile_for(*detail::hiprtc_compiler(), arch, source, config, nullptr);
 }
 
-Result<std::string> hiprtc_compile_for(std::string_view arch, const KernelSource& source,
-                                       const Config& config) {
-  auto out = hiprtc_compile(arch, source, config);
+Result<std::string> compile_binary(std::string_view arch, const KernelSource& source,
+                                   const Config& config) {
+  auto out = compile(arch, source, config);
   if (!out.ok()) return out.status();
   return std::move(out->binary);
 }

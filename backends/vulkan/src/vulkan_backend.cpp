@@ -278,7 +278,9 @@ bool all_digits(std::string_view s) {
 }  // namespace
 }  // namespace vk
 
-Result<std::vector<DeviceListing>> list_vulkan_devices() {
+namespace vulkan {
+
+Result<std::vector<DeviceListing>> list_devices() {
   auto inst = vk::create_instance(false, nullptr);
   if (!inst.ok()) return inst.status();
   auto devs = vk::physical_devices(inst->instance);
@@ -310,8 +312,8 @@ Result<std::vector<DeviceListing>> list_vulkan_devices() {
   return out;
 }
 
-Result<std::unique_ptr<Device>> open_vulkan_device(std::string_view selector_in,
-                                                   const VulkanOpenOptions& options) {
+Result<std::unique_ptr<Device>> open_device(std::string_view selector_in,
+                                            const OpenOptions& options) {
   std::string selector(selector_in);
   std::string origin;
   if (selector.empty()) {
@@ -390,17 +392,19 @@ Result<std::unique_ptr<Device>> open_vulkan_device(std::string_view selector_in,
   return std::unique_ptr<Device>(std::move(*dev));
 }
 
-std::optional<VulkanDiagnostics> vulkan_diagnostics(const Device& dev) {
+std::optional<Diagnostics> diagnostics(const Device& dev) {
   const auto* v = dynamic_cast<const vk::VulkanDevice*>(&dev);
   if (v == nullptr) return std::nullopt;
   return v->diagnostics();
 }
 
+}  // namespace vulkan
+
 namespace detail {
 namespace {
-Result<std::vector<DeviceListing>> list_entry() { return list_vulkan_devices(); }
+Result<std::vector<DeviceListing>> list_entry() { return vulkan::list_devices(); }
 Result<std::unique_ptr<Device>> open_entry(std::string_view selector) {
-  return open_vulkan_device(selector);
+  return vulkan::open_device(selector);
 }
 }  // namespace
 

@@ -36,6 +36,10 @@
 
 namespace tune::vk {
 
+// The public names (tune/vulkan.hpp) under the names this backend's sources use.
+using VulkanDiagnostics = vulkan::Diagnostics;
+using VulkanOpenOptions = vulkan::OpenOptions;
+
 class VulkanDevice;
 
 // A VkBuffer and its dedicated memory; `mapped` is non-null for host-visible memory.
@@ -104,7 +108,7 @@ struct DeviceCaps {
   std::string driver_name, driver_info;
 };
 
-// Everything open_vulkan_device hands over to the device it builds.
+// Everything vulkan::open_device hands over to the device it builds.
 struct OpenedDevice {
   VkInstance instance = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;

@@ -1,8 +1,10 @@
-// The Vulkan compute backend: factory and backend-specific diagnostics.
+// The Vulkan backend's public extras: opening with options, and backend diagnostics.
 //
-// Most programs open devices through tune::open_device("vulkan[:selector]") and never include
-// this header. It exists for code that wants the Vulkan backend explicitly (tests, tools) or
-// needs its diagnostics (validation-layer messages). No Vulkan type appears here.
+// Most programs open devices through tune::open_device("vulkan[:selector]") (tune/registry.hpp)
+// and never include this header. It exists for code that wants the Vulkan backend explicitly
+// (tests, tools) or needs its diagnostics (validation-layer messages). No Vulkan type appears
+// here. The same verbs as tune/cuda.hpp and tune/hip.hpp, in namespace tune::vulkan:
+// open_device, list_devices, diagnostics.
 //
 // Kernels for this backend are GLSL compute shaders (Language::glsl) with entry point "main":
 //   - buffer arguments, in call order, are storage buffers at set 0, binding 0, 1, 2, ...;
@@ -31,28 +33,28 @@
 #include "tune/registry.hpp"
 #include "tune/status.hpp"
 
-namespace tune {
+namespace tune::vulkan {
 
-struct VulkanOpenOptions {
+struct OpenOptions {
   // Enables VK_LAYER_KHRONOS_validation and a debug-utils messenger that records every
   // validation message. Unset: on when TUNE_VULKAN_VALIDATION=1 in the environment.
   std::optional<bool> validation;
 };
 
-// Opens a Vulkan device. `selector` is a device index (as listed by list_vulkan_devices) or a
+// Opens a Vulkan device. `selector` is a device index (as listed by list_devices) or a
 // case-insensitive substring of the device name; when empty, TUNE_VULKAN_DEVICE (same form)
 // decides, else the first discrete GPU, then integrated GPU, then virtual GPU, then CPU device
 // that has a compute queue with timestamps. Errors: unavailable (no loader/driver, no usable
 // device, validation asked but layer missing), not_found (selector matches nothing).
 // Blocking; thread-safe.
-Result<std::unique_ptr<Device>> open_vulkan_device(std::string_view selector,
-                                                   const VulkanOpenOptions& options = {});
+Result<std::unique_ptr<Device>> open_device(std::string_view selector = {},
+                                            const OpenOptions& options = {});
 
 // Every physical device the loader reports, in the loader's order (the index a selector uses).
-Result<std::vector<DeviceListing>> list_vulkan_devices();
+Result<std::vector<DeviceListing>> list_devices();
 
 // Backend diagnostics of a device opened by this backend.
-struct VulkanDiagnostics {
+struct Diagnostics {
   bool validation_enabled = false;
   std::uint64_t validation_errors = 0;    // messages of severity ERROR
   std::uint64_t validation_warnings = 0;  // messages of severity WARNING
@@ -80,6 +82,6 @@ struct VulkanDiagnostics {
   std::uint64_t pipeline_cache_loaded_bytes = 0;
 };
 // nullopt when `dev` was not opened by the Vulkan backend. Thread-safe.
-std::optional<VulkanDiagnostics> vulkan_diagnostics(const Device& dev);
+std::optional<Diagnostics> diagnostics(const Device& dev);
 
-}  // namespace tune
+}  // namespace tune::vulkan

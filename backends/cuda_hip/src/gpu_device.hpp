@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "gpu_api.hpp"
+#include "rtc.hpp"
 #include "tune/device.hpp"
-#include "tune/gpu/gpu_api.hpp"
-#include "tune/gpu/rtc.hpp"
 #include "tune/registry.hpp"
 
 namespace tune::gpu {

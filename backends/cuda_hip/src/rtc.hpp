@@ -1,7 +1,7 @@
-// Run-time compilation shared by the CUDA (NVRTC) and HIP (hiprtc) backends: a variant's
-// compiler options (its definitions come from tune::definitions, as on every backend), the
-// compiler adaptor, and compiling through the on-disk binary cache (tune::BinaryCache,
-// core/include/tune/binary_cache.hpp, shared with Vulkan).
+// Internal to backends/cuda_hip (not installed). Run-time compilation shared by the CUDA
+// (NVRTC) and HIP (hiprtc) backends: a variant's compiler options (its definitions come from
+// tune::definitions, as on every backend), the compiler adaptor, and compiling through the
+// on-disk binary cache (tune::BinaryCache, tune/backend/binary_cache.hpp, shared with Vulkan).
 #pragma once
 
 #include <cstdint>
@@ -13,22 +13,15 @@
 
 #include "tune/backend/binary_cache.hpp"
 #include "tune/config.hpp"
+#include "tune/cuda_hip.hpp"
 #include "tune/definitions.hpp"
 #include "tune/device.hpp"
 #include "tune/status.hpp"
 
 namespace tune::gpu {
 
-// A compiled code object (CUBIN / HSACO) and the compiler's log.
-struct RtcOutput {
-  std::string binary;
-  std::string log;
-  bool from_cache = false;  // read from the BinaryCache, not compiled in this call
-  // The lowered / mangled name of the entry point in `binary` (e.g. what NVRTC reports for a
-  // name expression); empty when the binary's symbol is the source's entry name itself.
-  // Stored in and restored from the binary cache with the binary.
-  std::string entry_name;
-};
+// tune/cuda_hip.hpp: public, the result of tune::cuda::compile and tune::hip::compile.
+using RtcOutput = ::tune::RtcOutput;
 
 // The binary cache lives in core (one implementation for every backend); this name stays for
 // the CUDA and HIP device factories that open it as gpu::BinaryCache.

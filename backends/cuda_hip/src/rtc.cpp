@@ -1,5 +1,5 @@
 // Compiler options, resource-log parsing, and compiling through the binary cache.
-#include "tune/gpu/rtc.hpp"
+#include "rtc.hpp"
 
 #include <charconv>
 

@@ -1,5 +1,5 @@
 // GpuDevice: buffers, compile-and-load, launch and event timing over a GpuApi.
-#include "tune/gpu/gpu_device.hpp"
+#include "gpu_device.hpp"
 
 #include <algorithm>
 #include <charconv>
