@@ -1,16 +1,32 @@
-# Install rules and the CMake package: find_package(libtune) then link tune::tune.
+# Install rules and the CMake package, one export set per component:
+#   find_package(libtune [COMPONENTS cuda hip vulkan testing]) then link tune::tune
+# (the core, the registry and the backends asked for), and tune::testing for the simulated
+# device. Asking for no component loads every component this build installed. A component
+# loads only its own dependencies (find_dependency): a Vulkan-only consumer needs no CUDA or
+# HIP toolchain. See cmake/libtuneConfig.cmake.in.
 include(CMakePackageConfigHelpers)
-set(_tune_targets tune_core tune_tune tune_kernels)
-foreach(b IN LISTS TUNE_BACKENDS)
-  list(APPEND _tune_targets tune_backend_${b})
-endforeach()
-install(TARGETS ${_tune_targets} EXPORT libtuneTargets
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+set(_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/libtune)
+set(_archive ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+
+# The core: tune::core, tune::tune (registry), tune::kernels (the bundled kernels).
+install(TARGETS tune_core tune_tune tune_kernels EXPORT libtuneTargets ${_archive})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/ ${PROJECT_SOURCE_DIR}/kernels/include/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-set(_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/libtune)
 install(EXPORT libtuneTargets NAMESPACE tune:: DESTINATION ${_cmake_dir})
+
+# Components: each backend (its headers are installed by its own folder), and testing.
+set(TUNE_COMPONENTS ${TUNE_BACKENDS} testing)
+foreach(b IN LISTS TUNE_BACKENDS)
+  install(TARGETS tune_backend_${b} EXPORT libtune-${b}Targets ${_archive})
+  install(EXPORT libtune-${b}Targets NAMESPACE tune:: DESTINATION ${_cmake_dir})
+endforeach()
+if(TARGET tune_cuda_hip)
+  install(EXPORT libtune-cuda_hipTargets NAMESPACE tune:: DESTINATION ${_cmake_dir})
+endif()
+install(TARGETS tune_testing EXPORT libtune-testingTargets ${_archive})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/testing/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT libtune-testingTargets NAMESPACE tune:: DESTINATION ${_cmake_dir})
+
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/libtuneConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/libtuneConfig.cmake INSTALL_DESTINATION ${_cmake_dir})
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/libtuneConfigVersion.cmake

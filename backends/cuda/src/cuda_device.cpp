@@ -247,16 +247,13 @@ Result<std::vector<DeviceListing>> list() {
 }
 
 Result<std::unique_ptr<Device>> open(std::string_view selector) {
-  auto devices = list();
-  if (!devices.ok()) return devices.status();
-  auto index = gpu::select_device(*devices, selector, "CUDA");
-  if (!index.ok()) return index.status();
+  TUNE_ASSIGN_OR_RETURN(const auto devices, list());
+  TUNE_ASSIGN_OR_RETURN(const int index, gpu::select_device(devices, selector, "CUDA"));
   const Driver* d = driver(nullptr);
   CUdevice dev = 0;
-  if (CUresult rc = d->cuDeviceGet(&dev, *index); rc != CUDA_SUCCESS)
+  if (CUresult rc = d->cuDeviceGet(&dev, index); rc != CUDA_SUCCESS)
     return call_failed(*d, "cuDeviceGet", rc);
-  auto info = query_info(*d, dev);
-  if (!info.ok()) return info.status();
+  TUNE_ASSIGN_OR_RETURN(DeviceInfo info, query_info(*d, dev));
   CUcontext ctx = nullptr;
   CUresult rc = d->cuDevicePrimaryCtxRetain(&ctx, dev);
   if (classify_result(rc) == ErrorClass::sticky) {
@@ -268,10 +265,10 @@ Result<std::unique_ptr<Device>> open(std::string_view selector) {
   }
   if (rc != CUDA_SUCCESS) return call_failed(*d, "cuDevicePrimaryCtxRetain", rc);
   auto api = std::make_unique<CudaApi>(*d, dev, ctx);  // releases the context from here on
-  auto made = gpu::GpuDevice::make(std::move(api), nvrtc_compiler(),
-                                   gpu::BinaryCache::open_default("cubin"), std::move(*info));
-  if (!made.ok()) return made.status();
-  return std::unique_ptr<Device>(std::move(*made));
+  TUNE_ASSIGN_OR_RETURN(
+      auto made, gpu::GpuDevice::make(std::move(api), nvrtc_compiler(),
+                                      gpu::BinaryCache::open_default("cubin"), std::move(info)));
+  return std::unique_ptr<Device>(std::move(made));
 }
 
 }  // namespace

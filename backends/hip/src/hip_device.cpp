@@ -215,16 +215,13 @@ Result<std::vector<DeviceListing>> list() {
 }
 
 Result<std::unique_ptr<Device>> open(std::string_view selector) {
-  auto devices = list();
-  if (!devices.ok()) return devices.status();
-  auto index = gpu::select_device(*devices, selector, "HIP");
-  if (!index.ok()) return index.status();
-  auto info = query_info(*index);
-  if (!info.ok()) return info.status();
-  auto made = gpu::GpuDevice::make(std::make_unique<HipApi>(*index), hiprtc_compiler(),
-                                   gpu::BinaryCache::open_default("hsaco"), std::move(*info));
-  if (!made.ok()) return made.status();
-  return std::unique_ptr<Device>(std::move(*made));
+  TUNE_ASSIGN_OR_RETURN(const auto devices, list());
+  TUNE_ASSIGN_OR_RETURN(const int index, gpu::select_device(devices, selector, "HIP"));
+  TUNE_ASSIGN_OR_RETURN(DeviceInfo info, query_info(index));
+  TUNE_ASSIGN_OR_RETURN(
+      auto made, gpu::GpuDevice::make(std::make_unique<HipApi>(index), hiprtc_compiler(),
+                                      gpu::BinaryCache::open_default("hsaco"), std::move(info)));
+  return std::unique_ptr<Device>(std::move(made));
 }
 
 }  // namespace

@@ -126,3 +126,18 @@ inline void throw_if_error(const Status& status) {
     ::tune::Status tune_status_ = (expr);        \
     if (!tune_status_.ok()) return tune_status_; \
   } while (0)
+
+// Evaluates `expr`, a Result<T>: when it holds an error, returns that Status from the enclosing
+// function (which returns Status or any Result<U>); otherwise moves the value into `lhs`, which
+// may declare a variable:
+//   TUNE_ASSIGN_OR_RETURN(auto dev, tune::open_device("vulkan"));
+//   TUNE_ASSIGN_OR_RETURN(config, tuner->tune(*dev, args));
+// One statement; `expr` may contain commas. Not inside a bare `if` without braces.
+#define TUNE_ASSIGN_OR_RETURN(lhs, ...) \
+  TUNE_ASSIGN_OR_RETURN_IMPL_(TUNE_STATUS_CONCAT_(tune_result_, __LINE__), lhs, __VA_ARGS__)
+#define TUNE_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, ...) \
+  auto tmp = (__VA_ARGS__);                        \
+  if (!tmp.ok()) return tmp.status();              \
+  lhs = std::move(*tmp)
+#define TUNE_STATUS_CONCAT_(a, b) TUNE_STATUS_CONCAT_IMPL_(a, b)
+#define TUNE_STATUS_CONCAT_IMPL_(a, b) a##b
