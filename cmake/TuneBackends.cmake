@@ -1,32 +1,28 @@
 # Backend selection at configure time.
 #
-# TUNE_BACKENDS is a list of cuda, hip, vulkan. When not given it defaults to every backend
-# whose toolchain is found. Asking for a backend whose toolchain is missing is an error that
-# names what is missing. Sets TUNE_HAVE_CUDA / TUNE_HAVE_HIP / TUNE_HAVE_VULKAN.
-set(_tune_all_backends cuda hip vulkan)
-
-# Probes (quiet); each sets _tune_found_<b> and _tune_why_<b>.
-find_package(CUDAToolkit QUIET)
-if(CUDAToolkit_FOUND AND TARGET CUDA::nvrtc)
-  set(_tune_found_cuda TRUE)
-else()
-  set(_tune_why_cuda "CUDA toolkit with NVRTC not found (set CUDAToolkit_ROOT)")
-endif()
-
-find_package(hip CONFIG QUIET PATHS /opt/rocm /usr/lib/x86_64-linux-gnu/cmake/hip)
-if(hip_FOUND)
-  set(_tune_found_hip TRUE)
-else()
-  set(_tune_why_hip "HIP not found (install hipcc and libamdhip64-dev)")
-endif()
-
-find_package(Vulkan QUIET)
-find_package(Shaderc QUIET)
-if(Vulkan_FOUND AND Shaderc_FOUND)
-  set(_tune_found_vulkan TRUE)
-else()
-  set(_tune_why_vulkan "Vulkan loader/headers or shaderc not found (libvulkan-dev, libshaderc-dev, glslang-dev, spirv-tools)")
-endif()
+# Every folder backends/<name>/ with a backend.cmake is a backend (backends/README.md); its
+# probe finds the toolchain quietly.
+# TUNE_BACKENDS is a list of backend names, in preference order (open_device's default). When
+# not given it defaults to every backend whose toolchain is found, in alphabetical order. Asking for a backend whose toolchain is missing is an error that
+# names what is missing. Sets TUNE_HAVE_<NAME>, and for each backend TUNE_BACKEND_LABELS_<name>
+# and TUNE_BACKEND_UNSUPPORTED_<name> (tests/conformance reads them).
+file(GLOB _tune_probes RELATIVE ${PROJECT_SOURCE_DIR}/backends
+     ${PROJECT_SOURCE_DIR}/backends/*/backend.cmake)
+list(SORT _tune_probes)
+set(_tune_all_backends "")
+foreach(probe IN LISTS _tune_probes)
+  get_filename_component(b ${probe} DIRECTORY)
+  list(APPEND _tune_all_backends ${b})
+  unset(tune_backend_found)
+  unset(tune_backend_why)
+  set(tune_backend_labels ${b})
+  set(tune_backend_unsupported "")
+  include(${PROJECT_SOURCE_DIR}/backends/${probe})
+  set(_tune_found_${b} ${tune_backend_found})
+  set(_tune_why_${b} "${tune_backend_why}")
+  set(TUNE_BACKEND_LABELS_${b} ${tune_backend_labels})
+  set(TUNE_BACKEND_UNSUPPORTED_${b} "${tune_backend_unsupported}")
+endforeach()
 
 if(NOT DEFINED TUNE_BACKENDS)
   set(_default "")
@@ -35,7 +31,7 @@ if(NOT DEFINED TUNE_BACKENDS)
       list(APPEND _default ${b})
     endif()
   endforeach()
-  set(TUNE_BACKENDS "${_default}" CACHE STRING "Backends to build: a list of cuda, hip, vulkan")
+  set(TUNE_BACKENDS "${_default}" CACHE STRING "Backends to build: a list of ${_tune_all_backends}")
 endif()
 
 set(TUNE_BACKENDS_SUMMARY "")

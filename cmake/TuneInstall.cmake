@@ -19,6 +19,9 @@ set(TUNE_COMPONENTS ${TUNE_BACKENDS} testing)
 foreach(b IN LISTS TUNE_BACKENDS)
   install(TARGETS tune_backend_${b} EXPORT libtune-${b}Targets ${_archive})
   install(EXPORT libtune-${b}Targets NAMESPACE tune:: DESTINATION ${_cmake_dir})
+  # What a consumer needs found before the component's targets load.
+  install(FILES ${PROJECT_SOURCE_DIR}/backends/${b}/package.cmake DESTINATION ${_cmake_dir}
+          RENAME libtune-${b}-deps.cmake)
 endforeach()
 if(TARGET tune_cuda_hip)
   install(EXPORT libtune-cuda_hipTargets NAMESPACE tune:: DESTINATION ${_cmake_dir})
