@@ -1314,6 +1314,38 @@ Status VulkanDevice::launch(const CompiledKernel& kernel, const LaunchDims& dims
   return fence.ok() ? Status::ok_status() : fence.status();
 }
 
+Status VulkanDevice::own_resets(
+    const LaunchResets& r,
+    std::vector<std::pair<const VulkanBuffer*, const VulkanBuffer*>>* restores) const {
+  TUNE_RETURN_IF_ERROR(r.check());
+  for (const DeviceBuffer* b : r.zero) TUNE_RETURN_IF_ERROR(own_buffer(*b, "time: zero").status());
+  for (const BufferRestore& c : r.restore) {
+    auto dst = own_buffer(*c.dst, "time: restore destination");
+    if (!dst.ok()) return dst.status();
+    auto src = own_buffer(*c.src, "time: restore source");
+    if (!src.ok()) return src.status();
+    restores->emplace_back(*dst, *src);
+  }
+  return Status::ok_status();
+}
+
+void VulkanDevice::record_resets(
+    VkCommandBuffer cmd, const LaunchResets& r,
+    const std::vector<std::pair<const VulkanBuffer*, const VulkanBuffer*>>& restores) {
+  if (r.empty()) return;
+  for (const DeviceBuffer* b : r.zero) {
+    const std::uint64_t bytes = LaunchResets::zero_bytes(*b);
+    if (bytes != 0)
+      vkCmdFillBuffer(cmd, static_cast<const VulkanBuffer*>(b)->raw().buffer, 0, bytes, 0);
+  }
+  for (const auto& [dst, src] : restores) {
+    if (dst == src) continue;
+    VkBufferCopy region{0, 0, dst->size_bytes()};
+    vkCmdCopyBuffer(cmd, src->raw().buffer, dst->raw().buffer, 1, &region);
+  }
+  all_commands_barrier(cmd);  // the launch (or the flush) sees the buffers put back
+}
+
 Result<std::vector<double>> VulkanDevice::time(const CompiledKernel& kernel, const LaunchDims& dims,
                                                ArgList args, const TimingPlan& plan) {
   if (plan.reps <= 0) return Status(StatusCode::invalid_argument, "time: reps must be positive");
@@ -1326,26 +1358,20 @@ Result<std::vector<double>> VulkanDevice::time(const CompiledKernel& kernel, con
   const std::uint64_t mask =
       valid_bits >= 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << valid_bits) - 1);
   const double period = static_cast<double>(opened_.caps.props.limits.timestampPeriod);
-  // Without a host hook all reps go in one command buffer (batches of up to 256 reps); with
-  // one, each rep is its own submission so the hook runs between them.
-  const int batch_max = plan.before_each ? 1 : 256;
+  // All reps go in one command buffer (batches of up to 256 reps), resets included.
+  constexpr int kBatchMax = 256;
+  std::vector<std::pair<const VulkanBuffer*, const VulkanBuffer*>> restores;
+  TUNE_RETURN_IF_ERROR(own_resets(plan.resets, &restores));
 
   std::vector<double> samples;
   samples.reserve(static_cast<std::size_t>(plan.reps));
-  std::unique_lock<std::mutex> lock(queue_mu_);
+  std::lock_guard<std::mutex> lock(queue_mu_);
   TUNE_RETURN_IF_ERROR(check_usable());
   if (plan.flush_l2) TUNE_RETURN_IF_ERROR(ensure_scratch_locked());
   const bool flush = plan.flush_l2 && scratch_.buffer != VK_NULL_HANDLE;
 
   for (int done = 0; done < plan.reps;) {
-    const int n = std::min(batch_max, plan.reps - done);
-    if (plan.before_each) {
-      lock.unlock();  // the hook may use this device (fill, upload)
-      Status hs = plan.before_each();
-      lock.lock();
-      if (!hs.ok()) return hs.with_context("time: before_each");
-      TUNE_RETURN_IF_ERROR(check_usable());
-    }
+    const int n = std::min(kBatchMax, plan.reps - done);
     auto cmd = begin_locked();
     if (!cmd.ok()) return cmd.status();
     Submission s;
@@ -1365,6 +1391,7 @@ Result<std::vector<double>> VulkanDevice::time(const CompiledKernel& kernel, con
     }
     vkCmdResetQueryPool(s.cmd, s.queries, 0, qpi.queryCount);
     for (int i = 0; i < n; ++i) {
+      record_resets(s.cmd, plan.resets, restores);
       if (flush) {
         // Overwrite an L2-sized scratch buffer, outside the timed span.
         vkCmdFillBuffer(s.cmd, scratch_.buffer, 0, scratch_.size,
@@ -1381,8 +1408,9 @@ Result<std::vector<double>> VulkanDevice::time(const CompiledKernel& kernel, con
     VkQueryPool queries = s.queries;
     auto fence = submit_locked(std::move(s));
     if (!fence.ok()) return fence.status();
-    // Each launch may take up to timeout_ms; the fills get a generous allowance on top.
-    const double budget = plan.timeout_ms * n + (flush ? 1000.0 + 10.0 * n : 0.0);
+    // Each launch may take up to timeout_ms; fills and copies get a generous allowance on top.
+    const bool extra = flush || !plan.resets.empty();
+    const double budget = plan.timeout_ms * n + (extra ? 1000.0 + 10.0 * n : 0.0);
     Status ws = wait_fence_locked(*fence, budget, "time");
     if (!ws.ok()) return ws;  // the submission stays in flight and is freed when it ends
     std::vector<std::uint64_t> ts(static_cast<std::size_t>(2 * n));

@@ -190,6 +190,14 @@ class VulkanDevice final : public Device {
   Status bind_args(const VulkanKernel& k, const LaunchDims& dims, ArgList args,
                    BoundArgs* out) const;
   Status check_usable() const;
+  // Checks that every buffer of `r` is this device's; its restores as device buffers.
+  Status own_resets(
+      const LaunchResets& r,
+      std::vector<std::pair<const VulkanBuffer*, const VulkanBuffer*>>* restores) const;
+  // Records `r` into `cmd` (fills, copies, then a barrier); nothing when it is empty.
+  static void record_resets(
+      VkCommandBuffer cmd, const LaunchResets& r,
+      const std::vector<std::pair<const VulkanBuffer*, const VulkanBuffer*>>& restores);
 
   // The following require queue_mu_.
   Result<VkCommandBuffer> begin_locked();

@@ -8,12 +8,31 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tune/device.hpp"
 #include "tune/stats.hpp"
 
 namespace tune {
+
+// What runs before every launch that benchmarking makes (untimed, estimate and timed), outside
+// the timed span: `resets` on the device, then `host` (may be empty). Without a host step the
+// resets travel in each TimingPlan and the backend batches repetitions; with one, every timed
+// repetition is its own Device::time call, made after the resets (fill/copy) and the host step.
+// Converts from any callable returning Status (the host step alone).
+struct BeforeLaunch {
+  LaunchResets resets;
+  std::function<Status()> host;
+
+  BeforeLaunch() = default;
+  template <class F>
+  requires(!std::is_same_v<std::decay_t<F>, BeforeLaunch> && std::is_invocable_r_v<Status, F&>)
+      BeforeLaunch(F f)
+      : host(std::move(f)) {}  // NOLINT: implicit on purpose
+  bool empty() const noexcept { return resets.empty() && !host; }
+};
 
 // Checks every field (finite, in range); the message names the field. Autotuner::make calls it.
 struct BenchOptions;
@@ -78,15 +97,14 @@ struct BenchOptions {
 // The warm-up half of time_kernel: one untimed launch, a timed estimate, then warmup launches
 // for `warmup_ms`. Returns the estimated duration of one launch in nanoseconds.
 Result<double> warm_up(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
-                       ArgList args, const BenchOptions& opts,
-                       const std::function<Status()>& before_each = {});
+                       ArgList args, const BenchOptions& opts, const BeforeLaunch& before = {});
 
 // Runs `kernel` in back-to-back timed batches until its time per launch stops falling (see
 // BenchOptions::settle_window_ms), starting from `estimate_ns` per launch. Returns the last
 // batch's median in nanoseconds (the estimate itself when settling is off). Blocks.
 Result<double> settle_clocks(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
                              ArgList args, const BenchOptions& opts, double estimate_ns,
-                             const std::function<Status()>& before_each = {});
+                             const BeforeLaunch& before = {});
 
 // Repetitions that `rep_ms` buys at `estimate_ns` per launch, within [min_reps, max_reps];
 // rep_count when that is set.
@@ -96,7 +114,7 @@ int reps_for(double estimate_ns, const BenchOptions& opts) noexcept;
 struct RaceEntry {
   const CompiledKernel* kernel = nullptr;
   LaunchDims dims;
-  std::function<Status()> before_each;  // may be empty
+  BeforeLaunch before;  // may be empty
   // May be empty: runs after each batch of repetitions, told the batch's outcome (ok, or why
   // its timing failed). Its own failure drops the entry.
   std::function<Status(const Status&)> after_batch;
@@ -160,10 +178,16 @@ class Race {
   int undecided_ = -1;  // contestants the last decision left racing besides the leader
 };
 
-// Median and quantiles of the timed repetitions, in nanoseconds. `before_each` (optional)
-// runs before every launch (warmup, estimate and timed), outside the timed span.
+// `reps` timed repetitions with `before` ahead of each one (see BeforeLaunch).
+Result<std::vector<double>> time_reps(Device& dev, const CompiledKernel& kernel,
+                                      const LaunchDims& dims, ArgList args,
+                                      const BenchOptions& opts, int reps,
+                                      const BeforeLaunch& before = {});
+
+// Median and quantiles of the timed repetitions, in nanoseconds. `before` (optional) runs
+// before every launch (warmup, estimate and timed), outside the timed span.
 Result<SampleStats> time_kernel(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
                                 ArgList args, const BenchOptions& opts,
-                                const std::function<Status()>& before_each = {});
+                                const BeforeLaunch& before = {});
 
 }  // namespace tune
