@@ -1,30 +1,16 @@
 #include "vulkan_device.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <exception>
 #include <limits>
 #include <string_view>
 #include <utility>
 
 #include "tune/definitions.hpp"
-#include "tune/hash.hpp"
 #include "tune/log.hpp"
 #include "vk_status.hpp"
-
-// Versions of the compilers inside shaderc (which has no version query of its own): part of
-// every SPIR-V cache key, so an upgraded glslang or optimiser never serves old SPIR-V.
-#if __has_include(<glslang/build_info.h>)
-#include <glslang/build_info.h>
-#endif
-#if __has_include(<spirv-tools/libspirv.h>)
-#include <spirv-tools/libspirv.h>
-#define TUNE_HAVE_SPIRV_TOOLS_VERSION 1
-#endif
 
 namespace tune::vk {
 namespace {
@@ -38,12 +24,6 @@ constexpr std::uint64_t kStagingChunk = 64ull << 20;
 constexpr std::size_t kMaxInflight = 64;
 // How long synchronisation points wait for work submitted earlier (not a timed launch).
 constexpr double kSyncTimeoutMs = 120000.0;
-
-std::string hex(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%" PRIx64, v);
-  return buf;
-}
 
 std::string dim_text(const Dim3& d) {
   return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
@@ -65,52 +45,6 @@ void all_commands_barrier(VkCommandBuffer cmd) {
                VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
 }
 
-// Bump when the SPIR-V that compile() produces for a given source and configuration changes
-// for a reason the key does not otherwise see (shaderc options, macro spelling).
-constexpr int kSpirvRecipe = 1;
-// Longest clock level the NVIDIA driver holds under load after idling (H200: ~200 ms steps).
-constexpr double kNvidiaClockSettleMs = 300.0;
-// Bump when the meaning of a stored pipeline-cache file changes.
-constexpr int kPipelineCacheRecipe = 1;
-
-std::string uuid_hex(const std::uint8_t (&uuid)[VK_UUID_SIZE]) {
-  std::string out;
-  char buf[3];
-  for (std::uint8_t b : uuid) {
-    std::snprintf(buf, sizeof buf, "%02x", b);
-    out += buf;
-  }
-  return out;
-}
-
-// Why `data` is not a pipeline cache this physical device may be given, or empty when it is.
-// Checks the header Vulkan defines (VkPipelineCacheHeaderVersionOne, least significant byte
-// first whatever the host order): its size, its version, vendor, device and the driver's
-// pipelineCacheUUID.
-std::string pipeline_cache_problem(std::string_view data, const VkPhysicalDeviceProperties& p) {
-  constexpr std::size_t kHeaderBytes = 16 + VK_UUID_SIZE;
-  if (data.size() < kHeaderBytes)
-    return std::to_string(data.size()) + " bytes, shorter than the Vulkan pipeline-cache header";
-  auto u32 = [&](std::size_t at) {
-    std::uint32_t v = 0;
-    for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<std::uint8_t>(data[at + i]);
-    return v;
-  };
-  const std::uint32_t header_bytes = u32(0), version = u32(4), vendor = u32(8), device = u32(12);
-  if (header_bytes < kHeaderBytes || header_bytes > data.size())
-    return "header size " + std::to_string(header_bytes) + " is impossible for " +
-           std::to_string(data.size()) + " bytes";
-  if (version != VK_PIPELINE_CACHE_HEADER_VERSION_ONE)
-    return "header version " + std::to_string(version) +
-           " is not VK_PIPELINE_CACHE_HEADER_VERSION_ONE";
-  if (vendor != p.vendorID || device != p.deviceID)
-    return "written for vendor 0x" + hex(vendor) + " device 0x" + hex(device) + ", this is 0x" +
-           hex(p.vendorID) + " 0x" + hex(p.deviceID);
-  if (std::memcmp(data.data() + 16, p.pipelineCacheUUID, VK_UUID_SIZE) != 0)
-    return "pipelineCacheUUID differs from this driver's";
-  return {};
-}
-
 std::uint64_t ms_to_ns(double ms) {
   if (!(ms > 0)) return 0;
   const double ns = ms * 1e6;
@@ -118,45 +52,6 @@ std::uint64_t ms_to_ns(double ms) {
 }
 
 }  // namespace
-
-std::string vendor_name(std::uint32_t id) {
-  switch (id) {
-    case 0x10DE:
-      return "NVIDIA";
-    case 0x1002:
-    case 0x1022:
-      return "AMD";
-    case 0x8086:
-      return "Intel";
-    case 0x13B5:
-      return "ARM";
-    case 0x5143:
-      return "Qualcomm";
-    case 0x1010:
-      return "ImgTec";
-    case 0x106B:
-      return "Apple";
-    case 0x10005:  // VK_VENDOR_ID_MESA
-      return "Mesa";
-    default:
-      return "vendor 0x" + hex(id);
-  }
-}
-
-std::string device_type_name(VkPhysicalDeviceType t) {
-  switch (t) {
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
-      return "discrete";
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
-      return "integrated";
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
-      return "virtual";
-    case VK_PHYSICAL_DEVICE_TYPE_CPU:
-      return "cpu";
-    default:
-      return "other";
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Buffers and kernels
@@ -167,40 +62,34 @@ VulkanBuffer::~VulkanBuffer() {
 }
 
 VulkanKernel::VulkanKernel(VulkanDevice* owner, SpirvInfo info, Dim3 block,
-                           VkDescriptorSetLayout set_layout, VkPipelineLayout layout,
-                           VkPipeline pipeline, std::string log, KernelResources resources)
+                           DescriptorSetLayout set_layout, PipelineLayout layout, Pipeline pipeline,
+                           std::string log, KernelResources resources)
     : owner_(owner),
       info_(std::move(info)),
       block_(block),
-      set_layout_(set_layout),
-      layout_(layout),
-      pipeline_(pipeline) {
+      set_layout_(std::move(set_layout)),
+      layout_(std::move(layout)),
+      pipeline_(std::move(pipeline)) {
   log_ = std::move(log);
   resources_ = resources;
 }
 
-VulkanKernel::~VulkanKernel() {
-  owner_->wait_before_destroy();
-  vkDestroyPipeline(owner_->vk(), pipeline_, nullptr);
-  vkDestroyPipelineLayout(owner_->vk(), layout_, nullptr);
-  vkDestroyDescriptorSetLayout(owner_->vk(), set_layout_, nullptr);
-}
+// The handles go after the body, once the device no longer uses them.
+VulkanKernel::~VulkanKernel() { owner_->wait_before_destroy(); }
 
 // ---------------------------------------------------------------------------------------------
 // Creation
 
-VulkanDevice::VulkanDevice(OpenedDevice opened, std::shared_ptr<ValidationLog> log)
-    : opened_(std::move(opened)), validation_log_(std::move(log)) {}
+VulkanDevice::VulkanDevice(OpenedDevice opened) : opened_(std::move(opened)) {}
 
-Result<std::unique_ptr<VulkanDevice>> VulkanDevice::create(OpenedDevice opened,
-                                                           std::shared_ptr<ValidationLog> log) {
-  std::unique_ptr<VulkanDevice> dev(new VulkanDevice(std::move(opened), std::move(log)));
+Result<std::unique_ptr<VulkanDevice>> VulkanDevice::create(OpenedDevice opened) {
+  std::unique_ptr<VulkanDevice> dev(new VulkanDevice(std::move(opened)));
   Status s = dev->init();
-  if (!s.ok()) return s;  // the destructor releases whatever init() created
+  if (!s.ok()) return s;  // the members release whatever init() created
   return dev;
 }
 
-Status VulkanDevice::init() {
+Status VulkanDevice::create_logical_device() {
   const DeviceCaps& caps = opened_.caps;
   const float priority = 1.0f;
   auto qci = vk_struct<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
@@ -236,248 +125,51 @@ Status VulkanDevice::init() {
   dci.pNext = &features;
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
-  TUNE_VK_RETURN_IF_ERROR(vkCreateDevice(opened_.physical, &dci, nullptr, &device_),
+  TUNE_VK_RETURN_IF_ERROR(vkCreateDevice(opened_.physical, &dci, nullptr, device_.receive()),
                           "vkCreateDevice");
-  vkGetDeviceQueue(device_, caps.queue_family, 0, &queue_);
-
-  auto pci = vk_struct<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
-  pci.flags =
-      VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT | VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
-  pci.queueFamilyIndex = caps.queue_family;
-  TUNE_VK_RETURN_IF_ERROR(vkCreateCommandPool(device_, &pci, nullptr, &pool_),
-                          "vkCreateCommandPool");
-
-  // Disk caches (null under TUNE_CACHE=off). A damaged pipeline-cache file only costs pipeline
-  // compiles: it is reported at debug level, unlike SPIR-V entries (a warning).
-  spirv_disk_ = BinaryCache::open_default("spirv");
-  pipeline_disk_ = BinaryCache::open_default("vkpipeline", LogLevel::debug);
-  std::string initial = load_pipeline_cache_data();
-  auto cci = vk_struct<VkPipelineCacheCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO);
-  cci.initialDataSize = initial.size();
-  cci.pInitialData = initial.empty() ? nullptr : initial.data();
-  VkResult pc = vkCreatePipelineCache(device_, &cci, nullptr, &pipeline_cache_);
-  if (pc != VK_SUCCESS && !initial.empty()) {
-    tune::log(LogLevel::debug, "vulkan: vkCreatePipelineCache refused the stored data (" +
-                                   result_name(pc) + "); starting with an empty pipeline cache");
-    initial.clear();
-    cci.initialDataSize = 0;
-    cci.pInitialData = nullptr;
-    pc = vkCreatePipelineCache(device_, &cci, nullptr, &pipeline_cache_);
-  }
-  TUNE_VK_RETURN_IF_ERROR(pc, "vkCreatePipelineCache");
-  pipeline_loaded_bytes_ = initial.size();
-  pipeline_loaded_hash_ = initial.empty() ? 0 : stable_hash(initial);
-
-  // Memory types. Device buffers: device-local; on CPU and integrated devices prefer a type
-  // that is also host-visible and coherent (no staging copies); on discrete GPUs prefer one
-  // that is not host-visible (full bandwidth, no BAR window). Staging: host-visible+coherent.
-  const auto& mem = caps.memory;
-  const bool unified = caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ||
-                       caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
-  constexpr VkMemoryPropertyFlags kHost =
-      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  int best_dev = -1, best_dev_score = -1, best_stage = -1, best_stage_score = -1;
-  for (std::uint32_t i = 0; i < mem.memoryTypeCount; ++i) {
-    const VkMemoryPropertyFlags f = mem.memoryTypes[i].propertyFlags;
-    const bool local = (f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) != 0;
-    const bool host = (f & kHost) == kHost;
-    int score = local ? 2 : 0;
-    if (local && unified && host) score += 1;
-    if (local && !unified && !host) score += 1;
-    if (score > best_dev_score) best_dev = static_cast<int>(i), best_dev_score = score;
-    if (host) {
-      int ss = 1 + ((f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) != 0 ? 1 : 0);
-      if (ss > best_stage_score) best_stage = static_cast<int>(i), best_stage_score = ss;
-    }
-  }
-  if (best_dev < 0 || best_stage < 0)
-    return Status(StatusCode::unavailable, "no usable device or host-visible memory type");
-  device_memory_type_ = static_cast<std::uint32_t>(best_dev);
-  staging_memory_type_ = static_cast<std::uint32_t>(best_stage);
-  device_memory_mappable_ = (mem.memoryTypes[device_memory_type_].propertyFlags & kHost) == kHost;
-
-  const std::uint32_t heap = mem.memoryTypes[device_memory_type_].heapIndex;
-  auto m3 = vk_struct<VkPhysicalDeviceMaintenance3Properties>(
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES);
-  auto p2 =
-      vk_struct<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &m3);
-  vkGetPhysicalDeviceProperties2(opened_.physical, &p2);
-  // A whole buffer is bound as one storage-buffer descriptor: its size is capped by
-  // maxStorageBufferRange, by the largest single allocation and by the heap.
-  max_buffer_bytes_ =
-      std::min<std::uint64_t>({caps.props.limits.maxStorageBufferRange, m3.maxMemoryAllocationSize,
-                               mem.memoryHeaps[heap].size});
-
-  switch (caps.props.deviceType) {
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
-      flush_bytes_ = 64ull << 20;
-      break;
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
-      flush_bytes_ = 16ull << 20;
-      break;
-    default:  // CPU devices (lavapipe): a fill runs on the host cores, keep it cheap
-      flush_bytes_ = 4ull << 20;
-      break;
-  }
-  flush_bytes_ = std::min(flush_bytes_, max_buffer_bytes_ / 4) & ~std::uint64_t{3};
-
-  // SPIR-V for Vulkan 1.2 at most: a Vulkan 1.3 target (SPIR-V 1.6) states the workgroup
-  // size with LocalSizeId, which needs the maintenance4 feature (the validation layer flags it).
-  const std::uint32_t api = caps.props.apiVersion;
-  target_env_ =
-      api >= VK_API_VERSION_1_2 ? shaderc_env_version_vulkan_1_2 : shaderc_env_version_vulkan_1_1;
-  if (!compiler_.IsValid()) return Status(StatusCode::internal, "shaderc failed to initialise");
-  fill_info();
+  vkGetDeviceQueue(device_.get(), caps.queue_family, 0, &queue_);
   return Status::ok_status();
 }
 
-void VulkanDevice::fill_info() {
-  const DeviceCaps& caps = opened_.caps;
-  const auto& p = caps.props;
-  const auto& l = p.limits;
-  info_.backend = "vulkan";
-  info_.vendor = vendor_name(p.vendorID);
-  info_.name = p.deviceName;
-  info_.arch = "vk:" + hex(p.vendorID) + ":" + hex(p.deviceID);
-  if (!caps.driver_name.empty() || !caps.driver_info.empty()) {
-    info_.driver_version =
-        caps.driver_name + (caps.driver_info.empty() ? "" : " ") + caps.driver_info;
-  } else if (p.vendorID == 0x10DE) {
-    const std::uint32_t v = p.driverVersion;
-    info_.driver_version = std::to_string(v >> 22) + "." + std::to_string((v >> 14) & 0xff) + "." +
-                           std::to_string((v >> 6) & 0xff);
-  } else {
-    const std::uint32_t v = p.driverVersion;
-    info_.driver_version = std::to_string(VK_API_VERSION_MAJOR(v)) + "." +
-                           std::to_string(VK_API_VERSION_MINOR(v)) + "." +
-                           std::to_string(VK_API_VERSION_PATCH(v));
-  }
-  unsigned spv_version = 0, spv_revision = 0;
-  shaderc_get_spv_version(&spv_version, &spv_revision);
-  const char* env = target_env_ == shaderc_env_version_vulkan_1_2 ? "vulkan1.2" : "vulkan1.1";
-  info_.compiler_version = "shaderc (SPIR-V " + std::to_string(spv_version >> 16) + "." +
-                           std::to_string((spv_version >> 8) & 0xff) + " rev " +
-                           std::to_string(spv_revision) + ") target " + env + " -O";
-  // Everything but the source and macros that decides the SPIR-V compile() produces.
-  spirv_toolchain_ = "libtune spirv recipe " + std::to_string(kSpirvRecipe) + "\n" +
-                     info_.compiler_version + ", glsl compute shader, entry main, kernel.comp";
-#ifdef GLSLANG_VERSION_MAJOR
-  spirv_toolchain_ += "\nglslang " + std::to_string(GLSLANG_VERSION_MAJOR) + "." +
-                      std::to_string(GLSLANG_VERSION_MINOR) + "." +
-                      std::to_string(GLSLANG_VERSION_PATCH) + GLSLANG_VERSION_FLAVOR;
-#endif
-#ifdef TUNE_HAVE_SPIRV_TOOLS_VERSION
-  spirv_toolchain_ += std::string("\n") + spvSoftwareVersionDetailsString();
-#endif
-  info_.compute_units = 0;  // not exposed by core Vulkan
-  info_.max_threads_per_block = l.maxComputeWorkGroupInvocations;
-  info_.max_block = {l.maxComputeWorkGroupSize[0], l.maxComputeWorkGroupSize[1],
-                     l.maxComputeWorkGroupSize[2]};
-  info_.max_grid = {l.maxComputeWorkGroupCount[0], l.maxComputeWorkGroupCount[1],
-                    l.maxComputeWorkGroupCount[2]};
-  info_.shared_bytes_per_block = l.maxComputeSharedMemorySize;
-  info_.shared_bytes_per_block_optin = l.maxComputeSharedMemorySize;
-  info_.registers_per_block = 0;
-  info_.warp_size = caps.subgroup_size;
-  info_.l2_bytes = 0;  // unknown in Vulkan: the flush uses flush_bytes_
-  std::uint64_t local = 0;
-  for (std::uint32_t i = 0; i < caps.memory.memoryHeapCount; ++i)
-    if (caps.memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
-      local = std::max<std::uint64_t>(local, caps.memory.memoryHeaps[i].size);
-  info_.global_memory_bytes = local;
-  info_.timer_resolution_ns = static_cast<double>(l.timestampPeriod);
-  // NVIDIA's driver lowers the SM clock after ~2 s without Vulkan work or under bursty work
-  // (H200: 345 MHz instead of 1980) and raises it in steps about 200 ms apart under sustained
-  // load; timing settles the clock over a window longer than one step (bench/RESULTS.md,
-  // clock_study). Other vendors' drivers are unmeasured here.
-  info_.clock_settle_ms = p.vendorID == 0x10DE ? kNvidiaClockSettleMs : 0.0;
+Status VulkanDevice::init() {
+  TUNE_RETURN_IF_ERROR(create_logical_device());
+  auto pci = vk_struct<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
+  pci.flags =
+      VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT | VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+  pci.queueFamilyIndex = opened_.caps.queue_family;
+  TUNE_VK_RETURN_IF_ERROR(vkCreateCommandPool(vk(), &pci, nullptr, pool_.receive(vk())),
+                          "vkCreateCommandPool");
+  auto pipelines = PipelineCache::open(vk(), opened_.caps);
+  if (!pipelines.ok()) return pipelines.status();
+  pipelines_ = std::move(*pipelines);
+  auto memory = plan_memory(opened_.caps);
+  if (!memory.ok()) return memory.status();
+  memory_ = *memory;
+  shaders_ = std::make_unique<ShaderCompiler>(opened_.caps.props.apiVersion);
+  if (!shaders_->valid()) return Status(StatusCode::internal, "shaderc failed to initialise");
+  info_ = device_info(opened_.caps, shaders_->version());
+  return Status::ok_status();
 }
 
+// Submissions and scratch go first; the members then go in reverse order of declaration.
 VulkanDevice::~VulkanDevice() {
-  if (device_ != VK_NULL_HANDLE) {
-    vkDeviceWaitIdle(device_);
-    {
-      std::lock_guard<std::mutex> lock(queue_mu_);
-      for (auto& s : inflight_) free_submission_locked(s);
-      inflight_.clear();
-      destroy_raw(scratch_);
-    }
-    if (pipeline_cache_ != VK_NULL_HANDLE) {
-      save_pipeline_cache();
-      vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
-    }
-    if (pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(device_, pool_, nullptr);
-    vkDestroyDevice(device_, nullptr);
-  }
-  if (opened_.messenger != VK_NULL_HANDLE) {
-    auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
-        vkGetInstanceProcAddr(opened_.instance, "vkDestroyDebugUtilsMessengerEXT"));
-    if (destroy != nullptr) destroy(opened_.instance, opened_.messenger, nullptr);
-  }
-  if (opened_.instance != VK_NULL_HANDLE) vkDestroyInstance(opened_.instance, nullptr);
-}
-
-std::string VulkanDevice::load_pipeline_cache_data() {
-  if (!pipeline_disk_) return {};
-  const DeviceCaps& caps = opened_.caps;
-  const VkPhysicalDeviceProperties& p = caps.props;
-  // Keyed by the physical device and the driver build: another GPU or driver version has its
-  // own file, so machines with several devices keep one per device.
-  pipeline_key_ = "libtune vulkan pipeline cache recipe " + std::to_string(kPipelineCacheRecipe) +
-                  "\nvendor 0x" + hex(p.vendorID) + " device 0x" + hex(p.deviceID) +
-                  " driverVersion 0x" + hex(p.driverVersion) + " pipelineCacheUUID " +
-                  uuid_hex(p.pipelineCacheUUID) + "\n" + p.deviceName + "\n" + caps.driver_name +
-                  " " + caps.driver_info;
-  auto stored = pipeline_disk_->load(pipeline_key_);
-  if (!stored) return {};
-  if (std::string why = pipeline_cache_problem(stored->binary, p); !why.empty()) {
-    tune::log(LogLevel::debug, "vulkan: ignoring the pipeline cache " +
-                                   pipeline_disk_->path_for(pipeline_key_).string() + ": " + why);
-    return {};
-  }
-  return std::move(stored->binary);
-}
-
-void VulkanDevice::save_pipeline_cache() noexcept {
-  if (!pipeline_disk_ || !pipeline_disk_->writable() || pipeline_cache_ == VK_NULL_HANDLE) return;
-  if (pipelines_created_.load() == 0) return;  // nothing was added since the device opened
-  try {
-    std::size_t size = 0;
-    VkResult r = vkGetPipelineCacheData(device_, pipeline_cache_, &size, nullptr);
-    std::string data;
-    if (r == VK_SUCCESS && size != 0) {
-      data.resize(size);
-      r = vkGetPipelineCacheData(device_, pipeline_cache_, &size, data.data());
-      data.resize(size);
-    }
-    if (r != VK_SUCCESS) {  // VK_INCOMPLETE included: never store a partial cache
-      tune::log(LogLevel::debug,
-                "vulkan: pipeline cache not saved: vkGetPipelineCacheData: " + result_name(r));
-      return;
-    }
-    if (data.size() == pipeline_loaded_bytes_ && stable_hash(data) == pipeline_loaded_hash_)
-      return;  // every pipeline came from the stored cache: the file is current
-    if (std::string why = pipeline_cache_problem(data, opened_.caps.props); !why.empty()) {
-      tune::log(LogLevel::debug, "vulkan: pipeline cache not saved: the driver's data fails " +
-                                     ("the header check: " + why));
-      return;
-    }
-    // Last writer wins: another process's additions since this one opened are replaced.
-    (void)pipeline_disk_->store(pipeline_key_, BinaryCacheEntry{std::move(data), {}, {}});
-  } catch (const std::exception& e) {
-    log_warning(std::string("vulkan: pipeline cache not saved: ") + e.what());
-  }
+  if (!device_.get()) return;
+  vkDeviceWaitIdle(vk());
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  for (auto& s : inflight_) free_submission_locked(s);
+  inflight_.clear();
+  destroy_raw(scratch_);
 }
 
 VulkanDiagnostics VulkanDevice::diagnostics() const {
   VulkanDiagnostics d;
-  d.validation_enabled = opened_.validation;
-  if (validation_log_) {
-    std::lock_guard<std::mutex> lock(validation_log_->mu);
-    d.validation_errors = validation_log_->errors;
-    d.validation_warnings = validation_log_->warnings;
-    d.messages = validation_log_->messages;
+  const Instance& inst = *opened_.instance;
+  d.validation_enabled = inst.validation();
+  {
+    std::lock_guard<std::mutex> lock(inst.log().mu);
+    d.validation_errors = inst.log().errors;
+    d.validation_warnings = inst.log().warnings;
+    d.messages = inst.log().messages;
   }
   const DeviceCaps& c = opened_.caps;
   d.timestamp_valid_bits = c.timestamp_valid_bits;
@@ -485,22 +177,19 @@ VulkanDiagnostics VulkanDevice::diagnostics() const {
   d.vendor_id = c.props.vendorID;
   d.device_id = c.props.deviceID;
   d.device_type = device_type_name(c.props.deviceType);
-  d.flush_bytes = flush_bytes_;
-  d.max_buffer_bytes = max_buffer_bytes_;
+  d.flush_bytes = memory_.flush_bytes;
+  d.max_buffer_bytes = memory_.max_buffer_bytes;
   d.max_push_constant_bytes = c.props.limits.maxPushConstantsSize;
   d.storage_buffer_16bit = c.storage16;
-  d.subgroup_arithmetic =
-      c.subgroup_in_compute && (c.subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0;
-  if (spirv_disk_) d.spirv_cache_dir = spirv_disk_->dir().string();
-  if (pipeline_disk_) {
-    d.pipeline_cache_file = pipeline_disk_->path_for(pipeline_key_).string();
-    d.disk_cache_writable = pipeline_disk_->writable();
-  }
-  d.pipeline_cache_loaded_bytes = pipeline_loaded_bytes_;
-  std::lock_guard<std::mutex> lock(compile_mu_);
-  d.spirv_cache_entries = spirv_cache_.size();
-  d.shaderc_compiles = shaderc_compiles_;
-  d.spirv_disk_hits = spirv_disk_hits_;
+  d.subgroup_arithmetic = supports_capability(c, spv_cap::kGroupNonUniformArithmetic);
+  d.pipeline_cache_file = pipelines_->file();
+  d.disk_cache_writable = pipelines_->writable();
+  d.pipeline_cache_loaded_bytes = pipelines_->loaded_bytes();
+  const ShaderCompiler::Stats st = shaders_->stats();
+  d.spirv_cache_dir = st.disk_dir;
+  d.spirv_cache_entries = st.entries;
+  d.shaderc_compiles = st.shaderc_compiles;
+  d.spirv_disk_hits = st.disk_hits;
   return d;
 }
 
@@ -522,12 +211,12 @@ Result<RawBuffer> VulkanDevice::create_raw(std::uint64_t bytes, bool staging) {
   bci.usage = staging ? (VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT)
                       : kBufferUsage;
   bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  TUNE_VK_RETURN_IF_ERROR(vkCreateBuffer(device_, &bci, nullptr, &raw.buffer), "vkCreateBuffer");
+  TUNE_VK_RETURN_IF_ERROR(vkCreateBuffer(vk(), &bci, nullptr, &raw.buffer), "vkCreateBuffer");
   VkMemoryRequirements req;
-  vkGetBufferMemoryRequirements(device_, raw.buffer, &req);
-  std::uint32_t type = staging ? staging_memory_type_ : device_memory_type_;
+  vkGetBufferMemoryRequirements(vk(), raw.buffer, &req);
+  std::uint32_t type = staging ? memory_.staging_type : memory_.device_type;
   if ((req.memoryTypeBits & (1u << type)) == 0) {
-    vkDestroyBuffer(device_, raw.buffer, nullptr);
+    vkDestroyBuffer(vk(), raw.buffer, nullptr);
     return Status(StatusCode::internal, "the buffer cannot live in memory type " +
                                             std::to_string(type) + " (memoryTypeBits 0x" +
                                             hex(req.memoryTypeBits) + ")");
@@ -535,15 +224,15 @@ Result<RawBuffer> VulkanDevice::create_raw(std::uint64_t bytes, bool staging) {
   auto mai = vk_struct<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
   mai.allocationSize = req.size;
   mai.memoryTypeIndex = type;
-  VkResult r = vkAllocateMemory(device_, &mai, nullptr, &raw.memory);
+  VkResult r = vkAllocateMemory(vk(), &mai, nullptr, &raw.memory);
   if (r != VK_SUCCESS) {
-    vkDestroyBuffer(device_, raw.buffer, nullptr);
+    vkDestroyBuffer(vk(), raw.buffer, nullptr);
     return make_error("vkAllocateMemory(" + std::to_string(bytes) + " bytes)", r,
                       StatusCode::out_of_resources);
   }
-  r = vkBindBufferMemory(device_, raw.buffer, raw.memory, 0);
-  if (r == VK_SUCCESS && (staging || device_memory_mappable_))
-    r = vkMapMemory(device_, raw.memory, 0, VK_WHOLE_SIZE, 0, &raw.mapped);
+  r = vkBindBufferMemory(vk(), raw.buffer, raw.memory, 0);
+  if (r == VK_SUCCESS && (staging || memory_.device_mappable))
+    r = vkMapMemory(vk(), raw.memory, 0, VK_WHOLE_SIZE, 0, &raw.mapped);
   if (r != VK_SUCCESS) {
     destroy_raw(raw);
     return make_error("vkBindBufferMemory/vkMapMemory", r);
@@ -552,8 +241,8 @@ Result<RawBuffer> VulkanDevice::create_raw(std::uint64_t bytes, bool staging) {
 }
 
 void VulkanDevice::destroy_raw(RawBuffer& raw) noexcept {
-  if (raw.buffer != VK_NULL_HANDLE) vkDestroyBuffer(device_, raw.buffer, nullptr);
-  if (raw.memory != VK_NULL_HANDLE) vkFreeMemory(device_, raw.memory, nullptr);  // unmaps
+  if (raw.buffer != VK_NULL_HANDLE) vkDestroyBuffer(vk(), raw.buffer, nullptr);
+  if (raw.memory != VK_NULL_HANDLE) vkFreeMemory(vk(), raw.memory, nullptr);  // unmaps
   raw = RawBuffer{};
 }
 
@@ -569,10 +258,10 @@ void VulkanDevice::wait_before_destroy() noexcept {
 Result<Buffer> VulkanDevice::alloc(std::uint64_t bytes) {
   TUNE_RETURN_IF_ERROR(check_usable());
   if (bytes == 0) return Status(StatusCode::invalid_argument, "alloc: zero bytes");
-  if (bytes > max_buffer_bytes_) {
+  if (bytes > memory_.max_buffer_bytes) {
     return Status(StatusCode::out_of_resources,
                   "alloc: " + std::to_string(bytes) + " bytes exceeds the largest buffer this " +
-                      "device can bind (" + std::to_string(max_buffer_bytes_) +
+                      "device can bind (" + std::to_string(memory_.max_buffer_bytes) +
                       " bytes: min of maxStorageBufferRange, maxMemoryAllocationSize, heap)");
   }
   // Round up to 4 so vkCmdFillBuffer can always cover the whole buffer.
@@ -737,16 +426,16 @@ Status VulkanDevice::synchronize() {
 Result<VkCommandBuffer> VulkanDevice::begin_locked() {
   if (inflight_.size() >= kMaxInflight) TUNE_RETURN_IF_ERROR(wait_all_locked(kSyncTimeoutMs));
   auto ai = vk_struct<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
-  ai.commandPool = pool_;
+  ai.commandPool = pool_.get();
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   ai.commandBufferCount = 1;
   VkCommandBuffer cmd = VK_NULL_HANDLE;
-  TUNE_VK_RETURN_IF_ERROR(vkAllocateCommandBuffers(device_, &ai, &cmd), "vkAllocateCommandBuffers");
+  TUNE_VK_RETURN_IF_ERROR(vkAllocateCommandBuffers(vk(), &ai, &cmd), "vkAllocateCommandBuffers");
   auto bi = vk_struct<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   VkResult r = vkBeginCommandBuffer(cmd, &bi);
   if (r != VK_SUCCESS) {
-    vkFreeCommandBuffers(device_, pool_, 1, &cmd);
+    vkFreeCommandBuffers(vk(), pool_.get(), 1, &cmd);
     return make_error("vkBeginCommandBuffer", r);
   }
   // Order against every earlier submission (memory dependencies do not cross submissions
@@ -765,7 +454,7 @@ Result<VkFence> VulkanDevice::submit_locked(Submission s) {
     return make_error("vkEndCommandBuffer", r);
   }
   auto fci = vk_struct<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
-  r = vkCreateFence(device_, &fci, nullptr, &s.fence);
+  r = vkCreateFence(vk(), &fci, nullptr, &s.fence);
   if (r != VK_SUCCESS) {
     free_submission_locked(s);
     return make_error("vkCreateFence", r);
@@ -785,7 +474,7 @@ Result<VkFence> VulkanDevice::submit_locked(Submission s) {
 }
 
 Status VulkanDevice::wait_fence_locked(VkFence fence, double timeout_ms, std::string_view what) {
-  VkResult r = vkWaitForFences(device_, 1, &fence, VK_TRUE, ms_to_ns(timeout_ms));
+  VkResult r = vkWaitForFences(vk(), 1, &fence, VK_TRUE, ms_to_ns(timeout_ms));
   if (r == VK_SUCCESS) return Status::ok_status();
   if (r == VK_TIMEOUT) {
     char buf[64];
@@ -808,7 +497,7 @@ Status VulkanDevice::wait_all_locked(double timeout_ms) {
 
 void VulkanDevice::retire_completed_locked() {
   auto done = [&](Submission& s) {
-    if (vkGetFenceStatus(device_, s.fence) != VK_SUCCESS) return false;
+    if (vkGetFenceStatus(vk(), s.fence) != VK_SUCCESS) return false;
     free_submission_locked(s);
     return true;
   };
@@ -816,17 +505,17 @@ void VulkanDevice::retire_completed_locked() {
 }
 
 void VulkanDevice::free_submission_locked(Submission& s) noexcept {
-  if (s.cmd != VK_NULL_HANDLE) vkFreeCommandBuffers(device_, pool_, 1, &s.cmd);
-  if (s.fence != VK_NULL_HANDLE) vkDestroyFence(device_, s.fence, nullptr);
-  if (s.descriptors != VK_NULL_HANDLE) vkDestroyDescriptorPool(device_, s.descriptors, nullptr);
-  if (s.queries != VK_NULL_HANDLE) vkDestroyQueryPool(device_, s.queries, nullptr);
+  if (s.cmd != VK_NULL_HANDLE) vkFreeCommandBuffers(vk(), pool_.get(), 1, &s.cmd);
+  if (s.fence != VK_NULL_HANDLE) vkDestroyFence(vk(), s.fence, nullptr);
+  if (s.descriptors != VK_NULL_HANDLE) vkDestroyDescriptorPool(vk(), s.descriptors, nullptr);
+  if (s.queries != VK_NULL_HANDLE) vkDestroyQueryPool(vk(), s.queries, nullptr);
   for (auto& raw : s.staging) destroy_raw(raw);
   s = Submission{};
 }
 
 Status VulkanDevice::ensure_scratch_locked() {
-  if (scratch_.buffer != VK_NULL_HANDLE || flush_bytes_ == 0) return Status::ok_status();
-  auto raw = create_raw(flush_bytes_, false);
+  if (scratch_.buffer != VK_NULL_HANDLE || memory_.flush_bytes == 0) return Status::ok_status();
+  auto raw = create_raw(memory_.flush_bytes, false);
   if (!raw.ok()) return raw.status();
   scratch_ = *raw;
   return Status::ok_status();
@@ -838,6 +527,20 @@ Status VulkanDevice::ensure_scratch_locked() {
 Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource& source,
                                                               const Config& config) {
   TUNE_RETURN_IF_ERROR(check_usable());
+  Dim3 block;
+  TUNE_RETURN_IF_ERROR(check_request(source, config, &block));
+  // The macros are the variant's definitions (tune::definitions, the same list as on every
+  // backend); the workgroup size also goes in as specialization constants, at pipeline creation.
+  auto macros = definitions(config, source);
+  if (!macros.ok()) return macros.status();
+  auto spirv = shaders_->compile(source, *macros);
+  if (!spirv.ok()) return spirv.status();
+  TUNE_RETURN_IF_ERROR(check_spirv((*spirv)->info, block));
+  return create_kernel(**spirv, block);
+}
+
+Status VulkanDevice::check_request(const KernelSource& source, const Config& config,
+                                   Dim3* block) const {
   if (source.language != Language::glsl) {
     return Status(StatusCode::invalid_argument, "the Vulkan backend compiles GLSL, not " +
                                                     std::string(to_string(source.language)));
@@ -847,140 +550,28 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
                   "GLSL compute shaders have entry point 'main', not '" + source.entry + "'");
   }
   const auto& l = opened_.caps.props.limits;
-  const Dim3 block = normalized_block(config.launch().block);
-  if (is_set(block)) {
-    if (block.x > l.maxComputeWorkGroupSize[0] || block.y > l.maxComputeWorkGroupSize[1] ||
-        block.z > l.maxComputeWorkGroupSize[2] ||
-        block.product() > l.maxComputeWorkGroupInvocations) {
-      return Status(StatusCode::out_of_resources,
-                    "workgroup " + dim_text(block) + " exceeds the device limits (" +
-                        "maxComputeWorkGroupSize " + dim_text(info_.max_block) +
-                        ", maxComputeWorkGroupInvocations " +
-                        std::to_string(l.maxComputeWorkGroupInvocations) + ")");
-    }
+  *block = normalized_block(config.launch().block);
+  const Dim3& b = *block;
+  if (is_set(b) &&
+      (b.x > l.maxComputeWorkGroupSize[0] || b.y > l.maxComputeWorkGroupSize[1] ||
+       b.z > l.maxComputeWorkGroupSize[2] || b.product() > l.maxComputeWorkGroupInvocations)) {
+    return Status(StatusCode::out_of_resources,
+                  "workgroup " + dim_text(b) + " exceeds the device limits (" +
+                      "maxComputeWorkGroupSize " + dim_text(info_.max_block) +
+                      ", maxComputeWorkGroupInvocations " +
+                      std::to_string(l.maxComputeWorkGroupInvocations) + ")");
   }
   if (config.launch().shared_bytes != 0) {
     return Status(StatusCode::invalid_argument,
                   "Vulkan has no dynamic shared memory: declare shared arrays in the shader");
   }
+  return Status::ok_status();
+}
 
-  // SPIR-V: from the in-memory cache, else the disk cache, else shaderc (and then stored on
-  // disk). The key names everything that decides the SPIR-V: the toolchain and its settings,
-  // the source (two independent 64-bit hashes and its length) and every macro definition.
-  // The macros are the variant's definitions (tune::definitions, the same list as on every
-  // backend); the workgroup size also goes in as specialization constants, at pipeline creation.
-  auto macros = definitions(config, source);
-  if (!macros.ok()) return macros.status();
-  std::string key = spirv_toolchain_;
-  key += "\nsource " + std::to_string(source.text.size()) + " " + hex(stable_hash(source.text)) +
-         " " + hex(stable_hash(source.text, 0x5eed5eed5eed5eedULL));
-  for (const Definition& d : *macros) {
-    key += "\n-D";
-    key += d.name;
-    key += '=';
-    key += d.value;
-  }
-  std::shared_ptr<const CachedSpirv> spirv;
-  {
-    std::lock_guard<std::mutex> lock(compile_mu_);
-    auto it = spirv_cache_.find(key);
-    if (it != spirv_cache_.end()) {
-      spirv = it->second;
-    } else if (auto disk = load_spirv_locked(key)) {
-      ++spirv_disk_hits_;
-      spirv_cache_.emplace(key, disk);
-      spirv = std::move(disk);
-    } else {
-      shaderc::CompileOptions opts;
-      opts.SetSourceLanguage(shaderc_source_language_glsl);
-      opts.SetTargetEnvironment(shaderc_target_env_vulkan, target_env_);
-      opts.SetOptimizationLevel(shaderc_optimization_level_performance);
-      for (const Definition& d : *macros) opts.AddMacroDefinition(d.name, d.value);
-      ++shaderc_compiles_;
-      shaderc::SpvCompilationResult res = compiler_.CompileGlslToSpv(
-          source.text, shaderc_glsl_compute_shader, "kernel.comp", "main", opts);
-      if (res.GetCompilationStatus() != shaderc_compilation_status_success) {
-        std::string log = res.GetErrorMessage();
-        if (log.empty())
-          log = "(shaderc gave no log; status " +
-                std::to_string(static_cast<int>(res.GetCompilationStatus())) + ")";
-        return Status(StatusCode::compile_error, "shaderc: " + log);
-      }
-      auto entry = std::make_shared<CachedSpirv>();
-      entry->words.assign(res.cbegin(), res.cend());
-      entry->log = res.GetErrorMessage();
-      auto info = reflect_spirv(entry->words);
-      if (!info.ok()) return info.status();
-      entry->info = std::move(*info);
-      spirv_cache_.emplace(key, entry);
-      if (spirv_disk_) {
-        BinaryCacheEntry stored;
-        stored.binary.assign(reinterpret_cast<const char*>(entry->words.data()),
-                             entry->words.size() * sizeof(std::uint32_t));
-        stored.log = entry->log;
-        stored.entry_name = "main";
-        (void)spirv_disk_->store(key, stored);
-      }
-      spirv = std::move(entry);
-    }
-  }
-  const SpirvInfo& si = spirv->info;
-
-  // Checks that need the SPIR-V: device features, interface shape, resource limits.
-  const DeviceCaps& c = opened_.caps;
+// Checks that need the SPIR-V: device features, interface shape, resource limits.
+Status VulkanDevice::check_spirv(const SpirvInfo& si, const Dim3& block) const {
   for (std::uint32_t cap : si.capabilities) {
-    bool ok = true;
-    const bool sg = c.subgroup_in_compute;
-    switch (cap) {
-      case spv_cap::kFloat16:
-        ok = c.float16;
-        break;
-      case spv_cap::kFloat64:
-        ok = c.float64;
-        break;
-      case spv_cap::kInt64:
-        ok = c.int64;
-        break;
-      case spv_cap::kInt16:
-        ok = c.int16;
-        break;
-      case spv_cap::kInt8:
-        ok = c.int8;
-        break;
-      case spv_cap::kStorageBuffer16BitAccess:
-        ok = c.storage16;
-        break;
-      case spv_cap::kUniformAndStorageBuffer16BitAccess:
-        ok = c.uniform_storage16;
-        break;
-      case spv_cap::kStorageBuffer8BitAccess:
-        ok = c.storage8;
-        break;
-      case spv_cap::kUniformAndStorageBuffer8BitAccess:
-        ok = c.uniform_storage8;
-        break;
-      case spv_cap::kGroupNonUniform:
-        ok = sg && (c.subgroup_ops & VK_SUBGROUP_FEATURE_BASIC_BIT);
-        break;
-      case spv_cap::kGroupNonUniformVote:
-        ok = sg && (c.subgroup_ops & VK_SUBGROUP_FEATURE_VOTE_BIT);
-        break;
-      case spv_cap::kGroupNonUniformArithmetic:
-        ok = sg && (c.subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
-        break;
-      case spv_cap::kGroupNonUniformBallot:
-        ok = sg && (c.subgroup_ops & VK_SUBGROUP_FEATURE_BALLOT_BIT);
-        break;
-      case spv_cap::kGroupNonUniformShuffle:
-        ok = sg && (c.subgroup_ops & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
-        break;
-      case spv_cap::kGroupNonUniformShuffleRelative:
-        ok = sg && (c.subgroup_ops & VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT);
-        break;
-      default:
-        break;  // core capabilities, or ones pipeline creation will judge
-    }
-    if (!ok) {
+    if (!supports_capability(opened_.caps, cap)) {
       return Status(StatusCode::unavailable, "the shader needs SPIR-V capability " +
                                                  capability_name(cap) + ", which " + info_.name +
                                                  " does not support");
@@ -1000,6 +591,7 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
                       ": declare layout(local_size_x_id = 0, local_size_y_id = 1, "
                       "local_size_z_id = 2) in;");
   }
+  const auto& l = opened_.caps.props.limits;
   if (si.shared_bytes > l.maxComputeSharedMemorySize) {
     return Status(StatusCode::out_of_resources,
                   "the shader uses " + std::to_string(si.shared_bytes) +
@@ -1011,17 +603,15 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
                   "the push-constant block takes " + std::to_string(si.push_bytes) +
                       " bytes; maxPushConstantsSize is " + std::to_string(l.maxPushConstantsSize));
   }
+  return Status::ok_status();
+}
 
-  // Vulkan objects. Each failure releases what was created before it.
-  auto smi = vk_struct<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
-  smi.codeSize = spirv->words.size() * sizeof(std::uint32_t);
-  smi.pCode = spirv->words.data();
-  VkShaderModule module = VK_NULL_HANDLE;
-  TUNE_VK_RETURN_IF_ERROR(vkCreateShaderModule(device_, &smi, nullptr, &module),
-                          "vkCreateShaderModule");
+namespace {
 
-  // The bindings the SPIR-V still declares: one whose every use a variant's macros removed
-  // was optimised away with its variable, leaving a hole that no descriptor fills.
+// The bindings the SPIR-V still declares: one whose every use a variant's macros removed was
+// optimised away with its variable, leaving a hole that no descriptor fills.
+Status create_layouts(VkDevice device, const SpirvInfo& si, DescriptorSetLayout* set_layout,
+                      PipelineLayout* layout) {
   std::vector<VkDescriptorSetLayoutBinding> bindings(si.bindings.size());
   for (std::size_t i = 0; i < bindings.size(); ++i) {
     bindings[i] = {si.bindings[i], VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
@@ -1031,25 +621,35 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
       VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
   dli.bindingCount = static_cast<std::uint32_t>(bindings.size());
   dli.pBindings = bindings.data();
-  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
-  VkResult r = vkCreateDescriptorSetLayout(device_, &dli, nullptr, &set_layout);
-  if (r != VK_SUCCESS) {
-    vkDestroyShaderModule(device_, module, nullptr);
-    return make_error("vkCreateDescriptorSetLayout", r);
-  }
+  TUNE_VK_RETURN_IF_ERROR(
+      vkCreateDescriptorSetLayout(device, &dli, nullptr, set_layout->receive(device)),
+      "vkCreateDescriptorSetLayout");
   VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, si.push_bytes};
+  const VkDescriptorSetLayout set = set_layout->get();
   auto pli = vk_struct<VkPipelineLayoutCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
   pli.setLayoutCount = 1;
-  pli.pSetLayouts = &set_layout;
+  pli.pSetLayouts = &set;
   pli.pushConstantRangeCount = si.push_bytes > 0 ? 1 : 0;
   pli.pPushConstantRanges = &range;
-  VkPipelineLayout layout = VK_NULL_HANDLE;
-  r = vkCreatePipelineLayout(device_, &pli, nullptr, &layout);
-  if (r != VK_SUCCESS) {
-    vkDestroyDescriptorSetLayout(device_, set_layout, nullptr);
-    vkDestroyShaderModule(device_, module, nullptr);
-    return make_error("vkCreatePipelineLayout", r);
-  }
+  TUNE_VK_RETURN_IF_ERROR(vkCreatePipelineLayout(device, &pli, nullptr, layout->receive(device)),
+                          "vkCreatePipelineLayout");
+  return Status::ok_status();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<CompiledKernel>> VulkanDevice::create_kernel(
+    const ShaderCompiler::Spirv& spirv, const Dim3& block) {
+  const SpirvInfo& si = spirv.info;
+  auto smi = vk_struct<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
+  smi.codeSize = spirv.words.size() * sizeof(std::uint32_t);
+  smi.pCode = spirv.words.data();
+  ShaderModule module;
+  TUNE_VK_RETURN_IF_ERROR(vkCreateShaderModule(vk(), &smi, nullptr, module.receive(vk())),
+                          "vkCreateShaderModule");
+  DescriptorSetLayout set_layout;
+  PipelineLayout layout;
+  TUNE_RETURN_IF_ERROR(create_layouts(vk(), si, &set_layout, &layout));
 
   const std::uint32_t spec_data[3] = {block.x, block.y, block.z};
   const VkSpecializationMapEntry entries[3] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}};
@@ -1058,20 +658,18 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
   cpi.stage = vk_struct<VkPipelineShaderStageCreateInfo>(
       VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO);
   cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-  cpi.stage.module = module;
+  cpi.stage.module = module.get();
   cpi.stage.pName = "main";
   cpi.stage.pSpecializationInfo = (is_set(block) && si.local_size_is_spec) ? &spec : nullptr;
-  cpi.layout = layout;
-  VkPipeline pipeline = VK_NULL_HANDLE;
-  r = vkCreateComputePipelines(device_, pipeline_cache_, 1, &cpi, nullptr, &pipeline);
-  vkDestroyShaderModule(device_, module, nullptr);
+  cpi.layout = layout.get();
+  Pipeline pipeline;
+  VkResult r = vkCreateComputePipelines(vk(), pipelines_->handle(), 1, &cpi, nullptr,
+                                        pipeline.receive(vk()));
   if (r != VK_SUCCESS) {
-    vkDestroyPipelineLayout(device_, layout, nullptr);
-    vkDestroyDescriptorSetLayout(device_, set_layout, nullptr);
     if (r == VK_ERROR_DEVICE_LOST) lost_ = true;
     return make_error("vkCreateComputePipelines", r, StatusCode::compile_error);
   }
-  pipelines_created_.fetch_add(1, std::memory_order_relaxed);
+  pipelines_->created();
 
   KernelResources res;
   res.shared_bytes = static_cast<std::uint32_t>(si.shared_bytes);
@@ -1079,40 +677,10 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
       is_set(block) ? block : Dim3{si.local_size[0], si.local_size[1], si.local_size[2]};
   res.max_threads = static_cast<std::uint32_t>(compiled_block.product());
   // Says where the SPIR-V came from, as the CUDA backend does for its CUBIN cache.
-  std::string log = spirv->from_disk ? "(binary from the spirv cache)\n" + spirv->log : spirv->log;
-  return std::unique_ptr<CompiledKernel>(std::make_unique<VulkanKernel>(
-      this, si, compiled_block, set_layout, layout, pipeline, std::move(log), res));
-}
-
-std::shared_ptr<const VulkanDevice::CachedSpirv> VulkanDevice::load_spirv_locked(
-    const std::string& key_text) {
-  if (!spirv_disk_) return nullptr;
-  // Every entry this backend writes names the entry point "main": one that does not was not
-  // written for this key by libtune, and is evicted (a miss) before anything reads it.
-  auto stored = spirv_disk_->load(key_text, [](const BinaryCacheEntry& e) -> std::string {
-    return e.entry_name == "main" ? std::string()
-                                  : "entry point '" + e.entry_name + "' is not this kernel's";
-  });
-  if (!stored) return nullptr;
-  // The entry passed BinaryCache's checksum; still never hand the driver something that is
-  // not a module this backend can reflect. A bad one is evicted, recompiled and replaced.
-  auto bad = [&](const std::string& why) -> std::shared_ptr<const CachedSpirv> {
-    spirv_disk_->evict(key_text, why + "; compiling with shaderc");
-    return nullptr;
-  };
-  const std::string& bytes = stored->binary;
-  if (bytes.size() < 5 * sizeof(std::uint32_t) || bytes.size() % sizeof(std::uint32_t) != 0)
-    return bad(std::to_string(bytes.size()) + " bytes is not a SPIR-V module");
-  auto entry = std::make_shared<CachedSpirv>();
-  entry->words.resize(bytes.size() / sizeof(std::uint32_t));
-  std::memcpy(entry->words.data(), bytes.data(), bytes.size());
-  if (entry->words[0] != 0x07230203u) return bad("no SPIR-V magic number");
-  auto info = reflect_spirv(entry->words);
-  if (!info.ok()) return bad(info.status().to_string());
-  entry->info = std::move(*info);
-  entry->log = std::move(stored->log);
-  entry->from_disk = true;
-  return entry;
+  std::string log = spirv.from_disk ? "(binary from the spirv cache)\n" + spirv.log : spirv.log;
+  return std::unique_ptr<CompiledKernel>(
+      std::make_unique<VulkanKernel>(this, si, compiled_block, std::move(set_layout),
+                                     std::move(layout), std::move(pipeline), std::move(log), res));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1251,7 +819,7 @@ Result<VkDescriptorSet> VulkanDevice::make_descriptor_set_locked(const VulkanKer
   dpi.maxSets = 1;
   dpi.poolSizeCount = 1;
   dpi.pPoolSizes = &size;
-  TUNE_VK_RETURN_IF_ERROR(vkCreateDescriptorPool(device_, &dpi, nullptr, &s->descriptors),
+  TUNE_VK_RETURN_IF_ERROR(vkCreateDescriptorPool(vk(), &dpi, nullptr, &s->descriptors),
                           "vkCreateDescriptorPool");
   VkDescriptorSetLayout layout = k.set_layout();
   auto dai = vk_struct<VkDescriptorSetAllocateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO);
@@ -1259,8 +827,7 @@ Result<VkDescriptorSet> VulkanDevice::make_descriptor_set_locked(const VulkanKer
   dai.descriptorSetCount = 1;
   dai.pSetLayouts = &layout;
   VkDescriptorSet set = VK_NULL_HANDLE;
-  TUNE_VK_RETURN_IF_ERROR(vkAllocateDescriptorSets(device_, &dai, &set),
-                          "vkAllocateDescriptorSets");
+  TUNE_VK_RETURN_IF_ERROR(vkAllocateDescriptorSets(vk(), &dai, &set), "vkAllocateDescriptorSets");
   std::vector<VkDescriptorBufferInfo> infos(a.buffers.size());
   std::vector<VkWriteDescriptorSet> writes(a.buffers.size());
   for (std::size_t i = 0; i < infos.size(); ++i) {
@@ -1273,7 +840,7 @@ Result<VkDescriptorSet> VulkanDevice::make_descriptor_set_locked(const VulkanKer
     writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     writes[i].pBufferInfo = &infos[i];
   }
-  vkUpdateDescriptorSets(device_, static_cast<std::uint32_t>(writes.size()), writes.data(), 0,
+  vkUpdateDescriptorSets(vk(), static_cast<std::uint32_t>(writes.size()), writes.data(), 0,
                          nullptr);
   return set;
 }
@@ -1379,7 +946,7 @@ Result<std::vector<double>> VulkanDevice::time(const CompiledKernel& kernel, con
     auto qpi = vk_struct<VkQueryPoolCreateInfo>(VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO);
     qpi.queryType = VK_QUERY_TYPE_TIMESTAMP;
     qpi.queryCount = static_cast<std::uint32_t>(2 * n);
-    VkResult r = vkCreateQueryPool(device_, &qpi, nullptr, &s.queries);
+    VkResult r = vkCreateQueryPool(vk(), &qpi, nullptr, &s.queries);
     if (r != VK_SUCCESS) {
       free_submission_locked(s);
       return make_error("vkCreateQueryPool", r);
@@ -1414,7 +981,7 @@ Result<std::vector<double>> VulkanDevice::time(const CompiledKernel& kernel, con
     Status ws = wait_fence_locked(*fence, budget, "time");
     if (!ws.ok()) return ws;  // the submission stays in flight and is freed when it ends
     std::vector<std::uint64_t> ts(static_cast<std::size_t>(2 * n));
-    r = vkGetQueryPoolResults(device_, queries, 0, static_cast<std::uint32_t>(2 * n),
+    r = vkGetQueryPoolResults(vk(), queries, 0, static_cast<std::uint32_t>(2 * n),
                               ts.size() * sizeof(std::uint64_t), ts.data(), sizeof(std::uint64_t),
                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
     if (r != VK_SUCCESS) {

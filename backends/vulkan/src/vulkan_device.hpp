@@ -1,17 +1,17 @@
 // VulkanDevice: tune::Device on one Vulkan physical device (internal header).
 //
-// Ownership: a VulkanDevice owns its VkInstance (and validation messenger), VkDevice, one
-// compute queue, a command pool, a pipeline cache, the in-memory SPIR-V cache and the L2-flush
-// scratch buffer. Buffers and kernels it returns hold a raw pointer back to it and must be
-// destroyed before it (device.hpp's contract).
-// Disk caches (TUNE_CACHE / TUNE_CACHE_DIR, through tune::BinaryCache): SPIR-V per variant in
-// <cache dir>/spirv, read before shaderc runs and written after it; the VkPipelineCache's data
-// per physical device in <cache dir>/vkpipeline, read when the device opens (after checking
-// the header Vulkan defines) and written back when it closes. TUNE_CACHE=off: neither is read
-// or written; readonly: both are read, neither is written.
+// The device composes objects that each do one job: Instance (vk_instance.hpp: the VkInstance
+// and validation messenger), device facts (device_facts.hpp: DeviceInfo, memory types, flush
+// size), ShaderCompiler (shader_compiler.hpp: GLSL -> SPIR-V and its caches), PipelineCache
+// (pipeline_cache.hpp: the VkPipelineCache and its file) and owned handles (vk_handles.hpp).
+// What remains here: buffers, argument binding, the queue of submissions, launch and timing.
+//
+// Ownership: a VulkanDevice owns its VkDevice, one compute queue, a command pool, the
+// pipeline cache, the shader compiler and the L2-flush scratch buffer, and keeps its Instance
+// alive. Buffers and kernels it returns hold a raw pointer back to it and must be destroyed
+// before it (device.hpp's contract).
 // Thread safety: queue_mu_ serialises everything that records or submits command buffers and
-// the list of in-flight submissions; compile_mu_ guards shaderc and both SPIR-V caches (so a
-// variant is compiled or read once, and the disk read happens under it); pipeline creation
+// the list of in-flight submissions; the shader compiler has its own lock; pipeline creation
 // runs unlocked (VkPipelineCache is internally synchronised).
 // Blocking: launch(), fill() and copy() submit and return; upload() and download() wait for
 // their own copy; time() and synchronize() wait for everything they submitted.
@@ -21,18 +21,20 @@
 
 #include <atomic>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <shaderc/shaderc.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "device_facts.hpp"
+#include "pipeline_cache.hpp"
+#include "shader_compiler.hpp"
 #include "spirv_reflect.hpp"
-#include "tune/binary_cache.hpp"
 #include "tune/device.hpp"
 #include "tune/vulkan.hpp"
+#include "vk_handles.hpp"
+#include "vk_instance.hpp"
 
 namespace tune::vk {
 
@@ -65,8 +67,8 @@ class VulkanBuffer final : public DeviceBuffer {
 
 class VulkanKernel final : public CompiledKernel {
  public:
-  VulkanKernel(VulkanDevice* owner, SpirvInfo info, Dim3 block, VkDescriptorSetLayout set_layout,
-               VkPipelineLayout layout, VkPipeline pipeline, std::string log,
+  VulkanKernel(VulkanDevice* owner, SpirvInfo info, Dim3 block, DescriptorSetLayout set_layout,
+               PipelineLayout layout, Pipeline pipeline, std::string log,
                KernelResources resources);
   // Waits for device work that may still use the pipeline, then destroys it.
   ~VulkanKernel() override;
@@ -76,56 +78,31 @@ class VulkanKernel final : public CompiledKernel {
   const VulkanDevice* owner() const noexcept { return owner_; }
   const SpirvInfo& spirv() const noexcept { return info_; }
   const Dim3& block() const noexcept { return block_; }
-  VkDescriptorSetLayout set_layout() const noexcept { return set_layout_; }
-  VkPipelineLayout layout() const noexcept { return layout_; }
-  VkPipeline pipeline() const noexcept { return pipeline_; }
+  VkDescriptorSetLayout set_layout() const noexcept { return set_layout_.get(); }
+  VkPipelineLayout layout() const noexcept { return layout_.get(); }
+  VkPipeline pipeline() const noexcept { return pipeline_.get(); }
 
  private:
   VulkanDevice* owner_;
   SpirvInfo info_;
   Dim3 block_;
-  VkDescriptorSetLayout set_layout_;
-  VkPipelineLayout layout_;
-  VkPipeline pipeline_;
-};
-
-// What the physical device supports, queried once at open.
-struct DeviceCaps {
-  VkPhysicalDeviceProperties props{};
-  VkPhysicalDeviceMemoryProperties memory{};
-  std::uint32_t queue_family = 0;
-  std::uint32_t timestamp_valid_bits = 0;
-  std::uint32_t subgroup_size = 0;
-  VkSubgroupFeatureFlags subgroup_ops = 0;
-  bool subgroup_in_compute = false;
-  bool int64 = false, float64 = false, int16 = false;
-  bool float16 = false, int8 = false;
-  bool storage16 = false, uniform_storage16 = false, storage8 = false, uniform_storage8 = false;
-  std::string driver_name, driver_info;
+  // Destroyed in reverse order: the pipeline first.
+  DescriptorSetLayout set_layout_;
+  PipelineLayout layout_;
+  Pipeline pipeline_;
 };
 
 // Everything open_vulkan_device hands over to the device it builds.
 struct OpenedDevice {
-  VkInstance instance = VK_NULL_HANDLE;
-  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+  std::shared_ptr<Instance> instance;
   VkPhysicalDevice physical = VK_NULL_HANDLE;
   DeviceCaps caps;
-  bool validation = false;
-};
-
-// Messages of the validation layer, shared with the messenger callback.
-struct ValidationLog {
-  std::mutex mu;
-  std::uint64_t errors = 0, warnings = 0;
-  std::vector<std::string> messages;
 };
 
 class VulkanDevice final : public Device {
  public:
-  // Creates the logical device and queue on `opened.physical`; takes ownership of the instance
-  // (and messenger) on success and on failure.
-  static Result<std::unique_ptr<VulkanDevice>> create(OpenedDevice opened,
-                                                      std::shared_ptr<ValidationLog> log);
+  // Creates the logical device and queue on `opened.physical`.
+  static Result<std::unique_ptr<VulkanDevice>> create(OpenedDevice opened);
   ~VulkanDevice() override;
   VulkanDevice(const VulkanDevice&) = delete;
   VulkanDevice& operator=(const VulkanDevice&) = delete;
@@ -153,7 +130,7 @@ class VulkanDevice final : public Device {
   // Used by VulkanBuffer / VulkanKernel destructors.
   void wait_before_destroy() noexcept;
   void destroy_raw(RawBuffer& raw) noexcept;
-  VkDevice vk() const noexcept { return device_; }
+  VkDevice vk() const noexcept { return device_.get(); }
 
  private:
   struct Submission {
@@ -170,19 +147,15 @@ class VulkanDevice final : public Device {
     std::vector<std::uint8_t> push;
   };
 
-  VulkanDevice(OpenedDevice opened, std::shared_ptr<ValidationLog> log);
+  explicit VulkanDevice(OpenedDevice opened);
   Status init();
-  void fill_info();
-  // Sets pipeline_key_ and returns the initial data for the VkPipelineCache: the stored
-  // file's driver data when its Vulkan header matches this physical device, else empty
-  // (logged at debug level).
-  std::string load_pipeline_cache_data();
-  // Writes the VkPipelineCache's data back when it changed and the cache is writable.
-  void save_pipeline_cache() noexcept;
-  // SPIR-V for `key_text` from the disk cache, reflected; null on a miss or a damaged entry.
-  // Requires compile_mu_.
-  struct CachedSpirv;
-  std::shared_ptr<const CachedSpirv> load_spirv_locked(const std::string& key_text);
+  Status create_logical_device();
+  // compile()'s steps: what the request asks of the device, what the SPIR-V needs of it, and
+  // the pipeline objects.
+  Status check_request(const KernelSource& source, const Config& config, Dim3* block) const;
+  Status check_spirv(const SpirvInfo& si, const Dim3& block) const;
+  Result<std::unique_ptr<CompiledKernel>> create_kernel(const ShaderCompiler::Spirv& spirv,
+                                                        const Dim3& block);
 
   Result<RawBuffer> create_raw(std::uint64_t bytes, bool staging);
   Result<const VulkanBuffer*> own_buffer(const DeviceBuffer& b, std::string_view what) const;
@@ -214,50 +187,20 @@ class VulkanDevice final : public Device {
                               const BoundArgs& a, const Dim3& grid);
   Status ensure_scratch_locked();
 
+  // Destroyed in reverse order: everything that uses the VkDevice before it, the instance last.
   OpenedDevice opened_;
-  std::shared_ptr<ValidationLog> validation_log_;
   DeviceInfo info_;
-  VkDevice device_ = VK_NULL_HANDLE;
+  MemoryPlan memory_;
+  LogicalDevice device_;
   VkQueue queue_ = VK_NULL_HANDLE;
-  VkCommandPool pool_ = VK_NULL_HANDLE;
-  VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
-  std::uint32_t device_memory_type_ = 0;
-  std::uint32_t staging_memory_type_ = 0;
-  bool device_memory_mappable_ = false;
-  std::uint64_t max_buffer_bytes_ = 0;
-  std::uint64_t flush_bytes_ = 0;
-  shaderc_env_version target_env_ = shaderc_env_version_vulkan_1_1;
-  // The SPIR-V producers and their settings: the first lines of every SPIR-V cache key.
-  std::string spirv_toolchain_;
-
-  // Disk caches; null when TUNE_CACHE=off or no cache directory can be named.
-  std::shared_ptr<BinaryCache> spirv_disk_;
-  std::shared_ptr<BinaryCache> pipeline_disk_;
-  std::string pipeline_key_;                 // this physical device's pipeline-cache key
-  std::uint64_t pipeline_loaded_bytes_ = 0;  // initial data the VkPipelineCache accepted
-  std::uint64_t pipeline_loaded_hash_ = 0;   // stable_hash of it (unchanged: no write-back)
-  std::atomic<std::uint64_t> pipelines_created_{0};
+  CommandPool pool_;
+  std::unique_ptr<PipelineCache> pipelines_;
+  std::unique_ptr<ShaderCompiler> shaders_;
 
   mutable std::mutex queue_mu_;
   std::vector<Submission> inflight_;
   RawBuffer scratch_;
   std::atomic<bool> lost_{false};
-
-  struct CachedSpirv {
-    std::vector<std::uint32_t> words;
-    SpirvInfo info;
-    std::string log;         // warnings
-    bool from_disk = false;  // read from spirv_disk_ rather than compiled by this process
-  };
-  mutable std::mutex compile_mu_;
-  shaderc::Compiler compiler_;
-  std::map<std::string, std::shared_ptr<const CachedSpirv>> spirv_cache_;
-  std::uint64_t shaderc_compiles_ = 0;
-  std::uint64_t spirv_disk_hits_ = 0;
 };
-
-// Stable names used in DeviceInfo and listings.
-std::string vendor_name(std::uint32_t vendor_id);
-std::string device_type_name(VkPhysicalDeviceType t);
 
 }  // namespace tune::vk
