@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "argument_binding.hpp"
 #include "tune/definitions.hpp"
 #include "tune/log.hpp"
 #include "vk_status.hpp"
@@ -715,97 +716,14 @@ Status VulkanDevice::bind_args(const VulkanKernel& k, const LaunchDims& dims, Ar
     }
   }
 
-  // Buffer argument i is binding i and scalar argument i push-constant member i, as far as the
-  // SPIR-V still declares them: a binding or a whole push-constant block that a variant never
-  // uses (its uses compiled out by the variant's macros) is optimised away, and its arguments
-  // are checked but not bound. What the shader does declare must match the call exactly.
-  const SpirvInfo& si = k.spirv();
-  const bool has_push = !si.push.empty();
-  std::size_t nscalar = 0;
-  std::uint32_t nbuffer = 0;
-  out->buffers.clear();
-  out->push.assign(si.push_bytes, 0);
-  std::uint32_t offset = 0;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const ArgValue& a = args[i];
-    const std::string where =
-        "argument " + std::to_string(i) + " (" + std::string(to_string(a.type)) + ")";
-    if (a.kind == ArgKind::buffer) {
-      if (a.buffer == nullptr) return Status(StatusCode::invalid_argument, where + ": null buffer");
-      auto b = own_buffer(*a.buffer, where);
-      if (!b.ok()) return b.status();
-      const std::uint64_t need = a.count * size_of(a.type);
-      if (need > (*b)->size_bytes()) {
-        return Status(StatusCode::invalid_argument, where + ": " + std::to_string(a.count) +
-                                                        " elements need " + std::to_string(need) +
-                                                        " bytes but the buffer holds " +
-                                                        std::to_string((*b)->size_bytes()));
-      }
-      if (std::binary_search(si.bindings.begin(), si.bindings.end(), nbuffer))
-        out->buffers.emplace_back(nbuffer, *b);
-      ++nbuffer;
-      continue;
-    }
-    // Scalars: 32-bit (8/16-bit integers widened) at 4-byte alignment, 64-bit at 8.
-    std::uint32_t size = 4;
-    std::uint64_t bits = a.bits;
-    bool is_float = false;
-    switch (a.type) {
-      case ElemType::f32:
-        is_float = true;
-        break;
-      case ElemType::f64:
-        is_float = true;
-        size = 8;
-        break;
-      case ElemType::i64:
-      case ElemType::u64:
-        size = 8;
-        break;
-      case ElemType::i8:
-      case ElemType::i16:
-        bits = static_cast<std::uint32_t>(static_cast<std::int32_t>(a.as_int()));
-        break;
-      case ElemType::f16:
-      case ElemType::bf16:
-        return Status(StatusCode::invalid_argument,
-                      where + ": 16-bit float scalars cannot be push constants; pass f32");
-      default:
-        break;
-    }
-    if (!has_push) continue;  // no scalar is used by this variant
-    offset = (offset + size - 1) / size * size;
-    if (nscalar >= si.push.size()) {
-      return Status(StatusCode::invalid_argument,
-                    where + ": the shader's push-constant block has " +
-                        std::to_string(si.push.size()) + " members, fewer than the scalar " +
-                        "arguments given");
-    }
-    const PushMember& m = si.push[nscalar];
-    if (m.bytes != size || m.is_float != is_float || m.offset != offset) {
-      return Status(StatusCode::invalid_argument,
-                    where + " is scalar #" + std::to_string(nscalar) + ", packed as " +
-                        std::to_string(size) + "-byte " + (is_float ? "float" : "integer") +
-                        " at offset " + std::to_string(offset) + ", but the shader declares a " +
-                        std::to_string(m.bytes) + "-byte " + (m.is_float ? "float" : "integer") +
-                        " at offset " + std::to_string(m.offset));
-    }
-    std::memcpy(out->push.data() + offset, &bits, size);  // little-endian hosts
-    offset += size;
-    ++nscalar;
-  }
-  if (!si.bindings.empty() && si.bindings.back() >= nbuffer) {
-    return Status(StatusCode::invalid_argument,
-                  "the shader binds storage buffer " + std::to_string(si.bindings.back()) +
-                      " (buffer argument " + std::to_string(si.bindings.back()) +
-                      ") but the call passes " + std::to_string(nbuffer) + " buffer arguments");
-  }
-  if (has_push && nscalar != si.push.size()) {
-    return Status(StatusCode::invalid_argument, "the shader's push-constant block has " +
-                                                    std::to_string(si.push.size()) +
-                                                    " members but the call passes " +
-                                                    std::to_string(nscalar) + " scalar arguments");
-  }
+  auto bound = bind_arguments(
+      k.spirv(), args, [this](const DeviceBuffer& b, const std::string& where) -> Result<VkBuffer> {
+        auto vb = own_buffer(b, where);
+        if (!vb.ok()) return vb.status();
+        return (*vb)->raw().buffer;
+      });
+  if (!bound.ok()) return bound.status();
+  *out = std::move(*bound);
   return Status::ok_status();
 }
 
@@ -832,7 +750,7 @@ Result<VkDescriptorSet> VulkanDevice::make_descriptor_set_locked(const VulkanKer
   std::vector<VkWriteDescriptorSet> writes(a.buffers.size());
   for (std::size_t i = 0; i < infos.size(); ++i) {
     const auto& [binding, buffer] = a.buffers[i];
-    infos[i] = {buffer->raw().buffer, 0, VK_WHOLE_SIZE};
+    infos[i] = {buffer, 0, VK_WHOLE_SIZE};
     writes[i] = vk_struct<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
     writes[i].dstSet = set;
     writes[i].dstBinding = binding;

@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "argument_binding.hpp"
 #include "device_facts.hpp"
 #include "pipeline_cache.hpp"
 #include "shader_compiler.hpp"
@@ -140,12 +141,6 @@ class VulkanDevice final : public Device {
     VkQueryPool queries = VK_NULL_HANDLE;
     std::vector<RawBuffer> staging;
   };
-  // The buffers and packed push constants of one launch, checked against the kernel: each
-  // buffer with the binding the shader declares for it (unused ones are not bound).
-  struct BoundArgs {
-    std::vector<std::pair<std::uint32_t, const VulkanBuffer*>> buffers;
-    std::vector<std::uint8_t> push;
-  };
 
   explicit VulkanDevice(OpenedDevice opened);
   Status init();
@@ -160,6 +155,8 @@ class VulkanDevice final : public Device {
   Result<RawBuffer> create_raw(std::uint64_t bytes, bool staging);
   Result<const VulkanBuffer*> own_buffer(const DeviceBuffer& b, std::string_view what) const;
   Result<const VulkanKernel*> own_kernel(const CompiledKernel& k) const;
+  // The launch geometry checked against the kernel and the device, then the arguments bound
+  // (argument_binding.hpp) with this device's buffers.
   Status bind_args(const VulkanKernel& k, const LaunchDims& dims, ArgList args,
                    BoundArgs* out) const;
   Status check_usable() const;
