@@ -16,13 +16,8 @@
 namespace tune::vk {
 namespace {
 
-constexpr VkBufferUsageFlags kBufferUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-                                            VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                            VK_BUFFER_USAGE_TRANSFER_DST_BIT;
 // Upload/download staging chunk: bounds host memory for large transfers.
 constexpr std::uint64_t kStagingChunk = 64ull << 20;
-// Submissions kept in flight before launch() waits for the oldest ones.
-constexpr std::size_t kMaxInflight = 64;
 // How long synchronisation points wait for work submitted earlier (not a timed launch).
 constexpr double kSyncTimeoutMs = 120000.0;
 
@@ -31,26 +26,6 @@ std::string dim_text(const Dim3& d) {
 }
 
 bool is_set(const Dim3& b) { return b.x != 0 || b.y != 0 || b.z != 0; }
-
-// A global memory barrier: everything before `src` completes and its writes are visible to
-// everything after in `dst`. Coarse on purpose: the backend never overlaps its own commands.
-void full_barrier(VkCommandBuffer cmd, VkPipelineStageFlags src, VkPipelineStageFlags dst,
-                  VkAccessFlags dst_access) {
-  VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_MEMORY_WRITE_BIT,
-                    dst_access};
-  vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &b, 0, nullptr, 0, nullptr);
-}
-
-void all_commands_barrier(VkCommandBuffer cmd) {
-  full_barrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-               VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
-}
-
-std::uint64_t ms_to_ns(double ms) {
-  if (!(ms > 0)) return 0;
-  const double ns = ms * 1e6;
-  return ns >= 1.8e19 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(ns);
-}
 
 }  // namespace
 
@@ -128,24 +103,21 @@ Status VulkanDevice::create_logical_device() {
   dci.pQueueCreateInfos = &qci;
   TUNE_VK_RETURN_IF_ERROR(vkCreateDevice(opened_.physical, &dci, nullptr, device_.receive()),
                           "vkCreateDevice");
-  vkGetDeviceQueue(device_.get(), caps.queue_family, 0, &queue_);
   return Status::ok_status();
 }
 
 Status VulkanDevice::init() {
+  auto plan = plan_memory(opened_.caps);
+  if (!plan.ok()) return plan.status();
+  plan_ = *plan;
   TUNE_RETURN_IF_ERROR(create_logical_device());
-  auto pci = vk_struct<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
-  pci.flags =
-      VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT | VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
-  pci.queueFamilyIndex = opened_.caps.queue_family;
-  TUNE_VK_RETURN_IF_ERROR(vkCreateCommandPool(vk(), &pci, nullptr, pool_.receive(vk())),
-                          "vkCreateCommandPool");
+  buffers_ = std::make_unique<DeviceMemory>(vk(), plan_);
+  auto queue = SubmissionQueue::create(vk(), opened_.caps.queue_family, *buffers_);
+  if (!queue.ok()) return queue.status();
+  queue_ = std::move(*queue);
   auto pipelines = PipelineCache::open(vk(), opened_.caps);
   if (!pipelines.ok()) return pipelines.status();
   pipelines_ = std::move(*pipelines);
-  auto memory = plan_memory(opened_.caps);
-  if (!memory.ok()) return memory.status();
-  memory_ = *memory;
   shaders_ = std::make_unique<ShaderCompiler>(opened_.caps.props.apiVersion);
   if (!shaders_->valid()) return Status(StatusCode::internal, "shaderc failed to initialise");
   info_ = device_info(opened_.caps, shaders_->version());
@@ -157,9 +129,8 @@ VulkanDevice::~VulkanDevice() {
   if (!device_.get()) return;
   vkDeviceWaitIdle(vk());
   std::lock_guard<std::mutex> lock(queue_mu_);
-  for (auto& s : inflight_) free_submission_locked(s);
-  inflight_.clear();
-  destroy_raw(scratch_);
+  queue_.reset();
+  if (buffers_) buffers_->destroy(scratch_);
 }
 
 VulkanDiagnostics VulkanDevice::diagnostics() const {
@@ -178,8 +149,8 @@ VulkanDiagnostics VulkanDevice::diagnostics() const {
   d.vendor_id = c.props.vendorID;
   d.device_id = c.props.deviceID;
   d.device_type = device_type_name(c.props.deviceType);
-  d.flush_bytes = memory_.flush_bytes;
-  d.max_buffer_bytes = memory_.max_buffer_bytes;
+  d.flush_bytes = plan_.flush_bytes;
+  d.max_buffer_bytes = plan_.max_buffer_bytes;
   d.max_push_constant_bytes = c.props.limits.maxPushConstantsSize;
   d.storage_buffer_16bit = c.storage16;
   d.subgroup_arithmetic = supports_capability(c, spv_cap::kGroupNonUniformArithmetic);
@@ -195,7 +166,7 @@ VulkanDiagnostics VulkanDevice::diagnostics() const {
 }
 
 Status VulkanDevice::check_usable() const {
-  if (lost_.load(std::memory_order_relaxed))
+  if (queue_->lost())
     return Status(StatusCode::device_lost,
                   "the Vulkan device was lost (VK_ERROR_DEVICE_LOST) earlier; reopen it");
   return Status::ok_status();
@@ -204,52 +175,11 @@ Status VulkanDevice::check_usable() const {
 // ---------------------------------------------------------------------------------------------
 // Memory
 
-Result<RawBuffer> VulkanDevice::create_raw(std::uint64_t bytes, bool staging) {
-  RawBuffer raw;
-  raw.size = bytes;
-  auto bci = vk_struct<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
-  bci.size = bytes;
-  bci.usage = staging ? (VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT)
-                      : kBufferUsage;
-  bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  TUNE_VK_RETURN_IF_ERROR(vkCreateBuffer(vk(), &bci, nullptr, &raw.buffer), "vkCreateBuffer");
-  VkMemoryRequirements req;
-  vkGetBufferMemoryRequirements(vk(), raw.buffer, &req);
-  std::uint32_t type = staging ? memory_.staging_type : memory_.device_type;
-  if ((req.memoryTypeBits & (1u << type)) == 0) {
-    vkDestroyBuffer(vk(), raw.buffer, nullptr);
-    return Status(StatusCode::internal, "the buffer cannot live in memory type " +
-                                            std::to_string(type) + " (memoryTypeBits 0x" +
-                                            hex(req.memoryTypeBits) + ")");
-  }
-  auto mai = vk_struct<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
-  mai.allocationSize = req.size;
-  mai.memoryTypeIndex = type;
-  VkResult r = vkAllocateMemory(vk(), &mai, nullptr, &raw.memory);
-  if (r != VK_SUCCESS) {
-    vkDestroyBuffer(vk(), raw.buffer, nullptr);
-    return make_error("vkAllocateMemory(" + std::to_string(bytes) + " bytes)", r,
-                      StatusCode::out_of_resources);
-  }
-  r = vkBindBufferMemory(vk(), raw.buffer, raw.memory, 0);
-  if (r == VK_SUCCESS && (staging || memory_.device_mappable))
-    r = vkMapMemory(vk(), raw.memory, 0, VK_WHOLE_SIZE, 0, &raw.mapped);
-  if (r != VK_SUCCESS) {
-    destroy_raw(raw);
-    return make_error("vkBindBufferMemory/vkMapMemory", r);
-  }
-  return raw;
-}
-
-void VulkanDevice::destroy_raw(RawBuffer& raw) noexcept {
-  if (raw.buffer != VK_NULL_HANDLE) vkDestroyBuffer(vk(), raw.buffer, nullptr);
-  if (raw.memory != VK_NULL_HANDLE) vkFreeMemory(vk(), raw.memory, nullptr);  // unmaps
-  raw = RawBuffer{};
-}
+void VulkanDevice::destroy_raw(RawBuffer& raw) noexcept { buffers_->destroy(raw); }
 
 void VulkanDevice::wait_before_destroy() noexcept {
   std::lock_guard<std::mutex> lock(queue_mu_);
-  Status s = wait_all_locked(kSyncTimeoutMs);
+  Status s = queue_->wait_all(kSyncTimeoutMs);
   if (!s.ok() && s.code() != StatusCode::device_lost) {
     log_warning("vulkan: destroying an object while device work may still use it: " +
                 s.to_string());
@@ -259,14 +189,14 @@ void VulkanDevice::wait_before_destroy() noexcept {
 Result<Buffer> VulkanDevice::alloc(std::uint64_t bytes) {
   TUNE_RETURN_IF_ERROR(check_usable());
   if (bytes == 0) return Status(StatusCode::invalid_argument, "alloc: zero bytes");
-  if (bytes > memory_.max_buffer_bytes) {
+  if (bytes > plan_.max_buffer_bytes) {
     return Status(StatusCode::out_of_resources,
                   "alloc: " + std::to_string(bytes) + " bytes exceeds the largest buffer this " +
-                      "device can bind (" + std::to_string(memory_.max_buffer_bytes) +
+                      "device can bind (" + std::to_string(plan_.max_buffer_bytes) +
                       " bytes: min of maxStorageBufferRange, maxMemoryAllocationSize, heap)");
   }
   // Round up to 4 so vkCmdFillBuffer can always cover the whole buffer.
-  auto raw = create_raw((bytes + 3) & ~std::uint64_t{3}, false);
+  auto raw = buffers_->create((bytes + 3) & ~std::uint64_t{3}, false);
   if (!raw.ok()) return raw.status();
   raw->size = bytes;
   return Buffer(std::make_unique<VulkanBuffer>(this, *raw));
@@ -306,18 +236,18 @@ Status VulkanDevice::upload(DeviceBuffer& dst, const void* src, std::uint64_t by
   const RawBuffer& raw = (*b)->raw();
   if (raw.mapped != nullptr) {
     // Earlier device work may read or write this range: let it finish first.
-    TUNE_RETURN_IF_ERROR(wait_all_locked(kSyncTimeoutMs));
+    TUNE_RETURN_IF_ERROR(queue_->wait_all(kSyncTimeoutMs));
     std::memcpy(static_cast<char*>(raw.mapped) + offset, src, bytes);
     return Status::ok_status();
   }
   for (std::uint64_t done = 0; done < bytes;) {
     const std::uint64_t n = std::min(kStagingChunk, bytes - done);
-    auto staging = create_raw(n, true);
+    auto staging = buffers_->create(n, true);
     if (!staging.ok()) return staging.status();
     std::memcpy(staging->mapped, static_cast<const char*>(src) + done, n);
-    auto cmd = begin_locked();
+    auto cmd = queue_->begin();
     if (!cmd.ok()) {
-      destroy_raw(*staging);
+      buffers_->destroy(*staging);
       return cmd.status();
     }
     VkBufferCopy region{0, offset + done, n};
@@ -325,7 +255,7 @@ Status VulkanDevice::upload(DeviceBuffer& dst, const void* src, std::uint64_t by
     Submission s;
     s.cmd = *cmd;
     s.staging.push_back(*staging);
-    auto fence = submit_locked(std::move(s));
+    auto fence = queue_->submit(std::move(s));
     if (!fence.ok()) return fence.status();
     done += n;
   }
@@ -343,18 +273,18 @@ Status VulkanDevice::download(const DeviceBuffer& src, void* dst, std::uint64_t 
   TUNE_RETURN_IF_ERROR(check_usable());
   const RawBuffer& raw = (*b)->raw();
   if (raw.mapped != nullptr) {
-    TUNE_RETURN_IF_ERROR(wait_all_locked(kSyncTimeoutMs));
+    TUNE_RETURN_IF_ERROR(queue_->wait_all(kSyncTimeoutMs));
     std::memcpy(dst, static_cast<const char*>(raw.mapped) + offset, bytes);
     return Status::ok_status();
   }
   for (std::uint64_t done = 0; done < bytes;) {
     const std::uint64_t n = std::min(kStagingChunk, bytes - done);
-    auto staging = create_raw(n, true);
+    auto staging = buffers_->create(n, true);
     if (!staging.ok()) return staging.status();
     RawBuffer stage = *staging;
-    auto cmd = begin_locked();
+    auto cmd = queue_->begin();
     if (!cmd.ok()) {
-      destroy_raw(stage);
+      buffers_->destroy(stage);
       return cmd.status();
     }
     VkBufferCopy region{offset + done, 0, n};
@@ -362,11 +292,11 @@ Status VulkanDevice::download(const DeviceBuffer& src, void* dst, std::uint64_t 
     Submission s;
     s.cmd = *cmd;
     s.staging.push_back(stage);  // freed on retire, after the memcpy below
-    auto fence = submit_locked(std::move(s));
+    auto fence = queue_->submit(std::move(s));
     if (!fence.ok()) return fence.status();
-    TUNE_RETURN_IF_ERROR(wait_fence_locked(*fence, kSyncTimeoutMs, "download"));
+    TUNE_RETURN_IF_ERROR(queue_->wait_fence(*fence, kSyncTimeoutMs, "download"));
     std::memcpy(static_cast<char*>(dst) + done, stage.mapped, n);
-    retire_completed_locked();
+    queue_->retire_completed();
     done += n;
   }
   return Status::ok_status();
@@ -385,12 +315,12 @@ Status VulkanDevice::fill(DeviceBuffer& dst, std::uint32_t pattern, std::uint64_
   if (bytes == 0) return Status::ok_status();
   std::lock_guard<std::mutex> lock(queue_mu_);
   TUNE_RETURN_IF_ERROR(check_usable());
-  auto cmd = begin_locked();
+  auto cmd = queue_->begin();
   if (!cmd.ok()) return cmd.status();
   vkCmdFillBuffer(*cmd, (*b)->raw().buffer, offset, bytes, pattern);
   Submission s;
   s.cmd = *cmd;
-  auto fence = submit_locked(std::move(s));
+  auto fence = queue_->submit(std::move(s));
   return fence.ok() ? Status::ok_status() : fence.status();
 }
 
@@ -405,118 +335,28 @@ Status VulkanDevice::copy(DeviceBuffer& dst, const DeviceBuffer& src, std::uint6
   if (*d == *s_) return Status::ok_status();
   std::lock_guard<std::mutex> lock(queue_mu_);
   TUNE_RETURN_IF_ERROR(check_usable());
-  auto cmd = begin_locked();
+  auto cmd = queue_->begin();
   if (!cmd.ok()) return cmd.status();
   VkBufferCopy region{0, 0, bytes};
   vkCmdCopyBuffer(*cmd, (*s_)->raw().buffer, (*d)->raw().buffer, 1, &region);
   Submission s;
   s.cmd = *cmd;
-  auto fence = submit_locked(std::move(s));
+  auto fence = queue_->submit(std::move(s));
   return fence.ok() ? Status::ok_status() : fence.status();
 }
 
 Status VulkanDevice::synchronize() {
   std::lock_guard<std::mutex> lock(queue_mu_);
   TUNE_RETURN_IF_ERROR(check_usable());
-  return wait_all_locked(kSyncTimeoutMs);
+  return queue_->wait_all(kSyncTimeoutMs);
 }
 
 // ---------------------------------------------------------------------------------------------
-// Submissions
-
-Result<VkCommandBuffer> VulkanDevice::begin_locked() {
-  if (inflight_.size() >= kMaxInflight) TUNE_RETURN_IF_ERROR(wait_all_locked(kSyncTimeoutMs));
-  auto ai = vk_struct<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
-  ai.commandPool = pool_.get();
-  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  ai.commandBufferCount = 1;
-  VkCommandBuffer cmd = VK_NULL_HANDLE;
-  TUNE_VK_RETURN_IF_ERROR(vkAllocateCommandBuffers(vk(), &ai, &cmd), "vkAllocateCommandBuffers");
-  auto bi = vk_struct<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  VkResult r = vkBeginCommandBuffer(cmd, &bi);
-  if (r != VK_SUCCESS) {
-    vkFreeCommandBuffers(vk(), pool_.get(), 1, &cmd);
-    return make_error("vkBeginCommandBuffer", r);
-  }
-  // Order against every earlier submission (memory dependencies do not cross submissions
-  // by themselves).
-  all_commands_barrier(cmd);
-  return cmd;
-}
-
-Result<VkFence> VulkanDevice::submit_locked(Submission s) {
-  // Make device writes visible to the host once the fence has signalled.
-  full_barrier(s.cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-               VK_ACCESS_HOST_READ_BIT);
-  VkResult r = vkEndCommandBuffer(s.cmd);
-  if (r != VK_SUCCESS) {
-    free_submission_locked(s);
-    return make_error("vkEndCommandBuffer", r);
-  }
-  auto fci = vk_struct<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
-  r = vkCreateFence(vk(), &fci, nullptr, &s.fence);
-  if (r != VK_SUCCESS) {
-    free_submission_locked(s);
-    return make_error("vkCreateFence", r);
-  }
-  auto si = vk_struct<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &s.cmd;
-  r = vkQueueSubmit(queue_, 1, &si, s.fence);
-  if (r != VK_SUCCESS) {
-    free_submission_locked(s);
-    if (r == VK_ERROR_DEVICE_LOST) lost_ = true;
-    return make_error("vkQueueSubmit", r, StatusCode::launch_failed);
-  }
-  VkFence fence = s.fence;
-  inflight_.push_back(std::move(s));
-  return fence;
-}
-
-Status VulkanDevice::wait_fence_locked(VkFence fence, double timeout_ms, std::string_view what) {
-  VkResult r = vkWaitForFences(vk(), 1, &fence, VK_TRUE, ms_to_ns(timeout_ms));
-  if (r == VK_SUCCESS) return Status::ok_status();
-  if (r == VK_TIMEOUT) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.1f ms", timeout_ms);
-    return Status(StatusCode::timeout, std::string(what) + ": vkWaitForFences: VK_TIMEOUT, " +
-                                           "the work did not finish within " + buf);
-  }
-  if (r == VK_ERROR_DEVICE_LOST) lost_ = true;
-  Status s = make_error("vkWaitForFences", r, StatusCode::launch_failed);
-  s.with_context(what);
-  return s;
-}
-
-Status VulkanDevice::wait_all_locked(double timeout_ms) {
-  for (auto& s : inflight_) TUNE_RETURN_IF_ERROR(wait_fence_locked(s.fence, timeout_ms, "wait"));
-  for (auto& s : inflight_) free_submission_locked(s);
-  inflight_.clear();
-  return Status::ok_status();
-}
-
-void VulkanDevice::retire_completed_locked() {
-  auto done = [&](Submission& s) {
-    if (vkGetFenceStatus(vk(), s.fence) != VK_SUCCESS) return false;
-    free_submission_locked(s);
-    return true;
-  };
-  inflight_.erase(std::remove_if(inflight_.begin(), inflight_.end(), done), inflight_.end());
-}
-
-void VulkanDevice::free_submission_locked(Submission& s) noexcept {
-  if (s.cmd != VK_NULL_HANDLE) vkFreeCommandBuffers(vk(), pool_.get(), 1, &s.cmd);
-  if (s.fence != VK_NULL_HANDLE) vkDestroyFence(vk(), s.fence, nullptr);
-  if (s.descriptors != VK_NULL_HANDLE) vkDestroyDescriptorPool(vk(), s.descriptors, nullptr);
-  if (s.queries != VK_NULL_HANDLE) vkDestroyQueryPool(vk(), s.queries, nullptr);
-  for (auto& raw : s.staging) destroy_raw(raw);
-  s = Submission{};
-}
+// Scratch
 
 Status VulkanDevice::ensure_scratch_locked() {
-  if (scratch_.buffer != VK_NULL_HANDLE || memory_.flush_bytes == 0) return Status::ok_status();
-  auto raw = create_raw(memory_.flush_bytes, false);
+  if (scratch_.buffer != VK_NULL_HANDLE || plan_.flush_bytes == 0) return Status::ok_status();
+  auto raw = buffers_->create(plan_.flush_bytes, false);
   if (!raw.ok()) return raw.status();
   scratch_ = *raw;
   return Status::ok_status();
@@ -667,7 +507,7 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::create_kernel(
   VkResult r = vkCreateComputePipelines(vk(), pipelines_->handle(), 1, &cpi, nullptr,
                                         pipeline.receive(vk()));
   if (r != VK_SUCCESS) {
-    if (r == VK_ERROR_DEVICE_LOST) lost_ = true;
+    if (r == VK_ERROR_DEVICE_LOST) queue_->mark_lost();
     return make_error("vkCreateComputePipelines", r, StatusCode::compile_error);
   }
   pipelines_->created();
@@ -785,17 +625,17 @@ Status VulkanDevice::launch(const CompiledKernel& kernel, const LaunchDims& dims
   TUNE_RETURN_IF_ERROR(bind_args(**k, dims, args, &bound));
   std::lock_guard<std::mutex> lock(queue_mu_);
   TUNE_RETURN_IF_ERROR(check_usable());
-  auto cmd = begin_locked();
+  auto cmd = queue_->begin();
   if (!cmd.ok()) return cmd.status();
   Submission s;
   s.cmd = *cmd;
   auto set = make_descriptor_set_locked(**k, bound, &s);
   if (!set.ok()) {
-    free_submission_locked(s);
+    queue_->release(s);
     return set.status();
   }
   record_dispatch_locked(*cmd, **k, *set, bound, dims.grid);
-  auto fence = submit_locked(std::move(s));
+  auto fence = queue_->submit(std::move(s));
   return fence.ok() ? Status::ok_status() : fence.status();
 }
 
@@ -857,7 +697,7 @@ Result<std::vector<double>> VulkanDevice::time(const CompiledKernel& kernel, con
 
   for (int done = 0; done < plan.reps;) {
     const int n = std::min(kBatchMax, plan.reps - done);
-    auto cmd = begin_locked();
+    auto cmd = queue_->begin();
     if (!cmd.ok()) return cmd.status();
     Submission s;
     s.cmd = *cmd;
@@ -866,12 +706,12 @@ Result<std::vector<double>> VulkanDevice::time(const CompiledKernel& kernel, con
     qpi.queryCount = static_cast<std::uint32_t>(2 * n);
     VkResult r = vkCreateQueryPool(vk(), &qpi, nullptr, &s.queries);
     if (r != VK_SUCCESS) {
-      free_submission_locked(s);
+      queue_->release(s);
       return make_error("vkCreateQueryPool", r);
     }
     auto set = make_descriptor_set_locked(**k, bound, &s);
     if (!set.ok()) {
-      free_submission_locked(s);
+      queue_->release(s);
       return set.status();
     }
     vkCmdResetQueryPool(s.cmd, s.queries, 0, qpi.queryCount);
@@ -891,19 +731,19 @@ Result<std::vector<double>> VulkanDevice::time(const CompiledKernel& kernel, con
       all_commands_barrier(s.cmd);
     }
     VkQueryPool queries = s.queries;
-    auto fence = submit_locked(std::move(s));
+    auto fence = queue_->submit(std::move(s));
     if (!fence.ok()) return fence.status();
     // Each launch may take up to timeout_ms; fills and copies get a generous allowance on top.
     const bool extra = flush || !plan.resets.empty();
     const double budget = plan.timeout_ms * n + (extra ? 1000.0 + 10.0 * n : 0.0);
-    Status ws = wait_fence_locked(*fence, budget, "time");
+    Status ws = queue_->wait_fence(*fence, budget, "time");
     if (!ws.ok()) return ws;  // the submission stays in flight and is freed when it ends
     std::vector<std::uint64_t> ts(static_cast<std::size_t>(2 * n));
     r = vkGetQueryPoolResults(vk(), queries, 0, static_cast<std::uint32_t>(2 * n),
                               ts.size() * sizeof(std::uint64_t), ts.data(), sizeof(std::uint64_t),
                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
     if (r != VK_SUCCESS) {
-      if (r == VK_ERROR_DEVICE_LOST) lost_ = true;
+      if (r == VK_ERROR_DEVICE_LOST) queue_->mark_lost();
       return make_error("vkGetQueryPoolResults", r);
     }
     for (int i = 0; i < n; ++i) {
@@ -912,7 +752,7 @@ Result<std::vector<double>> VulkanDevice::time(const CompiledKernel& kernel, con
       const std::uint64_t ticks = (end - start) & mask;
       samples.push_back(static_cast<double>(ticks) * period);
     }
-    retire_completed_locked();
+    queue_->retire_completed();
     done += n;
   }
   return samples;

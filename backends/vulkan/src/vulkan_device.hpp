@@ -3,8 +3,10 @@
 // The device composes objects that each do one job: Instance (vk_instance.hpp: the VkInstance
 // and validation messenger), device facts (device_facts.hpp: DeviceInfo, memory types, flush
 // size), ShaderCompiler (shader_compiler.hpp: GLSL -> SPIR-V and its caches), PipelineCache
-// (pipeline_cache.hpp: the VkPipelineCache and its file) and owned handles (vk_handles.hpp).
-// What remains here: buffers, argument binding, the queue of submissions, launch and timing.
+// (pipeline_cache.hpp: the VkPipelineCache and its file), owned handles (vk_handles.hpp),
+// argument binding (argument_binding.hpp), DeviceMemory (device_memory.hpp: buffers) and
+// SubmissionQueue (submission_queue.hpp: command buffers, fences, what is in flight).
+// What remains here: the Device verbs over them, launch and timing.
 //
 // Ownership: a VulkanDevice owns its VkDevice, one compute queue, a command pool, the
 // pipeline cache, the shader compiler and the L2-flush scratch buffer, and keeps its Instance
@@ -29,9 +31,11 @@
 
 #include "argument_binding.hpp"
 #include "device_facts.hpp"
+#include "device_memory.hpp"
 #include "pipeline_cache.hpp"
 #include "shader_compiler.hpp"
 #include "spirv_reflect.hpp"
+#include "submission_queue.hpp"
 #include "tune/device.hpp"
 #include "tune/vulkan.hpp"
 #include "vk_handles.hpp"
@@ -40,14 +44,6 @@
 namespace tune::vk {
 
 class VulkanDevice;
-
-// A VkBuffer and its dedicated memory; `mapped` is non-null for host-visible memory.
-struct RawBuffer {
-  VkBuffer buffer = VK_NULL_HANDLE;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  void* mapped = nullptr;
-  std::uint64_t size = 0;
-};
 
 class VulkanBuffer final : public DeviceBuffer {
  public:
@@ -134,14 +130,6 @@ class VulkanDevice final : public Device {
   VkDevice vk() const noexcept { return device_.get(); }
 
  private:
-  struct Submission {
-    VkCommandBuffer cmd = VK_NULL_HANDLE;
-    VkFence fence = VK_NULL_HANDLE;
-    VkDescriptorPool descriptors = VK_NULL_HANDLE;
-    VkQueryPool queries = VK_NULL_HANDLE;
-    std::vector<RawBuffer> staging;
-  };
-
   explicit VulkanDevice(OpenedDevice opened);
   Status init();
   Status create_logical_device();
@@ -152,7 +140,6 @@ class VulkanDevice final : public Device {
   Result<std::unique_ptr<CompiledKernel>> create_kernel(const ShaderCompiler::Spirv& spirv,
                                                         const Dim3& block);
 
-  Result<RawBuffer> create_raw(std::uint64_t bytes, bool staging);
   Result<const VulkanBuffer*> own_buffer(const DeviceBuffer& b, std::string_view what) const;
   Result<const VulkanKernel*> own_kernel(const CompiledKernel& k) const;
   // The launch geometry checked against the kernel and the device, then the arguments bound
@@ -170,14 +157,6 @@ class VulkanDevice final : public Device {
       const std::vector<std::pair<const VulkanBuffer*, const VulkanBuffer*>>& restores);
 
   // The following require queue_mu_.
-  Result<VkCommandBuffer> begin_locked();
-  // Ends and submits `s.cmd`; `s` joins the in-flight list (its resources are freed when its
-  // fence has signalled). Returns the fence.
-  Result<VkFence> submit_locked(Submission s);
-  Status wait_fence_locked(VkFence fence, double timeout_ms, std::string_view what);
-  Status wait_all_locked(double timeout_ms);
-  void retire_completed_locked();
-  void free_submission_locked(Submission& s) noexcept;
   Result<VkDescriptorSet> make_descriptor_set_locked(const VulkanKernel& k, const BoundArgs& a,
                                                      Submission* s);
   void record_dispatch_locked(VkCommandBuffer cmd, const VulkanKernel& k, VkDescriptorSet set,
@@ -187,17 +166,15 @@ class VulkanDevice final : public Device {
   // Destroyed in reverse order: everything that uses the VkDevice before it, the instance last.
   OpenedDevice opened_;
   DeviceInfo info_;
-  MemoryPlan memory_;
+  MemoryPlan plan_;
   LogicalDevice device_;
-  VkQueue queue_ = VK_NULL_HANDLE;
-  CommandPool pool_;
+  std::unique_ptr<DeviceMemory> buffers_;
+  std::unique_ptr<SubmissionQueue> queue_;
   std::unique_ptr<PipelineCache> pipelines_;
   std::unique_ptr<ShaderCompiler> shaders_;
 
-  mutable std::mutex queue_mu_;
-  std::vector<Submission> inflight_;
+  mutable std::mutex queue_mu_;  // guards queue_ and scratch_, and orders device work
   RawBuffer scratch_;
-  std::atomic<bool> lost_{false};
 };
 
 }  // namespace tune::vk
