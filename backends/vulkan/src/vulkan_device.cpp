@@ -676,86 +676,96 @@ Result<std::vector<double>> VulkanDevice::time(const CompiledKernel& kernel, con
   if (plan.reps <= 0) return Status(StatusCode::invalid_argument, "time: reps must be positive");
   auto k = own_kernel(kernel);
   if (!k.ok()) return k.status();
-  BoundArgs bound;
-  TUNE_RETURN_IF_ERROR(bind_args(**k, dims, args, &bound));
-
-  const std::uint32_t valid_bits = opened_.caps.timestamp_valid_bits;
-  const std::uint64_t mask =
-      valid_bits >= 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << valid_bits) - 1);
-  const double period = static_cast<double>(opened_.caps.props.limits.timestampPeriod);
-  // All reps go in one command buffer (batches of up to 256 reps), resets included.
-  constexpr int kBatchMax = 256;
-  std::vector<std::pair<const VulkanBuffer*, const VulkanBuffer*>> restores;
-  TUNE_RETURN_IF_ERROR(own_resets(plan.resets, &restores));
+  TimingJob job{*k, &dims, {}, &plan, {}, false};
+  TUNE_RETURN_IF_ERROR(bind_args(**k, dims, args, &job.bound));
+  TUNE_RETURN_IF_ERROR(own_resets(plan.resets, &job.restores));
 
   std::vector<double> samples;
   samples.reserve(static_cast<std::size_t>(plan.reps));
   std::lock_guard<std::mutex> lock(queue_mu_);
   TUNE_RETURN_IF_ERROR(check_usable());
   if (plan.flush_l2) TUNE_RETURN_IF_ERROR(ensure_scratch_locked());
-  const bool flush = plan.flush_l2 && scratch_.buffer != VK_NULL_HANDLE;
-
+  job.flush = plan.flush_l2 && scratch_.buffer != VK_NULL_HANDLE;
+  // All reps go in one command buffer (batches of up to 256 reps), resets included.
+  constexpr int kBatchMax = 256;
   for (int done = 0; done < plan.reps;) {
     const int n = std::min(kBatchMax, plan.reps - done);
-    auto cmd = queue_->begin();
-    if (!cmd.ok()) return cmd.status();
-    Submission s;
-    s.cmd = *cmd;
-    auto qpi = vk_struct<VkQueryPoolCreateInfo>(VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO);
-    qpi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qpi.queryCount = static_cast<std::uint32_t>(2 * n);
-    VkResult r = vkCreateQueryPool(vk(), &qpi, nullptr, &s.queries);
-    if (r != VK_SUCCESS) {
-      queue_->release(s);
-      return make_error("vkCreateQueryPool", r);
-    }
-    auto set = make_descriptor_set_locked(**k, bound, &s);
-    if (!set.ok()) {
-      queue_->release(s);
-      return set.status();
-    }
-    vkCmdResetQueryPool(s.cmd, s.queries, 0, qpi.queryCount);
-    for (int i = 0; i < n; ++i) {
-      record_resets(s.cmd, plan.resets, restores);
-      if (flush) {
-        // Overwrite an L2-sized scratch buffer, outside the timed span.
-        vkCmdFillBuffer(s.cmd, scratch_.buffer, 0, scratch_.size,
-                        static_cast<std::uint32_t>(done + i + 1));
-        all_commands_barrier(s.cmd);
-      }
-      const auto q = static_cast<std::uint32_t>(2 * i);
-      vkCmdWriteTimestamp(s.cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s.queries, q);
-      record_dispatch_locked(s.cmd, **k, *set, bound, dims.grid);
-      vkCmdWriteTimestamp(s.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s.queries, q + 1);
-      // The next rep (or fill) starts only after this dispatch has finished.
-      all_commands_barrier(s.cmd);
-    }
-    VkQueryPool queries = s.queries;
-    auto fence = queue_->submit(std::move(s));
-    if (!fence.ok()) return fence.status();
-    // Each launch may take up to timeout_ms; fills and copies get a generous allowance on top.
-    const bool extra = flush || !plan.resets.empty();
-    const double budget = plan.timeout_ms * n + (extra ? 1000.0 + 10.0 * n : 0.0);
-    Status ws = queue_->wait_fence(*fence, budget, "time");
-    if (!ws.ok()) return ws;  // the submission stays in flight and is freed when it ends
-    std::vector<std::uint64_t> ts(static_cast<std::size_t>(2 * n));
-    r = vkGetQueryPoolResults(vk(), queries, 0, static_cast<std::uint32_t>(2 * n),
-                              ts.size() * sizeof(std::uint64_t), ts.data(), sizeof(std::uint64_t),
-                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
-    if (r != VK_SUCCESS) {
-      if (r == VK_ERROR_DEVICE_LOST) queue_->mark_lost();
-      return make_error("vkGetQueryPoolResults", r);
-    }
-    for (int i = 0; i < n; ++i) {
-      const std::uint64_t start = ts[2 * i] & mask, end = ts[2 * i + 1] & mask;
-      // Modular difference handles a counter that wrapped within valid_bits.
-      const std::uint64_t ticks = (end - start) & mask;
-      samples.push_back(static_cast<double>(ticks) * period);
-    }
-    queue_->retire_completed();
+    TUNE_RETURN_IF_ERROR(time_batch_locked(job, done, n, &samples));
     done += n;
   }
   return samples;
+}
+
+Status VulkanDevice::time_batch_locked(const TimingJob& job, int first, int n,
+                                       std::vector<double>* samples) {
+  auto cmd = queue_->begin();
+  if (!cmd.ok()) return cmd.status();
+  Submission s;
+  s.cmd = *cmd;
+  Status recorded = record_batch_locked(job, first, n, &s);
+  if (!recorded.ok()) {
+    queue_->release(s);
+    return recorded;
+  }
+  VkQueryPool queries = s.queries;
+  auto fence = queue_->submit(std::move(s));
+  if (!fence.ok()) return fence.status();
+  // Each launch may take up to timeout_ms; fills and copies get a generous allowance on top.
+  const bool extra = job.flush || !job.plan->resets.empty();
+  const double budget = job.plan->timeout_ms * n + (extra ? 1000.0 + 10.0 * n : 0.0);
+  Status ws = queue_->wait_fence(*fence, budget, "time");
+  if (!ws.ok()) return ws;  // the submission stays in flight and is freed when it ends
+  TUNE_RETURN_IF_ERROR(read_timestamps(queries, n, samples));
+  queue_->retire_completed();
+  return Status::ok_status();
+}
+
+Status VulkanDevice::record_batch_locked(const TimingJob& job, int first, int n, Submission* s) {
+  auto qpi = vk_struct<VkQueryPoolCreateInfo>(VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO);
+  qpi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  qpi.queryCount = static_cast<std::uint32_t>(2 * n);
+  TUNE_VK_RETURN_IF_ERROR(vkCreateQueryPool(vk(), &qpi, nullptr, &s->queries), "vkCreateQueryPool");
+  auto set = make_descriptor_set_locked(*job.kernel, job.bound, s);
+  if (!set.ok()) return set.status();
+  vkCmdResetQueryPool(s->cmd, s->queries, 0, qpi.queryCount);
+  for (int i = 0; i < n; ++i) {
+    record_resets(s->cmd, job.plan->resets, job.restores);
+    if (job.flush) {
+      // Overwrite an L2-sized scratch buffer, outside the timed span.
+      vkCmdFillBuffer(s->cmd, scratch_.buffer, 0, scratch_.size,
+                      static_cast<std::uint32_t>(first + i + 1));
+      all_commands_barrier(s->cmd);
+    }
+    const auto q = static_cast<std::uint32_t>(2 * i);
+    vkCmdWriteTimestamp(s->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->queries, q);
+    record_dispatch_locked(s->cmd, *job.kernel, *set, job.bound, job.dims->grid);
+    vkCmdWriteTimestamp(s->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->queries, q + 1);
+    // The next rep (or fill) starts only after this dispatch has finished.
+    all_commands_barrier(s->cmd);
+  }
+  return Status::ok_status();
+}
+
+Status VulkanDevice::read_timestamps(VkQueryPool queries, int n, std::vector<double>* samples) {
+  const std::uint32_t valid_bits = opened_.caps.timestamp_valid_bits;
+  const std::uint64_t mask =
+      valid_bits >= 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << valid_bits) - 1);
+  const double period = static_cast<double>(opened_.caps.props.limits.timestampPeriod);
+  std::vector<std::uint64_t> ts(static_cast<std::size_t>(2 * n));
+  VkResult r = vkGetQueryPoolResults(
+      vk(), queries, 0, static_cast<std::uint32_t>(2 * n), ts.size() * sizeof(std::uint64_t),
+      ts.data(), sizeof(std::uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+  if (r != VK_SUCCESS) {
+    if (r == VK_ERROR_DEVICE_LOST) queue_->mark_lost();
+    return make_error("vkGetQueryPoolResults", r);
+  }
+  for (int i = 0; i < n; ++i) {
+    const std::uint64_t start = ts[2 * i] & mask, end = ts[2 * i + 1] & mask;
+    // Modular difference handles a counter that wrapped within valid_bits.
+    const std::uint64_t ticks = (end - start) & mask;
+    samples->push_back(static_cast<double>(ticks) * period);
+  }
+  return Status::ok_status();
 }
 
 }  // namespace tune::vk

@@ -162,6 +162,21 @@ class VulkanDevice final : public Device {
   void record_dispatch_locked(VkCommandBuffer cmd, const VulkanKernel& k, VkDescriptorSet set,
                               const BoundArgs& a, const Dim3& grid);
   Status ensure_scratch_locked();
+  // One time() call's fixed parts, shared by its batches.
+  struct TimingJob {
+    const VulkanKernel* kernel;
+    const LaunchDims* dims;
+    BoundArgs bound;
+    const TimingPlan* plan;
+    std::vector<std::pair<const VulkanBuffer*, const VulkanBuffer*>> restores;
+    bool flush;  // the scratch buffer is filled before each rep
+  };
+  // Reps [first, first + n) of `job` in one command buffer: recorded, submitted, waited for,
+  // their samples appended.
+  Status time_batch_locked(const TimingJob& job, int first, int n, std::vector<double>* samples);
+  Status record_batch_locked(const TimingJob& job, int first, int n, Submission* s);
+  // The durations in `queries` (n start/end pairs), masked to timestampValidBits, in ns.
+  Status read_timestamps(VkQueryPool queries, int n, std::vector<double>* samples);
 
   // Destroyed in reverse order: everything that uses the VkDevice before it, the instance last.
   OpenedDevice opened_;
