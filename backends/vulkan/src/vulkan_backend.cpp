@@ -53,6 +53,40 @@ bool all_digits(std::string_view s) {
   });
 }
 
+// The device `selector` names (an index, a name substring; empty: the first usable one of the
+// best type), among devices with capabilities `caps` and reasons `why` they are unusable.
+// `names` lists them for the messages.
+Result<std::size_t> pick_device(const std::string& selector, const std::vector<DeviceCaps>& caps,
+                                const std::vector<std::string>& why, const std::string& names) {
+  if (all_digits(selector)) {
+    const long idx = std::strtol(selector.c_str(), nullptr, 10);
+    if (idx < 0 || idx >= static_cast<long>(caps.size())) {
+      return Status(StatusCode::not_found,
+                    "no Vulkan device with index " + selector + "; devices:" + names);
+    }
+    return static_cast<std::size_t>(idx);
+  }
+  if (!selector.empty()) {
+    const std::string want = lower(selector);
+    for (std::size_t i = 0; i < caps.size(); ++i)
+      if (lower(caps[i].props.deviceName).find(want) != std::string::npos) return i;
+    return Status(StatusCode::not_found,
+                  "no Vulkan device name contains '" + selector + "'; devices:" + names);
+  }
+  int pick = -1;
+  for (std::size_t i = 0; i < caps.size(); ++i) {
+    if (!why[i].empty()) continue;
+    if (pick < 0 || type_rank(caps[i].props.deviceType) <
+                        type_rank(caps[static_cast<std::size_t>(pick)].props.deviceType))
+      pick = static_cast<int>(i);
+  }
+  if (pick < 0) {
+    return Status(StatusCode::unavailable,
+                  "no Vulkan device has a compute queue with timestamps; devices:" + names);
+  }
+  return static_cast<std::size_t>(pick);
+}
+
 }  // namespace
 }  // namespace vk
 
@@ -111,36 +145,9 @@ Result<std::unique_ptr<Device>> open_vulkan_device(std::string_view selector_in,
              (why[i].empty() ? "" : " (unusable: " + why[i] + ")");
   }
 
-  int pick = -1;
-  if (vk::all_digits(selector)) {
-    const long idx = std::strtol(selector.c_str(), nullptr, 10);
-    if (idx < 0 || idx >= static_cast<long>(devs->size())) {
-      return fail(Status(StatusCode::not_found,
-                         "no Vulkan device with index " + selector + "; devices:" + names));
-    }
-    pick = static_cast<int>(idx);
-  } else if (!selector.empty()) {
-    const std::string want = vk::lower(selector);
-    for (std::size_t i = 0; i < devs->size() && pick < 0; ++i)
-      if (vk::lower(caps[i].props.deviceName).find(want) != std::string::npos)
-        pick = static_cast<int>(i);
-    if (pick < 0) {
-      return fail(Status(StatusCode::not_found,
-                         "no Vulkan device name contains '" + selector + "'; devices:" + names));
-    }
-  } else {
-    for (std::size_t i = 0; i < devs->size(); ++i) {
-      if (!why[i].empty()) continue;
-      if (pick < 0 || vk::type_rank(caps[i].props.deviceType) <
-                          vk::type_rank(caps[static_cast<std::size_t>(pick)].props.deviceType))
-        pick = static_cast<int>(i);
-    }
-    if (pick < 0) {
-      return fail(Status(StatusCode::unavailable,
-                         "no Vulkan device has a compute queue with timestamps; devices:" + names));
-    }
-  }
-  const auto p = static_cast<std::size_t>(pick);
+  auto pick = vk::pick_device(selector, caps, why, names);
+  if (!pick.ok()) return fail(pick.status());
+  const std::size_t p = *pick;
   if (!why[p].empty()) {
     return fail(Status(
         StatusCode::unavailable,
