@@ -135,11 +135,8 @@ double time_variant(const tune::kernels::BundledKernel& k, const tune::Config& c
   tune::TimingPlan plan;
   plan.reps = reps;
   if (!k.def.reset_to_zero.empty()) {
-    plan.before_each = [&] {
-      auto& a =
-          w.args()[static_cast<std::size_t>(k.def.signature.index_of(k.def.reset_to_zero.front()))];
-      return g_dev->fill(*a.buffer, 0, a.buffer->size_bytes(), 0);
-    };
+    const auto i = static_cast<std::size_t>(k.def.signature.index_of(k.def.reset_to_zero.front()));
+    plan.resets.zero = {w.args()[i].buffer};
   }
   (void)must(g_dev->time(*ck, k.def.dims(c, w.args()), w.args(), plan), "warmup " + k.name);
   auto t = must(g_dev->time(*ck, k.def.dims(c, w.args()), w.args(), plan), "time " + k.name);

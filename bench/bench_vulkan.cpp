@@ -48,14 +48,14 @@ struct Case {
 std::vector<kernels::BundledKernel> g_kernels;
 std::vector<std::unique_ptr<Case>> g_cases;
 
-Status reset_accumulators(const KernelDef& def, ArgList args) {
+// The reset_to_zero buffers of `args`, as device work before a launch.
+LaunchResets accumulators(const KernelDef& def, ArgList args) {
+  LaunchResets r;
   for (const auto& name : def.reset_to_zero) {
     const int i = def.signature.index_of(name);
-    if (i < 0) continue;
-    DeviceBuffer& b = *args[static_cast<std::size_t>(i)].buffer;
-    TUNE_RETURN_IF_ERROR(g_device->fill(b, 0, b.size_bytes() & ~std::uint64_t{3}));
+    if (i >= 0) r.zero.push_back(args[static_cast<std::size_t>(i)].buffer);
   }
-  return Status::ok_status();
+  return r;
 }
 
 Status prepare(Case& c) {
@@ -81,7 +81,7 @@ Status prepare(Case& c) {
   // Verify both once, so a bench never reports the speed of a wrong kernel.
   for (const auto& [which, ck] : c.compiled) {
     TUNE_RETURN_IF_ERROR(c.workload->poison_outputs(*g_device));
-    TUNE_RETURN_IF_ERROR(reset_accumulators(c.kernel->def, c.workload->args()));
+    TUNE_RETURN_IF_ERROR(apply_resets(*g_device, accumulators(c.kernel->def, c.workload->args())));
     const LaunchDims dims = c.kernel->def.dims(c.configs[which], c.workload->args());
     TUNE_RETURN_IF_ERROR(g_device->launch(*ck, dims, c.workload->args()));
     s = c.workload->check(*g_device);
@@ -100,12 +100,11 @@ void run_case(benchmark::State& state, Case* c, const std::string& which) {
   const CompiledKernel& ck = *c->compiled[which];
   ArgList args = c->workload->args();
   const LaunchDims dims = c->kernel->def.dims(config, args);
-  std::function<Status()> before_each;
-  if (!c->kernel->def.reset_to_zero.empty())
-    before_each = [c, args] { return reset_accumulators(c->kernel->def, args); };
+  BeforeLaunch before;  // the accumulators zeroed, recorded beside the timed launches
+  before.resets = accumulators(c->kernel->def, args);
   const BenchOptions opts;  // the budgets tuning uses
   for (auto _ : state) {
-    auto t = time_kernel(*g_device, ck, dims, args, opts, before_each);
+    auto t = time_kernel(*g_device, ck, dims, args, opts, before);
     if (!t.ok()) {
       state.SkipWithError(t.status().to_string().c_str());
       return;

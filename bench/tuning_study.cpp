@@ -155,19 +155,26 @@ std::unique_ptr<Device> open(const Options& o) {
   return std::move(*d);
 }
 
-Status reset_accumulators(Device& dev, const KernelDef& def, ArgList args) {
+// The reset_to_zero buffers of `args`, as device work before a launch.
+LaunchResets accumulators(const KernelDef& def, ArgList args) {
+  LaunchResets r;
   for (const auto& name : def.reset_to_zero) {
     const int i = def.signature.index_of(name);
-    if (i < 0) continue;
-    DeviceBuffer& b = *args[static_cast<std::size_t>(i)].buffer;
-    TUNE_RETURN_IF_ERROR(dev.fill(b, 0, b.size_bytes() & ~std::uint64_t{3}));
+    if (i >= 0) r.zero.push_back(args[static_cast<std::size_t>(i)].buffer);
   }
-  return {};
+  return r;
 }
 
-std::function<Status()> before_each_for(Device& dev, const KernelDef& def, ArgList args) {
-  if (def.reset_to_zero.empty()) return {};
-  return [&dev, &def, args] { return reset_accumulators(dev, def, args); };
+Status reset_accumulators(Device& dev, const KernelDef& def, ArgList args) {
+  return apply_resets(dev, accumulators(def, args));
+}
+
+// Before every launch of the study's timings: the accumulators zeroed, recorded by the backend
+// beside its timed launches.
+BeforeLaunch before_for(const KernelDef& def, ArgList args) {
+  BeforeLaunch b;
+  b.resets = accumulators(def, args);
+  return b;
 }
 
 // One launch of `ck` on freshly poisoned outputs, compared with the CPU reference.
@@ -227,11 +234,10 @@ struct Contender {
 // Warms every contender up, then times them in `rounds` interleaved rounds that together
 // spend opts.rep_ms per contender (so slow drift of clocks or of a shared CPU hits all alike).
 Status time_interleaved(Device& dev, std::vector<Contender>& cs, ArgList args,
-                        const BenchOptions& opts, int rounds,
-                        const std::function<Status()>& before_each) {
+                        const BenchOptions& opts, int rounds, const BeforeLaunch& before) {
   std::vector<int> per_round(cs.size(), 0);
   for (std::size_t i = 0; i < cs.size(); ++i) {
-    auto est = warm_up(dev, *cs[i].kernel, cs[i].dims, args, opts, before_each);
+    auto est = warm_up(dev, *cs[i].kernel, cs[i].dims, args, opts, before);
     if (!est.ok()) {
       if (est.status().code() == StatusCode::device_lost) return est.status();
       cs[i].status = est.status();
@@ -243,12 +249,7 @@ Status time_interleaved(Device& dev, std::vector<Contender>& cs, ArgList args,
   for (int r = 0; r < rounds; ++r) {
     for (std::size_t i = 0; i < cs.size(); ++i) {
       if (!cs[i].status.ok()) continue;
-      TimingPlan plan;
-      plan.reps = per_round[i];
-      plan.flush_l2 = opts.flush_l2;
-      plan.before_each = before_each;
-      plan.timeout_ms = opts.timeout_ms;
-      auto s = dev.time(*cs[i].kernel, cs[i].dims, args, plan);
+      auto s = time_reps(dev, *cs[i].kernel, cs[i].dims, args, opts, per_round[i], before);
       if (!s.ok()) {
         if (s.status().code() == StatusCode::device_lost) return s.status();
         cs[i].status = s.status();
@@ -471,7 +472,7 @@ int cmd_racing(const Options& o) {
       progress("re-timing %zu distinct winner(s): %s", winners.size(),
                budget_text(lb, o.rounds).c_str());
       Status st = time_interleaved(*last, cs, last_w->args(), lb, o.rounds,
-                                   before_each_for(*last, k.def, last_w->args()));
+                                   before_for(k.def, last_w->args()));
       if (!st.ok()) die("re-timing", st);
       for (std::size_t i = 0; i < cs.size(); ++i) rc.retimed[names[i]] = std::move(cs[i]);
       compiled.clear();
@@ -642,8 +643,8 @@ int cmd_quality(const Options& o) {
       }
       std::vector<Contender> timed;
       for (auto i : live) timed.push_back(std::move(cs[i]));
-      Status st = time_interleaved(*dev, timed, w->args(), lb, o.rounds,
-                                   before_each_for(*dev, k.def, w->args()));
+      Status st =
+          time_interleaved(*dev, timed, w->args(), lb, o.rounds, before_for(k.def, w->args()));
       if (!st.ok()) die("re-timing", st);
       for (std::size_t j = 0; j < live.size(); ++j) cs[live[j]] = std::move(timed[j]);
       std::size_t ci = all->size(), bi = all->size();
@@ -681,8 +682,7 @@ int cmd_quality(const Options& o) {
         BenchOptions cb = lb;
         cb.rep_ms *= 2;
         cb.max_reps *= 2;
-        st = time_interleaved(*dev, pair, w->args(), cb, o.rounds,
-                              before_each_for(*dev, k.def, w->args()));
+        st = time_interleaved(*dev, pair, w->args(), cb, o.rounds, before_for(k.def, w->args()));
         if (!st.ok()) die("confirming", st);
         q.chosen_ns = pair[0].stats.median;
         q.best_ns = pair[1].stats.median;
@@ -1002,7 +1002,7 @@ int cmd_record(const Options& o) {
       order.size(), workers, path.string().c_str());
 
   auto w = make_workload(*dev, k, size);
-  auto before = before_each_for(*dev, k.def, w->args());
+  auto before = before_for(k.def, w->args());
   const auto deadline =
       o.max_seconds > 0
           ? g_start + std::chrono::milliseconds(static_cast<std::int64_t>(o.max_seconds * 1000))

@@ -7,14 +7,19 @@
 namespace tune {
 namespace {
 
-TimingPlan timing_plan(const BenchOptions& opts, int reps,
-                       const std::function<Status()>& before_each) {
+TimingPlan timing_plan(const BenchOptions& opts, int reps, const LaunchResets& resets) {
   TimingPlan plan;
   plan.reps = reps;
   plan.flush_l2 = opts.flush_l2;
-  plan.before_each = before_each;
+  plan.resets = resets;
   plan.timeout_ms = opts.timeout_ms;
   return plan;
+}
+
+// Before an untimed launch (or a timed one made alone): the resets, then the host step.
+Status run_before(Device& dev, const BeforeLaunch& before) {
+  if (!before.resets.empty()) TUNE_RETURN_IF_ERROR(apply_resets(dev, before.resets));
+  return before.host ? before.host() : Status();
 }
 
 bool finite_at_least(double v, double lo) { return std::isfinite(v) && v >= lo; }
@@ -62,31 +67,29 @@ Status validate(const BenchOptions& o) {
 }
 
 Result<double> warm_up(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
-                       ArgList args, const BenchOptions& opts,
-                       const std::function<Status()>& before_each) {
+                       ArgList args, const BenchOptions& opts, const BeforeLaunch& before) {
   if (opts.rep_count > 0) {
     // Fixed counts: exactly warmup_count launches, no estimate (budgets come from rep_count).
     for (int i = 0; i < opts.warmup_count; ++i) {
-      if (before_each) TUNE_RETURN_IF_ERROR(before_each());
+      TUNE_RETURN_IF_ERROR(run_before(dev, before));
       TUNE_RETURN_IF_ERROR(dev.launch(kernel, dims, args));
     }
     if (opts.warmup_count > 0) TUNE_RETURN_IF_ERROR(dev.synchronize());
     return 1.0;
   }
   // One untimed launch first: module load and lazy pipeline JIT happen here, not in samples.
-  if (before_each) TUNE_RETURN_IF_ERROR(before_each());
+  TUNE_RETURN_IF_ERROR(run_before(dev, before));
   TUNE_RETURN_IF_ERROR(dev.launch(kernel, dims, args));
   TUNE_RETURN_IF_ERROR(dev.synchronize());
 
-  auto est =
-      dev.time(kernel, dims, args, timing_plan(opts, std::max(1, opts.estimate_runs), before_each));
+  auto est = time_reps(dev, kernel, dims, args, opts, std::max(1, opts.estimate_runs), before);
   if (!est.ok()) return est.status();
   if (est->empty()) return Status(StatusCode::internal, "device returned no timing samples");
   double est_ns = std::max(summarize(*est).median, 1.0);
 
   auto n_warmup = static_cast<int>(std::min(100000.0, std::floor(opts.warmup_ms * 1e6 / est_ns)));
   for (int i = 0; i < n_warmup; ++i) {
-    if (before_each) TUNE_RETURN_IF_ERROR(before_each());
+    TUNE_RETURN_IF_ERROR(run_before(dev, before));
     TUNE_RETURN_IF_ERROR(dev.launch(kernel, dims, args));
   }
   if (n_warmup > 0) TUNE_RETURN_IF_ERROR(dev.synchronize());
@@ -95,13 +98,12 @@ Result<double> warm_up(Device& dev, const CompiledKernel& kernel, const LaunchDi
 
 Result<double> settle_clocks(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
                              ArgList args, const BenchOptions& opts, double estimate_ns,
-                             const std::function<Status()>& before_each) {
+                             const BeforeLaunch& before) {
   if (opts.settle_max_ms <= 0 || opts.rep_count > 0) return estimate_ns;
   const double window_ms =
       opts.settle_window_ms < 0 ? dev.info().clock_settle_ms : opts.settle_window_ms;
   if (opts.settle_window_ms < 0 && window_ms <= 0) return estimate_ns;
   const double window_ns = window_ms * 1e6;
-  TimingPlan plan = timing_plan(opts, 0, before_each);
   struct Batch {
     double end_ns;  // device time spent when it ended
     double median;
@@ -113,9 +115,9 @@ Result<double> settle_clocks(Device& dev, const CompiledKernel& kernel, const La
   const double tick = std::max(dev.info().timer_resolution_ns, 1.0);
   for (int batches = 0; spent_ns < opts.settle_max_ms * 1e6 && batches < 10000; ++batches) {
     // Sized from the latest median, so batches stay near settle_batch_ms as the clock rises.
-    plan.reps = static_cast<int>(
+    const auto reps = static_cast<int>(
         std::clamp(std::ceil(opts.settle_batch_ms * 1e6 / std::max(median, 1.0)), 3.0, 10000.0));
-    auto t = dev.time(kernel, dims, args, plan);
+    auto t = time_reps(dev, kernel, dims, args, opts, reps, before);
     if (!t.ok()) return t.status();
     if (t->empty()) return Status(StatusCode::internal, "device returned no timing samples");
     for (double ns : *t) spent_ns += std::max(ns, tick);
@@ -138,14 +140,32 @@ int reps_for(double estimate_ns, const BenchOptions& opts) noexcept {
                                      static_cast<double>(std::max(1, opts.max_reps))));
 }
 
+Result<std::vector<double>> time_reps(Device& dev, const CompiledKernel& kernel,
+                                      const LaunchDims& dims, ArgList args,
+                                      const BenchOptions& opts, int reps,
+                                      const BeforeLaunch& before) {
+  if (!before.host) return dev.time(kernel, dims, args, timing_plan(opts, reps, before.resets));
+  // A host step cannot run inside the backend's timing loop: one Device::time call per rep.
+  if (reps <= 0) return dev.time(kernel, dims, args, timing_plan(opts, reps, {}));
+  std::vector<double> samples;
+  samples.reserve(static_cast<std::size_t>(reps));
+  for (int i = 0; i < reps; ++i) {
+    TUNE_RETURN_IF_ERROR(run_before(dev, before));
+    auto t = dev.time(kernel, dims, args, timing_plan(opts, 1, {}));
+    if (!t.ok()) return t.status();
+    samples.insert(samples.end(), t->begin(), t->end());
+  }
+  return samples;
+}
+
 Result<SampleStats> time_kernel(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
                                 ArgList args, const BenchOptions& opts,
-                                const std::function<Status()>& before_each) {
-  auto est = warm_up(dev, kernel, dims, args, opts, before_each);
+                                const BeforeLaunch& before) {
+  auto est = warm_up(dev, kernel, dims, args, opts, before);
   if (!est.ok()) return est.status();
-  est = settle_clocks(dev, kernel, dims, args, opts, *est, before_each);
+  est = settle_clocks(dev, kernel, dims, args, opts, *est, before);
   if (!est.ok()) return est.status();
-  auto samples = dev.time(kernel, dims, args, timing_plan(opts, reps_for(*est, opts), before_each));
+  auto samples = time_reps(dev, kernel, dims, args, opts, reps_for(*est, opts), before);
   if (!samples.ok()) return samples.status();
   if (samples->empty()) return Status(StatusCode::internal, "device returned no timing samples");
   return summarize(*samples);
@@ -182,7 +202,7 @@ Status Race::settle() {
   }
   if (first == entries_.size()) return {};
   RaceEntry& e = entries_[first];
-  auto settled = settle_clocks(dev_, *e.kernel, e.dims, args_, opts_, e.estimate_ns, e.before_each);
+  auto settled = settle_clocks(dev_, *e.kernel, e.dims, args_, opts_, e.estimate_ns, e.before);
   Status after = e.after_batch ? e.after_batch(settled.status()) : Status();
   clock_.busy();
   if (!settled.ok() && settled.status().code() == StatusCode::device_lost) return settled.status();
@@ -213,7 +233,7 @@ Result<bool> Race::round() {
     int have = static_cast<int>(e.samples.size());
     if (!alive(i) || have >= budget_[i]) continue;
     const int reps = racing ? std::min(batch, budget_[i] - have) : budget_[i] - have;
-    auto s = dev_.time(*e.kernel, e.dims, args_, timing_plan(opts_, reps, e.before_each));
+    auto s = time_reps(dev_, *e.kernel, e.dims, args_, opts_, reps, e.before);
     Status after = e.after_batch ? e.after_batch(s.status()) : Status();
     if (!s.ok()) {
       if (s.status().code() == StatusCode::device_lost) return s.status();

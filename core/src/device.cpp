@@ -48,4 +48,29 @@ std::string DeviceInfo::toolchain_fingerprint() const {
   return compiler_version + "|libtune " + std::string(kVersion);
 }
 
+Status LaunchResets::check() const {
+  for (const DeviceBuffer* b : zero)
+    if (b == nullptr) return Status(StatusCode::invalid_argument, "LaunchResets: null zero buffer");
+  for (const BufferRestore& r : restore) {
+    if (r.dst == nullptr || r.src == nullptr)
+      return Status(StatusCode::invalid_argument, "LaunchResets: null restore buffer");
+    if (r.src->size_bytes() < r.dst->size_bytes()) {
+      return Status(StatusCode::invalid_argument, "LaunchResets: restore source of " +
+                                                      std::to_string(r.src->size_bytes()) +
+                                                      " bytes is smaller than its destination of " +
+                                                      std::to_string(r.dst->size_bytes()));
+    }
+  }
+  return {};
+}
+
+Status apply_resets(Device& dev, const LaunchResets& resets) {
+  TUNE_RETURN_IF_ERROR(resets.check());
+  for (DeviceBuffer* b : resets.zero)
+    TUNE_RETURN_IF_ERROR(dev.fill(*b, 0, LaunchResets::zero_bytes(*b)));
+  for (const BufferRestore& r : resets.restore)
+    TUNE_RETURN_IF_ERROR(dev.copy(*r.dst, *r.src, r.dst->size_bytes()));
+  return {};
+}
+
 }  // namespace tune

@@ -16,15 +16,14 @@ namespace tune {
 // The warm-up half of time_kernel: one untimed launch, a timed estimate, then warmup launches
 // for `warmup_ms`. Returns the estimated duration of one launch in nanoseconds.
 Result<double> warm_up(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
-                       ArgList args, const BenchOptions& opts,
-                       const std::function<Status()>& before_each = {});
+                       ArgList args, const BenchOptions& opts, const BeforeLaunch& before = {});
 
 // Runs `kernel` in back-to-back timed batches until its time per launch stops falling (see
 // BenchOptions::settle_window_ms), starting from `estimate_ns` per launch. Returns the last
 // batch's median in nanoseconds (the estimate itself when settling is off). Blocks.
 Result<double> settle_clocks(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
                              ArgList args, const BenchOptions& opts, double estimate_ns,
-                             const std::function<Status()>& before_each = {});
+                             const BeforeLaunch& before = {});
 
 // Repetitions that `rep_ms` buys at `estimate_ns` per launch, within [min_reps, max_reps];
 // rep_count when that is set.
@@ -34,7 +33,7 @@ int reps_for(double estimate_ns, const BenchOptions& opts) noexcept;
 struct RaceEntry {
   const CompiledKernel* kernel = nullptr;
   LaunchDims dims;
-  std::function<Status()> before_each;  // may be empty
+  BeforeLaunch before;  // may be empty
   // May be empty: runs after each batch of repetitions, told the batch's outcome (ok, or why
   // its timing failed). Its own failure drops the entry.
   std::function<Status(const Status&)> after_batch;
@@ -97,5 +96,11 @@ class Race {
   ClockWatch clock_;
   int undecided_ = -1;  // contestants the last decision left racing besides the leader
 };
+
+// `reps` timed repetitions with `before` ahead of each one (see BeforeLaunch).
+Result<std::vector<double>> time_reps(Device& dev, const CompiledKernel& kernel,
+                                      const LaunchDims& dims, ArgList args,
+                                      const BenchOptions& opts, int reps,
+                                      const BeforeLaunch& before = {});
 
 }  // namespace tune

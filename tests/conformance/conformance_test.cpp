@@ -317,25 +317,12 @@ TEST_CASE("timing: one sample per rep, positive and finite, output still correct
       CHECK(ns > 0);  // 2^18 adds is never free, on any device
     }
   }
-  // before_each runs once per rep, outside the timed span.
-  int hooks = 0;
+  // A reset of a buffer from another device (or a null one) is refused before any launch.
   TimingPlan plan;
   plan.reps = 3;
-  plan.before_each = [&] {
-    ++hooks;
-    return w->poison_outputs(*dev);
-  };
-  auto t = dev->time(**ck, dims, w->args(), plan);
-  REQUIRE_MESSAGE(t.ok(), t.status().to_string());
-  CHECK(t->size() == 3);
-  CHECK(hooks == 3);
-  const Status cs = w->check(*dev);  // the last timed launch wrote the output
-  CHECK_MESSAGE(cs.ok(), cs.to_string());
-
-  // A failing hook fails the timing with its status.
-  plan.before_each = [] { return Status(StatusCode::io_error, "hook says no"); };
-  auto bad = dev->time(**ck, dims, w->args(), plan);
-  CHECK(bad.status().code() == StatusCode::io_error);
+  plan.resets.zero = {nullptr};
+  CHECK(dev->time(**ck, dims, w->args(), plan).status().code() == StatusCode::invalid_argument);
+  plan.resets = {};
   plan.reps = 0;
   CHECK(dev->time(**ck, dims, w->args(), plan).status().code() == StatusCode::invalid_argument);
 
@@ -349,6 +336,53 @@ TEST_CASE("timing: one sample per rep, positive and finite, output still correct
   CHECK(stats->min > 0);
   CHECK(stats->min <= stats->median);
   CHECK(stats->median <= stats->max);
+}
+
+TEST_CASE("timing: resets put buffers back before every timed launch, batched") {
+  // reduce_sum adds its sum into out: after several timed launches out holds one launch's
+  // sum only if every launch started from zero.
+  auto dev = open_or_skip();
+  const auto ks = kernels_of(*dev);
+  const BundledKernel* k = find_kernel(ks, "reduce_sum");
+  REQUIRE(k != nullptr);
+  REQUIRE(k->def.reset_to_zero.size() == 1);
+  auto w = k->workload(std::vector<std::int64_t>{1 << 16});
+  REQUIRE(w->setup(*dev, 9).ok());
+  auto ck = dev->compile(*k->def.source_for(dev->language()), k->default_config);
+  REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
+  const LaunchDims dims = k->def.dims(k->default_config, w->args());
+  const int out_index = k->def.signature.index_of(k->def.reset_to_zero.front());
+  REQUIRE(out_index >= 0);
+  DeviceBuffer& out = *w->args()[static_cast<std::size_t>(out_index)].buffer;
+  auto zeros = dev->alloc(out.size_bytes());
+  REQUIRE(zeros.ok());
+  REQUIRE(dev->fill(**zeros, 0, LaunchResets::zero_bytes(out)).ok());
+
+  for (bool restore : {false, true}) {
+    CAPTURE(restore);
+    for (bool flush : {false, true}) {
+      CAPTURE(flush);
+      REQUIRE(w->poison_outputs(*dev).ok());
+      TimingPlan plan;
+      plan.reps = 6;
+      plan.flush_l2 = flush;
+      if (restore)
+        plan.resets.restore = {{&out, zeros->get()}};
+      else
+        plan.resets.zero = {&out};
+      auto t = dev->time(**ck, dims, w->args(), plan);
+      REQUIRE_MESSAGE(t.ok(), t.status().to_string());
+      CHECK(t->size() == 6);
+      const Status cs = w->check(*dev);
+      CHECK_MESSAGE(cs.ok(), cs.to_string());
+    }
+  }
+  // The control: without resets the sums compound and the output is wrong.
+  REQUIRE(dev->fill(out, 0, LaunchResets::zero_bytes(out)).ok());
+  TimingPlan plain;
+  plain.reps = 6;
+  REQUIRE(dev->time(**ck, dims, w->args(), plain).ok());
+  CHECK_FALSE(w->check(*dev).ok());
 }
 
 TEST_CASE("failure: a broken kernel is compile_error with the compiler's log") {

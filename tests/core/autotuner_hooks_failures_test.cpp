@@ -90,6 +90,27 @@ TEST_CASE("Autotuner hooks: timed runs see the caller's buffers; the call applie
     CHECK(x0 == 1.0f);    // restored before every execution
     CHECK(acc0 == 0.0f);  // zeroed before every execution
   }
+  // Without a pre- or post-hook the resets travel in the timing plan: a batch of timed reps is
+  // one time() call, and each of its reps is preceded by the fill and the restore.
+  const auto ev = rig.dev.events();
+  int batches = 0;
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    if (ev[i].rfind("time ", 0) != 0) continue;
+    const int reps = std::stoi(ev[i].substr(ev[i].find(" reps=") + 6));
+    if (reps > 1) ++batches;
+    std::size_t j = i + 1;
+    for (int r = 0; r < reps; ++r) {
+      CAPTURE(ev[i]);
+      CAPTURE(r);
+      REQUIRE(j + 1 < ev.size());
+      CHECK(ev[j] == "fill acc");
+      CHECK(ev[j + 1].rfind("copy x<-", 0) == 0);
+      j += 2;
+      while (j < ev.size() && ev[j].rfind("rep ", 0) != 0) ++j;  // the flush
+      ++j;
+    }
+  }
+  CHECK(batches > 0);
   // After the call, the buffers hold exactly one launch's effect on the caller's data.
   CHECK(rig.dev.read<float>(*rig.acc) == std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8});
   CHECK(rig.dev.read<float>(*rig.x) == std::vector<float>{3, 5, 7, 9, 11, 13, 15, 17});

@@ -119,7 +119,7 @@ TEST_CASE("SimDevice: injected compile errors and resource limits") {
   CHECK(ev.back() == "compile BM=64");
 }
 
-TEST_CASE("SimDevice: time returns the model's times and runs before_each per rep") {
+TEST_CASE("SimDevice: time returns the model's times and applies resets per rep") {
   SimRig rig;
   rig.dev.set_cost_model([](const Config& c, ArgList args) {
     return static_cast<double>(c.get_int("BM")) * 10.0 + static_cast<double>(args[1].as_int());
@@ -127,31 +127,53 @@ TEST_CASE("SimDevice: time returns the model's times and runs before_each per re
   auto k = rig.dev.compile(sim_source(), Config{{"BM", std::int64_t{64}}}).value();
   auto args = rig.args(5);
   CHECK(rig.dev.modelled_ns(Config{{"BM", std::int64_t{64}}}, args) == 645.0);
-  int before = 0;
+  auto acc = rig.dev.make_buffer<float>(std::vector<float>{1, 2, 3}, "acc").value();
+  auto y = rig.dev.make_buffer<float>(std::vector<float>{4, 5, 6}, "y").value();
+  auto y0 = rig.dev.make_buffer<float>(std::vector<float>{7, 8, 9}, "y0").value();
+  // The body sees every rep's buffers put back, and then changes them.
+  int seen_reset = 0;
+  auto floats = [](const DeviceBuffer& b) {  // without download(): no event
+    auto bytes = SimDevice::data(b);
+    std::vector<float> v(bytes.size() / sizeof(float));
+    std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
+    return v;
+  };
+  rig.dev.set_kernel_body([&](const Config&, ArgList, SimDevice&) {
+    if (floats(*acc) == std::vector<float>{0, 0, 0} && floats(*y) == std::vector<float>{7, 8, 9})
+      ++seen_reset;
+    SimDevice::data(*acc)[0] = std::byte{1};
+    SimDevice::data(*y)[0] = std::byte{1};
+  });
   TimingPlan plan;
   plan.reps = 7;
-  plan.before_each = [&] {
-    ++before;
-    rig.dev.record("before");
-    return Status();
-  };
+  plan.resets.zero = {acc.get()};
+  plan.resets.restore = {{y.get(), y0.get()}};
   rig.dev.clear_events();
   auto samples = rig.dev.time(*k, LaunchDims{}, args, plan);
   REQUIRE(samples.ok());
   CHECK(*samples == std::vector<double>(7, 645.0));
-  CHECK(before == 7);
+  CHECK(seen_reset == 7);
   CHECK(rig.dev.timed_reps() == 7);
   CHECK(rig.dev.time_calls() == 1);
   CHECK(rig.dev.flushes() == 7);
   auto ev = rig.dev.events();
-  REQUIRE(ev.size() == 1 + 7 * 3);
+  REQUIRE(ev.size() == 1 + 7 * 4);
   CHECK(ev[0] == "time BM=64 reps=7");
-  CHECK(ev[1] == "before");
-  CHECK(ev[2] == "flush");
-  CHECK(ev[3] == "rep BM=64");
+  CHECK(ev[1] == "fill acc");
+  CHECK(ev[2] == "copy y<-y0");
+  CHECK(ev[3] == "flush");
+  CHECK(ev[4] == "rep BM=64");
 
+  // A restore source smaller than its destination, or a null buffer, is refused.
+  auto small = rig.dev.make_buffer<float>(std::vector<float>{1}, "small").value();
+  plan.resets.restore = {{y.get(), small.get()}};
+  CHECK(rig.dev.time(*k, LaunchDims{}, args, plan).status().code() == StatusCode::invalid_argument);
+  plan.resets.restore = {{y.get(), nullptr}};
+  CHECK(rig.dev.time(*k, LaunchDims{}, args, plan).status().code() == StatusCode::invalid_argument);
+
+  rig.dev.set_kernel_body({});
   plan.flush_l2 = false;
-  plan.before_each = {};
+  plan.resets = {};
   plan.reps = 3;
   REQUIRE(rig.dev.time(*k, LaunchDims{}, args, plan).ok());
   CHECK(rig.dev.flushes() == 7);

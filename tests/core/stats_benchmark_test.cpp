@@ -106,7 +106,7 @@ TEST_CASE("time_kernel: min_reps and max_reps clamp the repetition count") {
   }
 }
 
-TEST_CASE("time_kernel: before_each runs before every launch, flush follows options") {
+TEST_CASE("time_kernel: a host step runs before every launch, flush follows options") {
   SimRig rig;
   auto k = constant_kernel(rig.dev, 2000.0);
   auto args = rig.args(1024);
@@ -122,12 +122,16 @@ TEST_CASE("time_kernel: before_each runs before every launch, flush follows opti
   CHECK(calls > 0);
   CHECK(static_cast<std::uint64_t>(calls) == rig.dev.executions());
   CHECK(rig.dev.flushes() == 0);
-  // Every execution is directly preceded by a before_each.
+  // Every execution is preceded by its own host step: it runs in the core, so a
+  // timed one is a time() call of one rep made right after it.
   auto ev = rig.dev.events();
   for (std::size_t i = 0; i < ev.size(); ++i) {
+    if (ev[i].rfind("time ", 0) == 0) CHECK(ev[i].find(" reps=1") != std::string::npos);
     if (ev[i].rfind("rep ", 0) == 0 || ev[i].rfind("launch ", 0) == 0) {
-      REQUIRE(i > 0);
-      CHECK(ev[i - 1] == "before");
+      std::size_t j = i;
+      while (j > 0 && ev[j - 1].rfind("time ", 0) == 0) --j;
+      REQUIRE(j > 0);
+      CHECK(ev[j - 1] == "before");
     }
   }
 
@@ -156,7 +160,7 @@ TEST_CASE("time_kernel: failures propagate with their code") {
     CHECK(time_kernel(rig.dev, *k, LaunchDims{}, args, opts).status().code() ==
           StatusCode::timeout);
   }
-  SUBCASE("before_each failure") {
+  SUBCASE("host step failure") {
     auto k = constant_kernel(rig.dev, 1000.0);
     auto st = time_kernel(rig.dev, *k, LaunchDims{}, args, tiny_bench(),
                           [] { return Status(StatusCode::io_error, "hook broke"); });

@@ -131,19 +131,28 @@ TEST_CASE("compile reports resources and time() returns one positive sample per 
   CHECK(tune::cuda::native_function(**ck) != nullptr);
   auto w = k.workload(std::vector<std::int64_t>{512, 512, 512});
   REQUIRE(w->setup(*dev, 7).ok());
+  // Resets ride on the stream beside the timed launches: a zeroed and a restored buffer.
+  auto zeroed = dev->alloc(1024);
+  auto restored = dev->alloc(1024);
+  auto snapshot = dev->alloc(1024);
+  REQUIRE((zeroed.ok() && restored.ok() && snapshot.ok()));
+  REQUIRE(dev->fill(**zeroed, 0xffffffffu, 1024).ok());
+  REQUIRE(dev->fill(**restored, 0xffffffffu, 1024).ok());
+  REQUIRE(dev->fill(**snapshot, 7u, 1024).ok());
   tune::TimingPlan plan;
   plan.reps = 10;
-  int hooks = 0;
-  plan.before_each = [&] {
-    ++hooks;
-    return tune::Status{};
-  };
+  plan.resets.zero = {zeroed->get()};
+  plan.resets.restore = {{restored->get(), snapshot->get()}};
   auto t = dev->time(**ck, k.def.dims(k.default_config, w->args()), w->args(), plan);
   REQUIRE_MESSAGE(t.ok(), t.status().to_string());
   REQUIRE(t->size() == 10);
-  CHECK(hooks == 10);
   for (double ns : *t) CHECK(ns > 0);
   CHECK(w->check(*dev).ok());
+  std::vector<std::uint32_t> z(256), r(256);
+  REQUIRE(dev->download(**zeroed, z.data(), 1024).ok());
+  REQUIRE(dev->download(**restored, r.data(), 1024).ok());
+  CHECK(z == std::vector<std::uint32_t>(256, 0u));
+  CHECK(r == std::vector<std::uint32_t>(256, 7u));
 }
 
 TEST_CASE("a variant over the device limits is out_of_resources before launch") {

@@ -76,7 +76,85 @@ void main() {
 }
 )";
 
+// Counts, in bad[0], the invocations that find acc not zeroed or x not restored to x0, then
+// accumulates into acc and changes x: every launch after the first would count without resets.
+const char* kResetCheckShader = R"(#version 450
+layout(push_constant) uniform P { int n; };
+layout(std430, binding = 0) buffer B { uint bad[]; };
+layout(std430, binding = 1) buffer X { float x[]; };
+layout(std430, binding = 2) buffer A { float acc[]; };
+layout(std430, binding = 3) buffer X0 { float x0[]; };
+layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
+void main() {
+  const uint i = gl_GlobalInvocationID.x;
+  if (i < uint(n)) {
+    if (acc[i] != 0.0 || x[i] != x0[i]) atomicAdd(bad[0], 1u);
+    acc[i] += x[i];
+    x[i] = 2.0 * x[i] + 1.0;
+  }
+}
+)";
+
 }  // namespace
+
+TEST_CASE("timing: resets are recorded before every timed launch of a batch") {
+  auto dev = open_vulkan_or_skip();
+  auto ck = dev->compile(glsl(kResetCheckShader), block(64));
+  REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
+  constexpr std::uint32_t kN = 4096;
+  std::vector<float> x0(kN);  // positive: 2x + 1 != x and x != 0
+  for (std::uint32_t i = 0; i < kN; ++i) x0[i] = static_cast<float>(1 + i % 97);
+  auto x = dev->alloc(kN * 4);
+  auto acc = dev->alloc(kN * 4);
+  auto snapshot = dev->alloc(kN * 4);
+  auto bad = dev->alloc(4);
+  REQUIRE((x.ok() && acc.ok() && snapshot.ok() && bad.ok()));
+  REQUIRE(dev->upload(**snapshot, x0.data(), kN * 4).ok());
+  const std::vector<ArgValue> args = {
+      ArgValue::buf(**bad, ElemType::u32, 1), ArgValue::buf(**x, ElemType::f32, kN),
+      ArgValue::buf(**acc, ElemType::f32, kN), ArgValue::buf(**snapshot, ElemType::f32, kN),
+      std::int32_t{kN}};
+  const LaunchDims dims{{kN / 64, 1, 1}, {64, 1, 1}, 0};
+  // Times `plan` with x and acc as given and returns the invocations that saw them unreset.
+  auto count_bad = [&](const TimingPlan& plan, std::uint32_t x_bits, std::uint32_t acc_bits) {
+    if (x_bits == 0xffffffffu)
+      REQUIRE(dev->copy(**x, **snapshot, kN * 4).ok());
+    else
+      REQUIRE(dev->fill(**x, x_bits, kN * 4).ok());
+    REQUIRE(dev->fill(**acc, acc_bits, kN * 4).ok());
+    REQUIRE(dev->fill(**bad, 0, 4).ok());
+    auto t = dev->time(**ck, dims, args, plan);
+    REQUIRE_MESSAGE(t.ok(), t.status().to_string());
+    CHECK(t->size() == static_cast<std::size_t>(plan.reps));
+    std::uint32_t n = 0;
+    REQUIRE(dev->download(**bad, &n, 4).ok());
+    return n;
+  };
+  TimingPlan plan;
+  plan.reps = 300;  // more than one command buffer's batch
+  plan.resets.zero = {acc->get()};
+  plan.resets.restore = {{x->get(), snapshot->get()}};
+  for (bool flush : {false, true}) {
+    CAPTURE(flush);
+    plan.flush_l2 = flush;
+    CHECK(count_bad(plan, 0, 0x3f800000u) == 0);  // x = 0 and acc = 1.0f before the first
+    std::vector<float> a(kN), xs(kN);
+    REQUIRE(dev->download(**acc, a.data(), kN * 4).ok());
+    REQUIRE(dev->download(**x, xs.data(), kN * 4).ok());
+    CHECK(a == x0);  // one launch's effect
+    for (std::uint32_t i = 0; i < kN; ++i) REQUIRE(xs[i] == 2 * x0[i] + 1);
+  }
+  // The control: without resets, every launch after the first sees the last one's effects.
+  TimingPlan plain;
+  plain.reps = 5;
+  CHECK(count_bad(plain, 0xffffffffu, 0) == 4 * kN);
+  // Buffers of another device are refused.
+  auto other = open_vulkan_or_skip();
+  auto foreign = other->alloc(kN * 4);
+  REQUIRE(foreign.ok());
+  plan.resets.zero = {foreign->get()};
+  CHECK(dev->time(**ck, dims, args, plan).status().code() == StatusCode::invalid_argument);
+}
 
 TEST_CASE("selection: TUNE_VULKAN_DEVICE by index, by name substring, and a missing one") {
   (void)kVulkanTestEnv;

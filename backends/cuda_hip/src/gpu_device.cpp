@@ -158,7 +158,7 @@ Status GpuDevice::upload(DeviceBuffer& dst, const void* src, std::uint64_t bytes
   if (!b.ok()) return b.status();
   TUNE_RETURN_IF_ERROR(check_range(dst, bytes, offset, "upload"));
   if (bytes == 0) return {};
-  std::lock_guard<std::recursive_mutex> lock(queue_mutex_);
+  std::lock_guard<std::mutex> lock(queue_mutex_);
   TUNE_RETURN_IF_ERROR(check_lost());
   if (int rc = api_->make_current(); rc != 0)
     return fail(Call::make_current, rc, StatusCode::unavailable);
@@ -176,7 +176,7 @@ Status GpuDevice::download(const DeviceBuffer& src, void* dst, std::uint64_t byt
   if (!b.ok()) return b.status();
   TUNE_RETURN_IF_ERROR(check_range(src, bytes, offset, "download"));
   if (bytes == 0) return {};
-  std::lock_guard<std::recursive_mutex> lock(queue_mutex_);
+  std::lock_guard<std::mutex> lock(queue_mutex_);
   TUNE_RETURN_IF_ERROR(check_lost());
   if (int rc = api_->make_current(); rc != 0)
     return fail(Call::make_current, rc, StatusCode::unavailable);
@@ -198,7 +198,7 @@ Status GpuDevice::fill(DeviceBuffer& dst, std::uint32_t pattern, std::uint64_t b
                                                     ") must be multiples of 4");
   }
   if (bytes == 0) return {};
-  std::lock_guard<std::recursive_mutex> lock(queue_mutex_);
+  std::lock_guard<std::mutex> lock(queue_mutex_);
   TUNE_RETURN_IF_ERROR(check_lost());
   if (int rc = api_->make_current(); rc != 0)
     return fail(Call::make_current, rc, StatusCode::unavailable);
@@ -215,7 +215,7 @@ Status GpuDevice::copy(DeviceBuffer& dst, const DeviceBuffer& src, std::uint64_t
   TUNE_RETURN_IF_ERROR(check_range(dst, bytes, 0, "copy destination"));
   TUNE_RETURN_IF_ERROR(check_range(src, bytes, 0, "copy source"));
   if (bytes == 0) return {};
-  std::lock_guard<std::recursive_mutex> lock(queue_mutex_);
+  std::lock_guard<std::mutex> lock(queue_mutex_);
   TUNE_RETURN_IF_ERROR(check_lost());
   if (int rc = api_->make_current(); rc != 0)
     return fail(Call::make_current, rc, StatusCode::unavailable);
@@ -305,7 +305,7 @@ Result<std::unique_ptr<CompiledKernel>> GpuDevice::compile(const KernelSource& s
 Status GpuDevice::launch(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args) {
   auto k = kernel_of(kernel);
   if (!k.ok()) return k.status();
-  std::lock_guard<std::recursive_mutex> lock(queue_mutex_);
+  std::lock_guard<std::mutex> lock(queue_mutex_);
   return launch_locked(**k, dims, args);
 }
 
@@ -416,6 +416,31 @@ Status GpuDevice::ensure_events(std::size_t pairs) {
   return {};
 }
 
+Status GpuDevice::check_resets(const LaunchResets& r) const {
+  TUNE_RETURN_IF_ERROR(r.check());
+  for (const DeviceBuffer* b : r.zero) TUNE_RETURN_IF_ERROR(buffer_of(*b, "time: zero").status());
+  for (const BufferRestore& c : r.restore) {
+    TUNE_RETURN_IF_ERROR(buffer_of(*c.dst, "time: restore destination").status());
+    TUNE_RETURN_IF_ERROR(buffer_of(*c.src, "time: restore source").status());
+  }
+  return {};
+}
+
+Status GpuDevice::enqueue_resets_locked(const LaunchResets& r) {
+  for (const DeviceBuffer* b : r.zero) {
+    const auto* gb = static_cast<const GpuBuffer*>(b);
+    if (int rc = api_->memset_d8(gb->ptr(), 0, LaunchResets::zero_bytes(*b), stream_); rc != 0)
+      return fail(Call::memset_d8, rc, StatusCode::internal, "time: zero");
+  }
+  for (const BufferRestore& c : r.restore) {
+    const auto* dst = static_cast<const GpuBuffer*>(c.dst);
+    const auto* src = static_cast<const GpuBuffer*>(c.src);
+    if (int rc = api_->memcpy_dtod(dst->ptr(), src->ptr(), dst->size_bytes(), stream_); rc != 0)
+      return fail(Call::memcpy_dtod, rc, StatusCode::internal, "time: restore");
+  }
+  return {};
+}
+
 Status GpuDevice::wait_event(Handle event, double timeout_ms, std::string_view what) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
@@ -448,7 +473,8 @@ Result<std::vector<double>> GpuDevice::time(const CompiledKernel& kernel, const 
                   "time: reps must be positive, got " + std::to_string(plan.reps));
   }
   const GpuKernel& gk = **k;
-  std::lock_guard<std::recursive_mutex> lock(queue_mutex_);
+  TUNE_RETURN_IF_ERROR(check_resets(plan.resets));
+  std::lock_guard<std::mutex> lock(queue_mutex_);
   TUNE_RETURN_IF_ERROR(check_lost());
   if (int rc = api_->make_current(); rc != 0)
     return fail(Call::make_current, rc, StatusCode::unavailable);
@@ -457,10 +483,7 @@ Result<std::vector<double>> GpuDevice::time(const CompiledKernel& kernel, const 
   TUNE_RETURN_IF_ERROR(ensure_events(reps));
 
   for (std::size_t r = 0; r < reps; ++r) {
-    if (plan.before_each) {
-      Status s = plan.before_each();
-      if (!s.ok()) return s.with_context("time: before_each hook");
-    }
+    TUNE_RETURN_IF_ERROR(enqueue_resets_locked(plan.resets));
     if (plan.flush_l2) {
       if (int rc = api_->memset_d8(flush_ptr_, static_cast<std::uint8_t>(r), flush_bytes_, stream_);
           rc != 0)
@@ -485,7 +508,7 @@ Result<std::vector<double>> GpuDevice::time(const CompiledKernel& kernel, const 
 }
 
 Status GpuDevice::synchronize() {
-  std::lock_guard<std::recursive_mutex> lock(queue_mutex_);
+  std::lock_guard<std::mutex> lock(queue_mutex_);
   TUNE_RETURN_IF_ERROR(check_lost());
   if (int rc = api_->make_current(); rc != 0)
     return fail(Call::make_current, rc, StatusCode::unavailable);

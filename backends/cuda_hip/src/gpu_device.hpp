@@ -5,9 +5,9 @@
 // buffer; buffers and kernels it returns hold a pointer back to it and must be destroyed first.
 // Thread safety: compile() runs without the device lock (several threads may compile at once;
 // module loading is thread-safe in both runtimes); every queue operation (copies, launches,
-// timing) takes one recursive lock, so a TimingPlan::before_each hook may itself call fill()
-// or upload(). A sticky error marks the device lost: later queue operations fail fast with
-// device_lost.
+// timing) takes one lock, never re-entered: a TimingPlan's resets are stream operations
+// recorded inside time(), not calls back into the device. A sticky error marks the device lost:
+// later queue operations fail fast with device_lost.
 #pragma once
 
 #include <atomic>
@@ -111,6 +111,10 @@ class GpuDevice : public Device {
   Status wait_event(Handle event, double timeout_ms, std::string_view what);
   Status ensure_flush_buffer();
   Status ensure_events(std::size_t pairs);
+  // invalid_argument unless every buffer of `r` is this device's.
+  Status check_resets(const LaunchResets& r) const;
+  // Enqueues `r` on the stream (memset, device-to-device copies). Callers hold the lock.
+  Status enqueue_resets_locked(const LaunchResets& r);
 
   std::unique_ptr<GpuApi> api_;
   std::shared_ptr<RtcCompiler> compiler_;
@@ -118,7 +122,7 @@ class GpuDevice : public Device {
   DeviceInfo info_;
   Handle stream_ = nullptr;
 
-  std::recursive_mutex queue_mutex_;  // guards everything below and stream order
+  std::mutex queue_mutex_;  // guards everything below and stream order
   DevPtr flush_ptr_ = 0;
   std::uint64_t flush_bytes_ = 0;
   std::vector<Handle> events_;  // 2 per timed rep: start, end

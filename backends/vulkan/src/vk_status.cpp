@@ -1,6 +1,15 @@
 #include "vk_status.hpp"
 
+#include <cinttypes>
+#include <cstdio>
+
 namespace tune::vk {
+
+std::string hex(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%" PRIx64, v);
+  return buf;
+}
 
 std::string result_name(VkResult r) {
   switch (r) {

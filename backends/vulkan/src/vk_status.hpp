@@ -3,6 +3,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -17,6 +18,9 @@ std::string result_name(VkResult r);
 // VK_ERROR_DEVICE_LOST -> device_lost, VK_TIMEOUT -> timeout, a missing driver ->
 // unavailable, anything else -> `fallback`.
 StatusCode code_for(VkResult r, StatusCode fallback);
+
+// Lower-case hexadecimal without a prefix: "10de".
+std::string hex(std::uint64_t v);
 
 // "vkAllocateMemory failed: VK_ERROR_OUT_OF_DEVICE_MEMORY".
 Status make_error(std::string_view call, VkResult r, StatusCode fallback = StatusCode::internal);

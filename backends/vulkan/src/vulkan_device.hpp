@@ -1,17 +1,19 @@
 // VulkanDevice: tune::Device on one Vulkan physical device (internal header).
 //
-// Ownership: a VulkanDevice owns its VkInstance (and validation messenger), VkDevice, one
-// compute queue, a command pool, a pipeline cache, the in-memory SPIR-V cache and the L2-flush
-// scratch buffer. Buffers and kernels it returns hold a raw pointer back to it and must be
-// destroyed before it (device.hpp's contract).
-// Disk caches (TUNE_CACHE / TUNE_CACHE_DIR, through tune::BinaryCache): SPIR-V per variant in
-// <cache dir>/spirv, read before shaderc runs and written after it; the VkPipelineCache's data
-// per physical device in <cache dir>/vkpipeline, read when the device opens (after checking
-// the header Vulkan defines) and written back when it closes. TUNE_CACHE=off: neither is read
-// or written; readonly: both are read, neither is written.
+// The device composes objects that each do one job: Instance (vk_instance.hpp: the VkInstance
+// and validation messenger), device facts (device_facts.hpp: DeviceInfo, memory types, flush
+// size), ShaderCompiler (shader_compiler.hpp: GLSL -> SPIR-V and its caches), PipelineCache
+// (pipeline_cache.hpp: the VkPipelineCache and its file), owned handles (vk_handles.hpp),
+// argument binding (argument_binding.hpp), DeviceMemory (device_memory.hpp: buffers) and
+// SubmissionQueue (submission_queue.hpp: command buffers, fences, what is in flight).
+// What remains here: the Device verbs over them, launch and timing.
+//
+// Ownership: a VulkanDevice owns its VkDevice, one compute queue, a command pool, the
+// pipeline cache, the shader compiler and the L2-flush scratch buffer, and keeps its Instance
+// alive. Buffers and kernels it returns hold a raw pointer back to it and must be destroyed
+// before it (device.hpp's contract).
 // Thread safety: queue_mu_ serialises everything that records or submits command buffers and
-// the list of in-flight submissions; compile_mu_ guards shaderc and both SPIR-V caches (so a
-// variant is compiled or read once, and the disk read happens under it); pipeline creation
+// the list of in-flight submissions; the shader compiler has its own lock; pipeline creation
 // runs unlocked (VkPipelineCache is internally synchronised).
 // Blocking: launch(), fill() and copy() submit and return; upload() and download() wait for
 // their own copy; time() and synchronize() wait for everything they submitted.
@@ -21,18 +23,24 @@
 
 #include <atomic>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <shaderc/shaderc.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "argument_binding.hpp"
+#include "device_facts.hpp"
+#include "device_memory.hpp"
+#include "pipeline_cache.hpp"
+#include "shader_compiler.hpp"
 #include "spirv_reflect.hpp"
+#include "submission_queue.hpp"
 #include "tune/backend/binary_cache.hpp"
 #include "tune/device.hpp"
 #include "tune/vulkan.hpp"
+#include "vk_handles.hpp"
+#include "vk_instance.hpp"
 
 namespace tune::vk {
 
@@ -41,14 +49,6 @@ using VulkanDiagnostics = vulkan::Diagnostics;
 using VulkanOpenOptions = vulkan::OpenOptions;
 
 class VulkanDevice;
-
-// A VkBuffer and its dedicated memory; `mapped` is non-null for host-visible memory.
-struct RawBuffer {
-  VkBuffer buffer = VK_NULL_HANDLE;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  void* mapped = nullptr;
-  std::uint64_t size = 0;
-};
 
 class VulkanBuffer final : public DeviceBuffer {
  public:
@@ -69,8 +69,8 @@ class VulkanBuffer final : public DeviceBuffer {
 
 class VulkanKernel final : public CompiledKernel {
  public:
-  VulkanKernel(VulkanDevice* owner, SpirvInfo info, Dim3 block, VkDescriptorSetLayout set_layout,
-               VkPipelineLayout layout, VkPipeline pipeline, std::string log,
+  VulkanKernel(VulkanDevice* owner, SpirvInfo info, Dim3 block, DescriptorSetLayout set_layout,
+               PipelineLayout layout, Pipeline pipeline, std::string log,
                KernelResources resources);
   // Waits for device work that may still use the pipeline, then destroys it.
   ~VulkanKernel() override;
@@ -80,56 +80,31 @@ class VulkanKernel final : public CompiledKernel {
   const VulkanDevice* owner() const noexcept { return owner_; }
   const SpirvInfo& spirv() const noexcept { return info_; }
   const Dim3& block() const noexcept { return block_; }
-  VkDescriptorSetLayout set_layout() const noexcept { return set_layout_; }
-  VkPipelineLayout layout() const noexcept { return layout_; }
-  VkPipeline pipeline() const noexcept { return pipeline_; }
+  VkDescriptorSetLayout set_layout() const noexcept { return set_layout_.get(); }
+  VkPipelineLayout layout() const noexcept { return layout_.get(); }
+  VkPipeline pipeline() const noexcept { return pipeline_.get(); }
 
  private:
   VulkanDevice* owner_;
   SpirvInfo info_;
   Dim3 block_;
-  VkDescriptorSetLayout set_layout_;
-  VkPipelineLayout layout_;
-  VkPipeline pipeline_;
-};
-
-// What the physical device supports, queried once at open.
-struct DeviceCaps {
-  VkPhysicalDeviceProperties props{};
-  VkPhysicalDeviceMemoryProperties memory{};
-  std::uint32_t queue_family = 0;
-  std::uint32_t timestamp_valid_bits = 0;
-  std::uint32_t subgroup_size = 0;
-  VkSubgroupFeatureFlags subgroup_ops = 0;
-  bool subgroup_in_compute = false;
-  bool int64 = false, float64 = false, int16 = false;
-  bool float16 = false, int8 = false;
-  bool storage16 = false, uniform_storage16 = false, storage8 = false, uniform_storage8 = false;
-  std::string driver_name, driver_info;
+  // Destroyed in reverse order: the pipeline first.
+  DescriptorSetLayout set_layout_;
+  PipelineLayout layout_;
+  Pipeline pipeline_;
 };
 
 // Everything vulkan::open_device hands over to the device it builds.
 struct OpenedDevice {
-  VkInstance instance = VK_NULL_HANDLE;
-  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+  std::shared_ptr<Instance> instance;
   VkPhysicalDevice physical = VK_NULL_HANDLE;
   DeviceCaps caps;
-  bool validation = false;
-};
-
-// Messages of the validation layer, shared with the messenger callback.
-struct ValidationLog {
-  std::mutex mu;
-  std::uint64_t errors = 0, warnings = 0;
-  std::vector<std::string> messages;
 };
 
 class VulkanDevice final : public Device {
  public:
-  // Creates the logical device and queue on `opened.physical`; takes ownership of the instance
-  // (and messenger) on success and on failure.
-  static Result<std::unique_ptr<VulkanDevice>> create(OpenedDevice opened,
-                                                      std::shared_ptr<ValidationLog> log);
+  // Creates the logical device and queue on `opened.physical`.
+  static Result<std::unique_ptr<VulkanDevice>> create(OpenedDevice opened);
   ~VulkanDevice() override;
   VulkanDevice(const VulkanDevice&) = delete;
   VulkanDevice& operator=(const VulkanDevice&) = delete;
@@ -157,103 +132,69 @@ class VulkanDevice final : public Device {
   // Used by VulkanBuffer / VulkanKernel destructors.
   void wait_before_destroy() noexcept;
   void destroy_raw(RawBuffer& raw) noexcept;
-  VkDevice vk() const noexcept { return device_; }
+  VkDevice vk() const noexcept { return device_.get(); }
 
  private:
-  struct Submission {
-    VkCommandBuffer cmd = VK_NULL_HANDLE;
-    VkFence fence = VK_NULL_HANDLE;
-    VkDescriptorPool descriptors = VK_NULL_HANDLE;
-    VkQueryPool queries = VK_NULL_HANDLE;
-    std::vector<RawBuffer> staging;
-  };
-  // The buffers and packed push constants of one launch, checked against the kernel: each
-  // buffer with the binding the shader declares for it (unused ones are not bound).
-  struct BoundArgs {
-    std::vector<std::pair<std::uint32_t, const VulkanBuffer*>> buffers;
-    std::vector<std::uint8_t> push;
-  };
-
-  VulkanDevice(OpenedDevice opened, std::shared_ptr<ValidationLog> log);
+  explicit VulkanDevice(OpenedDevice opened);
   Status init();
-  void fill_info();
-  // Sets pipeline_key_ and returns the initial data for the VkPipelineCache: the stored
-  // file's driver data when its Vulkan header matches this physical device, else empty
-  // (logged at debug level).
-  std::string load_pipeline_cache_data();
-  // Writes the VkPipelineCache's data back when it changed and the cache is writable.
-  void save_pipeline_cache() noexcept;
-  // SPIR-V for `key_text` from the disk cache, reflected; null on a miss or a damaged entry.
-  // Requires compile_mu_.
-  struct CachedSpirv;
-  std::shared_ptr<const CachedSpirv> load_spirv_locked(const std::string& key_text);
+  Status create_logical_device();
+  // compile()'s steps: what the request asks of the device, what the SPIR-V needs of it, and
+  // the pipeline objects.
+  Status check_request(const KernelSource& source, const Config& config, Dim3* block) const;
+  Status check_spirv(const SpirvInfo& si, const Dim3& block) const;
+  Result<std::unique_ptr<CompiledKernel>> create_kernel(const ShaderCompiler::Spirv& spirv,
+                                                        const Dim3& block);
 
-  Result<RawBuffer> create_raw(std::uint64_t bytes, bool staging);
   Result<const VulkanBuffer*> own_buffer(const DeviceBuffer& b, std::string_view what) const;
   Result<const VulkanKernel*> own_kernel(const CompiledKernel& k) const;
+  // The launch geometry checked against the kernel and the device, then the arguments bound
+  // (argument_binding.hpp) with this device's buffers.
   Status bind_args(const VulkanKernel& k, const LaunchDims& dims, ArgList args,
                    BoundArgs* out) const;
   Status check_usable() const;
+  // Checks that every buffer of `r` is this device's; its restores as device buffers.
+  Status own_resets(
+      const LaunchResets& r,
+      std::vector<std::pair<const VulkanBuffer*, const VulkanBuffer*>>* restores) const;
+  // Records `r` into `cmd` (fills, copies, then a barrier); nothing when it is empty.
+  static void record_resets(
+      VkCommandBuffer cmd, const LaunchResets& r,
+      const std::vector<std::pair<const VulkanBuffer*, const VulkanBuffer*>>& restores);
 
   // The following require queue_mu_.
-  Result<VkCommandBuffer> begin_locked();
-  // Ends and submits `s.cmd`; `s` joins the in-flight list (its resources are freed when its
-  // fence has signalled). Returns the fence.
-  Result<VkFence> submit_locked(Submission s);
-  Status wait_fence_locked(VkFence fence, double timeout_ms, std::string_view what);
-  Status wait_all_locked(double timeout_ms);
-  void retire_completed_locked();
-  void free_submission_locked(Submission& s) noexcept;
   Result<VkDescriptorSet> make_descriptor_set_locked(const VulkanKernel& k, const BoundArgs& a,
                                                      Submission* s);
   void record_dispatch_locked(VkCommandBuffer cmd, const VulkanKernel& k, VkDescriptorSet set,
                               const BoundArgs& a, const Dim3& grid);
   Status ensure_scratch_locked();
-
-  OpenedDevice opened_;
-  std::shared_ptr<ValidationLog> validation_log_;
-  DeviceInfo info_;
-  VkDevice device_ = VK_NULL_HANDLE;
-  VkQueue queue_ = VK_NULL_HANDLE;
-  VkCommandPool pool_ = VK_NULL_HANDLE;
-  VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
-  std::uint32_t device_memory_type_ = 0;
-  std::uint32_t staging_memory_type_ = 0;
-  bool device_memory_mappable_ = false;
-  std::uint64_t max_buffer_bytes_ = 0;
-  std::uint64_t flush_bytes_ = 0;
-  shaderc_env_version target_env_ = shaderc_env_version_vulkan_1_1;
-  // The SPIR-V producers and their settings: the first lines of every SPIR-V cache key.
-  std::string spirv_toolchain_;
-
-  // Disk caches; null when TUNE_CACHE=off or no cache directory can be named.
-  std::shared_ptr<BinaryCache> spirv_disk_;
-  std::shared_ptr<BinaryCache> pipeline_disk_;
-  std::string pipeline_key_;                 // this physical device's pipeline-cache key
-  std::uint64_t pipeline_loaded_bytes_ = 0;  // initial data the VkPipelineCache accepted
-  std::uint64_t pipeline_loaded_hash_ = 0;   // stable_hash of it (unchanged: no write-back)
-  std::atomic<std::uint64_t> pipelines_created_{0};
-
-  mutable std::mutex queue_mu_;
-  std::vector<Submission> inflight_;
-  RawBuffer scratch_;
-  std::atomic<bool> lost_{false};
-
-  struct CachedSpirv {
-    std::vector<std::uint32_t> words;
-    SpirvInfo info;
-    std::string log;         // warnings
-    bool from_disk = false;  // read from spirv_disk_ rather than compiled by this process
+  // One time() call's fixed parts, shared by its batches.
+  struct TimingJob {
+    const VulkanKernel* kernel;
+    const LaunchDims* dims;
+    BoundArgs bound;
+    const TimingPlan* plan;
+    std::vector<std::pair<const VulkanBuffer*, const VulkanBuffer*>> restores;
+    bool flush;  // the scratch buffer is filled before each rep
   };
-  mutable std::mutex compile_mu_;
-  shaderc::Compiler compiler_;
-  std::map<std::string, std::shared_ptr<const CachedSpirv>> spirv_cache_;
-  std::uint64_t shaderc_compiles_ = 0;
-  std::uint64_t spirv_disk_hits_ = 0;
-};
+  // Reps [first, first + n) of `job` in one command buffer: recorded, submitted, waited for,
+  // their samples appended.
+  Status time_batch_locked(const TimingJob& job, int first, int n, std::vector<double>* samples);
+  Status record_batch_locked(const TimingJob& job, int first, int n, Submission* s);
+  // The durations in `queries` (n start/end pairs), masked to timestampValidBits, in ns.
+  Status read_timestamps(VkQueryPool queries, int n, std::vector<double>* samples);
 
-// Stable names used in DeviceInfo and listings.
-std::string vendor_name(std::uint32_t vendor_id);
-std::string device_type_name(VkPhysicalDeviceType t);
+  // Destroyed in reverse order: everything that uses the VkDevice before it, the instance last.
+  OpenedDevice opened_;
+  DeviceInfo info_;
+  MemoryPlan plan_;
+  LogicalDevice device_;
+  std::unique_ptr<DeviceMemory> buffers_;
+  std::unique_ptr<SubmissionQueue> queue_;
+  std::unique_ptr<PipelineCache> pipelines_;
+  std::unique_ptr<ShaderCompiler> shaders_;
+
+  mutable std::mutex queue_mu_;  // guards queue_ and scratch_, and orders device work
+  RawBuffer scratch_;
+};
 
 }  // namespace tune::vk

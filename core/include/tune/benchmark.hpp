@@ -6,11 +6,30 @@
 #pragma once
 
 #include <functional>
+#include <type_traits>
+#include <utility>
 
 #include "tune/device.hpp"
 #include "tune/stats.hpp"
 
 namespace tune {
+
+// What runs before every launch that benchmarking makes (untimed, estimate and timed), outside
+// the timed span: `resets` on the device, then `host` (may be empty). Without a host step the
+// resets travel in each TimingPlan and the backend batches repetitions; with one, every timed
+// repetition is its own Device::time call, made after the resets (fill/copy) and the host step.
+// Converts from any callable returning Status (the host step alone).
+struct BeforeLaunch {
+  LaunchResets resets;
+  std::function<Status()> host;
+
+  BeforeLaunch() = default;
+  template <class F>
+  requires(!std::is_same_v<std::decay_t<F>, BeforeLaunch> && std::is_invocable_r_v<Status, F&>)
+      BeforeLaunch(F f)
+      : host(std::move(f)) {}  // NOLINT: implicit on purpose
+  bool empty() const noexcept { return resets.empty() && !host; }
+};
 
 // Checks every field (finite, in range); the message names the field. Autotuner::make calls it.
 struct BenchOptions;
@@ -72,10 +91,10 @@ struct BenchOptions {
   double race_tolerance = 0.01;
 };
 
-// Median and quantiles of the timed repetitions, in nanoseconds. `before_each` (optional)
-// runs before every launch (warmup, estimate and timed), outside the timed span.
+// Median and quantiles of the timed repetitions, in nanoseconds. `before` (optional) runs
+// before every launch (warmup, estimate and timed), outside the timed span.
 Result<SampleStats> time_kernel(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
                                 ArgList args, const BenchOptions& opts,
-                                const std::function<Status()>& before_each = {});
+                                const BeforeLaunch& before = {});
 
 }  // namespace tune

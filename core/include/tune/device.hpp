@@ -81,13 +81,36 @@ struct LaunchDims {
   std::uint32_t shared_bytes = 0;  // dynamic shared memory
 };
 
+// A buffer put back from a snapshot: `dst` receives dst->size_bytes() bytes of `src`.
+struct BufferRestore {
+  DeviceBuffer* dst = nullptr;
+  const DeviceBuffer* src = nullptr;  // at least as large as dst
+};
+
+// Device work that puts buffers back before a launch (KernelDef::reset_to_zero and
+// restore_value): the zero fills, then the restores, in the order listed. Every buffer belongs
+// to the device that applies them.
+struct LaunchResets {
+  // Zero-filled over zero_bytes(): their size rounded down to a multiple of 4 (fill()'s unit).
+  std::vector<DeviceBuffer*> zero;
+  std::vector<BufferRestore> restore;
+
+  bool empty() const noexcept { return zero.empty() && restore.empty(); }
+  static std::uint64_t zero_bytes(const DeviceBuffer& b) noexcept {
+    return b.size_bytes() & ~std::uint64_t{3};
+  }
+  // invalid_argument for a null buffer or a restore source smaller than its destination.
+  Status check() const;
+};
+
 // One timing request: `reps` launches, each timed alone with device timestamps.
 struct TimingPlan {
   int reps = 1;
   // Overwrite an L2-sized scratch buffer before each timed launch (outside the timed span).
   bool flush_l2 = true;
-  // Runs before each rep, outside the timed span (e.g. reset-to-zero hooks). May be empty.
-  std::function<Status()> before_each;
+  // Before each timed launch (and its L2 flush), outside the timed span: the backend records
+  // these fills and copies on its queue beside the launches, so repetitions still batch.
+  LaunchResets resets;
   // A launch that has not finished after this long is a timeout (the config is dropped).
   double timeout_ms = 10000.0;
 };
@@ -126,5 +149,8 @@ class Device {
 
   virtual Status synchronize() = 0;
 };
+
+// `resets` done now through dev.fill() and dev.copy() (for launches outside Device::time).
+Status apply_resets(Device& dev, const LaunchResets& resets);
 
 }  // namespace tune

@@ -34,13 +34,31 @@ Status HookRunner::snapshot() {
   return {};
 }
 
-Status HookRunner::before_launch() {
-  TUNE_RETURN_IF_ERROR(flush_post());
-  TUNE_RETURN_IF_ERROR(zero_buffers(dev_, args_, zero_));
+LaunchResets HookRunner::resets() const {
+  LaunchResets r;
+  for (int i : zero_) r.zero.push_back(args_[static_cast<std::size_t>(i)].buffer);
   for (int i : restore_) {
     DeviceBuffer* b = args_[static_cast<std::size_t>(i)].buffer;
-    TUNE_RETURN_IF_ERROR(dev_.copy(*b, *saved_.at(b), b->size_bytes()));
+    r.restore.push_back({b, saved_.at(b).get()});
   }
+  return r;
+}
+
+BeforeLaunch HookRunner::before(const Config* c) {
+  if (def_.pre_hook || def_.post_hook) {
+    return BeforeLaunch([this, c] {
+      set_config(c);
+      return before_launch();
+    });
+  }
+  BeforeLaunch b;
+  if (active()) b.resets = resets();
+  return b;
+}
+
+Status HookRunner::before_launch() {
+  TUNE_RETURN_IF_ERROR(flush_post());
+  TUNE_RETURN_IF_ERROR(apply_resets(dev_, resets()));
   if (!def_.pre_hook) {
     if (def_.post_hook) pending_post_ = config_;
     return {};
@@ -78,11 +96,9 @@ Status HookRunner::restore_all() {
 }
 
 Status zero_buffers(Device& dev, ArgList args, const std::vector<int>& zero) {
-  for (int i : zero) {
-    DeviceBuffer* b = args[static_cast<std::size_t>(i)].buffer;
-    TUNE_RETURN_IF_ERROR(dev.fill(*b, 0, b->size_bytes() & ~std::uint64_t{3}));
-  }
-  return {};
+  LaunchResets r;
+  for (int i : zero) r.zero.push_back(args[static_cast<std::size_t>(i)].buffer);
+  return apply_resets(dev, r);
 }
 
 }  // namespace tune::detail

@@ -13,6 +13,7 @@
 #include <map>
 #include <vector>
 
+#include "tune/benchmark.hpp"
 #include "tune/device.hpp"
 #include "tune/kernel.hpp"
 
@@ -35,6 +36,11 @@ class HookRunner {
   void set_config(const Config* c) noexcept { config_ = c; }
   // Before one launch: pending post-hook (ok), zero, restore, pre-hook.
   Status before_launch();
+  // What benchmarking runs before each launch of `c` (after snapshot()): with a pre- or
+  // post-hook, before_launch() as a host step (one timing call per repetition); else only the
+  // zero/restore buffers, which the backend records beside its timed launches. Empty when
+  // !active().
+  BeforeLaunch before(const Config* c);
   // Runs the pending post-hook, if any, told `outcome`. Returns the hook's own status.
   Status flush_post(const Status& outcome = {});
   // Ends the tuning: pending post-hook told `outcome`, then every snapshot buffer holds the
@@ -45,6 +51,8 @@ class HookRunner {
 
  private:
   Status restore_all();
+  // The zero and restore buffers as device work (restores from the snapshot).
+  LaunchResets resets() const;
 
   Device& dev_;
   const KernelDef& def_;

@@ -146,17 +146,11 @@ class SearchSession {
       TUNE_RETURN_IF_ERROR(verify_once(dev_, def_, hooks_, kernel, dims, args_, c));
     }
     auto timer = clock_.measure(&TuningTimes::benchmark);
-    std::function<Status()> before;
-    if (hooks_.active())
-      before = [this, &c] {
-        hooks_.set_config(&c);
-        return hooks_.before_launch();
-      };
     // Settle the clock for the first evaluation, and again only after a pause (as a race
     // does), not for every point.
     BenchOptions bench = ctx_.opts.bench;
     if (!clock_watch_.needs_settling()) bench.settle_max_ms = 0;
-    auto stats = time_kernel(dev_, kernel, dims, args_, bench, before);
+    auto stats = time_kernel(dev_, kernel, dims, args_, bench, hooks_.before(&c));
     clock_watch_.busy();
     Status post = hooks_.flush_post(stats.status());
     TUNE_RETURN_IF_ERROR(stats.status());

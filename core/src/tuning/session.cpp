@@ -218,8 +218,7 @@ class KeySession {
       auto timer = clock_.measure(&TuningTimes::benchmark);
       BenchOptions warm = ctx_.opts.bench;
       if (!race.entries().empty()) warm.warmup_ms = std::min(warm.warmup_ms, warm.warmup_next_ms);
-      auto before = before_each(&cands_[i]);
-      auto w = warm_up(dev_, *v->kernel, dims, args_, warm, before);
+      auto w = warm_up(dev_, *v->kernel, dims, args_, warm, hooks_.before(&cands_[i]));
       Status post = hooks_.flush_post(w.status());
       st = !w.ok() ? w.status() : post;
       if (st.ok()) estimate = *w;
@@ -232,7 +231,7 @@ class KeySession {
     RaceEntry e;
     e.kernel = v->kernel.get();
     e.dims = dims;
-    e.before_each = before_each(&cands_[i]);
+    e.before = hooks_.before(&cands_[i]);
     if (hooks_.active()) e.after_batch = [this](const Status& s) { return hooks_.flush_post(s); };
     e.estimate_ns = estimate;
     race.add(std::move(e));
@@ -354,14 +353,6 @@ class KeySession {
              "}: " + (r.status.ok() ? std::string("no timing") : r.status.to_string());
     }
     return Status(StatusCode::all_failed, msg);
-  }
-
-  std::function<Status()> before_each(const Config* c) {
-    if (!hooks_.active()) return {};
-    return [this, c] {
-      hooks_.set_config(c);
-      return hooks_.before_launch();
-    };
   }
 
   Clock::time_point deadline() const {

@@ -170,7 +170,7 @@ class SimDevice final : public Device {
   //   "out_of_resources <config>"  "launch <config>"  "launch_failed <config>"
   //   "timeout <config>"  "time <config> reps=<n>"  "flush"  "rep <config>"  "sync"
   // where <config> is Config::to_string(). Within one time() call: "time ...", then per
-  // repetition plan.before_each's own events, "flush" (when flush_l2), "rep <config>".
+  // repetition the "fill"/"copy" events of plan.resets, "flush" (when flush_l2), "rep <config>".
   std::vector<std::string> events() const;
   // Appends a custom event (tests record their hooks' calls in the same log to check order).
   void record(std::string event);
@@ -239,9 +239,9 @@ class SimDevice final : public Device {
                                                   const Config& config) override;
   // Injected failures first (launch_failed, timeout), then the kernel body. Returns at once.
   Status launch(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args) override;
-  // plan.reps repetitions; each: plan.before_each (its failure is returned as is), the L2
-  // flush when plan.flush_l2, the kernel body, then the modelled time times the noise and
-  // the clock factor (set_clock_ramp).
+  // plan.reps repetitions; each: plan.resets (fill() and copy(); a failure is returned as
+  // is), the L2 flush when plan.flush_l2, the kernel body, then the modelled time times the noise
+  // and the clock factor (set_clock_ramp).
   Result<std::vector<double>> time(const CompiledKernel& kernel, const LaunchDims& dims,
                                    ArgList args, const TimingPlan& plan) override;
   Status synchronize() override;

@@ -1,0 +1,41 @@
+// Argument binding: a launch's arguments checked against one compiled shader's interface
+// (spirv_reflect.hpp's SpirvInfo) and turned into what a dispatch records.
+//
+// Buffer argument i is binding i and scalar argument i push-constant member i, as far as the
+// SPIR-V still declares them: a binding or a whole push-constant block that a variant never
+// uses (its uses compiled out by the variant's macros) is optimised away, and its arguments are
+// checked but not bound. What the shader does declare must match the call exactly. Scalars are
+// packed 32-bit (8/16-bit integers widened) at 4-byte alignment, 64-bit at 8.
+//
+// Ownership: BoundArgs holds the buffers' VkBuffer handles, borrowed for one launch.
+// Thread safety: reentrant (no state of its own). Blocking: none.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spirv_reflect.hpp"
+#include "tune/args.hpp"
+#include "tune/device.hpp"
+
+namespace tune::vk {
+
+// The buffers and packed push constants of one launch.
+struct BoundArgs {
+  std::vector<std::pair<std::uint32_t, VkBuffer>> buffers;  // (binding, buffer), by binding
+  std::vector<std::uint8_t> push;                           // the push-constant block's bytes
+};
+
+// The VkBuffer of a buffer argument; invalid_argument, naming `where`, for a buffer that is not
+// the device's.
+using BufferLookup = std::function<Result<VkBuffer>(const DeviceBuffer&, const std::string& where)>;
+
+// invalid_argument, naming the argument, for anything that does not match the shader.
+Result<BoundArgs> bind_arguments(const SpirvInfo& si, ArgList args, const BufferLookup& lookup);
+
+}  // namespace tune::vk

@@ -1,0 +1,287 @@
+#include "device_facts.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "spirv_reflect.hpp"
+#include "vk_status.hpp"
+
+namespace tune::vk {
+namespace {
+
+// Longest clock level the NVIDIA driver holds under load after idling (H200: ~200 ms steps).
+constexpr double kNvidiaClockSettleMs = 300.0;
+
+// Optional features and driver names: Vulkan 1.1 core structures, 1.2 ones where supported.
+void query_features(VkPhysicalDevice pd, DeviceCaps& c) {
+  auto f2 = vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
+  auto s16 = vk_struct<VkPhysicalDevice16BitStorageFeatures>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES);
+  auto f16 = vk_struct<VkPhysicalDeviceShaderFloat16Int8Features>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES);
+  auto s8 = vk_struct<VkPhysicalDevice8BitStorageFeatures>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES);
+  f2.pNext = &s16;
+  if (c.props.apiVersion >= VK_API_VERSION_1_2) {
+    s16.pNext = &f16;
+    f16.pNext = &s8;
+  }
+  vkGetPhysicalDeviceFeatures2(pd, &f2);
+  c.int64 = f2.features.shaderInt64;
+  c.float64 = f2.features.shaderFloat64;
+  c.int16 = f2.features.shaderInt16;
+  c.storage16 = s16.storageBuffer16BitAccess;
+  c.uniform_storage16 = s16.uniformAndStorageBuffer16BitAccess;
+  c.float16 = f16.shaderFloat16;
+  c.int8 = f16.shaderInt8;
+  c.storage8 = s8.storageBuffer8BitAccess;
+  c.uniform_storage8 = s8.uniformAndStorageBuffer8BitAccess;
+}
+
+void query_properties(VkPhysicalDevice pd, DeviceCaps& c) {
+  auto sub = vk_struct<VkPhysicalDeviceSubgroupProperties>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES);
+  auto m3 = vk_struct<VkPhysicalDeviceMaintenance3Properties>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES, &sub);
+  auto drv = vk_struct<VkPhysicalDeviceDriverProperties>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES);
+  auto p2 =
+      vk_struct<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &m3);
+  if (c.props.apiVersion >= VK_API_VERSION_1_2) sub.pNext = &drv;
+  vkGetPhysicalDeviceProperties2(pd, &p2);
+  c.max_allocation_bytes = m3.maxMemoryAllocationSize;
+  c.subgroup_size = sub.subgroupSize;
+  c.subgroup_ops = sub.supportedOperations;
+  c.subgroup_in_compute = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
+  if (c.props.apiVersion >= VK_API_VERSION_1_2) {
+    c.driver_name = drv.driverName;
+    c.driver_info = drv.driverInfo;
+  }
+}
+
+// A compute queue with timestamps; prefer one without graphics (a dedicated compute queue).
+// Sets `why` when there is none.
+void pick_queue(VkPhysicalDevice pd, DeviceCaps& c, std::string* why) {
+  std::uint32_t nq = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, nullptr);
+  std::vector<VkQueueFamilyProperties> qs(nq);
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, qs.data());
+  int best = -1;
+  bool compute_seen = false;
+  for (std::uint32_t i = 0; i < nq; ++i) {
+    if (!(qs[i].queueFlags & VK_QUEUE_COMPUTE_BIT) || qs[i].queueCount == 0) continue;
+    compute_seen = true;
+    if (qs[i].timestampValidBits == 0) continue;
+    const bool dedicated = !(qs[i].queueFlags & VK_QUEUE_GRAPHICS_BIT);
+    if (best < 0 || (dedicated && (qs[best].queueFlags & VK_QUEUE_GRAPHICS_BIT))) {
+      best = static_cast<int>(i);
+    }
+  }
+  if (best < 0) {
+    *why = compute_seen ? "no compute queue family supports timestamps (timestampValidBits = 0)"
+                        : "no compute queue family";
+    return;
+  }
+  c.queue_family = static_cast<std::uint32_t>(best);
+  c.timestamp_valid_bits = qs[static_cast<std::size_t>(best)].timestampValidBits;
+}
+
+std::string driver_version(const DeviceCaps& caps) {
+  if (!caps.driver_name.empty() || !caps.driver_info.empty())
+    return caps.driver_name + (caps.driver_info.empty() ? "" : " ") + caps.driver_info;
+  const std::uint32_t v = caps.props.driverVersion;
+  if (caps.props.vendorID == 0x10DE) {
+    return std::to_string(v >> 22) + "." + std::to_string((v >> 14) & 0xff) + "." +
+           std::to_string((v >> 6) & 0xff);
+  }
+  return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) +
+         "." + std::to_string(VK_API_VERSION_PATCH(v));
+}
+
+// The subgroup operation a GroupNonUniform* capability needs; 0 for other capabilities.
+VkSubgroupFeatureFlags subgroup_feature(std::uint32_t cap) {
+  switch (cap) {
+    case spv_cap::kGroupNonUniform:
+      return VK_SUBGROUP_FEATURE_BASIC_BIT;
+    case spv_cap::kGroupNonUniformVote:
+      return VK_SUBGROUP_FEATURE_VOTE_BIT;
+    case spv_cap::kGroupNonUniformArithmetic:
+      return VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+    case spv_cap::kGroupNonUniformBallot:
+      return VK_SUBGROUP_FEATURE_BALLOT_BIT;
+    case spv_cap::kGroupNonUniformShuffle:
+      return VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
+    case spv_cap::kGroupNonUniformShuffleRelative:
+      return VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+DeviceCaps query_caps(VkPhysicalDevice pd, std::string* why) {
+  DeviceCaps c;
+  vkGetPhysicalDeviceProperties(pd, &c.props);
+  vkGetPhysicalDeviceMemoryProperties(pd, &c.memory);
+  why->clear();
+  if (c.props.apiVersion < VK_API_VERSION_1_1) {
+    *why = "supports only Vulkan 1.0 (1.1 needed)";
+    return c;
+  }
+  query_properties(pd, c);
+  query_features(pd, c);
+  pick_queue(pd, c, why);
+  if (why->empty() && c.props.limits.timestampPeriod <= 0.0f) *why = "timestampPeriod is 0";
+  return c;
+}
+
+std::string vendor_name(std::uint32_t id) {
+  switch (id) {
+    case 0x10DE:
+      return "NVIDIA";
+    case 0x1002:
+    case 0x1022:
+      return "AMD";
+    case 0x8086:
+      return "Intel";
+    case 0x13B5:
+      return "ARM";
+    case 0x5143:
+      return "Qualcomm";
+    case 0x1010:
+      return "ImgTec";
+    case 0x106B:
+      return "Apple";
+    case 0x10005:  // VK_VENDOR_ID_MESA
+      return "Mesa";
+    default:
+      return "vendor 0x" + hex(id);
+  }
+}
+
+std::string device_type_name(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return "discrete";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return "integrated";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      return "virtual";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      return "cpu";
+    default:
+      return "other";
+  }
+}
+
+Result<MemoryPlan> plan_memory(const DeviceCaps& caps) {
+  const auto& mem = caps.memory;
+  const bool unified = caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ||
+                       caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
+  constexpr VkMemoryPropertyFlags kHost =
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  int best_dev = -1, best_dev_score = -1, best_stage = -1, best_stage_score = -1;
+  for (std::uint32_t i = 0; i < mem.memoryTypeCount; ++i) {
+    const VkMemoryPropertyFlags f = mem.memoryTypes[i].propertyFlags;
+    const bool local = (f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) != 0;
+    const bool host = (f & kHost) == kHost;
+    int score = local ? 2 : 0;
+    if (local && unified && host) score += 1;
+    if (local && !unified && !host) score += 1;
+    if (score > best_dev_score) best_dev = static_cast<int>(i), best_dev_score = score;
+    if (host) {
+      int ss = 1 + ((f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) != 0 ? 1 : 0);
+      if (ss > best_stage_score) best_stage = static_cast<int>(i), best_stage_score = ss;
+    }
+  }
+  if (best_dev < 0 || best_stage < 0)
+    return Status(StatusCode::unavailable, "no usable device or host-visible memory type");
+  MemoryPlan p;
+  p.device_type = static_cast<std::uint32_t>(best_dev);
+  p.staging_type = static_cast<std::uint32_t>(best_stage);
+  p.device_mappable = (mem.memoryTypes[p.device_type].propertyFlags & kHost) == kHost;
+  const std::uint32_t heap = mem.memoryTypes[p.device_type].heapIndex;
+  p.max_buffer_bytes =
+      std::min<std::uint64_t>({caps.props.limits.maxStorageBufferRange, caps.max_allocation_bytes,
+                               mem.memoryHeaps[heap].size});
+  switch (caps.props.deviceType) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      p.flush_bytes = 64ull << 20;
+      break;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      p.flush_bytes = 16ull << 20;
+      break;
+    default:  // CPU devices (lavapipe): a fill runs on the host cores, keep it cheap
+      p.flush_bytes = 4ull << 20;
+      break;
+  }
+  p.flush_bytes = std::min(p.flush_bytes, p.max_buffer_bytes / 4) & ~std::uint64_t{3};
+  return p;
+}
+
+DeviceInfo device_info(const DeviceCaps& caps, std::string compiler_version) {
+  const auto& p = caps.props;
+  const auto& l = p.limits;
+  DeviceInfo info;
+  info.backend = "vulkan";
+  info.vendor = vendor_name(p.vendorID);
+  info.name = p.deviceName;
+  info.arch = "vk:" + hex(p.vendorID) + ":" + hex(p.deviceID);
+  info.driver_version = driver_version(caps);
+  info.compiler_version = std::move(compiler_version);
+  info.compute_units = 0;  // not exposed by core Vulkan
+  info.max_threads_per_block = l.maxComputeWorkGroupInvocations;
+  info.max_block = {l.maxComputeWorkGroupSize[0], l.maxComputeWorkGroupSize[1],
+                    l.maxComputeWorkGroupSize[2]};
+  info.max_grid = {l.maxComputeWorkGroupCount[0], l.maxComputeWorkGroupCount[1],
+                   l.maxComputeWorkGroupCount[2]};
+  info.shared_bytes_per_block = l.maxComputeSharedMemorySize;
+  info.shared_bytes_per_block_optin = l.maxComputeSharedMemorySize;
+  info.registers_per_block = 0;
+  info.warp_size = caps.subgroup_size;
+  info.l2_bytes = 0;  // unknown in Vulkan: the flush uses MemoryPlan::flush_bytes
+  std::uint64_t local = 0;
+  for (std::uint32_t i = 0; i < caps.memory.memoryHeapCount; ++i)
+    if (caps.memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+      local = std::max<std::uint64_t>(local, caps.memory.memoryHeaps[i].size);
+  info.global_memory_bytes = local;
+  info.timer_resolution_ns = static_cast<double>(l.timestampPeriod);
+  // NVIDIA's driver lowers the SM clock after ~2 s without Vulkan work or under bursty work
+  // (H200: 345 MHz instead of 1980) and raises it in steps about 200 ms apart under sustained
+  // load; timing settles the clock over a window longer than one step (bench/RESULTS.md,
+  // clock_study). Other vendors' drivers are unmeasured here.
+  info.clock_settle_ms = p.vendorID == 0x10DE ? kNvidiaClockSettleMs : 0.0;
+  return info;
+}
+
+bool supports_capability(const DeviceCaps& c, std::uint32_t cap) {
+  switch (cap) {
+    case spv_cap::kFloat16:
+      return c.float16;
+    case spv_cap::kFloat64:
+      return c.float64;
+    case spv_cap::kInt64:
+      return c.int64;
+    case spv_cap::kInt16:
+      return c.int16;
+    case spv_cap::kInt8:
+      return c.int8;
+    case spv_cap::kStorageBuffer16BitAccess:
+      return c.storage16;
+    case spv_cap::kUniformAndStorageBuffer16BitAccess:
+      return c.uniform_storage16;
+    case spv_cap::kStorageBuffer8BitAccess:
+      return c.storage8;
+    case spv_cap::kUniformAndStorageBuffer8BitAccess:
+      return c.uniform_storage8;
+    default:
+      break;
+  }
+  const VkSubgroupFeatureFlags need = subgroup_feature(cap);
+  if (need == 0) return true;  // core capabilities, or ones pipeline creation will judge
+  return c.subgroup_in_compute && (c.subgroup_ops & need) != 0;
+}
+
+}  // namespace tune::vk

@@ -1,0 +1,70 @@
+// Device facts: what the backend derives from one physical device's capabilities (DeviceCaps):
+// its DeviceInfo, the memory types buffers live in, the largest buffer it can bind, the size of
+// the L2-flush fill, and which SPIR-V capabilities its shaders may use.
+//
+// Everything here but query_caps is a pure function of its arguments (no Vulkan call), so it is
+// tested on hand-built snapshots of real devices (tests/vulkan/vulkan_facts_test.cpp), as the
+// core tests its pure functions on DeviceInfo snapshots (tune/testing/device_snapshots.hpp).
+// Ownership: values only. Thread safety: reentrant. Blocking: query_caps asks the driver
+// (quick, no device work); the rest never blocks.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <string>
+
+#include "tune/device_info.hpp"
+#include "tune/status.hpp"
+
+namespace tune::vk {
+
+// What the physical device supports, queried once at open.
+struct DeviceCaps {
+  VkPhysicalDeviceProperties props{};
+  VkPhysicalDeviceMemoryProperties memory{};
+  std::uint64_t max_allocation_bytes = 0;  // VkPhysicalDeviceMaintenance3Properties
+  std::uint32_t queue_family = 0;
+  std::uint32_t timestamp_valid_bits = 0;
+  std::uint32_t subgroup_size = 0;
+  VkSubgroupFeatureFlags subgroup_ops = 0;
+  bool subgroup_in_compute = false;
+  bool int64 = false, float64 = false, int16 = false;
+  bool float16 = false, int8 = false;
+  bool storage16 = false, uniform_storage16 = false, storage8 = false, uniform_storage8 = false;
+  std::string driver_name, driver_info;
+};
+
+// Queries what `pd` supports. `why` explains why it is unusable (empty when usable).
+DeviceCaps query_caps(VkPhysicalDevice pd, std::string* why);
+
+// Stable names used in DeviceInfo and listings.
+std::string vendor_name(std::uint32_t vendor_id);
+std::string device_type_name(VkPhysicalDeviceType t);
+
+// Where buffers live and how large they may be.
+struct MemoryPlan {
+  // Device buffers: device-local; on CPU and integrated devices preferably also host-visible
+  // and coherent (no staging copies), on discrete GPUs preferably not (full bandwidth).
+  std::uint32_t device_type = 0;
+  // Staging buffers: host-visible and coherent, cached when possible.
+  std::uint32_t staging_type = 0;
+  bool device_mappable = false;  // device buffers can be mapped (no staging)
+  // One storage-buffer descriptor binds a whole buffer: min of maxStorageBufferRange, the
+  // largest allocation and the heap.
+  std::uint64_t max_buffer_bytes = 0;
+  // The L2-flush fill before each timed launch: by device type, at most a quarter of the
+  // largest buffer, a multiple of 4.
+  std::uint64_t flush_bytes = 0;
+};
+// unavailable when no memory type suits device or staging buffers.
+Result<MemoryPlan> plan_memory(const DeviceCaps& caps);
+
+// The DeviceInfo of the device; `compiler_version` names the shader compiler and its target.
+DeviceInfo device_info(const DeviceCaps& caps, std::string compiler_version);
+
+// Whether shaders may use SPIR-V capability `cap` (spirv_reflect.hpp's spv_cap) on the device:
+// true for the core capabilities and those pipeline creation judges.
+bool supports_capability(const DeviceCaps& caps, std::uint32_t cap);
+
+}  // namespace tune::vk

@@ -1,0 +1,84 @@
+// ShaderCompiler: a GLSL compute shader and its macro definitions -> SPIR-V (shaderc, for the
+// device's Vulkan version), reflected (spirv_reflect.hpp), with two caches: one in memory for
+// the process and one on disk (<cache dir>/spirv through tune::BinaryCache, per TUNE_CACHE /
+// TUNE_CACHE_DIR: off = neither read nor written, readonly = read only). The cache key names
+// everything that decides the SPIR-V: the toolchain and its settings (shaderc, glslang and
+// SPIRV-Tools versions, target, recipe), the source (two independent 64-bit hashes and its
+// length) and every macro definition.
+//
+// Ownership: owns the shaderc compiler and both caches; compiled modules are shared
+// (shared_ptr) with whoever asked for them and stay valid after the compiler is gone.
+// Thread safety: compile() and stats() may be called from any thread; one mutex serialises
+// shaderc and both caches, so a variant is compiled or read from disk once.
+// Blocking: compile() runs shaderc (2-110 ms) or reads a file under that mutex.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shaderc/shaderc.hpp>
+#include <string>
+#include <vector>
+
+#include "spirv_reflect.hpp"
+#include "tune/binary_cache.hpp"
+#include "tune/definitions.hpp"
+#include "tune/device.hpp"
+
+namespace tune::vk {
+
+class ShaderCompiler {
+ public:
+  // One compiled module.
+  struct Spirv {
+    std::vector<std::uint32_t> words;
+    SpirvInfo info;
+    std::string log;         // warnings
+    bool from_disk = false;  // read from the disk cache rather than compiled by this process
+  };
+  struct Stats {
+    std::uint64_t entries = 0;           // modules kept in memory
+    std::uint64_t shaderc_compiles = 0;  // cache misses
+    std::uint64_t disk_hits = 0;
+    std::string disk_dir;  // empty without a disk cache
+  };
+
+  // SPIR-V for Vulkan 1.2 at most (`api_version` is the device's): a Vulkan 1.3 target
+  // (SPIR-V 1.6) states the workgroup size with LocalSizeId, which needs maintenance4.
+  explicit ShaderCompiler(std::uint32_t api_version);
+  ShaderCompiler(const ShaderCompiler&) = delete;
+  ShaderCompiler& operator=(const ShaderCompiler&) = delete;
+
+  // Whether shaderc initialised.
+  bool valid() const { return compiler_.IsValid(); }
+  // "shaderc (SPIR-V 1.6 rev 1) target vulkan1.2 -O": DeviceInfo::compiler_version.
+  const std::string& version() const noexcept { return version_; }
+
+  // The module for `source` with `macros`; compile_error with shaderc's log on failure.
+  Result<std::shared_ptr<const Spirv>> compile(const KernelSource& source,
+                                               const std::vector<Definition>& macros);
+  Stats stats() const;
+
+ private:
+  std::string key_of(const KernelSource& source, const std::vector<Definition>& macros) const;
+  // Requires mu_.
+  Result<std::shared_ptr<const Spirv>> run_shaderc(const KernelSource& source,
+                                                   const std::vector<Definition>& macros);
+  // Requires mu_. Null on a miss or a damaged entry (evicted).
+  std::shared_ptr<const Spirv> load(const std::string& key);
+  void store(const std::string& key, const Spirv& spirv);
+
+  shaderc_env_version target_env_;
+  std::string version_;
+  std::string toolchain_;  // the first lines of every cache key
+  std::shared_ptr<BinaryCache> disk_;
+
+  mutable std::mutex mu_;
+  shaderc::Compiler compiler_;
+  std::map<std::string, std::shared_ptr<const Spirv>> memory_;
+  std::uint64_t shaderc_compiles_ = 0;
+  std::uint64_t disk_hits_ = 0;
+};
+
+}  // namespace tune::vk

@@ -1,0 +1,232 @@
+// The Vulkan backend's device facts (backends/vulkan/src/device_facts.hpp) on hand-built
+// snapshots of real devices: what DeviceInfo, memory types, buffer limits, flush size and
+// shader capabilities the backend derives from a physical device's capabilities. No device is
+// needed; the snapshots hold the fields those functions read, as the drivers report them.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <string>
+
+#include "device_facts.hpp"
+#include "spirv_reflect.hpp"
+
+namespace {
+
+using namespace tune;
+using namespace tune::vk;
+
+constexpr VkMemoryPropertyFlags kLocal = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+constexpr VkMemoryPropertyFlags kHost =
+    VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+constexpr VkMemoryPropertyFlags kCached = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+constexpr std::uint64_t kGiB = 1ull << 30;
+
+void add_heap(DeviceCaps& c, std::uint64_t bytes, bool local) {
+  c.memory.memoryHeaps[c.memory.memoryHeapCount++] = {
+      bytes, local ? VkMemoryHeapFlags{VK_MEMORY_HEAP_DEVICE_LOCAL_BIT} : VkMemoryHeapFlags{0}};
+}
+void add_type(DeviceCaps& c, VkMemoryPropertyFlags flags, std::uint32_t heap) {
+  c.memory.memoryTypes[c.memory.memoryTypeCount++] = {flags, heap};
+}
+// A device of `type` named `name`, its IDs and versions.
+DeviceCaps identified(VkPhysicalDeviceType type, const char* name, std::uint32_t api,
+                      std::uint32_t vendor, std::uint32_t device, std::uint32_t driver) {
+  DeviceCaps c;
+  c.props.deviceType = type;
+  std::strncpy(c.props.deviceName, name, VK_MAX_PHYSICAL_DEVICE_NAME_SIZE - 1);
+  c.props.apiVersion = api;
+  c.props.vendorID = vendor;
+  c.props.deviceID = device;
+  c.props.driverVersion = driver;
+  return c;
+}
+void compute_limits(DeviceCaps& c, std::uint32_t invocations, std::uint32_t shared) {
+  auto& l = c.props.limits;
+  l.maxComputeWorkGroupInvocations = invocations;
+  l.maxComputeWorkGroupSize[0] = invocations;
+  l.maxComputeWorkGroupSize[1] = invocations;
+  l.maxComputeWorkGroupSize[2] = 64;
+  l.maxComputeWorkGroupCount[0] = l.maxComputeWorkGroupCount[1] = l.maxComputeWorkGroupCount[2] =
+      65535;
+  l.maxComputeSharedMemorySize = shared;
+  l.maxStorageBufferRange = 0xffffffffu;
+  l.maxPushConstantsSize = 256;
+}
+
+// Mesa lavapipe on the CI machine (research-notes.md): a CPU device, one host heap whose one
+// memory type is device-local and host-visible, Vulkan 1.3, 1 ns timestamps.
+DeviceCaps lavapipe() {
+  DeviceCaps c = identified(VK_PHYSICAL_DEVICE_TYPE_CPU, "llvmpipe (LLVM 15.0.6, 256 bits)",
+                            VK_MAKE_API_VERSION(0, 1, 3, 230), 0x10005, 0, 0);
+  compute_limits(c, 1024, 32768);
+  c.props.limits.timestampPeriod = 1.0f;
+  add_heap(c, 16 * kGiB, true);
+  add_type(c, kLocal | kHost | kCached, 0);
+  c.max_allocation_bytes = 2 * kGiB;
+  c.subgroup_size = 8;
+  c.subgroup_in_compute = true;
+  c.subgroup_ops = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+  c.int64 = c.float64 = c.int16 = c.float16 = c.int8 = c.storage16 = true;
+  c.driver_name = "llvmpipe";
+  c.driver_info = "Mesa 22.3.6 (LLVM 15.0.6)";
+  return c;
+}
+
+// The NVIDIA H200 (driver 580.159): a discrete GPU with a device-local heap, host heaps with
+// coherent and cached types, and a small device-local host-visible (BAR) type.
+DeviceCaps h200(bool with_driver_name) {
+  DeviceCaps c =
+      identified(VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, "NVIDIA H200",
+                 VK_MAKE_API_VERSION(0, 1, 4, 312), 0x10DE, 0x2335, (580u << 22) | (159u << 14));
+  compute_limits(c, 1024, 49152);
+  c.props.limits.timestampPeriod = 1.0f;
+  add_heap(c, 140 * kGiB, true);
+  add_heap(c, 64 * kGiB, false);
+  add_heap(c, 256ull << 20, true);
+  add_type(c, 0, 1);
+  add_type(c, kLocal, 0);
+  add_type(c, kHost, 1);
+  add_type(c, kHost | kCached, 1);
+  add_type(c, kLocal | kHost, 2);
+  c.max_allocation_bytes = 4 * kGiB;
+  c.subgroup_size = 32;
+  c.subgroup_in_compute = true;
+  c.subgroup_ops = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT |
+                   VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
+  c.int64 = c.float64 = c.int16 = c.float16 = c.int8 = c.storage16 = c.storage8 = true;
+  if (with_driver_name) {
+    c.driver_name = "NVIDIA";
+    c.driver_info = "580.159";
+  }
+  return c;
+}
+
+// An integrated GPU (AMD APU class): device-local memory that is also host-visible.
+DeviceCaps integrated() {
+  DeviceCaps c = identified(VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU, "AMD Radeon 680M",
+                            VK_MAKE_API_VERSION(0, 1, 3, 0), 0x1002, 0x1681,
+                            VK_MAKE_API_VERSION(0, 2, 0, 279));
+  compute_limits(c, 1024, 65536);
+  c.props.limits.timestampPeriod = 10.0f;
+  add_heap(c, 2 * kGiB, true);
+  add_heap(c, 30 * kGiB, false);
+  add_type(c, kLocal, 0);
+  add_type(c, kLocal | kHost, 0);
+  add_type(c, kHost, 1);
+  c.max_allocation_bytes = 2 * kGiB;
+  c.subgroup_size = 64;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("device facts: memory plan per device class") {
+  SUBCASE("lavapipe: the one type, mapped; a cheap flush") {
+    auto p = plan_memory(lavapipe());
+    REQUIRE(p.ok());
+    CHECK(p->device_type == 0);
+    CHECK(p->staging_type == 0);
+    CHECK(p->device_mappable);
+    CHECK(p->max_buffer_bytes == 2 * kGiB);  // maxMemoryAllocationSize is the least
+    CHECK(p->flush_bytes == (4ull << 20));
+  }
+  SUBCASE("H200: device-local without host visibility, cached staging, 64 MiB flush") {
+    auto p = plan_memory(h200(true));
+    REQUIRE(p.ok());
+    CHECK(p->device_type == 1);
+    CHECK(p->staging_type == 3);
+    CHECK_FALSE(p->device_mappable);
+    CHECK(p->max_buffer_bytes == 0xffffffffu);  // maxStorageBufferRange is the least
+    CHECK(p->flush_bytes == (64ull << 20));
+  }
+  SUBCASE("integrated: device-local and host-visible, 16 MiB flush") {
+    auto p = plan_memory(integrated());
+    REQUIRE(p.ok());
+    CHECK(p->device_type == 1);
+    CHECK(p->staging_type == 1);
+    CHECK(p->device_mappable);
+    CHECK(p->flush_bytes == (16ull << 20));
+  }
+  SUBCASE("the flush is at most a quarter of the largest buffer, a multiple of 4") {
+    DeviceCaps c = h200(true);
+    c.props.limits.maxStorageBufferRange = (16u << 20) + 6;
+    auto p = plan_memory(c);
+    REQUIRE(p.ok());
+    CHECK(p->flush_bytes == (4u << 20));
+    CHECK(p->flush_bytes % 4 == 0);
+  }
+  SUBCASE("no host-visible type: unavailable") {
+    DeviceCaps c;
+    c.props.deviceType = VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
+    add_heap(c, kGiB, true);
+    add_type(c, kLocal, 0);
+    CHECK(plan_memory(c).status().code() == StatusCode::unavailable);
+  }
+}
+
+TEST_CASE("device facts: DeviceInfo from the capabilities") {
+  const DeviceInfo lvp = device_info(lavapipe(), "shaderc test");
+  CHECK(lvp.backend == "vulkan");
+  CHECK(lvp.vendor == "Mesa");
+  CHECK(lvp.name == "llvmpipe (LLVM 15.0.6, 256 bits)");
+  CHECK(lvp.arch == "vk:10005:0");
+  CHECK(lvp.driver_version == "llvmpipe Mesa 22.3.6 (LLVM 15.0.6)");
+  CHECK(lvp.compiler_version == "shaderc test");
+  CHECK(lvp.max_threads_per_block == 1024);
+  CHECK(lvp.max_block == Dim3{1024, 1024, 64});
+  CHECK(lvp.max_grid == Dim3{65535, 65535, 65535});
+  CHECK(lvp.shared_bytes_per_block == 32768);
+  CHECK(lvp.shared_bytes_per_block_optin == 32768);
+  CHECK(lvp.warp_size == 8);
+  CHECK(lvp.l2_bytes == 0);
+  CHECK(lvp.global_memory_bytes == 16 * kGiB);
+  CHECK(lvp.timer_resolution_ns == 1.0);
+  CHECK(lvp.clock_settle_ms == 0.0);
+
+  const DeviceInfo nv = device_info(h200(false), "shaderc test");
+  CHECK(nv.vendor == "NVIDIA");
+  CHECK(nv.arch == "vk:10de:2335");
+  CHECK(nv.driver_version == "580.159.0");      // NVIDIA's own packing of driverVersion
+  CHECK(nv.global_memory_bytes == 140 * kGiB);  // the largest device-local heap
+  CHECK(nv.warp_size == 32);
+  CHECK(nv.clock_settle_ms == 300.0);  // the driver's clock steps (clock_study)
+  CHECK(device_info(h200(true), "").driver_version == "NVIDIA 580.159");
+
+  const DeviceInfo amd = device_info(integrated(), "");
+  CHECK(amd.vendor == "AMD");
+  CHECK(amd.driver_version == "2.0.279");  // Vulkan's packing for everyone else
+  CHECK(amd.timer_resolution_ns == 10.0);
+}
+
+TEST_CASE("device facts: names of vendors and device types") {
+  CHECK(vendor_name(0x10DE) == "NVIDIA");
+  CHECK(vendor_name(0x1002) == "AMD");
+  CHECK(vendor_name(0x1022) == "AMD");
+  CHECK(vendor_name(0x8086) == "Intel");
+  CHECK(vendor_name(0x10005) == "Mesa");
+  CHECK(vendor_name(0xabcd) == "vendor 0xabcd");
+  CHECK(device_type_name(VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU) == "discrete");
+  CHECK(device_type_name(VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU) == "integrated");
+  CHECK(device_type_name(VK_PHYSICAL_DEVICE_TYPE_CPU) == "cpu");
+  CHECK(device_type_name(VK_PHYSICAL_DEVICE_TYPE_OTHER) == "other");
+}
+
+TEST_CASE("device facts: SPIR-V capabilities a device supports") {
+  const DeviceCaps lvp = lavapipe();
+  CHECK(supports_capability(lvp, spv_cap::kFloat16));
+  CHECK(supports_capability(lvp, spv_cap::kStorageBuffer16BitAccess));
+  CHECK_FALSE(supports_capability(lvp, spv_cap::kStorageBuffer8BitAccess));
+  CHECK(supports_capability(lvp, spv_cap::kGroupNonUniformArithmetic));
+  CHECK_FALSE(supports_capability(lvp, spv_cap::kGroupNonUniformShuffle));
+  CHECK(supports_capability(lvp, 1));  // Shader: core, always there
+
+  DeviceCaps no_compute_subgroups = h200(true);
+  no_compute_subgroups.subgroup_in_compute = false;
+  CHECK_FALSE(supports_capability(no_compute_subgroups, spv_cap::kGroupNonUniform));
+  CHECK(supports_capability(h200(true), spv_cap::kGroupNonUniformShuffle));
+
+  const DeviceCaps apu = integrated();  // reports no optional feature
+  CHECK_FALSE(supports_capability(apu, spv_cap::kFloat64));
+  CHECK_FALSE(supports_capability(apu, spv_cap::kInt64));
+  CHECK_FALSE(supports_capability(apu, spv_cap::kGroupNonUniform));
+}
