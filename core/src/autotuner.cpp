@@ -11,7 +11,7 @@
 #include <thread>
 #include <unordered_map>
 
-#include "env.hpp"
+#include "tune/environment.hpp"
 #include "tune/hash.hpp"
 #include "tune/log.hpp"
 #include "tuning/candidates.hpp"

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tune/environment.hpp"
 #include "tune/log.hpp"
 #include "tune/vulkan.hpp"
 #include "vk_status.hpp"
@@ -18,11 +19,6 @@ namespace vk {
 namespace {
 
 constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::string() : std::string(v);
-}
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -314,10 +310,10 @@ Result<std::unique_ptr<Device>> open_vulkan_device(std::string_view selector_in,
   std::string selector(selector_in);
   std::string origin;
   if (selector.empty()) {
-    selector = vk::env("TUNE_VULKAN_DEVICE");
+    selector = env_text("TUNE_VULKAN_DEVICE");
     if (!selector.empty()) origin = "TUNE_VULKAN_DEVICE=" + selector + ": ";
   }
-  const bool validation = options.validation.value_or(vk::env("TUNE_VULKAN_VALIDATION") == "1");
+  const bool validation = options.validation.value_or(env_flag("TUNE_VULKAN_VALIDATION"));
   auto log = std::make_shared<vk::ValidationLog>();
   auto inst = vk::create_instance(validation, log.get());
   if (!inst.ok()) return inst.status();
