@@ -9,11 +9,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "launch_by_hand.hpp"
 #include "skip.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
@@ -28,8 +28,6 @@ namespace {
 using namespace tune;
 using tune::kernels::BundledKernel;
 using tune::kernels::Workload;
-using tune::testing::find_kernel;
-using tune::testing::reset_outputs;
 
 constexpr const char* kBackend = TUNE_CONFORMANCE_BACKEND;
 
@@ -49,10 +47,6 @@ std::unique_ptr<Device> open_or_skip() {
   TUNE_SKIP(why);
 }
 
-std::vector<BundledKernel> kernels_of(Device& dev) {
-  return kernels::bundled_kernels(dev.language());
-}
-
 std::string size_name(const std::vector<std::int64_t>& s) {
   std::string out;
   for (auto v : s) out += (out.empty() ? "" : "x") + std::to_string(v);
@@ -63,9 +57,8 @@ std::string size_name(const std::vector<std::int64_t>& s) {
 // launched on fresh random inputs and checked against the CPU reference.
 void check_every_config(std::string_view name) {
   auto dev = open_or_skip();
-  const auto ks = kernels_of(*dev);
-  const BundledKernel* k = find_kernel(ks, name);
-  if (k == nullptr) TUNE_SKIP(std::string(name) + " is not bundled for this backend's language");
+  const std::optional<BundledKernel> k = kernels::bundled_kernel(dev->language(), name);
+  if (!k) TUNE_SKIP(std::string(name) + " is not bundled for this backend's language");
   const KernelSource* src = k->def.source_for(dev->language());
   REQUIRE(src != nullptr);
   auto configs = k->def.space.enumerate(dev->info());
@@ -103,7 +96,7 @@ void check_every_config(std::string_view name) {
       CAPTURE(c.to_string());
       CAPTURE(size_name(size));
       REQUIRE(w->poison_outputs(*dev).ok());
-      REQUIRE(reset_outputs(*dev, k->def, w->args()).ok());
+      REQUIRE(k->def.zero_reset_buffers(*dev, w->args()).ok());
       const LaunchDims dims = k->def.dims(c, w->args());
       const Status ls = dev->launch(*compiled[i], dims, w->args());
       REQUIRE_MESSAGE(ls.ok(), ls.to_string());
@@ -118,9 +111,8 @@ void check_every_config(std::string_view name) {
 // output. Never asserts which configuration wins.
 void check_autotuner(std::string_view name) {
   auto dev = open_or_skip();
-  const auto ks = kernels_of(*dev);
-  const BundledKernel* k = find_kernel(ks, name);
-  if (k == nullptr) TUNE_SKIP(std::string(name) + " is not bundled for this backend's language");
+  const std::optional<BundledKernel> k = kernels::bundled_kernel(dev->language(), name);
+  if (!k) TUNE_SKIP(std::string(name) + " is not bundled for this backend's language");
   AutotunerOptions opts;
   opts.persistent = false;  // never the user's disk cache
   opts.bench.warmup_ms = 1;
@@ -159,7 +151,7 @@ void check_autotuner(std::string_view name) {
 
   // The winner's output, after tuning, from a fresh launch through run().
   REQUIRE(w->poison_outputs(*dev).ok());
-  REQUIRE(reset_outputs(*dev, k->def, w->args()).ok());
+  REQUIRE(k->def.zero_reset_buffers(*dev, w->args()).ok());
   const Status rs = (*tuner)->run(*dev, w->args());
   REQUIRE_MESSAGE(rs.ok(), rs.to_string());
   const Status cs = w->check(*dev);
@@ -208,7 +200,7 @@ TEST_CASE("device opens and its info is sane") {
   CHECK(info.fingerprint().find(info.name) != std::string::npos);
   MESSAGE(info.name << " | " << info.arch << " | " << info.driver_version << " | "
                     << info.compiler_version);
-  CHECK(!kernels_of(*dev).empty());
+  CHECK(!kernels::bundled_kernels(dev->language()).empty());
 }
 
 TEST_CASE("buffers: upload, download, fill, copy round trip") {
@@ -274,9 +266,8 @@ TEST_CASE("every config verified: matmul_f16") { check_every_config("matmul_f16"
 
 TEST_CASE("timing: one sample per rep, positive and finite, output still correct") {
   auto dev = open_or_skip();
-  const auto ks = kernels_of(*dev);
-  const BundledKernel* k = find_kernel(ks, "vector_add");
-  REQUIRE(k != nullptr);
+  const std::optional<BundledKernel> k = kernels::bundled_kernel(dev->language(), "vector_add");
+  REQUIRE(k.has_value());
   auto w = k->workload(std::vector<std::int64_t>{1 << 18});
   REQUIRE(w->setup(*dev, 5).ok());
   auto ck = dev->compile(*k->def.source_for(dev->language()), k->default_config);
@@ -342,9 +333,8 @@ TEST_CASE("failure: a broken kernel is compile_error with the compiler's log") {
 
 TEST_CASE("failure: an oversized workgroup is out_of_resources") {
   auto dev = open_or_skip();
-  const auto ks = kernels_of(*dev);
-  const BundledKernel* k = find_kernel(ks, "vector_add");
-  REQUIRE(k != nullptr);
+  const std::optional<BundledKernel> k = kernels::bundled_kernel(dev->language(), "vector_add");
+  REQUIRE(k.has_value());
   Config c = k->default_config;
   c.launch().block = {dev->info().max_threads_per_block * 2, 1, 1};
   auto w = k->workload(std::vector<std::int64_t>{4096});
@@ -362,9 +352,8 @@ TEST_CASE("failure: an oversized workgroup is out_of_resources") {
 
 TEST_CASE("failure: wrong argument count or type is invalid_argument") {
   auto dev = open_or_skip();
-  const auto ks = kernels_of(*dev);
-  const BundledKernel* k = find_kernel(ks, "vector_add");
-  REQUIRE(k != nullptr);
+  const std::optional<BundledKernel> k = kernels::bundled_kernel(dev->language(), "vector_add");
+  REQUIRE(k.has_value());
   AutotunerOptions opts;
   opts.persistent = false;
   opts.bench.warmup_ms = 1;
