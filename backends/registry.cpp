@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "tune/environment.hpp"
+
 namespace tune {
 namespace {
 
@@ -61,9 +63,9 @@ Result<std::vector<DeviceListing>> list_devices(std::string_view backend) {
 
 Result<std::unique_ptr<Device>> open_device(std::string_view spec) {
   if (!spec.empty()) return open_spec(spec, "");
-  if (const char* env = std::getenv("TUNE_DEVICE"); env != nullptr && *env != '\0')
+  if (const std::string env = env_text("TUNE_DEVICE"); !env.empty())
     return open_spec(env, "TUNE_DEVICE: ");
-  if (const char* env = std::getenv("TUNE_BACKEND"); env != nullptr && *env != '\0')
+  if (const std::string env = env_text("TUNE_BACKEND"); !env.empty())
     return open_spec(env, "TUNE_BACKEND: ");
   std::string why;
   for (const auto& e : detail::backend_table()) {

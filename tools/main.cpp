@@ -1,10 +1,11 @@
 // tune: libtune's command-line program.
 //
 //   tune devices                      devices of every compiled-in backend
+//   tune env                          the environment variables libtune reads, and their values
 //   tune demo [--device SPEC] [--kernel NAME] [--quick] [--no-cache]
 //                                     tunes the bundled kernels on the default device, prints
 //                                     a table per kernel and size, verifies the winner
-//   tune cache ...                    (when tools/cache_command.hpp is present)
+//   tune cache ...
 #include <CLI/CLI.hpp>
 
 #include <unistd.h>
@@ -22,10 +23,7 @@
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
 
-#if __has_include("cache_command.hpp")
 #include "cache_command.hpp"
-#define TUNE_HAVE_CACHE_COMMAND 1
-#endif
 
 namespace {
 
@@ -125,16 +123,6 @@ class Progress {
   bool stop_ = false;
   std::thread thread_;
 };
-
-Status zero_accumulators(Device& dev, const KernelDef& def, ArgList args) {
-  for (const auto& name : def.reset_to_zero) {
-    const int i = def.signature.index_of(name);
-    if (i < 0) continue;
-    DeviceBuffer& b = *args[static_cast<std::size_t>(i)].buffer;
-    TUNE_RETURN_IF_ERROR(dev.fill(b, 0, b.size_bytes() & ~std::uint64_t{3}));
-  }
-  return Status::ok_status();
-}
 
 struct DemoOptions {
   std::string device;
@@ -242,7 +230,7 @@ int cmd_demo(const DemoOptions& o) {
       std::printf("   chosen: %s\n", best->to_string().c_str());
       // Verify the winner's output against the CPU reference, from a fresh launch.
       Status v = w->poison_outputs(*dev);
-      if (v.ok()) v = zero_accumulators(*dev, k.def, w->args());
+      if (v.ok()) v = k.def.zero_reset_buffers(*dev, w->args());
       if (v.ok()) v = (*tuner)->run(*dev, w->args());
       if (v.ok()) v = w->check(*dev);
       if (v.ok()) {
@@ -260,6 +248,17 @@ int cmd_demo(const DemoOptions& o) {
   return failures == 0 ? 0 : 1;
 }
 
+// The environment variables libtune reads, what each does, and the value set now.
+int cmd_env() {
+  for (const auto& v : environment_variables()) {
+    const std::string value = env_text(v.name);
+    std::printf("%.*s=%s\n    %.*s\n", static_cast<int>(v.name.size()), v.name.data(),
+                value.empty() ? "(unset)" : value.c_str(), static_cast<int>(v.effect.size()),
+                v.effect.data());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -268,6 +267,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(tune::kVersion));
 
   auto* devices = app.add_subcommand("devices", "List the devices of every compiled-in backend");
+  auto* env = app.add_subcommand("env", "List the environment variables libtune reads");
 
   DemoOptions demo_opts;
   auto* demo = app.add_subcommand(
@@ -280,9 +280,7 @@ int main(int argc, char** argv) {
   demo->add_flag("--quick", demo_opts.quick, "first demo size only, short timing budgets");
   demo->add_flag("--no-cache", demo_opts.no_cache, "do not read or write the tuning cache");
 
-#ifdef TUNE_HAVE_CACHE_COMMAND
   tune::cli::add_cache_command(app);
-#endif
 
   try {
     app.parse(argc, argv);
@@ -301,6 +299,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   if (devices->parsed()) return cmd_devices();
+  if (env->parsed()) return cmd_env();
   if (demo->parsed()) return cmd_demo(demo_opts);
   return 0;
 }

@@ -12,8 +12,8 @@
 #include <thread>
 #include <unordered_map>
 
-#include "env.hpp"
 #include "tune/backend/hash.hpp"
+#include "tune/environment.hpp"
 #include "tune/log.hpp"
 #include "tuning/candidates.hpp"
 #include "tuning/hook_runner.hpp"

@@ -8,6 +8,8 @@
 #include <random>
 #include <unordered_map>
 
+#include "elapsed.hpp"
+
 namespace tune {
 namespace {
 
@@ -54,10 +56,7 @@ class Explorer {
   bool out_of_budget() const {
     if (known_accepted_ && result_.evaluations >= accepted_.size()) return true;
     if (budget_.max_evaluations != 0 && result_.evaluations >= budget_.max_evaluations) return true;
-    if (budget_.max_ms > 0) {
-      auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_);
-      if (ms.count() >= budget_.max_ms) return true;
-    }
+    if (budget_.max_ms > 0 && detail::ms_since(t0_) >= budget_.max_ms) return true;
     return false;
   }
 

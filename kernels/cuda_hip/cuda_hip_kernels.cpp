@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "contracts.hpp"
 #include "tune/kernels/bundled.hpp"
 
 namespace tune::kernels {
@@ -50,16 +51,9 @@ LaunchDims elementwise_dims(const Config& c, std::int64_t n) {
 }
 
 BundledKernel vector_add() {
-  BundledKernel k;
-  k.name = "vector_add";
+  BundledKernel k = detail::contract("vector_add");
   KernelDef& d = k.def;
-  d.name = "vector_add";
   d.sources = {cuda_hip_source("vector_add", k_vector_add_cu)};
-  d.signature = KernelSignature{}
-                    .buffer("a", ElemType::f32)
-                    .buffer("b", ElemType::f32)
-                    .buffer("c", ElemType::f32)
-                    .scalar("n", ElemType::i32);
   d.space = ConfigSpace{}
                 .param(std::string(kBlockX), {128, 256, 512, 1024})
                 .param("EPT", {1, 2, 4, 8})
@@ -69,9 +63,7 @@ BundledKernel vector_add() {
                              return !c.get_bool("VEC") || c.get_int("EPT") % 4 == 0;
                            })
                 .constrain("block.x <= max threads per block", threads_fit);
-  d.key = {KeySpec::pow2("n")};
   d.dims = [](const Config& c, ArgList args) { return elementwise_dims(c, args[3].as_int()); };
-  k.workload = [](std::span<const std::int64_t> s) { return make_vector_add(s[0]); };
   k.demo_sizes = {{std::int64_t{1} << 26}};
   k.test_sizes = {{1}, {1000}, {4099}, {100003}};
   k.default_config = Config{{"EPT", 1}, {"VEC", false}}.set(kBlockX, 256);
@@ -79,15 +71,9 @@ BundledKernel vector_add() {
 }
 
 BundledKernel reduce_sum() {
-  BundledKernel k;
-  k.name = "reduce_sum";
+  BundledKernel k = detail::contract("reduce_sum");
   KernelDef& d = k.def;
-  d.name = "reduce_sum";
   d.sources = {cuda_hip_source("reduce_sum", k_reduce_sum_cu)};
-  d.signature = KernelSignature{}
-                    .buffer("x", ElemType::f32)
-                    .buffer("out", ElemType::f32)
-                    .scalar("n", ElemType::i32);
   d.space = ConfigSpace{}
                 .param(std::string(kBlockX), {128, 256, 512, 1024})
                 .param("EPT", {1, 2, 4, 8, 16})
@@ -97,28 +83,11 @@ BundledKernel reduce_sum() {
                              return b % w == 0 && b / w <= w;
                            })
                 .constrain("block.x <= max threads per block", threads_fit);
-  d.key = {KeySpec::pow2("n")};
   d.dims = [](const Config& c, ArgList args) { return elementwise_dims(c, args[2].as_int()); };
-  d.reset_to_zero = {"out"};
-  k.workload = [](std::span<const std::int64_t> s) { return make_reduce_sum(s[0]); };
   k.demo_sizes = {{std::int64_t{1} << 26}};
   k.test_sizes = {{1}, {1000}, {4099}, {100003}};
   k.default_config = Config{{"EPT", 1}}.set(kBlockX, 256);
   return k;
-}
-
-KernelSignature matmul_signature(ElemType t) {
-  return KernelSignature{}
-      .buffer("A", t)
-      .buffer("B", t)
-      .buffer("C", t)
-      .scalar("M", ElemType::i32)
-      .scalar("N", ElemType::i32)
-      .scalar("K", ElemType::i32);
-}
-
-std::vector<KeySpec> matmul_key() {
-  return {KeySpec::pow2("M"), KeySpec::pow2("N"), KeySpec::pow2("K")};
 }
 
 // fp32 SIMT matmul: dynamic shared memory of its pipeline (see matmul_f32.cu).
@@ -140,12 +109,9 @@ bool matmul_f32_shape_ok(const Config& c, const DeviceInfo& dev) {
 }
 
 BundledKernel matmul_f32() {
-  BundledKernel k;
-  k.name = "matmul_f32";
+  BundledKernel k = detail::contract("matmul_f32");
   KernelDef& d = k.def;
-  d.name = "matmul_f32";
   d.sources = {cuda_hip_source("matmul_f32", k_matmul_f32_cu)};
-  d.signature = matmul_signature(ElemType::f32);
   d.space = ConfigSpace{}
                 // A focused space (24 configurations on NVIDIA): the wide 128-column tiles with
                 // 8-row thread tiles that SIMT sgemm kernels win with; BK, thread-tile width,
@@ -162,7 +128,6 @@ BundledKernel matmul_f32() {
                 .constrain("warp, thread and block tiles fit together", matmul_f32_shape_ok)
                 .constrain("block.x <= max threads per block", threads_fit)
                 .constrain("shared memory <= opt-in limit", shared_fits);
-  d.key = matmul_key();
   d.dims = [](const Config& c, ArgList args) {
     LaunchDims l;
     l.block = {c.launch().block.x, 1, 1};
@@ -170,9 +135,6 @@ BundledKernel matmul_f32() {
               ceil_div(args[3].as_int(), c.get_int("BM")), 1};
     l.shared_bytes = c.launch().shared_bytes;
     return l;
-  };
-  k.workload = [](std::span<const std::int64_t> s) {
-    return make_matmul(s[0], s[1], s[2], ElemType::f32);
   };
   k.demo_sizes = {{4096, 4096, 4096}};
   k.test_sizes = {{1, 1, 1}, {17, 33, 9}, {64, 64, 64}, {100, 130, 72}, {129, 257, 40}};
@@ -209,12 +171,9 @@ bool matmul_f16_shape_ok(const Config& c, const DeviceInfo&) {
 }
 
 BundledKernel matmul_f16() {
-  BundledKernel k;
-  k.name = "matmul_f16";
+  BundledKernel k = detail::contract("matmul_f16");
   KernelDef& d = k.def;
-  d.name = "matmul_f16";
   d.sources = {cuda_hip_source("matmul_f16", k_matmul_f16_cu)};
-  d.signature = matmul_signature(ElemType::f16);
   // 16 configurations (the tuning-time figure). On Hopper the mma.sync kernel is bound
   // by shared-memory bandwidth (ldmatrix + cp.async) and L2 traffic, so the list is centred on
   // 64x64 warp tiles (the most MMAs per ldmatrix that fit the register file) in 128x256 and
@@ -240,7 +199,6 @@ BundledKernel matmul_f16() {
                 .constrain("tensor-core and SIMT tiles fit together", matmul_f16_shape_ok)
                 .constrain("block.x <= max threads per block", threads_fit)
                 .constrain("shared memory <= opt-in limit", shared_fits);
-  d.key = matmul_key();
   d.dims = [](const Config& c, ArgList args) {
     LaunchDims l;
     l.block = {c.launch().block.x, 1, 1};
@@ -249,9 +207,6 @@ BundledKernel matmul_f16() {
         1, 1};
     l.shared_bytes = c.launch().shared_bytes;
     return l;
-  };
-  k.workload = [](std::span<const std::int64_t> s) {
-    return make_matmul(s[0], s[1], s[2], ElemType::f16);
   };
   k.demo_sizes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
   k.test_sizes = {{1, 1, 1}, {17, 33, 9}, {64, 64, 64}, {100, 130, 72}, {129, 257, 40}};

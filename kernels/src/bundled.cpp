@@ -1,5 +1,7 @@
 #include "tune/kernels/bundled.hpp"
 
+#include <utility>
+
 namespace tune::kernels {
 
 std::vector<BundledKernel> bundled_kernels(Language lang) {
@@ -20,6 +22,12 @@ std::vector<BundledKernel> bundled_kernels(Language lang) {
       return {};
   }
   return {};
+}
+
+std::optional<BundledKernel> bundled_kernel(Language lang, std::string_view name) {
+  for (auto& k : bundled_kernels(lang))
+    if (k.name == name) return std::move(k);
+  return std::nullopt;
 }
 
 }  // namespace tune::kernels

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "contracts.hpp"
 #include "tune/kernels/bundled.hpp"
 
 namespace tune::kernels {
@@ -49,20 +50,13 @@ std::uint64_t arg_u64(ArgList args, std::size_t i) {
 
 // ---- vector_add: 4 workgroup sizes x 3 elements per thread x vec4 on/off = 24 configs.
 BundledKernel vector_add() {
-  BundledKernel k;
-  k.name = "vector_add";
+  BundledKernel k = detail::contract("vector_add");
   KernelDef& d = k.def;
-  d.name = k.name;
   d.sources = {glsl_source(glsl::k_vector_add_comp)};
-  d.signature.buffer("a", ElemType::f32)
-      .buffer("b", ElemType::f32)
-      .buffer("c", ElemType::f32)
-      .scalar("n", ElemType::i32);
   d.space.param(std::string(kBlockX), {64, 128, 256, 512})
       .param("EPT", {1, 2, 4})
       .param("VEC4", std::vector<Value>{Value{false}, Value{true}})
       .constrain("workgroup fits the device", workgroup_fits);
-  d.key = {KeySpec::pow2("n")};
   d.dims = [](const Config& c, ArgList args) {
     const std::uint64_t n = arg_u64(args, 3);
     const std::uint64_t units = c.get_bool("VEC4") ? n / 4 : n;
@@ -70,7 +64,6 @@ BundledKernel vector_add() {
         std::uint64_t{c.launch().block.x} * static_cast<std::uint64_t>(c.get_int("EPT", 1));
     return LaunchDims{split_grid(ceil_div(units, per_group)), c.launch().block, 0};
   };
-  k.workload = [](std::span<const std::int64_t> s) { return make_vector_add(s[0]); };
   k.demo_sizes = {{1 << 20}, {1 << 22}};
   k.test_sizes = {{1000}, {4099}};
   k.default_config.set(kBlockX, 256).set("EPT", 1).set("VEC4", Value{false});
@@ -81,12 +74,9 @@ BundledKernel vector_add() {
 // Elements per invocation start at 16: one float atomic per workgroup is a CAS loop, and on
 // lavapipe 65536 contending CAS loops (2^22 elements, 64 per group) take ~0.5 s.
 BundledKernel reduce_sum() {
-  BundledKernel k;
-  k.name = "reduce_sum";
+  BundledKernel k = detail::contract("reduce_sum");
   KernelDef& d = k.def;
-  d.name = k.name;
   d.sources = {glsl_source(glsl::k_reduce_sum_comp)};
-  d.signature.buffer("x", ElemType::f32).buffer("out", ElemType::f32).scalar("n", ElemType::i32);
   d.space.param(std::string(kBlockX), {64, 128, 256, 512})
       .param("EPT", {16, 64, 256})
       .param("SUBGROUP", std::vector<Value>{Value{false}, Value{true}})
@@ -94,15 +84,12 @@ BundledKernel reduce_sum() {
       .constrain("shared memory fits", [](const Config& c, const DeviceInfo& dev) {
         return c.launch().block.x * 4u <= dev.shared_bytes_per_block;
       });
-  d.key = {KeySpec::pow2("n")};
-  d.reset_to_zero = {"out"};
   d.dims = [](const Config& c, ArgList args) {
     const std::uint64_t n = arg_u64(args, 2);
     const std::uint64_t per_group =
         std::uint64_t{c.launch().block.x} * static_cast<std::uint64_t>(c.get_int("EPT", 1));
     return LaunchDims{split_grid(ceil_div(n, per_group)), c.launch().block, 0};
   };
-  k.workload = [](std::span<const std::int64_t> s) { return make_reduce_sum(s[0]); };
   k.demo_sizes = {{1 << 20}, {1 << 22}};
   k.test_sizes = {{1000}, {300007}};
   k.default_config.set(kBlockX, 256).set("EPT", 16).set("SUBGROUP", Value{false});
@@ -133,24 +120,11 @@ LaunchDims matmul_dims(const Config& c, ArgList args, std::int64_t tile_m, std::
                     0};
 }
 
-void matmul_signature(KernelDef& d, ElemType t) {
-  d.signature.buffer("A", t)
-      .buffer("B", t)
-      .buffer("C", t)
-      .scalar("M", ElemType::i32)
-      .scalar("N", ElemType::i32)
-      .scalar("K", ElemType::i32);
-  d.key = {KeySpec::exact("M"), KeySpec::exact("N"), KeySpec::exact("K")};
-}
-
 // ---- matmul_f32: 8 tile shapes x {BK=8, BK=8 double-buffered, BK=16 double-buffered} = 24.
 BundledKernel matmul_f32() {
-  BundledKernel k;
-  k.name = "matmul_f32";
+  BundledKernel k = detail::contract("matmul_f32");
   KernelDef& d = k.def;
-  d.name = k.name;
   d.sources = {glsl_source(glsl::k_matmul_f32_comp)};
-  matmul_signature(d, ElemType::f32);
   struct Tile {
     int bm, bn, tm, tn;
   };
@@ -171,9 +145,6 @@ BundledKernel matmul_f32() {
   d.dims = [](const Config& c, ArgList args) {
     return matmul_dims(c, args, c.get_int("BM"), c.get_int("BN"));
   };
-  k.workload = [](std::span<const std::int64_t> s) {
-    return make_matmul(s[0], s[1], s[2], ElemType::f32);
-  };
   k.demo_sizes = {{256, 256, 256}};
   k.test_sizes = {{33, 47, 65}, {64, 32, 16}};
   k.default_config = matmul_config(32, 32, 8, 4, 4, false);
@@ -182,12 +153,9 @@ BundledKernel matmul_f32() {
 
 // ---- matmul_f16: tile T in {8, 16, 32} x rows per invocation WPT (T x T/WPT workgroup) = 12.
 BundledKernel matmul_f16() {
-  BundledKernel k;
-  k.name = "matmul_f16";
+  BundledKernel k = detail::contract("matmul_f16");
   KernelDef& d = k.def;
-  d.name = k.name;
   d.sources = {glsl_source(glsl::k_matmul_f16_comp)};
-  matmul_signature(d, ElemType::f16);
   std::vector<Config> configs;
   for (int t : {8, 16, 32}) {
     for (int wpt : {1, 2, 4, 8}) {
@@ -205,9 +173,6 @@ BundledKernel matmul_f16() {
       });
   d.dims = [](const Config& c, ArgList args) {
     return matmul_dims(c, args, c.get_int("T"), c.get_int("T"));
-  };
-  k.workload = [](std::span<const std::int64_t> s) {
-    return make_matmul(s[0], s[1], s[2], ElemType::f16);
   };
   k.demo_sizes = {{128, 128, 128}};
   k.test_sizes = {{33, 47, 65}, {64, 32, 16}};

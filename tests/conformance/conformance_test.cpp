@@ -9,12 +9,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "conformance_unsupported.hpp"
-#include "launch_by_hand.hpp"
 #include "skip.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
@@ -29,8 +29,6 @@ namespace {
 using namespace tune;
 using tune::kernels::BundledKernel;
 using tune::kernels::Workload;
-using tune::testing::find_kernel;
-using tune::testing::reset_outputs;
 
 constexpr const char* kBackend = TUNE_CONFORMANCE_BACKEND;
 
@@ -67,10 +65,6 @@ void skip_if_unsupported(std::string_view feature, const Status& refusal) {
   TUNE_SKIP(std::string(feature) + " is unsupported by " + kBackend + ", because " + u->because);
 }
 
-std::vector<BundledKernel> kernels_of(Device& dev) {
-  return kernels::bundled_kernels(dev.language());
-}
-
 std::string size_name(const std::vector<std::int64_t>& s) {
   std::string out;
   for (auto v : s) out += (out.empty() ? "" : "x") + std::to_string(v);
@@ -81,9 +75,8 @@ std::string size_name(const std::vector<std::int64_t>& s) {
 // launched on fresh random inputs and checked against the CPU reference.
 void check_every_config(std::string_view name) {
   auto dev = open_or_skip();
-  const auto ks = kernels_of(*dev);
-  const BundledKernel* k = find_kernel(ks, name);
-  if (k == nullptr) TUNE_SKIP(std::string(name) + " is not bundled for this backend's language");
+  const std::optional<BundledKernel> k = kernels::bundled_kernel(dev->language(), name);
+  if (!k) TUNE_SKIP(std::string(name) + " is not bundled for this backend's language");
   const KernelSource* src = k->def.source_for(dev->language());
   REQUIRE(src != nullptr);
   auto configs = k->def.space.enumerate(dev->info());
@@ -121,7 +114,7 @@ void check_every_config(std::string_view name) {
       CAPTURE(c.to_string());
       CAPTURE(size_name(size));
       REQUIRE(w->poison_outputs(*dev).ok());
-      REQUIRE(reset_outputs(*dev, k->def, w->args()).ok());
+      REQUIRE(k->def.zero_reset_buffers(*dev, w->args()).ok());
       const LaunchDims dims = k->def.dims(c, w->args());
       const Status ls = dev->launch(*compiled[i], dims, w->args());
       REQUIRE_MESSAGE(ls.ok(), ls.to_string());
@@ -136,9 +129,8 @@ void check_every_config(std::string_view name) {
 // output. Never asserts which configuration wins.
 void check_autotuner(std::string_view name) {
   auto dev = open_or_skip();
-  const auto ks = kernels_of(*dev);
-  const BundledKernel* k = find_kernel(ks, name);
-  if (k == nullptr) TUNE_SKIP(std::string(name) + " is not bundled for this backend's language");
+  const std::optional<BundledKernel> k = kernels::bundled_kernel(dev->language(), name);
+  if (!k) TUNE_SKIP(std::string(name) + " is not bundled for this backend's language");
   AutotunerOptions opts;
   opts.persistent = false;  // never the user's disk cache
   opts.bench.warmup_ms = 1;
@@ -181,7 +173,7 @@ void check_autotuner(std::string_view name) {
 
   // The winner's output, after tuning, from a fresh launch through run().
   REQUIRE(w->poison_outputs(*dev).ok());
-  REQUIRE(reset_outputs(*dev, k->def, w->args()).ok());
+  REQUIRE(k->def.zero_reset_buffers(*dev, w->args()).ok());
   const Status rs = (*tuner)->run(*dev, w->args());
   REQUIRE_MESSAGE(rs.ok(), rs.to_string());
   const Status cs = w->check(*dev);
@@ -230,7 +222,7 @@ TEST_CASE("device opens and its info is sane") {
   CHECK(info.fingerprint().find(info.name) != std::string::npos);
   MESSAGE(info.name << " | " << info.arch << " | " << info.driver_version << " | "
                     << info.compiler_version);
-  CHECK(!kernels_of(*dev).empty());
+  CHECK(!kernels::bundled_kernels(dev->language()).empty());
 }
 
 TEST_CASE("buffers: upload, download, fill, copy round trip") {
@@ -296,9 +288,8 @@ TEST_CASE("every config verified: matmul_f16") { check_every_config("matmul_f16"
 
 TEST_CASE("timing: one sample per rep, positive and finite, output still correct") {
   auto dev = open_or_skip();
-  const auto ks = kernels_of(*dev);
-  const BundledKernel* k = find_kernel(ks, "vector_add");
-  REQUIRE(k != nullptr);
+  const std::optional<BundledKernel> k = kernels::bundled_kernel(dev->language(), "vector_add");
+  REQUIRE(k.has_value());
   auto w = k->workload(std::vector<std::int64_t>{1 << 18});
   REQUIRE(w->setup(*dev, 5).ok());
   auto ck = dev->compile(*k->def.source_for(dev->language()), k->default_config);
@@ -342,9 +333,8 @@ TEST_CASE("timing: resets put buffers back before every timed launch, batched") 
   // reduce_sum adds its sum into out: after several timed launches out holds one launch's
   // sum only if every launch started from zero.
   auto dev = open_or_skip();
-  const auto ks = kernels_of(*dev);
-  const BundledKernel* k = find_kernel(ks, "reduce_sum");
-  REQUIRE(k != nullptr);
+  const std::optional<BundledKernel> k = kernels::bundled_kernel(dev->language(), "reduce_sum");
+  REQUIRE(k.has_value());
   REQUIRE(k->def.reset_to_zero.size() == 1);
   auto w = k->workload(std::vector<std::int64_t>{1 << 16});
   REQUIRE(w->setup(*dev, 9).ok());
@@ -398,9 +388,8 @@ TEST_CASE("failure: a broken kernel is compile_error with the compiler's log") {
 
 TEST_CASE("failure: an oversized workgroup is out_of_resources") {
   auto dev = open_or_skip();
-  const auto ks = kernels_of(*dev);
-  const BundledKernel* k = find_kernel(ks, "vector_add");
-  REQUIRE(k != nullptr);
+  const std::optional<BundledKernel> k = kernels::bundled_kernel(dev->language(), "vector_add");
+  REQUIRE(k.has_value());
   Config c = k->default_config;
   c.launch().block = {dev->info().max_threads_per_block * 2, 1, 1};
   auto w = k->workload(std::vector<std::int64_t>{4096});
@@ -418,9 +407,8 @@ TEST_CASE("failure: an oversized workgroup is out_of_resources") {
 
 TEST_CASE("failure: wrong argument count or type is invalid_argument") {
   auto dev = open_or_skip();
-  const auto ks = kernels_of(*dev);
-  const BundledKernel* k = find_kernel(ks, "vector_add");
-  REQUIRE(k != nullptr);
+  const std::optional<BundledKernel> k = kernels::bundled_kernel(dev->language(), "vector_add");
+  REQUIRE(k.has_value());
   AutotunerOptions opts;
   opts.persistent = false;
   opts.bench.warmup_ms = 1;
@@ -452,9 +440,8 @@ TEST_CASE("autotuner end to end: matmul_f16") { check_autotuner("matmul_f16"); }
 
 TEST_CASE("launch options: dynamic shared memory is granted to the launch") {
   auto dev = open_or_skip();
-  const auto ks = kernels_of(*dev);
-  const BundledKernel* k = find_kernel(ks, "vector_add");
-  REQUIRE(k != nullptr);
+  const std::optional<BundledKernel> k = kernels::bundled_kernel(dev->language(), "vector_add");
+  REQUIRE(k.has_value());
   Config c = k->default_config;
   c.launch().shared_bytes = 1024;
   auto w = k->workload(std::vector<std::int64_t>{4096});
@@ -465,7 +452,7 @@ TEST_CASE("launch options: dynamic shared memory is granted to the launch") {
   Status s = ck.status();
   if (ck.ok()) {
     REQUIRE(w->poison_outputs(*dev).ok());
-    REQUIRE(reset_outputs(*dev, k->def, w->args()).ok());
+    REQUIRE(k->def.zero_reset_buffers(*dev, w->args()).ok());
     s = dev->launch(**ck, dims, w->args());
   }
   skip_if_unsupported("dynamic_shared_memory", s);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tune/environment.hpp"
 #include "tune_process.hpp"
 
 namespace {
@@ -378,6 +379,18 @@ TEST_CASE("--version and --help exit 0") {
   CHECK_MESSAGE(r.exit_code == 0, r.describe());
   for (const char* sub : {"list", "show", "clear", "export", "import", "path"})
     CHECK_MESSAGE(r.out.find(sub) != std::string::npos, r.describe());
+}
+
+TEST_CASE("env lists every variable libtune reads, with the value set now") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  cli.set_env("TUNE_BACKEND", "vulkan");
+  const ProcessResult r = cli.run({"env"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  for (const auto& v : tune::environment_variables())
+    CHECK_MESSAGE(r.out.find(std::string(v.name) + "=") != std::string::npos, r.describe());
+  CHECK_MESSAGE(r.out.find("TUNE_BACKEND=vulkan\n") != std::string::npos, r.describe());
+  CHECK_MESSAGE(r.out.find("TUNE_DISABLE=(unset)\n") != std::string::npos, r.describe());
 }
 
 }  // namespace

@@ -11,11 +11,11 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "launch_by_hand.hpp"
 #include "scoped_env.hpp"
 #include "tune/backend/binary_cache.hpp"
 #include "tune/kernels/bundled.hpp"
@@ -29,9 +29,7 @@ namespace {
 
 using namespace tune;
 
-using tune::testing::find_kernel;
 using tune::testing::open_vulkan_or_skip;
-using tune::testing::reset_outputs;
 
 constexpr std::string_view kFromCache = "(binary from the spirv cache)";
 
@@ -185,9 +183,9 @@ void check_scale(Device& dev, const CompiledKernel& k, int scale) {
 
 TEST_CASE("SPIR-V disk cache: a fresh device skips shaderc, says so, and computes the same") {
   ScratchCache cache;
-  std::vector<kernels::BundledKernel> ks = kernels::bundled_kernels(Language::glsl);
-  const kernels::BundledKernel* k = find_kernel(ks, "vector_add");
-  REQUIRE(k != nullptr);
+  const std::optional<kernels::BundledKernel> k =
+      kernels::bundled_kernel(Language::glsl, "vector_add");
+  REQUIRE(k.has_value());
   const KernelSource* src = k->def.source_for(Language::glsl);
   REQUIRE(src != nullptr);
 
@@ -237,7 +235,7 @@ TEST_CASE("SPIR-V disk cache: a fresh device skips shaderc, says so, and compute
     for (std::size_t i = 0; i < configs.size(); ++i) {
       CAPTURE(configs[i].to_string());
       REQUIRE(w->poison_outputs(*dev).ok());
-      REQUIRE(reset_outputs(*dev, k->def, w->args()).ok());
+      REQUIRE(k->def.zero_reset_buffers(*dev, w->args()).ok());
       REQUIRE(dev->launch(*compiled[i], k->def.dims(configs[i], w->args()), w->args()).ok());
       const Status cs = w->check(*dev);
       CHECK_MESSAGE(cs.ok(), cs.to_string());

@@ -463,10 +463,7 @@ TEST_CASE("validation layer: a tuning run produces no validation error") {
     auto best = (*tuner)->tune(*dev, w->args());
     REQUIRE_MESSAGE(best.ok(), best.status().to_string());
     REQUIRE(w->poison_outputs(*dev).ok());
-    if (!k.def.reset_to_zero.empty()) {
-      DeviceBuffer& out = *w->args()[1].buffer;
-      REQUIRE(dev->fill(out, 0, 4).ok());
-    }
+    REQUIRE(k.def.zero_reset_buffers(*dev, w->args()).ok());
     REQUIRE((*tuner)->run(*dev, w->args()).ok());
     CHECK(w->check(*dev).ok());
     tuner->reset();

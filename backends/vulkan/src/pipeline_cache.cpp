@@ -4,7 +4,7 @@
 #include <cstring>
 #include <exception>
 
-#include "tune/hash.hpp"
+#include "tune/backend/hash.hpp"
 #include "tune/log.hpp"
 #include "vk_status.hpp"
 

@@ -19,7 +19,7 @@
 #include <string_view>
 
 #include "device_facts.hpp"
-#include "tune/binary_cache.hpp"
+#include "tune/backend/binary_cache.hpp"
 #include "vk_handles.hpp"
 
 namespace tune::vk {

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "tune/hash.hpp"
+#include "tune/backend/hash.hpp"
 #include "vk_status.hpp"
 
 // Versions of the compilers inside shaderc (which has no version query of its own): part of

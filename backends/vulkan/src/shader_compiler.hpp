@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "spirv_reflect.hpp"
-#include "tune/binary_cache.hpp"
+#include "tune/backend/binary_cache.hpp"
 #include "tune/definitions.hpp"
 #include "tune/device.hpp"
 

@@ -9,6 +9,7 @@
 
 #include "device_facts.hpp"
 #include "tune/backend/registry.hpp"
+#include "tune/environment.hpp"
 #include "tune/log.hpp"
 #include "tune/vulkan.hpp"
 #include "vk_instance.hpp"
@@ -19,10 +20,6 @@ namespace tune {
 namespace vk {
 namespace {
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::string() : std::string(v);
-}
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -127,10 +124,10 @@ Result<std::unique_ptr<Device>> open_device(std::string_view selector_in,
   std::string selector(selector_in);
   std::string origin;
   if (selector.empty()) {
-    selector = vk::env("TUNE_VULKAN_DEVICE");
+    selector = env_text("TUNE_VULKAN_DEVICE");
     if (!selector.empty()) origin = "TUNE_VULKAN_DEVICE=" + selector + ": ";
   }
-  const bool validation = options.validation.value_or(vk::env("TUNE_VULKAN_VALIDATION") == "1");
+  const bool validation = options.validation.value_or(env_flag("TUNE_VULKAN_VALIDATION"));
   auto inst = vk::Instance::create(validation);
   if (!inst.ok()) return inst.status();
   auto fail = [&](Status s) -> Result<std::unique_ptr<Device>> {

@@ -115,6 +115,12 @@ struct KernelDef {
   // (wrong_output) drops the configuration with that reason.
   DeviceHook verify;
 
+  // Zeroes the `reset_to_zero` buffers in `args`, as the Autotuner does before each launch it
+  // makes: for programs that launch a compiled variant themselves (benches, tests, tools).
+  // invalid_argument naming the entry when one is not a buffer argument of `args`; else what
+  // Device::fill returns. Blocks as Device::fill does.
+  Status zero_reset_buffers(Device& dev, ArgList args) const;
+
   const KernelSource* source_for(Language l) const noexcept {
     for (const auto& s : sources)
       if (s.language == l) return &s;

@@ -13,6 +13,7 @@
 #include "tune/definitions.hpp"
 #include "tune/device.hpp"
 #include "tune/device_info.hpp"
+#include "tune/environment.hpp"
 #include "tune/kernel.hpp"
 #include "tune/key.hpp"
 #include "tune/log.hpp"

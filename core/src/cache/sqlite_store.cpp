@@ -25,6 +25,7 @@
 #include "safe_file.hpp"
 #include "sqlite_db.hpp"
 #include "tune/backend/hash.hpp"
+#include "tune/environment.hpp"
 #include "tune/log.hpp"
 
 namespace tune {
@@ -377,12 +378,11 @@ bool parse_cache_mode(std::string_view text, CacheMode* out) noexcept {
 }
 
 CacheMode cache_mode_from_env() {
-  const char* v = std::getenv("TUNE_CACHE");
-  if (v == nullptr || *v == '\0') return CacheMode::readwrite;
+  const std::string v = env_text("TUNE_CACHE");
+  if (v.empty()) return CacheMode::readwrite;
   CacheMode m;
   if (parse_cache_mode(v, &m)) return m;
-  log_warning(std::string("TUNE_CACHE='") + v +
-              "' is not one of off, readonly, readwrite; using readwrite");
+  log_warning("TUNE_CACHE='" + v + "' is not one of off, readonly, readwrite; using readwrite");
   return CacheMode::readwrite;
 }
 
@@ -391,7 +391,8 @@ std::string default_cache_path() {
     const char* v = std::getenv(name);
     return v != nullptr && *v != '\0' ? v : nullptr;
   };
-  if (const char* d = nonempty("TUNE_CACHE_DIR")) return (fs::path(d) / "tune.db").string();
+  if (const std::string d = env_text("TUNE_CACHE_DIR"); !d.empty())
+    return (fs::path(d) / "tune.db").string();
   if (const char* d = nonempty("XDG_CACHE_HOME"))
     return (fs::path(d) / "libtune" / "tune.db").string();
   if (const char* d = nonempty("HOME"))

@@ -7,10 +7,6 @@
 
 namespace tune::detail {
 
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
 std::string format_ms(double ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f", ms);

@@ -7,15 +7,14 @@
 #include <limits>
 #include <string>
 
+#include "elapsed.hpp"
 #include "hook_runner.hpp"
 #include "tune/autotuner.hpp"
 
 namespace tune::detail {
 
-using Clock = std::chrono::steady_clock;
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
-double ms_since(Clock::time_point t0);
 std::string format_ms(double ms);  // "12.5"
 
 // Adds the wall time of scopes to the fields of a TuningTimes. Not thread-safe.

@@ -6,14 +6,10 @@
 #include <numeric>
 #include <thread>
 
+#include "elapsed.hpp"
+
 namespace tune::detail {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 // Runs `fn(i)` for i in [0, n) on up to `threads` detached worker threads; returns at once.
 void run_pool(std::size_t n, unsigned threads, std::function<void(std::size_t)> fn) {

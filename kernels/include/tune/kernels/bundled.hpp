@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tune/kernel.hpp"
@@ -49,6 +51,8 @@ struct BundledKernel {
 
 // The bundled kernels written in `lang`; empty when that language's kernels are not built.
 std::vector<BundledKernel> bundled_kernels(Language lang);
+// The bundled kernel called `name` written in `lang`; std::nullopt when there is none.
+std::optional<BundledKernel> bundled_kernel(Language lang, std::string_view name);
 
 // Language-independent workloads. Signatures (every language implements exactly these):
 //   vector_add : (a f32[n], b f32[n], c f32[n], n i32)            c = a + b

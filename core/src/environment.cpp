@@ -1,0 +1,92 @@
+#include "tune/environment.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "tune/log.hpp"
+
+namespace tune {
+namespace {
+
+constexpr EnvVariable kVariables[] = {
+    {"TUNE_DEVICE",
+     "device to open by default: `backend` or `backend:selector` (index or name substring), "
+     "e.g. `vulkan:llvmpipe`, `cuda:0`"},
+    {"TUNE_BACKEND", "backend to open by default when `TUNE_DEVICE` is unset"},
+    {"TUNE_VULKAN_DEVICE",
+     "Vulkan device by index or name substring (default: discrete GPU, then integrated, then "
+     "CPU)"},
+    {"TUNE_VULKAN_VALIDATION",
+     "boolean: open Vulkan devices with the Khronos validation layer and count its messages "
+     "(`VulkanOpenOptions::validation` wins)"},
+    {"TUNE_PRINT_AUTOTUNING",
+     "boolean: print every tuning: kernel, key, each configuration's median or failure reason, "
+     "winner, wall time (`AutotunerOptions::print` wins)"},
+    {"TUNE_CACHE",
+     "`off`, `readonly` or `readwrite` (default) for every disk cache: the tuning database and "
+     "the compiled variants (`off`: nothing read or written; `readonly`: read, never written)"},
+    {"TUNE_CACHE_DIR",
+     "where the caches live (default `$XDG_CACHE_HOME/libtune`, else `~/.cache/libtune`): "
+     "`tune.db`, `cubin/`, `hsaco/`, `spirv/`, `vkpipeline/`"},
+    {"TUNE_DISABLE",
+     "boolean: never time: use heuristics or the first configuration that survives pruning "
+     "(`AutotunerOptions::disable` wins)"},
+};
+
+// The variable's row; std::logic_error when it has none.
+const EnvVariable& row_of(std::string_view name) {
+  for (const auto& v : kVariables)
+    if (v.name == name) return v;
+  throw std::logic_error("libtune reads the environment variable " + std::string(name) +
+                         " but it has no row in tune::environment_variables()");
+}
+
+std::string normalised(const char* raw) {
+  std::string s(raw);
+  auto blank = [](unsigned char c) { return std::isspace(c) != 0; };
+  s.erase(s.begin(), std::find_if_not(s.begin(), s.end(), blank));
+  s.erase(std::find_if_not(s.rbegin(), s.rend(), blank).base(), s.end());
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Warns once per variable name.
+void warn_once(const std::string& name, const char* raw) {
+  static std::mutex mu;
+  static std::set<std::string> warned;
+  {
+    std::lock_guard lock(mu);
+    if (!warned.insert(name).second) return;
+  }
+  log_warning(name + "='" + raw +
+              "' is not a boolean (1/true/yes/on or 0/false/no/off, any case); ignored");
+}
+
+}  // namespace
+
+std::span<const EnvVariable> environment_variables() noexcept { return kVariables; }
+
+std::string env_text(std::string_view name) {
+  const std::string n(row_of(name).name);
+  const char* raw = std::getenv(n.c_str());
+  return raw == nullptr ? std::string() : std::string(raw);
+}
+
+bool env_flag(std::string_view name, bool fallback) {
+  const std::string n(row_of(name).name);
+  const char* raw = std::getenv(n.c_str());
+  if (raw == nullptr) return fallback;
+  const std::string v = normalised(raw);
+  if (v.empty()) return fallback;
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
+  warn_once(n, raw);
+  return fallback;
+}
+
+}  // namespace tune
