@@ -20,7 +20,6 @@ namespace tune {
 namespace vk {
 namespace {
 
-
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
