@@ -23,7 +23,7 @@ constexpr EnvVariable kVariables[] = {
      "CPU)"},
     {"TUNE_VULKAN_VALIDATION",
      "boolean: open Vulkan devices with the Khronos validation layer and count its messages "
-     "(`VulkanOpenOptions::validation` wins)"},
+     "(`vulkan::OpenOptions::validation` wins)"},
     {"TUNE_PRINT_AUTOTUNING",
      "boolean: print every tuning: kernel, key, each configuration's median or failure reason, "
      "winner, wall time (`AutotunerOptions::print` wins)"},

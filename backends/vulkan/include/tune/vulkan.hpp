@@ -37,7 +37,7 @@ namespace tune::vulkan {
 
 struct OpenOptions {
   // Enables VK_LAYER_KHRONOS_validation and a debug-utils messenger that records every
-  // validation message. Unset: on when TUNE_VULKAN_VALIDATION=1 in the environment.
+  // validation message. Unset: TUNE_VULKAN_VALIDATION (a boolean, see tune/environment.hpp).
   std::optional<bool> validation;
 };
 
