@@ -47,11 +47,12 @@ TEST_CASE("the README's Environment table is the code's table") {
     code[std::string(v.name)] = std::string(v.effect);
   REQUIRE(!code.empty());
   CHECK(readme.size() == code.size());
-  for (const auto& [name, effect] : code) {
+  for (const auto& row : code) {
+    const std::string& name = row.first;  // not a structured binding: clang's doctest captures
     CAPTURE(name);
     auto it = readme.find(name);
     REQUIRE_MESSAGE(it != readme.end(), "README.md has no row for " << name);
-    CHECK(it->second == effect);
+    CHECK(it->second == row.second);
   }
 }
 
