@@ -34,6 +34,10 @@ std::string value_to_text(const Value& v) {
   return out;
 }
 
+std::string to_string(const Dim3& d) {
+  return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
+}
+
 Dim3 normalized_block(Dim3 b) noexcept {
   if (b.x == 0 && b.y == 0 && b.z == 0) return b;
   if (b.x == 0) b.x = 1;
@@ -70,8 +74,6 @@ bool set_launch(LaunchOptions& l, std::string_view name, const Value& value) {
   return true;
 }
 
-bool block_set(const Dim3& b) { return b.x != 0 || b.y != 0 || b.z != 0; }
-
 }  // namespace
 
 Config::Config(std::initializer_list<std::pair<std::string, Value>> params) {
@@ -82,7 +84,7 @@ Config& Config::set(std::string_view name, Value value) {
   if (is_launch_option_name(name)) {
     // A block dimension left at 0 would make the block empty: setting one dimension of an
     // unset block makes the others 1.
-    bool was_unset = !block_set(launch_.block);
+    bool was_unset = !launch_.block.any_set();
     if (set_launch(launch_, name, value) && was_unset)
       launch_.block = normalized_block(launch_.block);
     return *this;
@@ -140,10 +142,7 @@ std::string Config::to_string() const {
     launch += '=';
     launch += v;
   };
-  if (block_set(launch_.block)) {
-    add("block", std::to_string(launch_.block.x) + "x" + std::to_string(launch_.block.y) + "x" +
-                     std::to_string(launch_.block.z));
-  }
+  if (launch_.block.any_set()) add("block", to_string(launch_.block));
   if (launch_.num_warps != 0) add(kNumWarps, std::to_string(launch_.num_warps));
   if (launch_.num_stages != 0) add(kNumStages, std::to_string(launch_.num_stages));
   if (launch_.max_registers != 0) add(kMaxRegisters, std::to_string(launch_.max_registers));

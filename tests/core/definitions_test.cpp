@@ -111,6 +111,16 @@ TEST_CASE("definitions: only launch options that are set; a partly set block mea
   CHECK(set_y.launch().block == Dim3{1, 4, 1});
 }
 
+TEST_CASE("Dim3: one text everywhere (Config text, logs, errors) and 'not set' is all zeros") {
+  CHECK(to_string(Dim3{256, 1, 1}) == "256x1x1");
+  CHECK(to_string(Dim3{0, 0, 0}) == "0x0x0");
+  CHECK_FALSE(Dim3{0, 0, 0}.any_set());
+  CHECK(Dim3{0, 0, 3}.any_set());
+  Config c;
+  c.launch().block = {16, 8, 1};
+  CHECK(c.to_string().find("block=" + to_string(c.launch().block)) != std::string::npos);
+}
+
 TEST_CASE("definitions: a template entry's substituted parameters are not also macros") {
   Config c{{"EPT", 4}, {"NEG", true}, {"TILE", 16}};
   c.set(kNumStages, 2);

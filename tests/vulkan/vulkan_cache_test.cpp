@@ -31,8 +31,6 @@ using namespace tune;
 
 using tune::testing::open_vulkan_or_skip;
 
-constexpr std::string_view kFromCache = "(binary from the spirv cache)";
-
 vulkan::Diagnostics diag(const Device& dev) {
   auto d = vulkan::diagnostics(dev);
   REQUIRE(d.has_value());
@@ -199,7 +197,7 @@ TEST_CASE("SPIR-V disk cache: a fresh device skips shaderc, says so, and compute
     for (const Config& c : configs) {
       auto ck = dev->compile(*src, c);
       REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
-      CHECK((*ck)->compile_log().find(kFromCache) == std::string::npos);
+      CHECK_FALSE((*ck)->from_binary_cache());
     }
     const auto d = diag(*dev);
     CHECK(d.shaderc_compiles == 4);
@@ -215,7 +213,7 @@ TEST_CASE("SPIR-V disk cache: a fresh device skips shaderc, says so, and compute
   for (const Config& c : configs) {
     auto ck = dev->compile(*src, c);
     REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
-    CHECK_MESSAGE((*ck)->compile_log().rfind(kFromCache, 0) == 0, (*ck)->compile_log());
+    CHECK_MESSAGE((*ck)->from_binary_cache(), (*ck)->compile_log());
     compiled.push_back(std::move(*ck));
   }
   const auto d = diag(*dev);
@@ -273,7 +271,7 @@ TEST_CASE("SPIR-V disk cache: a damaged entry is a miss with a warning and is re
     auto dev = open_vulkan_or_skip();
     auto ck = dev->compile(scale_source(), scale_config(3));
     REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
-    CHECK((*ck)->compile_log().find(kFromCache) == std::string::npos);
+    CHECK_FALSE((*ck)->from_binary_cache());
     CHECK(diag(*dev).shaderc_compiles == 1);
     CHECK(diag(*dev).spirv_disk_hits == 0);
     CHECK_MESSAGE(log.count(LogLevel::warning, file.string()) == 1, log.all());
@@ -284,7 +282,7 @@ TEST_CASE("SPIR-V disk cache: a damaged entry is a miss with a warning and is re
   auto dev = open_vulkan_or_skip();
   auto ck = dev->compile(scale_source(), scale_config(3));
   REQUIRE(ck.ok());
-  CHECK((*ck)->compile_log().rfind(kFromCache, 0) == 0);
+  CHECK((*ck)->from_binary_cache());
   CHECK(diag(*dev).spirv_disk_hits == 1);
   check_scale(*dev, **ck, 3);
 }
@@ -337,7 +335,7 @@ TEST_CASE("TUNE_CACHE=off reads and writes nothing; readonly reads and writes no
     auto dev = open_vulkan_or_skip();
     auto hit = dev->compile(scale_source(), scale_config(3));
     REQUIRE(hit.ok());
-    CHECK((*hit)->compile_log().rfind(kFromCache, 0) == 0);
+    CHECK((*hit)->from_binary_cache());
     auto miss = dev->compile(scale_source(), scale_config(4));  // new: compiled, not stored
     REQUIRE(miss.ok());
     check_scale(*dev, **miss, 4);
@@ -353,7 +351,7 @@ TEST_CASE("TUNE_CACHE=off reads and writes nothing; readonly reads and writes no
     auto dev = open_vulkan_or_skip();
     auto ck = dev->compile(scale_source(), scale_config(3));
     REQUIRE(ck.ok());
-    CHECK((*ck)->compile_log().find(kFromCache) == std::string::npos);
+    CHECK_FALSE((*ck)->from_binary_cache());
     CHECK(diag(*dev).shaderc_compiles == 1);
     CHECK(diag(*dev).pipeline_cache_loaded_bytes == 0);
   }

@@ -14,10 +14,6 @@ constexpr std::uint32_t kDefaultSharedLimit = 48 * 1024;  // without the opt-in 
 constexpr std::size_t kMaxArgs = 64;
 constexpr std::uint64_t kDefaultFlushBytes = 256ull << 20;  // when the L2 size is unknown
 
-std::string dim_text(const Dim3& d) {
-  return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
-}
-
 }  // namespace
 
 GpuBuffer::~GpuBuffer() {
@@ -29,7 +25,8 @@ GpuBuffer::~GpuBuffer() {
 }
 
 GpuKernel::GpuKernel(GpuDevice* owner, Handle module, Handle function, std::string name,
-                     KernelResources resources, std::string log, std::uint32_t dynamic_shared_limit)
+                     bool from_cache, KernelResources resources, std::string log,
+                     std::uint32_t dynamic_shared_limit)
     : owner_(owner),
       module_(module),
       function_(function),
@@ -37,6 +34,7 @@ GpuKernel::GpuKernel(GpuDevice* owner, Handle module, Handle function, std::stri
       dynamic_shared_limit_(dynamic_shared_limit) {
   resources_ = resources;
   log_ = std::move(log);
+  from_binary_cache_ = from_cache;
 }
 
 GpuKernel::~GpuKernel() {
@@ -299,7 +297,7 @@ Result<std::unique_ptr<CompiledKernel>> GpuDevice::compile(const KernelSource& s
   if (out->from_cache)
     log = "(binary from the " + std::string(compiler_->binary_kind()) + " cache)\n" + log;
   return std::unique_ptr<CompiledKernel>(
-      new GpuKernel(this, module, function, name, res, std::move(log), dyn_limit));
+      new GpuKernel(this, module, function, name, out->from_cache, res, std::move(log), dyn_limit));
 }
 
 Status GpuDevice::launch(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args) {
@@ -320,20 +318,20 @@ Status GpuDevice::launch_locked(const GpuKernel& kernel, const LaunchDims& dims,
   const Dim3 block = normalized_block(dims.block);
   if (block.product() == 0 || dims.grid.product() == 0) {
     return Status(StatusCode::invalid_argument, kernel.name() + ": empty launch, grid " +
-                                                    dim_text(dims.grid) + " block " +
-                                                    dim_text(block));
+                                                    to_string(dims.grid) + " block " +
+                                                    to_string(block));
   }
   if (block.product() > max_threads) {
     return Status(StatusCode::out_of_resources,
-                  kernel.name() + ": block " + dim_text(block) + " exceeds the variant's " +
+                  kernel.name() + ": block " + to_string(block) + " exceeds the variant's " +
                       std::to_string(max_threads) + " threads per block");
   }
   if ((info_.max_grid.x != 0 && dims.grid.x > info_.max_grid.x) ||
       (info_.max_grid.y != 0 && dims.grid.y > info_.max_grid.y) ||
       (info_.max_grid.z != 0 && dims.grid.z > info_.max_grid.z)) {
-    return Status(StatusCode::out_of_resources, kernel.name() + ": grid " + dim_text(dims.grid) +
+    return Status(StatusCode::out_of_resources, kernel.name() + ": grid " + to_string(dims.grid) +
                                                     " exceeds the device limit " +
-                                                    dim_text(info_.max_grid));
+                                                    to_string(info_.max_grid));
   }
   if (dims.shared_bytes > kernel.dynamic_shared_limit_.load(std::memory_order_relaxed)) {
     const std::uint64_t total = std::uint64_t{dims.shared_bytes} + kernel.resources().shared_bytes;
@@ -386,7 +384,7 @@ Status GpuDevice::launch_locked(const GpuKernel& kernel, const LaunchDims& dims,
           api_->launch(kernel.function(), dims.grid, block, dims.shared_bytes, stream_, params);
       rc != 0) {
     return fail(Call::launch, rc, StatusCode::launch_failed,
-                kernel.name() + " grid " + dim_text(dims.grid) + " block " + dim_text(block) +
+                kernel.name() + " grid " + to_string(dims.grid) + " block " + to_string(block) +
                     " smem " + std::to_string(dims.shared_bytes));
   }
   return {};

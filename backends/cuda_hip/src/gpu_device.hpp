@@ -42,7 +42,7 @@ class GpuBuffer final : public DeviceBuffer {
 
 class GpuKernel final : public CompiledKernel {
  public:
-  GpuKernel(GpuDevice* owner, Handle module, Handle function, std::string name,
+  GpuKernel(GpuDevice* owner, Handle module, Handle function, std::string name, bool from_cache,
             KernelResources resources, std::string log, std::uint32_t dynamic_shared_limit);
   ~GpuKernel() override;
   Handle function() const noexcept { return function_; }

@@ -22,12 +22,6 @@ constexpr std::uint64_t kStagingChunk = 64ull << 20;
 // How long synchronisation points wait for work submitted earlier (not a timed launch).
 constexpr double kSyncTimeoutMs = 120000.0;
 
-std::string dim_text(const Dim3& d) {
-  return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
-}
-
-bool is_set(const Dim3& b) { return b.x != 0 || b.y != 0 || b.z != 0; }
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -38,7 +32,7 @@ VulkanBuffer::~VulkanBuffer() {
   owner_->destroy_raw(raw_);
 }
 
-VulkanKernel::VulkanKernel(VulkanDevice* owner, SpirvInfo info, Dim3 block,
+VulkanKernel::VulkanKernel(VulkanDevice* owner, SpirvInfo info, Dim3 block, bool from_cache,
                            DescriptorSetLayout set_layout, PipelineLayout layout, Pipeline pipeline,
                            std::string log, KernelResources resources)
     : owner_(owner),
@@ -49,6 +43,7 @@ VulkanKernel::VulkanKernel(VulkanDevice* owner, SpirvInfo info, Dim3 block,
       pipeline_(std::move(pipeline)) {
   log_ = std::move(log);
   resources_ = resources;
+  from_binary_cache_ = from_cache;
 }
 
 // The handles go after the body, once the device no longer uses them.
@@ -394,12 +389,12 @@ Status VulkanDevice::check_request(const KernelSource& source, const Config& con
   const auto& l = opened_.caps.props.limits;
   *block = normalized_block(config.launch().block);
   const Dim3& b = *block;
-  if (is_set(b) &&
+  if (b.any_set() &&
       (b.x > l.maxComputeWorkGroupSize[0] || b.y > l.maxComputeWorkGroupSize[1] ||
        b.z > l.maxComputeWorkGroupSize[2] || b.product() > l.maxComputeWorkGroupInvocations)) {
     return Status(StatusCode::out_of_resources,
-                  "workgroup " + dim_text(b) + " exceeds the device limits (" +
-                      "maxComputeWorkGroupSize " + dim_text(info_.max_block) +
+                  "workgroup " + to_string(b) + " exceeds the device limits (" +
+                      "maxComputeWorkGroupSize " + to_string(info_.max_block) +
                       ", maxComputeWorkGroupInvocations " +
                       std::to_string(l.maxComputeWorkGroupInvocations) + ")");
   }
@@ -424,12 +419,12 @@ Status VulkanDevice::check_spirv(const SpirvInfo& si, const Dim3& block) const {
                   "the Vulkan backend binds storage buffers in descriptor set 0 only (no other "
                   "sets, uniform buffers, images or samplers)");
   }
-  if (is_set(block) && !si.local_size_is_spec &&
+  if (block.any_set() && !si.local_size_is_spec &&
       (si.local_size[0] != block.x || si.local_size[1] != block.y || si.local_size[2] != block.z)) {
     return Status(StatusCode::invalid_argument,
-                  "the shader fixes its workgroup size at " + std::to_string(si.local_size[0]) +
-                      "x" + std::to_string(si.local_size[1]) + "x" +
-                      std::to_string(si.local_size[2]) + " but the config asks " + dim_text(block) +
+                  "the shader fixes its workgroup size at " +
+                      to_string(Dim3{si.local_size[0], si.local_size[1], si.local_size[2]}) +
+                      " but the config asks " + to_string(block) +
                       ": declare layout(local_size_x_id = 0, local_size_y_id = 1, "
                       "local_size_z_id = 2) in;");
   }
@@ -502,7 +497,7 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::create_kernel(
   cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   cpi.stage.module = module.get();
   cpi.stage.pName = "main";
-  cpi.stage.pSpecializationInfo = (is_set(block) && si.local_size_is_spec) ? &spec : nullptr;
+  cpi.stage.pSpecializationInfo = (block.any_set() && si.local_size_is_spec) ? &spec : nullptr;
   cpi.layout = layout.get();
   Pipeline pipeline;
   VkResult r = vkCreateComputePipelines(vk(), pipelines_->handle(), 1, &cpi, nullptr,
@@ -516,13 +511,13 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::create_kernel(
   KernelResources res;
   res.shared_bytes = static_cast<std::uint32_t>(si.shared_bytes);
   const Dim3 compiled_block =
-      is_set(block) ? block : Dim3{si.local_size[0], si.local_size[1], si.local_size[2]};
+      block.any_set() ? block : Dim3{si.local_size[0], si.local_size[1], si.local_size[2]};
   res.max_threads = static_cast<std::uint32_t>(compiled_block.product());
-  // Says where the SPIR-V came from, as the CUDA backend does for its CUBIN cache.
+  // A note for people reading the log; programs read from_binary_cache().
   std::string log = spirv.from_disk ? "(binary from the spirv cache)\n" + spirv.log : spirv.log;
-  return std::unique_ptr<CompiledKernel>(
-      std::make_unique<VulkanKernel>(this, si, compiled_block, std::move(set_layout),
-                                     std::move(layout), std::move(pipeline), std::move(log), res));
+  return std::unique_ptr<CompiledKernel>(std::make_unique<VulkanKernel>(
+      this, si, compiled_block, spirv.from_disk, std::move(set_layout), std::move(layout),
+      std::move(pipeline), std::move(log), res));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -539,10 +534,10 @@ Status VulkanDevice::bind_args(const VulkanKernel& k, const LaunchDims& dims, Ar
                                BoundArgs* out) const {
   const auto& l = opened_.caps.props.limits;
   const Dim3 block = normalized_block(dims.block);
-  if (is_set(block) && block != k.block()) {
-    return Status(StatusCode::invalid_argument, "launch block " + dim_text(block) +
+  if (block.any_set() && block != k.block()) {
+    return Status(StatusCode::invalid_argument, "launch block " + to_string(block) +
                                                     " differs from the compiled workgroup " +
-                                                    dim_text(k.block()));
+                                                    to_string(k.block()));
   }
   if (dims.shared_bytes != 0) {
     return Status(StatusCode::invalid_argument,
@@ -551,9 +546,9 @@ Status VulkanDevice::bind_args(const VulkanKernel& k, const LaunchDims& dims, Ar
   for (int d = 0; d < 3; ++d) {
     const std::uint32_t g = d == 0 ? dims.grid.x : d == 1 ? dims.grid.y : dims.grid.z;
     if (g > l.maxComputeWorkGroupCount[d]) {
-      return Status(StatusCode::out_of_resources, "grid " + dim_text(dims.grid) +
+      return Status(StatusCode::out_of_resources, "grid " + to_string(dims.grid) +
                                                       " exceeds maxComputeWorkGroupCount " +
-                                                      dim_text(info_.max_grid));
+                                                      to_string(info_.max_grid));
     }
   }
 

@@ -69,9 +69,9 @@ class VulkanBuffer final : public DeviceBuffer {
 
 class VulkanKernel final : public CompiledKernel {
  public:
-  VulkanKernel(VulkanDevice* owner, SpirvInfo info, Dim3 block, DescriptorSetLayout set_layout,
-               PipelineLayout layout, Pipeline pipeline, std::string log,
-               KernelResources resources);
+  VulkanKernel(VulkanDevice* owner, SpirvInfo info, Dim3 block, bool from_cache,
+               DescriptorSetLayout set_layout, PipelineLayout layout, Pipeline pipeline,
+               std::string log, KernelResources resources);
   // Waits for device work that may still use the pipeline, then destroys it.
   ~VulkanKernel() override;
   VulkanKernel(const VulkanKernel&) = delete;

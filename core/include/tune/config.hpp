@@ -31,8 +31,12 @@ std::string value_to_text(const Value& v);
 struct Dim3 {
   std::uint32_t x = 1, y = 1, z = 1;
   std::uint64_t product() const noexcept { return std::uint64_t{x} * y * z; }
+  // False for {0, 0, 0}: a launch option's "not set" (see LaunchOptions::block).
+  bool any_set() const noexcept { return x != 0 || y != 0 || z != 0; }
   friend bool operator==(const Dim3&, const Dim3&) = default;
 };
+// "256x1x1": the one text of a Dim3, in Config text, logs and error messages.
+std::string to_string(const Dim3& d);
 
 // The block a Dim3 stands for: dimensions left at 0 beside a set one are 1 ({256, 0, 0} is
 // 256x1x1); {0, 0, 0} stays unset. The one rule for a partly set block, followed by Config,

@@ -69,10 +69,15 @@ class CompiledKernel {
   virtual ~CompiledKernel() = default;
   const KernelResources& resources() const noexcept { return resources_; }
   const std::string& compile_log() const noexcept { return log_; }
+  // True when the binary (CUBIN, HSACO, SPIR-V) was read from a binary cache, in memory or on
+  // disk, instead of being compiled for this call. compile_log() then starts with a note for
+  // people ("(binary from the cubin cache)"); programs read this flag, never that text.
+  bool from_binary_cache() const noexcept { return from_binary_cache_; }
 
  protected:
   KernelResources resources_;
   std::string log_;
+  bool from_binary_cache_ = false;
 };
 
 struct LaunchDims {

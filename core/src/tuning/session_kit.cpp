@@ -16,11 +16,8 @@ std::string format_ms(double ms) {
 Status launch_dims(const KernelDef& def, const Config& c, ArgList args, LaunchDims* out) {
   TUNE_RETURN_IF_ERROR(call_user("dims", &c, out, [&] { return def.dims(c, args); }));
   if (out->grid.product() == 0 || out->block.product() == 0) {
-    const auto text = [](const Dim3& d) {
-      return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
-    };
-    return Status(StatusCode::invalid_argument, "dims() returned grid " + text(out->grid) +
-                                                    ", block " + text(out->block) +
+    return Status(StatusCode::invalid_argument, "dims() returned grid " + to_string(out->grid) +
+                                                    ", block " + to_string(out->block) +
                                                     ": a zero dimension launches nothing");
   }
   return {};

@@ -27,10 +27,9 @@ void run_pool(std::size_t n, unsigned threads, std::function<void(std::size_t)> 
 Status check_limits(const Config& c, const DeviceInfo& info) {
   const Dim3& b = c.launch().block;
   if (info.max_threads_per_block != 0 && b.product() > info.max_threads_per_block) {
-    return Status(StatusCode::out_of_resources,
-                  "block " + std::to_string(b.x) + "x" + std::to_string(b.y) + "x" +
-                      std::to_string(b.z) + " exceeds the device's " +
-                      std::to_string(info.max_threads_per_block) + " threads per block");
+    return Status(StatusCode::out_of_resources, "block " + to_string(b) + " exceeds the device's " +
+                                                    std::to_string(info.max_threads_per_block) +
+                                                    " threads per block");
   }
   if (info.max_block.x != 0 &&
       (b.x > info.max_block.x || b.y > info.max_block.y || b.z > info.max_block.z)) {

@@ -70,8 +70,8 @@ struct Diagnostics {
   bool subgroup_arithmetic = false;       // subgroupAdd & co. in compute shaders
   std::uint64_t spirv_cache_entries = 0;  // variants whose SPIR-V is kept in memory
   std::uint64_t shaderc_compiles = 0;     // shaderc invocations so far (cache misses)
-  // Variants whose SPIR-V was read from the disk cache (shaderc skipped); their compile_log()
-  // starts with "(binary from the spirv cache)".
+  // Variants whose SPIR-V was read from the disk cache (shaderc skipped); their
+  // CompiledKernel::from_binary_cache() is true.
   std::uint64_t spirv_disk_hits = 0;
   // The disk caches (see README "Environment"); empty when TUNE_CACHE=off.
   std::string spirv_cache_dir;       // one file per variant
