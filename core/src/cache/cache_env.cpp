@@ -1,5 +1,6 @@
-// TUNE_CACHE and the cache's path, and the store they ask for. See tune/sqlite_store.hpp.
-#include "tune/sqlite_store.hpp"
+// TUNE_CACHE and the cache's path, and the store they ask for. See cache_env.hpp and
+// tune/sqlite_store.hpp.
+#include "cache/cache_env.hpp"
 
 #include <cstdlib>
 #include <filesystem>

@@ -8,13 +8,32 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
-#include "tune/sqlite_store.hpp"
+#include "tune/status.hpp"
+#include "tune/store.hpp"
 
 namespace tune {
 
-// check_stored_row, has_better_provenance and the plausibility limits are declared in
-// tune/sqlite_store.hpp.
+// Plausibility floor of a stored or imported time: no kernel launch is timed below 1 ns (a
+// device's peak is not known when a row is imported, so this is a floor, not a model).
+inline constexpr double kMinPlausibleTimeNs = 1.0;
+// More samples than this is damage, not a measurement.
+inline constexpr std::uint32_t kMaxPlausibleSampleCount = 100'000'000;
+
+// Space-independent checks of one stored or imported row: the config text parses (and is
+// returned in canonical form through `canonical`); the sample count is at most
+// kMaxPlausibleSampleCount; the unix time is not negative nor more than a year ahead; and an
+// ok row has count > 0, every statistic finite and at least kMinPlausibleTimeNs, quantiles
+// ordered (min <= p20 <= median <= p80 <= max) and the mean within [min, max]. A row that
+// fails is refused (import) or ignored with a warning (load), never chosen. The message
+// says what is wrong.
+Status check_stored_row(const StoredResult& row, std::string* canonical = nullptr);
+
+// Provenance order used by import: whether `incoming` may replace `existing` (same identity).
+// A measured (ok) row is never replaced by a failure; between two rows of the same kind the
+// one with more samples wins, then the newer one; on a full tie the stored row stays.
+bool has_better_provenance(const StoredResult& incoming, const StoredResult& existing) noexcept;
 
 namespace cache {
 

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <utility>
 
+#include "cache/cache_json.hpp"
 #include "cache/cache_validation.hpp"
 #include "cache/claims.hpp"
 #include "cache/db_file.hpp"

@@ -20,11 +20,12 @@
 #include <cstdint>
 #include <string_view>
 
-#include "tune/sqlite_store.hpp"
-
 namespace tune {
 
-// kCacheSchemaVersion and kCacheApplicationId are declared in tune/sqlite_store.hpp.
+// The schema version this libtune reads and writes (PRAGMA user_version).
+inline constexpr int kCacheSchemaVersion = 1;
+// PRAGMA application_id of a libtune cache ("ltun").
+inline constexpr std::int32_t kCacheApplicationId = 0x6c74756e;
 
 namespace cache {
 
