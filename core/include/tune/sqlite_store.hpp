@@ -190,7 +190,8 @@ class SqliteStore final : public TuningStore {
 };
 
 // The store the environment asks for, freshly opened (default_store() caches one of these):
-// null when TUNE_CACHE=off or no cache path can be derived (with a warning in that case).
+// null when TUNE_CACHE=off; a store in memory only (with a warning) when no cache path can be
+// derived.
 std::shared_ptr<SqliteStore> open_store_from_env();
 
 }  // namespace tune
