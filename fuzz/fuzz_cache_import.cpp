@@ -21,6 +21,8 @@
 #include <string>
 #include <string_view>
 
+#include "cache/cache_json.hpp"
+#include "cache/row_rules.hpp"
 #include "tune/config.hpp"
 #include "tune/log.hpp"
 #include "tune/sqlite_store.hpp"

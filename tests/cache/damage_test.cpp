@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/store_schema.hpp"
 #include "cache_test_util.hpp"
 #include "skip.hpp"
 #include "tune/sqlite_store.hpp"

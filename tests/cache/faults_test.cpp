@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/store_schema.hpp"
 #include "cache_test_util.hpp"
 #include "tune/backend/binary_cache.hpp"
 #include "tune/config.hpp"

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/row_rules.hpp"
 #include "cache_test_util.hpp"
 #include "tune/sqlite_store.hpp"
 

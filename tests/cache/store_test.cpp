@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "cache/cache_env.hpp"
+#include "cache/store_schema.hpp"
 #include "cache_test_util.hpp"
 #include "scoped_env.hpp"
 #include "tune/config.hpp"

@@ -1,15 +1,13 @@
 // SqliteStore: the persistent TuningStore, one SQLite database file shared by every process.
 //
-// Layout: table `results`, one row per (kernel, source hash, key, device fingerprint,
-// toolchain fingerprint, config text) holding the config's status, failure reason, sample
-// statistics, the unix time it was measured and a checksum of the row; table `claims`, one
-// row per key being tuned (see try_claim). PRAGMA application_id marks the file as libtune's
-// and PRAGMA user_version is the schema version, so a foreign or older file is recognised.
-// The checksum column and the claims table joined schema version 1 in place: a version-1
-// file without them gains them on its first readwrite open (never moved aside for it). The
-// database runs in WAL mode with a busy timeout (on a network file system, where WAL does
-// not work, in journal_mode=DELETE with file locking and one warning); every write is one
-// IMMEDIATE transaction, so concurrent processes never lose or duplicate rows.
+// The file holds one row per (kernel, source hash, key, device fingerprint, toolchain
+// fingerprint, config) with the config's status, failure reason, sample statistics, the unix
+// time it was measured and a checksum, and one claim per key being tuned (see try_claim). It
+// is marked as libtune's (PRAGMA application_id) with its schema version (PRAGMA
+// user_version), so a foreign or older file is recognised. The database runs in WAL mode with
+// a busy timeout (on a network file system, where WAL does not work, in journal_mode=DELETE
+// with file locking and one warning); every write is one IMMEDIATE transaction, so concurrent
+// processes never lose or duplicate rows.
 //
 // What is promised when the files are attacked or damaged (every case is one warning naming
 // the file and the problem; neither load() nor save() throws or fails the tuning):
@@ -38,13 +36,14 @@
 // - In readonly mode the file is never modified, created or moved: any problem is a warning
 //   and the store behaves as empty.
 // - Rows are checked when read: the SQLite type of every column, the row checksum (NULL in
-//   rows written by a libtune without it: not checked), and check_stored_row(). A bad row is
-//   ignored with one warning per key, never chosen.
+//   rows written by a libtune without it: not checked), and the row checks (the config
+//   parses; a plausible sample count and date; for an ok row, finite statistics of at least
+//   1 ns in order). A bad row is ignored with one warning per key, never chosen.
 // - A failed write is reported with its own reason (e.g. "database or disk is full").
 // The store writes no temporary files of its own; SQLite's journals are SQLite's (a hot
 // journal is needed to roll back) and are never deleted by libtune.
 // Whether a config belongs to the kernel's declared space is checked by the caller, who knows
-// the space: see tune/cache_validation.hpp.
+// the space (the Autotuner does, when it loads rows).
 //
 // Thread safety: every member may be called concurrently; calls are serialised on one
 // connection.
@@ -65,22 +64,16 @@
 
 namespace tune {
 
-// TUNE_CACHE: whether the persistent store is used, and how.
+// TUNE_CACHE: whether the persistent store is used, and how ("off", "readonly",
+// "readwrite"; also "0"/"1", "false"/"true", "ro"/"rw", any case).
 enum class CacheMode : std::uint8_t { off, readonly, readwrite };
 std::string_view to_string(CacheMode mode) noexcept;
-// Parses "off", "readonly", "readwrite" (also "0"/"1", "false"/"true", "ro"/"rw", any case).
-bool parse_cache_mode(std::string_view text, CacheMode* out) noexcept;
 // TUNE_CACHE from the environment; unset or empty is readwrite. An invalid value logs a
 // warning naming the variable and its value and yields readwrite.
 CacheMode cache_mode_from_env();
 // $TUNE_CACHE_DIR/tune.db, else $XDG_CACHE_HOME/libtune/tune.db, else
 // $HOME/.cache/libtune/tune.db; empty when none of these variables is set.
 std::string default_cache_path();
-
-// The schema version this libtune reads and writes (PRAGMA user_version).
-inline constexpr int kCacheSchemaVersion = 1;
-// PRAGMA application_id of a libtune cache ("ltun").
-inline constexpr std::int32_t kCacheApplicationId = 0x6c74756e;
 
 // One stored row with the key it belongs to.
 struct CacheRow {
@@ -124,41 +117,6 @@ struct ImportOptions {
   // checks apply (they apply again, with the space, when the Autotuner loads the rows).
   std::function<const ConfigSpace*(const StoreKey&)> space_for;
 };
-
-// Provenance order used by import: whether `incoming` may replace `existing` (same identity).
-// A measured (ok) row is never replaced by a failure; between two rows of the same kind the
-// one with more samples wins, then the newer one; on a full tie the stored row stays.
-bool has_better_provenance(const StoredResult& incoming, const StoredResult& existing) noexcept;
-
-// Plausibility floor of a stored or imported time: no kernel launch is timed below 1 ns (a
-// device's peak is not known when a row is imported, so this is a floor, not a model).
-inline constexpr double kMinPlausibleTimeNs = 1.0;
-// More samples than this is damage, not a measurement.
-inline constexpr std::uint32_t kMaxPlausibleSampleCount = 100'000'000;
-
-// Space-independent checks of one stored or imported row: the config text parses (and is
-// returned in canonical form through `canonical`); the sample count is at most
-// kMaxPlausibleSampleCount; the unix time is not negative nor more than a year ahead; and an
-// ok row has count > 0, every statistic finite and at least kMinPlausibleTimeNs, quantiles
-// ordered (min <= p20 <= median <= p80 <= max) and the mean within [min, max]. A row that
-// fails is refused (import) or ignored with a warning (load), never chosen. The message
-// says what is wrong.
-Status check_stored_row(const StoredResult& row, std::string* canonical = nullptr);
-
-// JSON interchange format of `tune cache export` / `import`:
-//   {"format": "libtune-cache", "version": 1, "rows": [
-//     {"kernel": "...", "source_hash": "0x<16 hex digits>", "key": "...", "device": "...",
-//      "toolchain": "...", "config": "BM=64,...", "status": "ok", "reason": "",
-//      "unix_time": 1700000000,
-//      "stats": {"count": 40, "min": .., "p20": .., "median": .., "p80": .., "max": ..,
-//                "mean": ..}}]}
-// Statistics are nanoseconds; a non-finite value is written as null.
-std::string cache_rows_to_json(std::span<const CacheRow> rows);
-// Parses that format. A document that is not JSON or not this format is an error
-// (invalid_argument / data_loss); rows that fail the row checks are skipped and described in
-// `problems` (when non-null), never returned.
-Result<std::vector<CacheRow>> cache_rows_from_json(std::string_view text,
-                                                   std::vector<std::string>* problems = nullptr);
 
 class SqliteStore final : public TuningStore {
  public:
@@ -206,9 +164,23 @@ class SqliteStore final : public TuningStore {
   // Deletes the rows matching the filter; returns how many. failed_precondition-like
   // invalid_argument when the store is not writable.
   Result<std::size_t> clear(const CacheFilter& filter = {});
+
+  // The rows matching the filter as JSON, the interchange format of `tune cache export` /
+  // `import`:
+  //   {"format": "libtune-cache", "version": 1, "rows": [
+  //     {"kernel": "...", "source_hash": "0x<16 hex digits>", "key": "...", "device": "...",
+  //      "toolchain": "...", "config": "BM=64,...", "status": "ok", "reason": "",
+  //      "unix_time": 1700000000,
+  //      "stats": {"count": 40, "min": .., "p20": .., "median": .., "p80": .., "max": ..,
+  //                "mean": ..}}]}
+  // Statistics are nanoseconds; a non-finite value is written as null.
   Result<std::string> export_json(const CacheFilter& filter = {});
-  // Validates and merges rows by the provenance rule (has_better_provenance) in one
-  // transaction.
+  // Parses that format (a document that is not JSON or not this format is an error:
+  // invalid_argument / data_loss), validates every row (the row checks above, and the space
+  // when `opts` knows it) and merges the valid ones in one transaction by provenance: an
+  // imported row replaces a stored one of the same identity when it is measured (ok) and the
+  // stored one is a failure, or, between two rows of the same kind, when it has more samples,
+  // then when it is newer; on a full tie the stored row stays.
   Result<ImportStats> import_json(std::string_view text, const ImportOptions& opts = {});
 
  private:
@@ -218,7 +190,8 @@ class SqliteStore final : public TuningStore {
 };
 
 // The store the environment asks for, freshly opened (default_store() caches one of these):
-// null when TUNE_CACHE=off or no cache path can be derived (with a warning in that case).
+// null when TUNE_CACHE=off; a store in memory only (with a warning) when no cache path can be
+// derived.
 std::shared_ptr<SqliteStore> open_store_from_env();
 
 }  // namespace tune

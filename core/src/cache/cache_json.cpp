@@ -1,15 +1,14 @@
-// The JSON interchange format of `tune cache export` / `import`. See tune/sqlite_store.hpp.
-//
-// The parser treats its input as hostile (it is fuzzed: fuzz/fuzz_cache_import.cpp): nothing
-// here throws; every field is type-checked before use.
+// The JSON interchange format of `tune cache export` / `import`. See cache_json.hpp.
+#include "cache/cache_json.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cache/row_rules.hpp"
 #include "tune/backend/hash.hpp"
-#include "tune/sqlite_store.hpp"
 
 namespace tune {
 namespace {

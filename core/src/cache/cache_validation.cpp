@@ -4,8 +4,8 @@
 #include <set>
 #include <utility>
 
+#include "cache/row_rules.hpp"
 #include "tune/log.hpp"
-#include "tune/sqlite_store.hpp"
 
 namespace tune {
 namespace {

@@ -1,4 +1,7 @@
 // Thin RAII helpers over the SQLite C API, private to the cache.
+//
+// Nothing here owns a connection: the caller does, and serialises every use of it and of its
+// statements (SQLite connections are opened with SQLITE_OPEN_NOMUTEX).
 #pragma once
 
 #include <sqlite3.h>
@@ -97,6 +100,51 @@ class StmtScope {
 inline bool is_damage(int rc) noexcept {
   int primary = rc & 0xff;
   return primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB;
+}
+
+// SQLite's message for the last error on `db`, else the text of `rc`.
+inline std::string errmsg(sqlite3* db, int rc) {
+  std::string msg = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  if (msg.empty()) msg = sqlite3_errstr(rc);
+  return msg;
+}
+
+// Runs SQL without results ("BEGIN IMMEDIATE", "PRAGMA ..."); the SQLite result code.
+inline int exec(sqlite3* db, std::string_view sql) {
+  std::string s(sql);
+  return sqlite3_exec(db, s.c_str(), nullptr, nullptr, nullptr);
+}
+
+// Runs a one-row integer query ("PRAGMA user_version") into `out` (untouched when it returns
+// no row). The SQLite result code.
+inline int query_int(sqlite3* db, std::string_view sql, std::int64_t* out) {
+  Stmt s;
+  int rc = s.prepare(db, sql);
+  if (rc != SQLITE_OK) return rc;
+  rc = s.step();
+  if (rc == SQLITE_ROW) {
+    *out = s.int64(0);
+    return SQLITE_OK;
+  }
+  return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+// "file:<path>" with the characters that are special in an SQLite URI path percent-encoded,
+// for sqlite3_open_v2 with SQLITE_OPEN_URI (the caller appends "?mode=ro" and such).
+inline std::string uri_path(std::string_view path) {
+  std::string out = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      static constexpr char kHex[] = "0123456789ABCDEF";
+      auto u = static_cast<unsigned char>(c);
+      out += '%';
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 // uint64 hashes are stored as the int64 with the same bits.

@@ -1,0 +1,45 @@
+// The rules every stored or imported row must pass, independent of how it is stored: the
+// space-independent plausibility checks (check_stored_row) and the provenance order that
+// decides which of two rows for one config is kept (has_better_provenance).
+//
+// Used by the database (rows read back, rows salvaged), the JSON import and the Autotuner's
+// validation (cache_validation.hpp), so that every way in applies the same rules.
+// Pure functions: no state, no I/O, safe to call from any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "tune/status.hpp"
+#include "tune/store.hpp"
+
+namespace tune {
+
+// Plausibility floor of a stored or imported time: no kernel launch is timed below 1 ns (a
+// device's peak is not known when a row is imported, so this is a floor, not a model).
+inline constexpr double kMinPlausibleTimeNs = 1.0;
+// More samples than this is damage, not a measurement.
+inline constexpr std::uint32_t kMaxPlausibleSampleCount = 100'000'000;
+
+// Space-independent checks of one stored or imported row: the config text parses (and is
+// returned in canonical form through `canonical`); the sample count is at most
+// kMaxPlausibleSampleCount; the unix time is not negative nor more than a year ahead; and an
+// ok row has count > 0, every statistic finite and at least kMinPlausibleTimeNs, quantiles
+// ordered (min <= p20 <= median <= p80 <= max) and the mean within [min, max]. A row that
+// fails is refused (import) or ignored with a warning (load), never chosen. The message
+// says what is wrong.
+Status check_stored_row(const StoredResult& row, std::string* canonical = nullptr);
+
+// Provenance order used by import: whether `incoming` may replace `existing` (same identity).
+// A measured (ok) row is never replaced by a failure; between two rows of the same kind the
+// one with more samples wins, then the newer one; on a full tie the stored row stays.
+bool has_better_provenance(const StoredResult& incoming, const StoredResult& existing) noexcept;
+
+namespace cache {
+
+// The current unix time in seconds: what a row saved without a time is stamped with, what
+// check_stored_row judges dates against, and the suffix of a file moved aside.
+std::int64_t now_unix();
+
+}  // namespace cache
+}  // namespace tune
