@@ -9,11 +9,11 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "interop_data.hpp"
 #include "sim_fixture.hpp"
 
 using namespace tune;
@@ -33,14 +33,6 @@ KernelDef in_place_kernel() {
   KernelDef def = sim_kernel(bm_space({16, 32, 64}));
   def.restore_value = {"x"};
   return def;
-}
-
-std::vector<float> random_floats(std::size_t n, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-4.0f, 4.0f);
-  std::vector<float> v(n);
-  for (auto& f : v) f = d(rng);
-  return v;
 }
 
 std::vector<float> reference(std::vector<float> x, std::size_t n) {
@@ -71,7 +63,7 @@ TEST_CASE("a new key on a stream: queue waits for the stream, tunes, stream wait
   rig.dev.set_kernel_body(body);
   rig.dev.set_cost_model(bm_model(32));
   for (std::uint32_t seed : {1u, 2u, 3u}) {
-    auto x0 = random_floats(4096, seed);
+    auto x0 = random_floats(4096, seed, -4.0f, 4.0f);
     REQUIRE(rig.dev.upload(*rig.x, x0.data(), x0.size() * sizeof(float)).ok());
     auto tuner = make_tuner(in_place_kernel());
     const LaunchTarget stream = LaunchTarget::stream(fake_handle(0x70 + seed));
@@ -92,7 +84,7 @@ TEST_CASE("a new key on a stream: queue waits for the stream, tunes, stream wait
     CHECK(last_time < then);
     CHECK(then < launched);
     CHECK(launched == static_cast<long>(ev.size()) - 1);  // the winner's launch comes last
-    CHECK(rig.dev.target_launches() == 1);  // tuning's own launches stay on the queue
+    CHECK(rig.dev.target_launches() == 1);                // tuning's own launches stay on the queue
   }
 }
 
