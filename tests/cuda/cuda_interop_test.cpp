@@ -31,6 +31,7 @@
 #include "tune/tune.hpp"
 
 using namespace tune;
+using tune::testing::interop_options;
 using tune::testing::mismatches;
 using tune::testing::random_floats;
 using tune::testing::saxpy_def;
@@ -107,16 +108,6 @@ extern "C" __global__ void spin(long long cycles) {
 
 KernelDef saxpy() {
   return saxpy_def("interop_saxpy_cuda", cuda_source("saxpy", kSaxpy), "EPT", {128, 256});
-}
-
-AutotunerOptions quick() {
-  AutotunerOptions o;
-  o.persistent = false;
-  o.print = false;
-  o.bench.warmup_ms = 1;
-  o.bench.rep_ms = 2;
-  o.bench.max_reps = 10;
-  return o;
 }
 
 unsigned bits_of(float f) {
@@ -247,7 +238,7 @@ TEST_CASE("external memory on a non-default stream: ordered with the application
   {
     auto x = cuda::wrap_buffer(*app.dev, px, n * 4).value();
     auto y = cuda::wrap_buffer(*app.dev, py, n * 4).value();
-    auto tuner = Autotuner::make(saxpy(), quick()).value();
+    auto tuner = Autotuner::make(saxpy(), interop_options()).value();
     const float a = 0.75f;
     const LaunchTarget target = LaunchTarget::stream(s);
 
@@ -295,7 +286,7 @@ TEST_CASE("graph capture: a hit is captured; a miss falls back without tuning, o
   auto y = cuda::wrap_buffer(*app.dev, py, n * 4).value();
   const float a = 0.5f;
   const LaunchTarget target = LaunchTarget::stream(s);
-  auto tuner = Autotuner::make(saxpy(), quick()).value();
+  auto tuner = Autotuner::make(saxpy(), interop_options()).value();
   // Tune n outside any capture (tune() launches nothing).
   REQUIRE(tuner->tune(*app.dev, saxpy_args(x, y, a, n), target).ok());
   REQUIRE(app.cu.StreamSynchronize(s) == 0);
@@ -327,7 +318,7 @@ TEST_CASE("graph capture: a hit is captured; a miss falls back without tuning, o
 
   // A fresh tuner, nothing tuned: the first candidate, compiled during the capture (relaxed
   // mode: module loading is not a stream operation), launched untimed.
-  auto fresh = Autotuner::make(saxpy(), quick()).value();
+  auto fresh = Autotuner::make(saxpy(), interop_options()).value();
   REQUIRE(app.cu.StreamBeginCapture(s, kCaptureRelaxed) == 0);
   Status first = fresh->run(*app.dev, saxpy_args(x, y, a, n), target);
   REQUIRE(app.cu.StreamEndCapture(s, &graph) == 0);
@@ -343,7 +334,7 @@ TEST_CASE("graph capture: a hit is captured; a miss falls back without tuning, o
   CHECK(app.cu.GraphDestroy(graph) == 0);
 
   // CaptureMiss::error: refused, the capture is left intact.
-  auto opts = quick();
+  auto opts = interop_options();
   opts.capture_miss = CaptureMiss::error;
   auto strict = Autotuner::make(saxpy(), opts).value();
   REQUIRE(app.cu.StreamBeginCapture(s, kCaptureGlobal) == 0);
@@ -362,7 +353,7 @@ TEST_CASE("graph capture: a hit is captured; a miss falls back without tuning, o
 TEST_CASE("many streams from several threads, two keys, every output right") {
   App app;
   constexpr int kThreads = 4;
-  auto tuner = Autotuner::make(saxpy(), quick()).value();
+  auto tuner = Autotuner::make(saxpy(), interop_options()).value();
   std::atomic<int> failures{0};
   std::vector<std::string> errors(kThreads);
   std::vector<std::thread> threads;
@@ -432,7 +423,7 @@ TEST_CASE("the application's stream as the device's queue: tuned and run there, 
     auto y = dev.alloc(n * 4).value();
     REQUIRE(dev.upload(*x, x0.data(), n * 4).ok());
     REQUIRE(dev.upload(*y, y0.data(), n * 4).ok());
-    auto tuner = Autotuner::make(saxpy(), quick()).value();
+    auto tuner = Autotuner::make(saxpy(), interop_options()).value();
     REQUIRE(tuner->run(dev, saxpy_args(x, y, 3.0f, n)).ok());
     std::vector<float> got(n), want(n);
     REQUIRE(dev.download(*y, got.data(), n * 4).ok());

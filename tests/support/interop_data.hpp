@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tune/autotuner.hpp"
 #include "tune/kernel.hpp"
 
 namespace tune::testing {
@@ -60,6 +61,20 @@ inline KernelDef saxpy_def(std::string name, KernelSource source, const std::str
     return d;
   };
   return k;
+}
+
+// Memory-only, silent, short timing budgets (a few repetitions per configuration), no clock
+// settling: the interop suites check outputs and ordering, not which configuration wins.
+inline AutotunerOptions interop_options() {
+  AutotunerOptions o;
+  o.persistent = false;
+  o.print = false;
+  o.bench.warmup_ms = 0.5;
+  o.bench.rep_ms = 1;
+  o.bench.max_reps = 5;
+  o.bench.settle_window_ms = 0;
+  o.bench.settle_batch_ms = 0.2;
+  return o;
 }
 
 }  // namespace tune::testing

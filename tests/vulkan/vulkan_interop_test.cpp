@@ -42,18 +42,6 @@ KernelDef saxpy() {
   return saxpy_def("interop_saxpy", {Language::glsl, "main", kSaxpy}, "ELEMS", {32, 64});
 }
 
-AutotunerOptions quick() {
-  AutotunerOptions o;
-  o.persistent = false;
-  o.print = false;
-  o.bench.warmup_ms = 0.5;
-  o.bench.rep_ms = 1;
-  o.bench.max_reps = 5;
-  o.bench.settle_window_ms = 0;
-  o.bench.settle_batch_ms = 0.2;
-  return o;
-}
-
 // A Vulkan structure with its sType set and everything else zero.
 template <class T>
 T vk_struct(VkStructureType type) {
@@ -313,7 +301,7 @@ void application_flow(bool validation) {
     auto by = vulkan::wrap_buffer(*dev, y_big.buffer, y_offset, bytes);
     REQUIRE(bx.ok());
     REQUIRE_MESSAGE(by.ok(), by.status().to_string());
-    auto tuner = Autotuner::make(saxpy(), quick());
+    auto tuner = Autotuner::make(saxpy(), interop_options());
     REQUIRE(tuner.ok());
     std::vector<ArgValue> args = {ArgValue::buf(**bx, ElemType::f32, n),
                                   ArgValue::buf(**by, ElemType::f32, n), a, n};
