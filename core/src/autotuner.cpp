@@ -233,6 +233,16 @@ struct Autotuner::Impl {
     }
     return dev.launch(*e.variant->kernel, dims, args);
   }
+  Status launch_on(const Config& config, const Variant& v, Device& dev, ArgList args,
+                   const LaunchTarget& target) const {
+    LaunchDims dims;
+    try {
+      dims = def.dims(config, args);
+    } catch (...) {
+      return detail::current_exception_status("dims", &config).with_context("kernel " + def.name);
+    }
+    return dev.launch_on(*v.kernel, dims, args, target);
+  }
 
   // The tuned entry of `dev` nearest to `key`: same buffer types and heuristic values, least
   // distance over the key arguments in log2 space. Caller holds mu.
@@ -344,7 +354,11 @@ struct Autotuner::Impl {
   void run_background(Device* dev, TuningKey key, std::shared_ptr<std::vector<Buffer>> copies,
                       std::shared_ptr<std::vector<ArgValue>> args, std::shared_ptr<Inflight> job);
   Status call_slow(Device& dev, ArgList args, const TuningKey& key, bool launch_it,
-                   const Entry** out);
+                   const Entry** out, const LaunchTarget& target = {});
+  // A new key met by run(): refused or launched untimed while `target` captures a graph,
+  // else tuned by call_slow.
+  Status run_miss(Device& dev, ArgList args, const TuningKey& key, const LaunchTarget& target);
+  Status capture_miss(Device& dev, ArgList args, const TuningKey& key, const LaunchTarget& target);
 };
 
 // A key not in the table: wait for whoever tunes it, or tune it here.
@@ -440,17 +454,70 @@ void Autotuner::Impl::run_background(Device* dev, TuningKey key,
 }
 
 Status Autotuner::Impl::call_slow(Device& dev, ArgList args, const TuningKey& key, bool launch_it,
-                                  const Entry** out) {
+                                  const Entry** out, const LaunchTarget& target) {
   CallGuard guard(*this);
   if (!guard.admitted())
     return Status(StatusCode::unavailable,
                   "kernel " + def.name + ": the Autotuner is being destroyed");
+  const auto where = [&] { return "kernel " + def.name + " on " + target.to_string(); };
+  // Tuning (or the background copies) reads what the caller queued on its target so far.
+  if (!target.is_queue()) TUNE_RETURN_IF_ERROR(dev.queue_waits_for(target).with_context(where()));
   bool launched_on_args = false;
-  TUNE_RETURN_IF_ERROR(resolve_slow(dev, args, key, out, &launched_on_args));
-  if (!launch_it) return {};
+  Status st = resolve_slow(dev, args, key, out, &launched_on_args);
   // Triton's semantics: after tuning, the real launch sees zeroed reset_to_zero buffers.
-  if (launched_on_args) TUNE_RETURN_IF_ERROR(detail::zero_buffers(dev, args, zero_idx));
-  return launch(**out, dev, args);
+  if (st.ok() && launch_it && launched_on_args) st = detail::zero_buffers(dev, args, zero_idx);
+  // Whatever happened on the device's queue, the caller's later work comes after it.
+  if (!target.is_queue()) {
+    Status ordered = dev.target_waits_for_queue(target).with_context(where());
+    if (st.ok()) st = std::move(ordered);
+  }
+  TUNE_RETURN_IF_ERROR(st);
+  if (!launch_it) return {};
+  if (target.is_queue()) return launch(**out, dev, args);
+  return launch_on((*out)->config, *(*out)->variant, dev, args, target);
+}
+
+Status Autotuner::Impl::run_miss(Device& dev, ArgList args, const TuningKey& key,
+                                 const LaunchTarget& target) {
+  auto cap = dev.capturing(target);
+  if (!cap.ok()) return Status(cap.status()).with_context("kernel " + def.name);
+  if (*cap) return capture_miss(dev, args, key, target);
+  const Entry* e = nullptr;
+  return call_slow(dev, args, key, /*launch_it=*/true, &e, target);
+}
+
+Status Autotuner::Impl::capture_miss(Device& dev, ArgList args, const TuningKey& key,
+                                     const LaunchTarget& target) {
+  CallGuard guard(*this);
+  if (!guard.admitted())
+    return Status(StatusCode::unavailable,
+                  "kernel " + def.name + ": the Autotuner is being destroyed");
+  detail::KeyForms forms;
+  TUNE_RETURN_IF_ERROR(build_forms(dev, args, key, &forms).with_context("kernel " + def.name));
+  const std::string what = "kernel " + def.name + ": key {" + forms.text + "} is not tuned and " +
+                           target.to_string() + " is capturing a graph";
+  if (opts.capture_miss == CaptureMiss::error) {
+    return Status(StatusCode::failed_precondition,
+                  what +
+                      ": tune before capturing (Autotuner::tune) or set "
+                      "AutotunerOptions::capture_miss = CaptureMiss::fallback");
+  }
+  const Entry* near = nullptr;
+  {
+    std::lock_guard lock(mu);
+    near = nearest(dev, key);  // entries stay allocated until release()
+  }
+  if (near != nullptr) {
+    log_warning(what + ": launching the nearest tuned key's {" + near->config.to_string() +
+                "} (CaptureMiss::fallback)");
+    return launch_on(near->config, *near->variant, dev, args, target);
+  }
+  auto ctx = context();
+  auto first = detail::first_candidate(ctx, dev, args, forms);
+  if (!first.ok()) return Status(first.status()).with_context(what);
+  log_warning(what + ": launching the first candidate {" + first->config.to_string() +
+              "}, untimed (CaptureMiss::fallback)");
+  return launch_on(first->config, *first->variant, dev, args, target);
 }
 
 std::string TuningReport::to_string() const {
@@ -572,17 +639,38 @@ Status Autotuner::run(Device& dev, ArgList args) {
   TuningKey key{TuningKey::Unfilled{}};
   TUNE_RETURN_IF_ERROR(m.key_of(dev, args, &key));
   if (const Entry* e = m.find(key, dev)) return m.launch(*e, dev, args);
-  const Entry* e = nullptr;
-  return m.call_slow(dev, args, key, /*launch_it=*/true, &e);
+  return m.run_miss(dev, args, key, LaunchTarget::queue());
+}
+
+Status Autotuner::run(Device& dev, ArgList args, const LaunchTarget& target) {
+  Impl& m = *impl_;
+  TuningKey key{TuningKey::Unfilled{}};
+  TUNE_RETURN_IF_ERROR(m.key_of(dev, args, &key));
+  if (const Entry* e = m.find(key, dev)) {
+    if (target.is_queue()) return m.launch(*e, dev, args);
+    return m.launch_on(e->config, *e->variant, dev, args, target);
+  }
+  return m.run_miss(dev, args, key, target);
 }
 
 Result<Config> Autotuner::tune(Device& dev, ArgList args) {
+  return tune(dev, args, LaunchTarget::queue());
+}
+
+Result<Config> Autotuner::tune(Device& dev, ArgList args, const LaunchTarget& target) {
   Impl& m = *impl_;
   TuningKey key{TuningKey::Unfilled{}};
   TUNE_RETURN_IF_ERROR(m.key_of(dev, args, &key));
   if (const Entry* e = m.find(key, dev)) return e->config;
+  auto cap = dev.capturing(target);
+  if (!cap.ok()) return Status(cap.status()).with_context("kernel " + m.def.name);
+  if (*cap) {
+    return Status(StatusCode::failed_precondition,
+                  "kernel " + m.def.name + ": cannot tune while " + target.to_string() +
+                      " is capturing a graph; call tune() before the capture begins");
+  }
   const Entry* e = nullptr;
-  TUNE_RETURN_IF_ERROR(m.call_slow(dev, args, key, /*launch_it=*/false, &e));
+  TUNE_RETURN_IF_ERROR(m.call_slow(dev, args, key, /*launch_it=*/false, &e, target));
   return e->config;
 }
 

@@ -1,5 +1,7 @@
 #include "tune/device.hpp"
 
+#include <cstdio>
+
 #include "tune/backend/hash.hpp"
 #include "tune/version.hpp"
 
@@ -71,6 +73,41 @@ Status apply_resets(Device& dev, const LaunchResets& resets) {
   for (const BufferRestore& r : resets.restore)
     TUNE_RETURN_IF_ERROR(dev.copy(*r.dst, *r.src, r.dst->size_bytes()));
   return {};
+}
+
+std::string LaunchTarget::to_string() const {
+  if (kind == Kind::device_queue) return "device queue";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%s %p", kind == Kind::stream ? "stream" : "command buffer",
+                handle);
+  return buf;
+}
+
+namespace {
+Status no_target(const Device& dev, const char* what, const LaunchTarget& target) {
+  return Status(StatusCode::unavailable,
+                std::string(what) + ": the " + dev.info().backend + " device " + dev.info().name +
+                    " cannot use a " + target.to_string() +
+                    " (only its own queue); open it through its backend's interop API");
+}
+}  // namespace
+
+Status Device::launch_on(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args,
+                         const LaunchTarget& target) {
+  if (target.is_queue()) return launch(kernel, dims, args);
+  return no_target(*this, "launch", target);
+}
+
+Result<bool> Device::capturing(const LaunchTarget& /*target*/) { return false; }
+
+Status Device::queue_waits_for(const LaunchTarget& target) {
+  if (target.is_queue()) return {};
+  return no_target(*this, "queue_waits_for", target);
+}
+
+Status Device::target_waits_for_queue(const LaunchTarget& target) {
+  if (target.is_queue()) return {};
+  return no_target(*this, "target_waits_for_queue", target);
 }
 
 }  // namespace tune

@@ -4,7 +4,7 @@
 
 namespace tune {
 namespace {
-constexpr std::array<std::string_view, 15> kNames = {"ok",
+constexpr std::array<std::string_view, 16> kNames = {"ok",
                                                      "invalid_argument",
                                                      "not_found",
                                                      "unavailable",
@@ -18,7 +18,8 @@ constexpr std::array<std::string_view, 15> kNames = {"ok",
                                                      "data_loss",
                                                      "io_error",
                                                      "internal",
-                                                     "callback_failed"};
+                                                     "callback_failed",
+                                                     "failed_precondition"};
 }  // namespace
 
 std::string_view to_string(StatusCode code) noexcept {

@@ -112,4 +112,21 @@ TEST_CASE("Autotuner::run on a known key does not allocate") {
   CHECK_MESSAGE(n == 0, n << " allocations in 100 cache-hit calls");
 }
 
+TEST_CASE("Autotuner::run on a known key with a stream target does not allocate") {
+  SimRig rig;
+  rig.dev.set_fast_launch(true);
+  auto tuner = Autotuner::make(sim_kernel(bm_space({32, 64})), quiet_options());
+  REQUIRE(tuner.ok());
+  auto args = rig.args(1000);
+  const LaunchTarget stream = LaunchTarget::stream(reinterpret_cast<void*>(std::uintptr_t{0x7}));
+  REQUIRE((*tuner)->run(rig.dev, args, stream).ok());  // tunes: allocates freely
+  bool all_ok = true;
+  const std::size_t n = allocations_of([&] {
+    for (int i = 0; i < 100; ++i) all_ok &= (*tuner)->run(rig.dev, args, stream).ok();
+  });
+  CHECK(all_ok);
+  CHECK_MESSAGE(n == 0, n << " allocations in 100 cache-hit calls on a stream");
+  CHECK(rig.dev.target_launches() == 101);
+}
+
 #endif  // TUNE_TEST_SANITIZED

@@ -23,12 +23,13 @@ using gpu::FuncAttr;
 using gpu::Handle;
 
 const char* const kCallNames[] = {
-    "cuCtxSetCurrent",   "cuMemAlloc",          "cuMemFree",           "cuMemcpyHtoDAsync",
-    "cuMemcpyDtoHAsync", "cuMemcpyDtoDAsync",   "cuMemsetD32Async",    "cuMemsetD8Async",
-    "cuStreamCreate",    "cuStreamDestroy",     "cuStreamSynchronize", "cuModuleLoadData",
-    "cuModuleUnload",    "cuModuleGetFunction", "cuFuncGetAttribute",  "cuFuncSetAttribute",
-    "cuLaunchKernel",    "cuEventCreate",       "cuEventDestroy",      "cuEventRecord",
-    "cuEventQuery",      "cuEventElapsedTime",
+    "cuCtxSetCurrent",      "cuMemAlloc",          "cuMemFree",           "cuMemcpyHtoDAsync",
+    "cuMemcpyDtoHAsync",    "cuMemcpyDtoDAsync",   "cuMemsetD32Async",    "cuMemsetD8Async",
+    "cuStreamCreate",       "cuStreamDestroy",     "cuStreamSynchronize", "cuModuleLoadData",
+    "cuModuleUnload",       "cuModuleGetFunction", "cuFuncGetAttribute",  "cuFuncSetAttribute",
+    "cuLaunchKernel",       "cuEventCreate",       "cuEventDestroy",      "cuEventRecord",
+    "cuEventQuery",         "cuEventElapsedTime",  "cuStreamIsCapturing", "cuStreamWaitEvent",
+    "cuMemGetAddressRange",
 };
 static_assert(sizeof(kCallNames) / sizeof(kCallNames[0]) == static_cast<int>(Call::count_));
 
@@ -65,11 +66,15 @@ ErrorClass classify_result(CUresult code) noexcept {
 }
 
 // Forwards each GpuApi call to the driver. Owns a reference on the device's primary context
-// (shared with the CUDA runtime, so cuBLAS and libtune can work on the same buffers).
+// (shared with the CUDA runtime, so cuBLAS and libtune can work on the same buffers), or
+// borrows an application's context (`retained` false: never released, reset or destroyed).
 class CudaApi final : public gpu::GpuApi {
  public:
-  CudaApi(const Driver& d, CUdevice dev, CUcontext ctx) : d_(d), dev_(dev), ctx_(ctx) {}
-  ~CudaApi() override { (void)d_.cuDevicePrimaryCtxRelease(dev_); }
+  CudaApi(const Driver& d, CUdevice dev, CUcontext ctx, bool retained = true)
+      : d_(d), dev_(dev), ctx_(ctx), retained_(retained) {}
+  ~CudaApi() override {
+    if (retained_) (void)d_.cuDevicePrimaryCtxRelease(dev_);
+  }
 
   const char* call_name(Call c) const noexcept override { return kCallNames[static_cast<int>(c)]; }
   std::string error_text(int code) const override {
@@ -147,12 +152,36 @@ class CudaApi final : public gpu::GpuApi {
   int event_elapsed_ms(float* ms, Handle start, Handle end) override {
     return d_.cuEventElapsedTime(ms, static_cast<CUevent>(start), static_cast<CUevent>(end));
   }
+  int stream_is_capturing(bool* capturing, Handle s) override {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    const CUresult rc = d_.cuStreamIsCapturing(stream(s), &status);
+    if (rc == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) {  // the legacy stream during a global capture
+      *capturing = true;
+      return CUDA_SUCCESS;
+    }
+    *capturing = status != CU_STREAM_CAPTURE_STATUS_NONE;
+    return rc;
+  }
+  int event_create_ordering(Handle* e) override {
+    return gpu::out_param<CUevent>(
+        e, [&](CUevent* p) { return d_.cuEventCreate(p, CU_EVENT_DISABLE_TIMING); });
+  }
+  int stream_wait_event(Handle s, Handle e) override {
+    return d_.cuStreamWaitEvent(stream(s), static_cast<CUevent>(e), 0);
+  }
+  int mem_get_address_range(DevPtr* base, std::size_t* bytes, DevPtr ptr) override {
+    CUdeviceptr b = 0;
+    const CUresult rc = d_.cuMemGetAddressRange(&b, bytes, static_cast<CUdeviceptr>(ptr));
+    *base = b;
+    return rc;
+  }
 
  private:
   static CUstream stream(Handle s) { return static_cast<CUstream>(s); }
   const Driver& d_;
   CUdevice dev_;
   CUcontext ctx_;
+  bool retained_ = true;
 };
 
 Status call_failed(const Driver& d, const char* call, CUresult rc) {
@@ -276,6 +305,70 @@ Result<std::unique_ptr<Device>> open(std::string_view selector) {
 
 Result<std::unique_ptr<Device>> open_device(std::string_view selector) {
   return detail::open(selector);
+}
+
+namespace detail {
+namespace {
+
+// A device on the application's context: the primary context of `options.ordinal` (retained
+// here, released by the CudaApi; never reset, even when it holds a sticky error: that error is
+// reported) or `options.context` (borrowed as is).
+Result<std::unique_ptr<Device>> open_on_context(const OpenOptions& options) {
+  const Driver* d = nullptr;
+  auto count = device_count(&d);
+  if (!count.ok()) return count.status();
+  CUdevice dev = 0;
+  CUcontext ctx = static_cast<CUcontext>(options.context);
+  const bool primary = ctx == nullptr;
+  if (primary) {
+    if (options.ordinal < 0 || options.ordinal >= *count) {
+      return Status(StatusCode::not_found, "no CUDA device with ordinal " +
+                                               std::to_string(options.ordinal) + " (" +
+                                               std::to_string(*count) + " devices)");
+    }
+    if (CUresult rc = d->cuDeviceGet(&dev, options.ordinal); rc != CUDA_SUCCESS)
+      return call_failed(*d, "cuDeviceGet", rc);
+  } else {
+    // The context's device: asked with the context current, the thread's previous one put back.
+    CUcontext previous = nullptr;
+    (void)d->cuCtxGetCurrent(&previous);
+    if (CUresult rc = d->cuCtxSetCurrent(ctx); rc != CUDA_SUCCESS)
+      return call_failed(*d, "cuCtxSetCurrent (the application's context)", rc);
+    const CUresult rc = d->cuCtxGetDevice(&dev);
+    (void)d->cuCtxSetCurrent(previous);
+    if (rc != CUDA_SUCCESS) return call_failed(*d, "cuCtxGetDevice", rc);
+  }
+  TUNE_ASSIGN_OR_RETURN(DeviceInfo info, query_info(*d, dev));
+  if (primary) {
+    if (CUresult rc = d->cuDevicePrimaryCtxRetain(&ctx, dev); rc != CUDA_SUCCESS) {
+      Status st = call_failed(*d, "cuDevicePrimaryCtxRetain", rc);
+      if (classify_result(rc) == ErrorClass::sticky) {
+        st = Status(StatusCode::device_lost,
+                    st.message() +
+                        " (the application's primary context holds a sticky error; "
+                        "libtune does not reset a context it did not create)");
+      }
+      return st;
+    }
+  }
+  auto api = std::make_unique<CudaApi>(*d, dev, ctx, /*retained=*/primary);
+  std::optional<gpu::Handle> stream;
+  if (options.use_stream) stream = options.stream;
+  TUNE_ASSIGN_OR_RETURN(auto made, gpu::GpuDevice::make(std::move(api), nvrtc_compiler(),
+                                                        gpu::BinaryCache::open_default("cubin"),
+                                                        std::move(info), stream));
+  return std::unique_ptr<Device>(std::move(made));
+}
+
+}  // namespace
+}  // namespace detail
+
+Result<std::unique_ptr<Device>> open_device(const OpenOptions& options) {
+  return detail::open_on_context(options);
+}
+
+Result<Buffer> wrap_buffer(Device& dev, std::uint64_t device_ptr, std::uint64_t bytes) {
+  return gpu::wrap_buffer(dev, "cuda", device_ptr, bytes);
 }
 
 Result<std::vector<DeviceListing>> list_devices() { return detail::list(); }

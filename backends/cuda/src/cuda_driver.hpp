@@ -23,6 +23,10 @@ namespace tune::cuda::detail {
   X(cuDevicePrimaryCtxRelease)           \
   X(cuCtxSetCurrent)                     \
   X(cuCtxGetCurrent)                     \
+  X(cuCtxGetDevice)                      \
+  X(cuStreamIsCapturing)                 \
+  X(cuStreamWaitEvent)                   \
+  X(cuMemGetAddressRange)                \
   X(cuStreamCreate)                      \
   X(cuStreamDestroy)                     \
   X(cuStreamSynchronize)                 \

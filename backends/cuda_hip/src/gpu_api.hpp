@@ -46,6 +46,9 @@ enum class Call : std::uint8_t {
   event_record,
   event_query,
   event_elapsed,
+  stream_is_capturing,
+  stream_wait_event,
+  mem_get_address_range,
   count_,
 };
 
@@ -114,6 +117,17 @@ class GpuApi {
   virtual int event_record(Handle event, Handle stream) = 0;
   virtual int event_query(Handle event) = 0;
   virtual int event_elapsed_ms(float* ms, Handle start, Handle end) = 0;
+
+  // Interop with an application's streams (LaunchTarget::stream; nullptr is the legacy
+  // default stream). `capturing` is set when work queued on `stream` now would be captured
+  // into a graph (a capture invalidated but not yet ended counts, and so does the legacy
+  // stream while a blocking stream captures in global mode).
+  virtual int stream_is_capturing(bool* capturing, Handle stream) = 0;
+  // An event without timing, for ordering only.
+  virtual int event_create_ordering(Handle* event) = 0;
+  virtual int stream_wait_event(Handle stream, Handle event) = 0;
+  // The allocation holding `ptr`: its base and size (cuMemGetAddressRange).
+  virtual int mem_get_address_range(DevPtr* base, std::size_t* bytes, DevPtr ptr) = 0;
 };
 
 }  // namespace tune::gpu

@@ -17,7 +17,7 @@ constexpr std::uint64_t kDefaultFlushBytes = 256ull << 20;  // when the L2 size 
 }  // namespace
 
 GpuBuffer::~GpuBuffer() {
-  if (ptr_ != 0) {
+  if (ptr_ != 0 && owned_) {
     GpuApi& api = owner_->api();
     (void)api.make_current();
     (void)api.mem_free(ptr_);  // nothing to report from a destructor; a lost device leaks
@@ -46,11 +46,17 @@ GpuKernel::~GpuKernel() {
 Result<std::unique_ptr<GpuDevice>> GpuDevice::make(std::unique_ptr<GpuApi> api,
                                                    std::shared_ptr<RtcCompiler> compiler,
                                                    std::shared_ptr<BinaryCache> cache,
-                                                   DeviceInfo info) {
+                                                   DeviceInfo info,
+                                                   std::optional<Handle> app_stream) {
   std::unique_ptr<GpuDevice> dev(
       new GpuDevice(std::move(api), std::move(compiler), std::move(cache), std::move(info)));
   if (int rc = dev->api_->make_current(); rc != 0)
     return dev->fail(Call::make_current, rc, StatusCode::unavailable);
+  if (app_stream) {
+    dev->stream_ = *app_stream;
+    dev->own_stream_ = false;
+    return dev;
+  }
   if (int rc = dev->api_->stream_create(&dev->stream_); rc != 0)
     return dev->fail(Call::stream_create, rc, StatusCode::unavailable);
   return dev;
@@ -63,12 +69,14 @@ GpuDevice::GpuDevice(std::unique_ptr<GpuApi> api, std::shared_ptr<RtcCompiler> c
       cache_(std::move(cache)),
       info_(std::move(info)) {}
 
+// The application's stream is synchronised (libtune's work on it must end before its events
+// and scratch buffer go), never destroyed.
 GpuDevice::~GpuDevice() {
   (void)api_->make_current();
-  if (stream_ != nullptr) (void)api_->stream_sync(stream_);
+  if (stream_ != nullptr || !own_stream_) (void)api_->stream_sync(stream_);
   for (Handle e : events_) (void)api_->event_destroy(e);
   if (flush_ptr_ != 0) (void)api_->mem_free(flush_ptr_);
-  if (stream_ != nullptr) (void)api_->stream_destroy(stream_);
+  if (stream_ != nullptr && own_stream_) (void)api_->stream_destroy(stream_);
 }
 
 Status GpuDevice::fail(Call call, int code, StatusCode fallback, std::string_view context) {
@@ -304,10 +312,11 @@ Status GpuDevice::launch(const CompiledKernel& kernel, const LaunchDims& dims, A
   auto k = kernel_of(kernel);
   if (!k.ok()) return k.status();
   std::lock_guard<std::mutex> lock(queue_mutex_);
-  return launch_locked(**k, dims, args);
+  return launch_locked(**k, dims, args, stream_);
 }
 
-Status GpuDevice::launch_locked(const GpuKernel& kernel, const LaunchDims& dims, ArgList args) {
+Status GpuDevice::launch_locked(const GpuKernel& kernel, const LaunchDims& dims, ArgList args,
+                                Handle stream) {
   TUNE_RETURN_IF_ERROR(check_lost());
   if (int rc = api_->make_current(); rc != 0)
     return fail(Call::make_current, rc, StatusCode::unavailable);
@@ -380,8 +389,7 @@ Status GpuDevice::launch_locked(const GpuKernel& kernel, const LaunchDims& dims,
     }
     params[i] = &storage[i];
   }
-  if (int rc =
-          api_->launch(kernel.function(), dims.grid, block, dims.shared_bytes, stream_, params);
+  if (int rc = api_->launch(kernel.function(), dims.grid, block, dims.shared_bytes, stream, params);
       rc != 0) {
     return fail(Call::launch, rc, StatusCode::launch_failed,
                 kernel.name() + " grid " + to_string(dims.grid) + " block " + to_string(block) +
@@ -489,7 +497,7 @@ Result<std::vector<double>> GpuDevice::time(const CompiledKernel& kernel, const 
     }
     if (int rc = api_->event_record(events_[2 * r], stream_); rc != 0)
       return fail(Call::event_record, rc, StatusCode::internal, gk.name());
-    TUNE_RETURN_IF_ERROR(launch_locked(gk, dims, args));
+    TUNE_RETURN_IF_ERROR(launch_locked(gk, dims, args, stream_));
     if (int rc = api_->event_record(events_[2 * r + 1], stream_); rc != 0)
       return fail(Call::event_record, rc, StatusCode::internal, gk.name());
   }
@@ -513,6 +521,96 @@ Status GpuDevice::synchronize() {
   if (int rc = api_->stream_sync(stream_); rc != 0)
     return fail(Call::stream_sync, rc, StatusCode::launch_failed, "synchronize");
   return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Interop: the application's streams and memory
+
+Result<Handle> GpuDevice::target_stream(const LaunchTarget& target, std::string_view what) const {
+  if (target.is_queue()) return stream_;
+  if (target.kind == LaunchTarget::Kind::stream) return target.handle;
+  return Status(StatusCode::unavailable, std::string(what) + ": a " + info_.backend +
+                                             " device cannot use a " + target.to_string() +
+                                             "; give a stream (LaunchTarget::stream)");
+}
+
+Status GpuDevice::launch_on(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args,
+                            const LaunchTarget& target) {
+  if (target.is_queue()) return launch(kernel, dims, args);
+  auto k = kernel_of(kernel);
+  if (!k.ok()) return k.status();
+  auto stream = target_stream(target, "launch");
+  if (!stream.ok()) return stream.status();
+  // No lock: the launch touches only the application's stream and the kernel's own atomics.
+  return launch_locked(**k, dims, args, *stream);
+}
+
+Result<bool> GpuDevice::capturing(const LaunchTarget& target) {
+  auto stream = target_stream(target, "capturing");
+  if (!stream.ok()) return stream.status();
+  TUNE_RETURN_IF_ERROR(check_lost());
+  if (int rc = api_->make_current(); rc != 0)
+    return fail(Call::make_current, rc, StatusCode::unavailable);
+  bool on = false;
+  if (int rc = api_->stream_is_capturing(&on, *stream); rc != 0)
+    return fail(Call::stream_is_capturing, rc, StatusCode::invalid_argument, target.to_string());
+  return on;
+}
+
+Status GpuDevice::order(Handle waiter, Handle signaller, std::string_view what) {
+  if (waiter == signaller) return {};
+  TUNE_RETURN_IF_ERROR(check_lost());
+  if (int rc = api_->make_current(); rc != 0)
+    return fail(Call::make_current, rc, StatusCode::unavailable);
+  Handle event = nullptr;
+  if (int rc = api_->event_create_ordering(&event); rc != 0)
+    return fail(Call::event_create, rc, StatusCode::internal, what);
+  Status st;
+  if (int rc = api_->event_record(event, signaller); rc != 0)
+    st = fail(Call::event_record, rc, StatusCode::invalid_argument, what);
+  else if (int rc2 = api_->stream_wait_event(waiter, event); rc2 != 0)
+    st = fail(Call::stream_wait_event, rc2, StatusCode::invalid_argument, what);
+  (void)api_->event_destroy(event);  // released by the driver once the wait is satisfied
+  return st;
+}
+
+Status GpuDevice::queue_waits_for(const LaunchTarget& target) {
+  auto stream = target_stream(target, "queue_waits_for");
+  if (!stream.ok()) return stream.status();
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  return order(stream_, *stream, "the device's queue waits for " + target.to_string());
+}
+
+Status GpuDevice::target_waits_for_queue(const LaunchTarget& target) {
+  auto stream = target_stream(target, "target_waits_for_queue");
+  if (!stream.ok()) return stream.status();
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  return order(*stream, stream_, target.to_string() + " waits for the device's queue");
+}
+
+Result<Buffer> GpuDevice::wrap(DevPtr ptr, std::uint64_t bytes) {
+  if (ptr == 0 || bytes == 0) {
+    return Status(StatusCode::invalid_argument,
+                  "wrap_buffer: a null pointer or zero bytes (" + std::to_string(bytes) + ")");
+  }
+  TUNE_RETURN_IF_ERROR(check_lost());
+  if (int rc = api_->make_current(); rc != 0)
+    return fail(Call::make_current, rc, StatusCode::unavailable);
+  DevPtr base = 0;
+  std::size_t size = 0;
+  if (int rc = api_->mem_get_address_range(&base, &size, ptr); rc != 0) {
+    return fail(
+        Call::mem_get_address_range, rc, StatusCode::invalid_argument,
+        "wrap_buffer: the pointer is not device memory of this " + info_.backend + " context");
+  }
+  if (ptr + bytes > base + size) {
+    return Status(StatusCode::invalid_argument, "wrap_buffer: " + std::to_string(bytes) +
+                                                    " bytes from the pointer overrun its "
+                                                    "allocation (" +
+                                                    std::to_string(base + size - ptr) +
+                                                    " bytes left in it)");
+  }
+  return Buffer(new GpuBuffer(this, ptr, bytes, /*owned=*/false));
 }
 
 Result<int> select_device(const std::vector<DeviceListing>& devices, std::string_view selector,
@@ -550,6 +648,17 @@ Handle native_function(const CompiledKernel& kernel, std::string_view backend) {
 Handle native_stream(const Device& device, std::string_view backend) {
   const auto* d = dynamic_cast<const GpuDevice*>(&device);
   return d != nullptr && d->info().backend == backend ? d->stream() : nullptr;
+}
+
+Result<Buffer> wrap_buffer(Device& device, std::string_view backend, DevPtr ptr,
+                           std::uint64_t bytes) {
+  auto* d = dynamic_cast<GpuDevice*>(&device);
+  if (d == nullptr || d->info().backend != backend) {
+    return Status(StatusCode::invalid_argument,
+                  std::string(backend) + "::wrap_buffer: " + device.info().name + " is not a " +
+                      std::string(backend) + " device");
+  }
+  return d->wrap(ptr, bytes);
 }
 
 }  // namespace tune::gpu

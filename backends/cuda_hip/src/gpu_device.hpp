@@ -13,6 +13,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,9 @@ class GpuDevice;
 
 class GpuBuffer final : public DeviceBuffer {
  public:
-  GpuBuffer(GpuDevice* owner, DevPtr ptr, std::uint64_t bytes)
-      : owner_(owner), ptr_(ptr), bytes_(bytes) {}
+  // `owned`: freed by the destructor; else the application's memory (wrap_buffer), never freed.
+  GpuBuffer(GpuDevice* owner, DevPtr ptr, std::uint64_t bytes, bool owned = true)
+      : owner_(owner), ptr_(ptr), bytes_(bytes), owned_(owned) {}
   ~GpuBuffer() override;
   std::uint64_t size_bytes() const noexcept override { return bytes_; }
   DevPtr ptr() const noexcept { return ptr_; }
@@ -38,6 +40,7 @@ class GpuBuffer final : public DeviceBuffer {
   GpuDevice* owner_;
   DevPtr ptr_;
   std::uint64_t bytes_;
+  bool owned_ = true;
 };
 
 class GpuKernel final : public CompiledKernel {
@@ -68,10 +71,13 @@ struct GpuNames {
 class GpuDevice : public Device {
  public:
   // `info` must be complete (arch, limits, l2_bytes). Creates the stream; fails when that fails.
+  // With `app_stream`, the device's queue is that stream of the application (borrowed, never
+  // destroyed; nullptr inside is the legacy default stream) instead of a stream of its own.
   static Result<std::unique_ptr<GpuDevice>> make(std::unique_ptr<GpuApi> api,
                                                  std::shared_ptr<RtcCompiler> compiler,
                                                  std::shared_ptr<BinaryCache> cache,
-                                                 DeviceInfo info);
+                                                 DeviceInfo info,
+                                                 std::optional<Handle> app_stream = {});
   ~GpuDevice() override;
 
   const DeviceInfo& info() const noexcept override { return info_; }
@@ -93,6 +99,18 @@ class GpuDevice : public Device {
                                    ArgList args, const TimingPlan& plan) override;
   Status synchronize() override;
 
+  // Application streams (LaunchTarget::stream): a launch there takes no lock, allocates
+  // nothing and never synchronises; ordering is one event recorded on one stream and waited
+  // for by the other (events made on the miss path only). A command buffer is refused.
+  Status launch_on(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args,
+                   const LaunchTarget& target) override;
+  Result<bool> capturing(const LaunchTarget& target) override;
+  Status queue_waits_for(const LaunchTarget& target) override;
+  Status target_waits_for_queue(const LaunchTarget& target) override;
+  // `bytes` of the application's memory at `ptr` as a Buffer that is never freed; checked to
+  // lie inside one allocation the driver knows (invalid_argument otherwise).
+  Result<Buffer> wrap(DevPtr ptr, std::uint64_t bytes);
+
   // The vendor stream every queue operation is ordered on (CUstream / hipStream_t).
   Handle stream() const noexcept { return stream_; }
   GpuApi& api() noexcept { return *api_; }
@@ -106,8 +124,13 @@ class GpuDevice : public Device {
   Result<const GpuBuffer*> buffer_of(const DeviceBuffer& b, std::string_view what) const;
   Result<const GpuKernel*> kernel_of(const CompiledKernel& k) const;
   Status check_lost() const;
-  // Launch without taking the lock (callers hold it). Validates dims against the variant.
-  Status launch_locked(const GpuKernel& kernel, const LaunchDims& dims, ArgList args);
+  // Launch on `stream` without taking the lock (callers hold it for the device's own stream).
+  // Validates dims against the variant.
+  Status launch_locked(const GpuKernel& kernel, const LaunchDims& dims, ArgList args,
+                       Handle stream);
+  // Work on `waiter` waits for what is queued on `signaller` (an ordering event).
+  Status order(Handle waiter, Handle signaller, std::string_view what);
+  Result<Handle> target_stream(const LaunchTarget& target, std::string_view what) const;
   Status wait_event(Handle event, double timeout_ms, std::string_view what);
   Status ensure_flush_buffer();
   Status ensure_events(std::size_t pairs);
@@ -121,6 +144,7 @@ class GpuDevice : public Device {
   std::shared_ptr<BinaryCache> cache_;
   DeviceInfo info_;
   Handle stream_ = nullptr;
+  bool own_stream_ = true;  // false: the application's stream, never destroyed
 
   std::mutex queue_mutex_;  // guards everything below and stream order
   DevPtr flush_ptr_ = 0;
@@ -143,5 +167,8 @@ DeviceListing listing_of(const DeviceInfo& info, int index, std::string_view uni
 // Raw vendor handles of objects made by a GpuDevice of `backend`; nullptr otherwise.
 Handle native_function(const CompiledKernel& kernel, std::string_view backend);
 Handle native_stream(const Device& device, std::string_view backend);
+// GpuDevice::wrap on a device of `backend`; invalid_argument for any other device.
+Result<Buffer> wrap_buffer(Device& device, std::string_view backend, DevPtr ptr,
+                           std::uint64_t bytes);
 
 }  // namespace tune::gpu

@@ -43,6 +43,9 @@ const char* const kCallNames[] = {
     "hipEventRecord",
     "hipEventQuery",
     "hipEventElapsedTime",
+    "hipStreamIsCapturing",
+    "hipStreamWaitEvent",
+    "hipMemGetAddressRange",
 };
 static_assert(sizeof(kCallNames) / sizeof(kCallNames[0]) == static_cast<int>(Call::count_));
 
@@ -152,6 +155,29 @@ class HipApi final : public gpu::GpuApi {
   int event_elapsed_ms(float* ms, Handle start, Handle end) override {
     return hipEventElapsedTime(ms, static_cast<hipEvent_t>(start), static_cast<hipEvent_t>(end));
   }
+  int stream_is_capturing(bool* capturing, Handle s) override {
+    hipStreamCaptureStatus status = hipStreamCaptureStatusNone;
+    const hipError_t rc = hipStreamIsCapturing(stream(s), &status);
+    if (rc == hipErrorStreamCaptureImplicit) {  // the null stream during a global capture
+      *capturing = true;
+      return hipSuccess;
+    }
+    *capturing = status != hipStreamCaptureStatusNone;
+    return rc;
+  }
+  int event_create_ordering(Handle* e) override {
+    return gpu::out_param<hipEvent_t>(
+        e, [](hipEvent_t* p) { return hipEventCreateWithFlags(p, hipEventDisableTiming); });
+  }
+  int stream_wait_event(Handle s, Handle e) override {
+    return hipStreamWaitEvent(stream(s), static_cast<hipEvent_t>(e), 0);
+  }
+  int mem_get_address_range(DevPtr* base, std::size_t* bytes, DevPtr ptr) override {
+    hipDeviceptr_t b = nullptr;
+    const hipError_t rc = hipMemGetAddressRange(&b, bytes, dev_ptr(ptr));
+    *base = static_cast<DevPtr>(reinterpret_cast<std::uintptr_t>(b));
+    return rc;
+  }
 
  private:
   static hipStream_t stream(Handle s) { return static_cast<hipStream_t>(s); }
@@ -229,6 +255,31 @@ Result<std::unique_ptr<Device>> open(std::string_view selector) {
 
 Result<std::unique_ptr<Device>> open_device(std::string_view selector) {
   return detail::open(selector);
+}
+
+Result<std::unique_ptr<Device>> open_device(const OpenOptions& options) {
+  int ordinal = options.ordinal;
+  if (ordinal < 0) {
+    if (hipError_t rc = hipGetDevice(&ordinal); rc != hipSuccess)
+      return detail::hip_failed("hipGetDevice", rc);
+  }
+  TUNE_ASSIGN_OR_RETURN(const int count, detail::device_count());
+  if (ordinal >= count) {
+    return Status(StatusCode::not_found, "no HIP device with ordinal " + std::to_string(ordinal) +
+                                             " (" + std::to_string(count) + " devices)");
+  }
+  TUNE_ASSIGN_OR_RETURN(DeviceInfo info, detail::query_info(ordinal));
+  std::optional<gpu::Handle> stream;
+  if (options.use_stream) stream = options.stream;
+  TUNE_ASSIGN_OR_RETURN(
+      auto made,
+      gpu::GpuDevice::make(std::make_unique<detail::HipApi>(ordinal), detail::hiprtc_compiler(),
+                           gpu::BinaryCache::open_default("hsaco"), std::move(info), stream));
+  return std::unique_ptr<Device>(std::move(made));
+}
+
+Result<Buffer> wrap_buffer(Device& dev, std::uint64_t device_ptr, std::uint64_t bytes) {
+  return gpu::wrap_buffer(dev, "hip", device_ptr, bytes);
 }
 
 Result<std::vector<DeviceListing>> list_devices() { return detail::list(); }

@@ -7,7 +7,8 @@
 // checked but not bound. What the shader does declare must match the call exactly. Scalars are
 // packed 32-bit (8/16-bit integers widened) at 4-byte alignment, 64-bit at 8.
 //
-// Ownership: BoundArgs holds the buffers' VkBuffer handles, borrowed for one launch.
+// Ownership: BoundArgs holds the buffers' VkBuffer handles (with the offset and range a
+// wrapped application buffer binds), borrowed for one launch.
 // Thread safety: reentrant (no state of its own). Blocking: none.
 #pragma once
 
@@ -27,13 +28,15 @@ namespace tune::vk {
 
 // The buffers and packed push constants of one launch.
 struct BoundArgs {
-  std::vector<std::pair<std::uint32_t, VkBuffer>> buffers;  // (binding, buffer), by binding
-  std::vector<std::uint8_t> push;                           // the push-constant block's bytes
+  // (binding, buffer range), by binding
+  std::vector<std::pair<std::uint32_t, VkDescriptorBufferInfo>> buffers;
+  std::vector<std::uint8_t> push;  // the push-constant block's bytes
 };
 
-// The VkBuffer of a buffer argument; invalid_argument, naming `where`, for a buffer that is not
-// the device's.
-using BufferLookup = std::function<Result<VkBuffer>(const DeviceBuffer&, const std::string& where)>;
+// The VkBuffer range of a buffer argument; invalid_argument, naming `where`, for a buffer that
+// is not the device's.
+using BufferLookup =
+    std::function<Result<VkDescriptorBufferInfo>(const DeviceBuffer&, const std::string& where)>;
 
 // invalid_argument, naming the argument, for anything that does not match the shader.
 Result<BoundArgs> bind_arguments(const SpirvInfo& si, ArgList args, const BufferLookup& lookup);

@@ -120,9 +120,10 @@ VkSubgroupFeatureFlags subgroup_feature(std::uint32_t cap) {
 
 }  // namespace
 
-DeviceCaps query_caps(VkPhysicalDevice pd, std::string* why) {
+DeviceCaps query_caps(VkPhysicalDevice pd, std::string* why, std::uint32_t max_api) {
   DeviceCaps c;
   vkGetPhysicalDeviceProperties(pd, &c.props);
+  if (max_api != 0) c.props.apiVersion = std::min(c.props.apiVersion, max_api);
   vkGetPhysicalDeviceMemoryProperties(pd, &c.memory);
   why->clear();
   if (c.props.apiVersion < VK_API_VERSION_1_1) {

@@ -36,7 +36,9 @@ struct DeviceCaps {
 };
 
 // Queries what `pd` supports. `why` explains why it is unusable (empty when usable).
-DeviceCaps query_caps(VkPhysicalDevice pd, std::string* why);
+// `max_api` (0: none) caps the API version used, and reported in props.apiVersion: an
+// application's instance of a lower version may not be asked for newer structures.
+DeviceCaps query_caps(VkPhysicalDevice pd, std::string* why, std::uint32_t max_api = 0);
 
 // Stable names used in DeviceInfo and listings.
 std::string vendor_name(std::uint32_t vendor_id);

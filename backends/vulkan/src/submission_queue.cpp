@@ -37,9 +37,15 @@ void all_commands_barrier(VkCommandBuffer cmd) {
 
 Result<std::unique_ptr<SubmissionQueue>> SubmissionQueue::create(VkDevice device,
                                                                  std::uint32_t family,
-                                                                 const DeviceMemory& memory) {
+                                                                 const DeviceMemory& memory,
+                                                                 VkQueue shared,
+                                                                 QueueLock queue_lock) {
   std::unique_ptr<SubmissionQueue> q(new SubmissionQueue(device, memory));
-  vkGetDeviceQueue(device, family, 0, &q->queue_);
+  if (shared != VK_NULL_HANDLE)
+    q->queue_ = shared;
+  else
+    vkGetDeviceQueue(device, family, 0, &q->queue_);
+  q->lock_ = std::move(queue_lock);
   auto pci = vk_struct<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
   pci.flags =
       VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT | VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
@@ -92,7 +98,9 @@ Result<VkFence> SubmissionQueue::submit(Submission s) {
   auto si = vk_struct<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
   si.commandBufferCount = 1;
   si.pCommandBuffers = &s.cmd;
+  if (lock_.lock) lock_.lock();
   r = vkQueueSubmit(queue_, 1, &si, s.fence);
+  if (lock_.unlock) lock_.unlock();
   if (r != VK_SUCCESS) {
     release(s);
     if (r == VK_ERROR_DEVICE_LOST) mark_lost();

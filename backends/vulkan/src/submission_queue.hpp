@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -37,10 +38,20 @@ struct Submission {
   std::vector<RawBuffer> staging;
 };
 
+// How submissions share a queue with an application (vulkan::ExternalDevice::lock_queue):
+// lock() before and unlock() after every vkQueueSubmit. Empty functions: the queue is ours.
+struct QueueLock {
+  std::function<void()> lock, unlock;
+};
+
 class SubmissionQueue {
  public:
+  // Queue 0 of `family` of a device libtune created, or `shared` (an application's queue of
+  // that family, submitted to under `queue_lock`).
   static Result<std::unique_ptr<SubmissionQueue>> create(VkDevice device, std::uint32_t family,
-                                                         const DeviceMemory& memory);
+                                                         const DeviceMemory& memory,
+                                                         VkQueue shared = VK_NULL_HANDLE,
+                                                         QueueLock queue_lock = {});
   ~SubmissionQueue();
   SubmissionQueue(const SubmissionQueue&) = delete;
   SubmissionQueue& operator=(const SubmissionQueue&) = delete;
@@ -59,6 +70,7 @@ class SubmissionQueue {
   // Frees what `s` holds (not yet submitted, or finished).
   void release(Submission& s) noexcept;
 
+  VkQueue queue() const noexcept { return queue_; }
   // VK_ERROR_DEVICE_LOST was seen: nothing more can be submitted.
   bool lost() const noexcept { return lost_.load(std::memory_order_relaxed); }
   void mark_lost() noexcept { lost_ = true; }
@@ -69,6 +81,7 @@ class SubmissionQueue {
   VkDevice device_;
   const DeviceMemory& memory_;
   VkQueue queue_ = VK_NULL_HANDLE;
+  QueueLock lock_;
   CommandPool pool_;
   std::vector<Submission> inflight_;
   std::atomic<bool> lost_{false};

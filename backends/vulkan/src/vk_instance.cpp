@@ -138,7 +138,14 @@ Instance::~Instance() {
         vkGetInstanceProcAddr(instance_, "vkDestroyDebugUtilsMessengerEXT"));
     if (destroy != nullptr) destroy(instance_, messenger_, nullptr);
   }
-  if (instance_ != VK_NULL_HANDLE) vkDestroyInstance(instance_, nullptr);
+  if (instance_ != VK_NULL_HANDLE && owned_) vkDestroyInstance(instance_, nullptr);
+}
+
+std::shared_ptr<Instance> Instance::borrow(VkInstance instance) {
+  std::shared_ptr<Instance> inst(new Instance());
+  inst->instance_ = instance;
+  inst->owned_ = false;
+  return inst;
 }
 
 Result<std::vector<VkPhysicalDevice>> Instance::physical_devices() const {

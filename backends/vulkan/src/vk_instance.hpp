@@ -33,6 +33,9 @@ class Instance {
   // With `validation`, the Khronos validation layer and a messenger recording into log();
   // unavailable when the layer is not installed or no driver is found.
   static Result<std::shared_ptr<Instance>> create(bool validation);
+  // An application's instance, used and never destroyed (validation is the application's:
+  // its messages go to the application's messenger, not to log()).
+  static std::shared_ptr<Instance> borrow(VkInstance instance);
   ~Instance();
   Instance(const Instance&) = delete;
   Instance& operator=(const Instance&) = delete;
@@ -49,6 +52,7 @@ class Instance {
   VkInstance instance_ = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   bool validation_ = false;
+  bool owned_ = true;
   ValidationLog log_;
 };
 

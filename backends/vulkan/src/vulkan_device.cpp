@@ -27,9 +27,11 @@ constexpr double kSyncTimeoutMs = 120000.0;
 // ---------------------------------------------------------------------------------------------
 // Buffers and kernels
 
+// Recorded descriptor sets naming the VkBuffer go too: a later buffer may reuse its handle.
 VulkanBuffer::~VulkanBuffer() {
   owner_->wait_before_destroy();
-  owner_->destroy_raw(raw_);
+  owner_->forget_recorded_sets(nullptr, raw_.buffer);
+  if (owned_) owner_->destroy_raw(raw_);
 }
 
 VulkanKernel::VulkanKernel(VulkanDevice* owner, SpirvInfo info, Dim3 block, bool from_cache,
@@ -47,7 +49,10 @@ VulkanKernel::VulkanKernel(VulkanDevice* owner, SpirvInfo info, Dim3 block, bool
 }
 
 // The handles go after the body, once the device no longer uses them.
-VulkanKernel::~VulkanKernel() { owner_->wait_before_destroy(); }
+VulkanKernel::~VulkanKernel() {
+  owner_->wait_before_destroy();
+  owner_->forget_recorded_sets(this, VK_NULL_HANDLE);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Creation
@@ -106,9 +111,15 @@ Status VulkanDevice::init() {
   auto plan = plan_memory(opened_.caps);
   if (!plan.ok()) return plan.status();
   plan_ = *plan;
-  TUNE_RETURN_IF_ERROR(create_logical_device());
+  if (external()) {
+    handle_ = opened_.external_device;
+  } else {
+    TUNE_RETURN_IF_ERROR(create_logical_device());
+    handle_ = device_.get();
+  }
   buffers_ = std::make_unique<DeviceMemory>(vk(), plan_);
-  auto queue = SubmissionQueue::create(vk(), opened_.caps.queue_family, *buffers_);
+  auto queue = SubmissionQueue::create(vk(), opened_.caps.queue_family, *buffers_,
+                                       opened_.external_queue, opened_.queue_lock);
   if (!queue.ok()) return queue.status();
   queue_ = std::move(*queue);
   auto pipelines = PipelineCache::open(vk(), opened_.caps);
@@ -121,9 +132,20 @@ Status VulkanDevice::init() {
 }
 
 // Submissions and scratch go first; the members then go in reverse order of declaration.
+// On an application's device only libtune's own submissions are waited for: never
+// vkDeviceWaitIdle, which would also need every one of the application's queues.
 VulkanDevice::~VulkanDevice() {
-  if (!device_.get()) return;
-  vkDeviceWaitIdle(vk());
+  if (!vk()) return;
+  if (external()) {
+    if (queue_) {
+      std::lock_guard<std::mutex> lock(queue_mu_);
+      Status s = queue_->wait_all(kSyncTimeoutMs);
+      if (!s.ok())
+        log_warning("vulkan: closing a device with work still running: " + s.to_string());
+    }
+  } else {
+    vkDeviceWaitIdle(vk());
+  }
   std::lock_guard<std::mutex> lock(queue_mu_);
   queue_.reset();
   if (buffers_) buffers_->destroy(scratch_);
@@ -246,7 +268,7 @@ Status VulkanDevice::upload(DeviceBuffer& dst, const void* src, std::uint64_t by
       buffers_->destroy(*staging);
       return cmd.status();
     }
-    VkBufferCopy region{0, offset + done, n};
+    VkBufferCopy region{0, (*b)->base() + offset + done, n};
     vkCmdCopyBuffer(*cmd, staging->buffer, raw.buffer, 1, &region);
     Submission s;
     s.cmd = *cmd;
@@ -283,7 +305,7 @@ Status VulkanDevice::download(const DeviceBuffer& src, void* dst, std::uint64_t 
       buffers_->destroy(stage);
       return cmd.status();
     }
-    VkBufferCopy region{offset + done, 0, n};
+    VkBufferCopy region{(*b)->base() + offset + done, 0, n};
     vkCmdCopyBuffer(*cmd, raw.buffer, stage.buffer, 1, &region);
     Submission s;
     s.cmd = *cmd;
@@ -313,7 +335,7 @@ Status VulkanDevice::fill(DeviceBuffer& dst, std::uint32_t pattern, std::uint64_
   TUNE_RETURN_IF_ERROR(check_usable());
   auto cmd = queue_->begin();
   if (!cmd.ok()) return cmd.status();
-  vkCmdFillBuffer(*cmd, (*b)->raw().buffer, offset, bytes, pattern);
+  vkCmdFillBuffer(*cmd, (*b)->raw().buffer, (*b)->base() + offset, bytes, pattern);
   Submission s;
   s.cmd = *cmd;
   auto fence = queue_->submit(std::move(s));
@@ -333,7 +355,7 @@ Status VulkanDevice::copy(DeviceBuffer& dst, const DeviceBuffer& src, std::uint6
   TUNE_RETURN_IF_ERROR(check_usable());
   auto cmd = queue_->begin();
   if (!cmd.ok()) return cmd.status();
-  VkBufferCopy region{0, 0, bytes};
+  VkBufferCopy region{(*s_)->base(), (*d)->base(), bytes};
   vkCmdCopyBuffer(*cmd, (*s_)->raw().buffer, (*d)->raw().buffer, 1, &region);
   Submission s;
   s.cmd = *cmd;
@@ -553,19 +575,19 @@ Status VulkanDevice::bind_args(const VulkanKernel& k, const LaunchDims& dims, Ar
   }
 
   auto bound = bind_arguments(
-      k.spirv(), args, [this](const DeviceBuffer& b, const std::string& where) -> Result<VkBuffer> {
+      k.spirv(), args,
+      [this](const DeviceBuffer& b, const std::string& where) -> Result<VkDescriptorBufferInfo> {
         auto vb = own_buffer(b, where);
         if (!vb.ok()) return vb.status();
-        return (*vb)->raw().buffer;
+        return VkDescriptorBufferInfo{(*vb)->raw().buffer, (*vb)->base(), (*vb)->size_bytes()};
       });
   if (!bound.ok()) return bound.status();
   *out = std::move(*bound);
   return Status::ok_status();
 }
 
-Result<VkDescriptorSet> VulkanDevice::make_descriptor_set_locked(const VulkanKernel& k,
-                                                                 const BoundArgs& a,
-                                                                 Submission* s) {
+Result<VkDescriptorSet> VulkanDevice::make_descriptor_set(const VulkanKernel& k, const BoundArgs& a,
+                                                          VkDescriptorPool* pool) {
   if (a.buffers.empty()) return VkDescriptorSet{VK_NULL_HANDLE};
   VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                             static_cast<std::uint32_t>(a.buffers.size())};
@@ -573,11 +595,11 @@ Result<VkDescriptorSet> VulkanDevice::make_descriptor_set_locked(const VulkanKer
   dpi.maxSets = 1;
   dpi.poolSizeCount = 1;
   dpi.pPoolSizes = &size;
-  TUNE_VK_RETURN_IF_ERROR(vkCreateDescriptorPool(vk(), &dpi, nullptr, &s->descriptors),
+  TUNE_VK_RETURN_IF_ERROR(vkCreateDescriptorPool(vk(), &dpi, nullptr, pool),
                           "vkCreateDescriptorPool");
   VkDescriptorSetLayout layout = k.set_layout();
   auto dai = vk_struct<VkDescriptorSetAllocateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO);
-  dai.descriptorPool = s->descriptors;
+  dai.descriptorPool = *pool;
   dai.descriptorSetCount = 1;
   dai.pSetLayouts = &layout;
   VkDescriptorSet set = VK_NULL_HANDLE;
@@ -586,7 +608,7 @@ Result<VkDescriptorSet> VulkanDevice::make_descriptor_set_locked(const VulkanKer
   std::vector<VkWriteDescriptorSet> writes(a.buffers.size());
   for (std::size_t i = 0; i < infos.size(); ++i) {
     const auto& [binding, buffer] = a.buffers[i];
-    infos[i] = {buffer, 0, VK_WHOLE_SIZE};
+    infos[i] = buffer;
     writes[i] = vk_struct<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
     writes[i].dstSet = set;
     writes[i].dstBinding = binding;
@@ -599,9 +621,8 @@ Result<VkDescriptorSet> VulkanDevice::make_descriptor_set_locked(const VulkanKer
   return set;
 }
 
-void VulkanDevice::record_dispatch_locked(VkCommandBuffer cmd, const VulkanKernel& k,
-                                          VkDescriptorSet set, const BoundArgs& a,
-                                          const Dim3& grid) {
+void VulkanDevice::record_dispatch(VkCommandBuffer cmd, const VulkanKernel& k, VkDescriptorSet set,
+                                   const BoundArgs& a, const Dim3& grid) {
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline());
   if (set != VK_NULL_HANDLE) {
     vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout(), 0, 1, &set, 0,
@@ -625,12 +646,12 @@ Status VulkanDevice::launch(const CompiledKernel& kernel, const LaunchDims& dims
   if (!cmd.ok()) return cmd.status();
   Submission s;
   s.cmd = *cmd;
-  auto set = make_descriptor_set_locked(**k, bound, &s);
+  auto set = make_descriptor_set(**k, bound, &s.descriptors);
   if (!set.ok()) {
     queue_->release(s);
     return set.status();
   }
-  record_dispatch_locked(*cmd, **k, *set, bound, dims.grid);
+  record_dispatch(*cmd, **k, *set, bound, dims.grid);
   auto fence = queue_->submit(std::move(s));
   return fence.ok() ? Status::ok_status() : fence.status();
 }
@@ -656,12 +677,12 @@ void VulkanDevice::record_resets(
   if (r.empty()) return;
   for (const DeviceBuffer* b : r.zero) {
     const std::uint64_t bytes = LaunchResets::zero_bytes(*b);
-    if (bytes != 0)
-      vkCmdFillBuffer(cmd, static_cast<const VulkanBuffer*>(b)->raw().buffer, 0, bytes, 0);
+    const auto* vb = static_cast<const VulkanBuffer*>(b);
+    if (bytes != 0) vkCmdFillBuffer(cmd, vb->raw().buffer, vb->base(), bytes, 0);
   }
   for (const auto& [dst, src] : restores) {
     if (dst == src) continue;
-    VkBufferCopy region{0, 0, dst->size_bytes()};
+    VkBufferCopy region{src->base(), dst->base(), dst->size_bytes()};
     vkCmdCopyBuffer(cmd, src->raw().buffer, dst->raw().buffer, 1, &region);
   }
   all_commands_barrier(cmd);  // the launch (or the flush) sees the buffers put back
@@ -721,7 +742,7 @@ Status VulkanDevice::record_batch_locked(const TimingJob& job, int first, int n,
   qpi.queryType = VK_QUERY_TYPE_TIMESTAMP;
   qpi.queryCount = static_cast<std::uint32_t>(2 * n);
   TUNE_VK_RETURN_IF_ERROR(vkCreateQueryPool(vk(), &qpi, nullptr, &s->queries), "vkCreateQueryPool");
-  auto set = make_descriptor_set_locked(*job.kernel, job.bound, s);
+  auto set = make_descriptor_set(*job.kernel, job.bound, &s->descriptors);
   if (!set.ok()) return set.status();
   vkCmdResetQueryPool(s->cmd, s->queries, 0, qpi.queryCount);
   for (int i = 0; i < n; ++i) {
@@ -734,7 +755,7 @@ Status VulkanDevice::record_batch_locked(const TimingJob& job, int first, int n,
     }
     const auto q = static_cast<std::uint32_t>(2 * i);
     vkCmdWriteTimestamp(s->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->queries, q);
-    record_dispatch_locked(s->cmd, *job.kernel, *set, job.bound, job.dims->grid);
+    record_dispatch(s->cmd, *job.kernel, *set, job.bound, job.dims->grid);
     vkCmdWriteTimestamp(s->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->queries, q + 1);
     // The next rep (or fill) starts only after this dispatch has finished.
     all_commands_barrier(s->cmd);
@@ -762,6 +783,108 @@ Status VulkanDevice::read_timestamps(VkQueryPool queries, int n, std::vector<dou
     samples->push_back(static_cast<double>(ticks) * period);
   }
   return Status::ok_status();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Interop: application buffers and command buffers
+
+Result<Buffer> VulkanDevice::wrap(VkBuffer buffer, VkDeviceSize offset, VkDeviceSize range) {
+  const auto& l = opened_.caps.props.limits;
+  if (buffer == VK_NULL_HANDLE)
+    return Status(StatusCode::invalid_argument, "wrap_buffer: null VkBuffer");
+  if (range == 0 || range == VK_WHOLE_SIZE || range > l.maxStorageBufferRange) {
+    return Status(StatusCode::invalid_argument,
+                  "wrap_buffer: range " + std::to_string(range) +
+                      " must be non-zero, explicit and at most maxStorageBufferRange (" +
+                      std::to_string(l.maxStorageBufferRange) + ")");
+  }
+  const VkDeviceSize align = std::max<VkDeviceSize>(4, l.minStorageBufferOffsetAlignment);
+  if (offset % align != 0 || offset % 4 != 0) {
+    return Status(StatusCode::invalid_argument,
+                  "wrap_buffer: offset " + std::to_string(offset) +
+                      " must be a multiple of 4 and of minStorageBufferOffsetAlignment (" +
+                      std::to_string(l.minStorageBufferOffsetAlignment) + ")");
+  }
+  RawBuffer raw;
+  raw.buffer = buffer;
+  raw.size = range;
+  return Buffer(std::make_unique<VulkanBuffer>(this, raw, offset, /*owned=*/false));
+}
+
+void VulkanDevice::forget_recorded_sets(const VulkanKernel* kernel, VkBuffer buffer) noexcept {
+  std::lock_guard<std::mutex> lock(sets_mu_);
+  std::erase_if(recorded_sets_, [&](const RecordedSet& r) {
+    if (kernel != nullptr && r.kernel != kernel) return false;
+    if (buffer == VK_NULL_HANDLE) return true;
+    return std::any_of(r.buffers.begin(), r.buffers.end(),
+                       [&](const auto& b) { return b.second.buffer == buffer; });
+  });
+}
+
+namespace {
+bool same_ranges(const std::vector<std::pair<std::uint32_t, VkDescriptorBufferInfo>>& a,
+                 const std::vector<std::pair<std::uint32_t, VkDescriptorBufferInfo>>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+    return x.first == y.first && x.second.buffer == y.second.buffer &&
+           x.second.offset == y.second.offset && x.second.range == y.second.range;
+  });
+}
+}  // namespace
+
+Result<VkDescriptorSet> VulkanDevice::recorded_set(const VulkanKernel& k, const BoundArgs& a) {
+  if (a.buffers.empty()) return VkDescriptorSet{VK_NULL_HANDLE};
+  std::lock_guard<std::mutex> lock(sets_mu_);
+  for (const RecordedSet& r : recorded_sets_)
+    if (r.kernel == &k && same_ranges(r.buffers, a.buffers)) return r.set;
+  RecordedSet r;
+  r.kernel = &k;
+  r.buffers = a.buffers;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  auto set = make_descriptor_set(k, a, &pool);
+  r.pool = DescriptorPool(vk(), pool);  // owns the pool even when the set failed
+  if (!set.ok()) return set.status();
+  r.set = *set;
+  recorded_sets_.push_back(std::move(r));
+  return *set;
+}
+
+Status VulkanDevice::launch_on(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args,
+                               const LaunchTarget& target) {
+  if (target.is_queue()) return launch(kernel, dims, args);
+  if (target.kind != LaunchTarget::Kind::command_buffer) {
+    return Status(StatusCode::unavailable,
+                  "vulkan: cannot launch on a " + target.to_string() +
+                      "; record into a command buffer (LaunchTarget::command_buffer)");
+  }
+  if (target.handle == nullptr)
+    return Status(StatusCode::invalid_argument, "vulkan: null command buffer");
+  auto k = own_kernel(kernel);
+  if (!k.ok()) return k.status();
+  BoundArgs bound;
+  TUNE_RETURN_IF_ERROR(bind_args(**k, dims, args, &bound));
+  TUNE_RETURN_IF_ERROR(check_usable());
+  auto set = recorded_set(**k, bound);
+  if (!set.ok()) return set.status();
+  auto cmd = static_cast<VkCommandBuffer>(target.handle);
+  all_commands_barrier(cmd);  // sees what the command buffer recorded before
+  record_dispatch(cmd, **k, *set, bound, dims.grid);
+  all_commands_barrier(cmd);  // what it records after sees the dispatch's writes
+  return Status::ok_status();
+}
+
+namespace {
+Status order_target(const LaunchTarget& target) {
+  if (target.is_queue() || target.kind == LaunchTarget::Kind::command_buffer)
+    return Status::ok_status();
+  return Status(StatusCode::unavailable,
+                "vulkan: cannot order against a " + target.to_string() +
+                    "; record into a command buffer (LaunchTarget::command_buffer)");
+}
+}  // namespace
+
+Status VulkanDevice::queue_waits_for(const LaunchTarget& target) { return order_target(target); }
+Status VulkanDevice::target_waits_for_queue(const LaunchTarget& target) {
+  return order_target(target);
 }
 
 }  // namespace tune::vk

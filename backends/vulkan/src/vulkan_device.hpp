@@ -10,13 +10,14 @@
 //
 // Ownership: a VulkanDevice owns its VkDevice, one compute queue, a command pool, the
 // pipeline cache, the shader compiler and the L2-flush scratch buffer, and keeps its Instance
-// alive. Buffers and kernels it returns hold a raw pointer back to it and must be destroyed
-// before it (device.hpp's contract).
-// Thread safety: queue_mu_ serialises everything that records or submits command buffers and
-// the list of in-flight submissions; the shader compiler has its own lock; pipeline creation
-// runs unlocked (VkPipelineCache is internally synchronised).
-// Blocking: launch(), fill() and copy() submit and return; upload() and download() wait for
-// their own copy; time() and synchronize() wait for everything they submitted.
+// alive. Opened on an application's device (vulkan::ExternalDevice, tune/vulkan_interop.hpp)
+// it owns the same objects except the instance, the VkDevice and the queue, which it borrows
+// and never destroys or waits idle on. Buffers and kernels it returns hold a raw pointer back to it
+// and must be destroyed before it (device.hpp's contract). Thread safety: queue_mu_ serialises
+// everything that records or submits command buffers and the list of in-flight submissions; the
+// shader compiler has its own lock; pipeline creation runs unlocked (VkPipelineCache is internally
+// synchronised). Blocking: launch(), fill() and copy() submit and return; upload() and download()
+// wait for their own copy; time() and synchronize() wait for everything they submitted.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -52,19 +53,27 @@ class VulkanDevice;
 
 class VulkanBuffer final : public DeviceBuffer {
  public:
-  VulkanBuffer(VulkanDevice* owner, RawBuffer raw) : owner_(owner), raw_(raw) {}
-  // Waits for device work that may still use the buffer, then frees it.
+  // A buffer of libtune's (owned: freed here), or the range [offset, offset + raw.size) of an
+  // application's VkBuffer (not owned: raw.memory is null and nothing is freed).
+  VulkanBuffer(VulkanDevice* owner, RawBuffer raw, VkDeviceSize offset = 0, bool owned = true)
+      : owner_(owner), raw_(raw), offset_(offset), owned_(owned) {}
+  // Waits for libtune's device work that may still use the buffer, forgets the descriptor
+  // sets recorded with it, and frees it when owned.
   ~VulkanBuffer() override;
   VulkanBuffer(const VulkanBuffer&) = delete;
   VulkanBuffer& operator=(const VulkanBuffer&) = delete;
 
   std::uint64_t size_bytes() const noexcept override { return raw_.size; }
   const RawBuffer& raw() const noexcept { return raw_; }
+  // Where the buffer's bytes start in raw().buffer.
+  VkDeviceSize base() const noexcept { return offset_; }
   const VulkanDevice* owner() const noexcept { return owner_; }
 
  private:
   VulkanDevice* owner_;
   RawBuffer raw_;
+  VkDeviceSize offset_ = 0;
+  bool owned_ = true;
 };
 
 class VulkanKernel final : public CompiledKernel {
@@ -99,6 +108,10 @@ struct OpenedDevice {
   std::shared_ptr<Instance> instance;
   VkPhysicalDevice physical = VK_NULL_HANDLE;
   DeviceCaps caps;
+  // An application's device and queue (caps.queue_family's), borrowed; null: create our own.
+  VkDevice external_device = VK_NULL_HANDLE;
+  VkQueue external_queue = VK_NULL_HANDLE;
+  QueueLock queue_lock;
 };
 
 class VulkanDevice final : public Device {
@@ -126,13 +139,28 @@ class VulkanDevice final : public Device {
   Result<std::vector<double>> time(const CompiledKernel& kernel, const LaunchDims& dims,
                                    ArgList args, const TimingPlan& plan) override;
   Status synchronize() override;
+  // LaunchTarget::command_buffer: records the dispatch into the application's command buffer
+  // (tune/vulkan_interop.hpp says what is recorded and how long its descriptor set lives).
+  Status launch_on(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args,
+                   const LaunchTarget& target) override;
+  // A command buffer runs only when the application submits it, after these calls return:
+  // nothing to order (see "The queue rule" in tune/vulkan_interop.hpp). A stream is refused.
+  Status queue_waits_for(const LaunchTarget& target) override;
+  Status target_waits_for_queue(const LaunchTarget& target) override;
+
+  // An application's buffer range as a tune::Buffer (vulkan::wrap_buffer).
+  Result<Buffer> wrap(VkBuffer buffer, VkDeviceSize offset, VkDeviceSize range);
+  VkQueue queue_handle() const noexcept { return queue_->queue(); }
+  bool external() const noexcept { return opened_.external_device != VK_NULL_HANDLE; }
 
   VulkanDiagnostics diagnostics() const;
 
   // Used by VulkanBuffer / VulkanKernel destructors.
   void wait_before_destroy() noexcept;
   void destroy_raw(RawBuffer& raw) noexcept;
-  VkDevice vk() const noexcept { return device_.get(); }
+  // Drops the recorded descriptor sets of a kernel (null: any) that name a buffer (null: any).
+  void forget_recorded_sets(const VulkanKernel* kernel, VkBuffer buffer) noexcept;
+  VkDevice vk() const noexcept { return handle_; }
 
  private:
   explicit VulkanDevice(OpenedDevice opened);
@@ -161,11 +189,14 @@ class VulkanDevice final : public Device {
       VkCommandBuffer cmd, const LaunchResets& r,
       const std::vector<std::pair<const VulkanBuffer*, const VulkanBuffer*>>& restores);
 
-  // The following require queue_mu_.
-  Result<VkDescriptorSet> make_descriptor_set_locked(const VulkanKernel& k, const BoundArgs& a,
-                                                     Submission* s);
-  void record_dispatch_locked(VkCommandBuffer cmd, const VulkanKernel& k, VkDescriptorSet set,
+  // A descriptor set for `a` in a new pool of its own, written to `*pool` (freed with it).
+  Result<VkDescriptorSet> make_descriptor_set(const VulkanKernel& k, const BoundArgs& a,
+                                              VkDescriptorPool* pool);
+  // The recorded-dispatch descriptor set of (k, a.buffers), created on first use.
+  Result<VkDescriptorSet> recorded_set(const VulkanKernel& k, const BoundArgs& a);
+  static void record_dispatch(VkCommandBuffer cmd, const VulkanKernel& k, VkDescriptorSet set,
                               const BoundArgs& a, const Dim3& grid);
+  // The following require queue_mu_.
   Status ensure_scratch_locked();
   // One time() call's fixed parts, shared by its batches.
   struct TimingJob {
@@ -187,7 +218,8 @@ class VulkanDevice final : public Device {
   OpenedDevice opened_;
   DeviceInfo info_;
   MemoryPlan plan_;
-  LogicalDevice device_;
+  LogicalDevice device_;              // empty on an application's device
+  VkDevice handle_ = VK_NULL_HANDLE;  // device_'s or the application's
   std::unique_ptr<DeviceMemory> buffers_;
   std::unique_ptr<SubmissionQueue> queue_;
   std::unique_ptr<PipelineCache> pipelines_;
@@ -195,6 +227,18 @@ class VulkanDevice final : public Device {
 
   mutable std::mutex queue_mu_;  // guards queue_ and scratch_, and orders device work
   RawBuffer scratch_;
+
+  // Descriptor sets of dispatches recorded into application command buffers, one per
+  // (kernel, bound buffer ranges), each in a pool of its own. Linear search: a program
+  // records few distinct combinations.
+  struct RecordedSet {
+    const VulkanKernel* kernel = nullptr;
+    std::vector<std::pair<std::uint32_t, VkDescriptorBufferInfo>> buffers;
+    DescriptorPool pool;
+    VkDescriptorSet set = VK_NULL_HANDLE;
+  };
+  std::mutex sets_mu_;  // guards recorded_sets_
+  std::vector<RecordedSet> recorded_sets_;
 };
 
 }  // namespace tune::vk

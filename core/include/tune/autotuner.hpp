@@ -92,6 +92,18 @@ using TuningListener = std::function<void(const TuningReport&)>;
 // Background timings share the device's queue with the caller's own work.
 enum class TuningMode : std::uint8_t { sync, background };
 
+// What a call does with a new key while its target stream is capturing a graph
+// (Device::capturing): tuning there would break the capture (its launches, waits and
+// timings are not allowed inside one).
+// fallback: launch the configuration of the nearest tuned key (as TuningMode::background
+// picks it), else the first candidate left after heuristics and pruning (what TUNE_DISABLE
+// picks), compiled (from the variant cache when it was compiled before) but never timed, and
+// not remembered: a later call outside the capture tunes the key. The captured graph keeps
+// that configuration.
+// error: the call fails with failed_precondition naming the kernel, the key and the stream.
+// Tune first (Autotuner::tune outside the capture) to capture the tuned configuration.
+enum class CaptureMiss : std::uint8_t { fallback, error };
+
 struct AutotunerOptions {
   BenchOptions bench;
   // Where results persist. Null: default_store() (TUNE_CACHE decides) when `persistent`,
@@ -118,6 +130,7 @@ struct AutotunerOptions {
   // to TUNE_DISABLE=1 in the environment.
   std::optional<bool> disable;
   TuningMode mode = TuningMode::sync;
+  CaptureMiss capture_miss = CaptureMiss::fallback;
 };
 
 class Autotuner {
@@ -138,8 +151,24 @@ class Autotuner {
     return run(dev, ArgList(args.begin(), args.size()));
   }
 
+  // run() with the launch on `target` (device.hpp's LaunchTarget: an application's stream or
+  // command buffer; LaunchTarget::queue() is run(dev, args)).
+  // A known key: one Device::launch_on(target), asynchronous, no lock, no allocation, no
+  // synchronisation (a capturing stream captures it like any launch).
+  // A new key: when `target` is capturing a graph, AutotunerOptions::capture_miss decides.
+  // Otherwise the device's queue waits for the work already queued on `target`
+  // (queue_waits_for: tuning sees the caller's data), the key is tuned on the device's own
+  // queue exactly as run(dev, args) tunes (restores, resets, L2 flush, libtune's own scratch
+  // buffers), `target` then waits for the device's queue (target_waits_for_queue: work the
+  // caller queues later sees the tuning's effects undone), and the winner launches on
+  // `target`. TuningMode::background copies the caller's buffers after the same wait.
+  Status run(Device& dev, ArgList args, const LaunchTarget& target);
+
   // Tunes (when the key is new) without launching; returns the chosen configuration.
   Result<Config> tune(Device& dev, ArgList args);
+  // tune() on data produced by work queued on `target`, ordered as run(dev, args, target)
+  // orders a new key. Does not look at capture: call it outside a capture.
+  Result<Config> tune(Device& dev, ArgList args, const LaunchTarget& target);
   // Compiles every configuration the space accepts on `dev` (Triton's warmup), so later
   // tuning times only. Failures are recorded, not returned, unless every one fails.
   Status warmup(Device& dev);

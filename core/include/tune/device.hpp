@@ -120,6 +120,32 @@ struct TimingPlan {
   double timeout_ms = 10000.0;
 };
 
+// Where a launch goes. The default is the device's own queue (what every Device call uses).
+// The other kinds name work of the application that libtune shares:
+//   stream:          a CUstream / hipStream_t of the application, on the device's context.
+//                    nullptr is the legacy default stream (what the runtime API's stream 0
+//                    means); the per-thread default stream is its own handle
+//                    (CU_STREAM_PER_THREAD / hipStreamPerThread).
+//   command_buffer:  a VkCommandBuffer of the application, in the recording state, allocated
+//                    from a pool of the device's queue family: the dispatch is recorded into
+//                    it and runs when the application submits it.
+// A LaunchTarget borrows the handle; the application keeps it valid for the call (and, for a
+// command buffer, keeps libtune's kernels alive until that submission completes).
+struct LaunchTarget {
+  enum class Kind : std::uint8_t { device_queue, stream, command_buffer };
+  Kind kind = Kind::device_queue;
+  void* handle = nullptr;
+
+  static constexpr LaunchTarget queue() noexcept { return {}; }
+  static constexpr LaunchTarget stream(void* s) noexcept { return {Kind::stream, s}; }
+  static constexpr LaunchTarget command_buffer(void* cb) noexcept {
+    return {Kind::command_buffer, cb};
+  }
+  constexpr bool is_queue() const noexcept { return kind == Kind::device_queue; }
+  // "device queue", "stream 0x7f..", "command buffer 0x55.." (error messages).
+  std::string to_string() const;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -153,6 +179,33 @@ class Device {
                                            ArgList args, const TimingPlan& plan) = 0;
 
   virtual Status synchronize() = 0;
+
+  // --- launch targets (interop with the application's own streams and command buffers) ----
+  //
+  // Every call below that takes a target treats LaunchTarget::queue() as the device's own
+  // queue. The defaults: launch_on() forwards the queue target to launch() and refuses any
+  // other kind with `unavailable` naming the backend; capturing() is false; the two
+  // ordering calls do nothing for the queue target and refuse other kinds.
+
+  // launch() on `target`: enqueued on the stream (asynchronous, no synchronisation, no
+  // allocation once the kernel has run with these buffers before) or recorded into the
+  // command buffer. Thread safety: as launch(); a stream or command buffer is the caller's to
+  // serialise (Vulkan forbids concurrent recording into one command buffer).
+  virtual Status launch_on(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args,
+                           const LaunchTarget& target);
+  // Whether work queued on `target` now would be captured into a graph (cuStreamIsCapturing,
+  // hipStreamIsCapturing) instead of running. Never blocks.
+  virtual Result<bool> capturing(const LaunchTarget& target);
+  // The device's own queue waits (on the device, not the host) for the work already queued
+  // on `target`: an event recorded on the stream and waited for by the queue. Never blocks
+  // the host. Vulkan: the command-buffer target has nothing to wait for (its commands run
+  // only when the application submits it, after this call returns).
+  virtual Status queue_waits_for(const LaunchTarget& target);
+  // Work queued on `target` from now on waits (on the device) for everything queued so far on
+  // the device's own queue. Never blocks the host. Vulkan: nothing to do for a command
+  // buffer: libtune's own submissions before it are ordered by the barrier a Vulkan queue
+  // gives work submitted later (see tune/vulkan_interop.hpp).
+  virtual Status target_waits_for_queue(const LaunchTarget& target);
 };
 
 // `resets` done now through dev.fill() and dev.copy() (for launches outside Device::time).

@@ -15,21 +15,24 @@ namespace tune {
 
 enum class StatusCode : std::uint8_t {
   ok = 0,
-  invalid_argument,  // a user mistake: unknown parameter, missing key argument, bad value
-  not_found,         // a named thing (backend, device, kernel, file) does not exist
-  unavailable,       // no driver, no device, backend not compiled in
-  compile_error,     // the kernel source did not compile for this configuration
-  out_of_resources,  // a configuration exceeds a device limit (threads, shared memory, regs)
-  launch_failed,     // the launch was rejected by the driver
-  timeout,           // a launch or wait did not finish within its limit
-  wrong_output,      // a configuration ran but its output failed verification
-  device_lost,       // a sticky device error; the device must be reopened
-  all_failed,        // every configuration of a tuning failed (message lists each reason)
-  data_loss,         // stored data (cache file) is corrupt or unreadable
-  io_error,          // a file could not be read or written
-  internal,          // a bug in libtune
-  callback_failed,   // a user callback (dims, a hook, a heuristic, a listener...) threw or
-                     // returned something invalid; the message names it and the config
+  invalid_argument,     // a user mistake: unknown parameter, missing key argument, bad value
+  not_found,            // a named thing (backend, device, kernel, file) does not exist
+  unavailable,          // no driver, no device, backend not compiled in
+  compile_error,        // the kernel source did not compile for this configuration
+  out_of_resources,     // a configuration exceeds a device limit (threads, shared memory, regs)
+  launch_failed,        // the launch was rejected by the driver
+  timeout,              // a launch or wait did not finish within its limit
+  wrong_output,         // a configuration ran but its output failed verification
+  device_lost,          // a sticky device error; the device must be reopened
+  all_failed,           // every configuration of a tuning failed (message lists each reason)
+  data_loss,            // stored data (cache file) is corrupt or unreadable
+  io_error,             // a file could not be read or written
+  internal,             // a bug in libtune
+  callback_failed,      // a user callback (dims, a hook, a heuristic, a listener...) threw or
+                        // returned something invalid; the message names it and the config
+  failed_precondition,  // the call cannot be done in the state the caller is in (a new key
+                        // met while the caller's stream captures a graph); the message says
+                        // what to do first
 };
 
 // A stable lowercase name for a code ("compile_error"), used in logs and stored results.

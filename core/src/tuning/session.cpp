@@ -396,6 +396,32 @@ bool is_definition_error(const Status& st) noexcept {
   }
 }
 
+Result<Selection> first_candidate(const SessionContext& ctx, Device& dev, ArgList args,
+                                  const KeyForms& forms) {
+  try {
+    const KernelSource* src = ctx.def.source_for(dev.language());
+    if (src == nullptr) {
+      return Status(StatusCode::unavailable, "kernel " + ctx.def.name + " has no " +
+                                                 std::string(to_string(dev.language())) +
+                                                 " source for device " + dev.info().name);
+    }
+    auto cands = make_candidates(ctx.def, dev.info(), args, forms.heuristics);
+    if (!cands.ok()) return cands.status();
+    std::string why;
+    for (const Config& c : cands->configs) {
+      auto v = ctx.variants.compile(dev, *src, {c}).front().get();
+      if (v->status.ok()) return Selection{c, std::move(v), false};
+      why += "\n  {" + c.to_string() + "}: " + v->status.to_string();
+    }
+    return Status(StatusCode::all_failed,
+                  "no candidate compiled on " + dev.info().name + ":" + why);
+  } catch (const std::bad_alloc&) {
+    return Status(StatusCode::out_of_resources, "out of host memory");
+  } catch (...) {
+    return current_exception_status("libtune", nullptr);
+  }
+}
+
 Result<Selection> tune_one_key(const SessionContext& ctx, Device& dev, ArgList args,
                                const KeyForms& forms, TuningReport& report) {
   const auto t0 = Clock::now();

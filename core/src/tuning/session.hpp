@@ -52,6 +52,13 @@ struct Selection {
 Result<Selection> tune_one_key(const SessionContext& ctx, Device& dev, ArgList args,
                                const KeyForms& forms, TuningReport& report);
 
+// The configuration TUNE_DISABLE would pick for `forms.key`, without timing anything: the
+// first candidate left after heuristics and pruning that compiles (through the variant cache).
+// Nothing is stored and no report is made: a later call tunes the key. Used while the caller's
+// stream captures a graph (CaptureMiss::fallback). Never throws.
+Result<Selection> first_candidate(const SessionContext& ctx, Device& dev, ArgList args,
+                                  const KeyForms& forms);
+
 // Whether a failed tuning's error belongs to the definition (every caller would get it:
 // shared with concurrent waiters, kept for background retries) rather than to the one call
 // that met it (a callback that threw, a lost device, out of memory, a budget).

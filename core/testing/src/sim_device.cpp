@@ -122,6 +122,8 @@ void SimDevice::reset_counters() {
   time_calls_ = 0;
   timed_reps_ = 0;
   flushes_ = 0;
+  target_launches_ = 0;
+  captured_ = 0;
   clear_events();
 }
 
@@ -333,6 +335,16 @@ Status SimDevice::check_launch(const SimKernel& k, ArgList args) const {
 }
 
 Status SimDevice::launch(const CompiledKernel& kernel, const LaunchDims& /*dims*/, ArgList args) {
+  return launch_impl(kernel, args, LaunchTarget::queue());
+}
+
+Status SimDevice::launch_on(const CompiledKernel& kernel, const LaunchDims& /*dims*/, ArgList args,
+                            const LaunchTarget& target) {
+  return launch_impl(kernel, args, target);
+}
+
+Status SimDevice::launch_impl(const CompiledKernel& kernel, ArgList args,
+                              const LaunchTarget& target) {
   const SimKernel* k = as_sim(kernel);
   if (k == nullptr) return not_sim_kernel();
   launches_.fetch_add(1, std::memory_order_relaxed);
@@ -343,8 +355,46 @@ Status SimDevice::launch(const CompiledKernel& kernel, const LaunchDims& /*dims*
       return st;
     }
   }
-  if (recording()) record("launch " + k->label());
+  if (target.is_queue()) {
+    if (recording()) record("launch " + k->label());
+  } else {
+    bool captured = false;
+    if (any_capturing_.load(std::memory_order_acquire)) captured = capturing(target).value();
+    if (captured) {
+      captured_.fetch_add(1, std::memory_order_relaxed);
+      if (recording()) record("capture " + k->label() + " on " + target.to_string());
+      return {};
+    }
+    target_launches_.fetch_add(1, std::memory_order_relaxed);
+    if (recording()) record("launch " + k->label() + " on " + target.to_string());
+  }
   if (body_) body_(k->config(), args, *this);
+  return {};
+}
+
+void SimDevice::set_capturing(const LaunchTarget& target, bool on) {
+  std::lock_guard lock(capture_mu_);
+  std::erase_if(capturing_, [&](const LaunchTarget& t) {
+    return t.kind == target.kind && t.handle == target.handle;
+  });
+  if (on) capturing_.push_back(target);
+  any_capturing_.store(!capturing_.empty(), std::memory_order_release);
+}
+
+Result<bool> SimDevice::capturing(const LaunchTarget& target) {
+  std::lock_guard lock(capture_mu_);
+  return std::any_of(capturing_.begin(), capturing_.end(), [&](const LaunchTarget& t) {
+    return t.kind == target.kind && t.handle == target.handle;
+  });
+}
+
+Status SimDevice::queue_waits_for(const LaunchTarget& target) {
+  if (recording() && !target.is_queue()) record("queue waits for " + target.to_string());
+  return {};
+}
+
+Status SimDevice::target_waits_for_queue(const LaunchTarget& target) {
+  if (recording() && !target.is_queue()) record(target.to_string() + " waits for queue");
   return {};
 }
 

@@ -6,6 +6,7 @@
 // native_function / native_stream (raw handles).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -44,5 +45,44 @@ void* native_function(const CompiledKernel& kernel);  // CUfunction
 void* native_stream(const Device& device);            // CUstream
 // A driver entry point by its exported name ("cuLaunchKernel"), or nullptr.
 void* driver_symbol(const char* name);
+
+// --- Using libtune inside a CUDA application ---------------------------------------------------
+//
+// A Device on the application's context, and optionally its stream as the device's queue.
+// Handles are void* (CUcontext, CUstream) so that this header needs no cuda.h.
+struct OpenOptions {
+  // The device whose primary context is used (the CUDA runtime's context: cudaMalloc'd memory
+  // and runtime streams live there). Retained at open and released with the Device; never
+  // reset or destroyed, even when it holds a sticky error (open and every call report it).
+  int ordinal = 0;
+  // An application's CUcontext instead (the driver API's cuCtxCreate): borrowed, not retained;
+  // the application keeps it alive until the Device is destroyed. Null: the primary context.
+  void* context = nullptr;
+  // With use_stream, the device's own queue is this CUstream of the application (nullptr: the
+  // legacy default stream; CU_STREAM_PER_THREAD, (void*)2, the per-thread one) instead of a
+  // non-blocking stream libtune creates: uploads, tuning and run(dev, args) are ordered on it
+  // with the application's work. Tuning synchronises it. Never destroyed; synchronised when
+  // the Device is destroyed.
+  void* stream = nullptr;
+  bool use_stream = false;
+};
+// invalid_argument / not_found for a bad ordinal, unavailable without a driver, device_lost for
+// a primary context that already holds a sticky error. Blocking; thread-safe.
+Result<std::unique_ptr<Device>> open_device(const OpenOptions& options);
+
+// `bytes` of the application's device memory at `device_ptr` (a CUdeviceptr, or a pointer from
+// cudaMalloc / cudaMallocAsync as an integer) as a Buffer that libtune uses but never frees.
+// Checked to lie inside one allocation (cuMemGetAddressRange): invalid_argument otherwise or
+// when `dev` is not a CUDA device. Destroy the Buffer before freeing the memory.
+Result<Buffer> wrap_buffer(Device& dev, std::uint64_t device_ptr, std::uint64_t bytes);
+// The same from a runtime-API pointer (cudaMalloc).
+inline Result<Buffer> wrap_pointer(Device& dev, const void* ptr, std::uint64_t bytes) {
+  return wrap_buffer(dev, reinterpret_cast<std::uintptr_t>(ptr), bytes);
+}
+// Then: tuner->run(dev, args, tune::LaunchTarget::stream(my_stream)) launches on the
+// application's stream (a known key: asynchronous, no lock, no allocation, no synchronisation;
+// a new key: tuned on the device's queue, ordered after the work already on my_stream, and work
+// queued on my_stream later waits for it). While my_stream captures a graph, a known key is
+// captured like any launch and a new key follows AutotunerOptions::capture_miss.
 
 }  // namespace tune::cuda

@@ -6,6 +6,7 @@
 // native_function / native_stream (raw handles).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -41,5 +42,24 @@ Result<std::string> compile_binary(std::string_view arch, const KernelSource& so
 // Raw handles (hipFunction_t, hipStream_t); nullptr when the object is not from this backend.
 void* native_function(const CompiledKernel& kernel);
 void* native_stream(const Device& device);
+
+// --- Using libtune inside a HIP application (as tune/cuda.hpp; compile-tested only: no AMD GPU
+// exists on any machine we have, so this path has never run) ------------------------------------
+struct OpenOptions {
+  // The device (HIP's context is the device's primary one, shared with the application).
+  // Negative: the calling thread's current device (hipGetDevice).
+  int ordinal = -1;
+  // With use_stream, the device's queue is this hipStream_t of the application (nullptr: the
+  // null stream; hipStreamPerThread the per-thread one), borrowed and never destroyed.
+  void* stream = nullptr;
+  bool use_stream = false;
+};
+Result<std::unique_ptr<Device>> open_device(const OpenOptions& options);
+// `bytes` of the application's memory at `device_ptr` (hipDeviceptr_t / hipMalloc'd pointer as
+// an integer), never freed by libtune; checked with hipMemGetAddressRange.
+Result<Buffer> wrap_buffer(Device& dev, std::uint64_t device_ptr, std::uint64_t bytes);
+inline Result<Buffer> wrap_pointer(Device& dev, const void* ptr, std::uint64_t bytes) {
+  return wrap_buffer(dev, reinterpret_cast<std::uintptr_t>(ptr), bytes);
+}
 
 }  // namespace tune::hip

@@ -20,6 +20,15 @@
 // sharing it between threads. A kernel body runs on the calling thread without any device
 // lock held, so it may call back into the device.
 //
+// Launch targets (interop): the device models an application's streams and command buffers
+// (LaunchTarget::stream / command_buffer, any handle value is a distinct stream or command
+// buffer). launch_on() runs the kernel body at once like launch() and logs
+// "launch <config> on <target>"; while a target is set capturing (set_capturing), a launch on
+// it is logged "capture <config> on <target>" and does not run the body (a captured launch runs
+// when its graph does). queue_waits_for() and target_waits_for_queue() log
+// "queue waits for <target>" and "<target> waits for queue", so tests check the order of
+// operations; <target> is LaunchTarget::to_string().
+//
 // Cost: with events off, no body, no failure predicates and argument checks off
 // (set_fast_launch(true)), launch() is a type check and one relaxed atomic increment, so
 // search strategies can be evaluated on huge spaces and the Autotuner's own overhead measured.
@@ -143,6 +152,9 @@ class SimDevice final : public Device {
   // Shorthand for the cheapest launch: events off, argument checks off. Bodies and failure
   // predicates still apply if set.
   void set_fast_launch(bool on);
+  // Marks `target` as capturing a graph (capturing() reports it) or not. May be called while
+  // other threads use the device.
+  void set_capturing(const LaunchTarget& target, bool on);
 
   // --- observation ------------------------------------------------------------------------
 
@@ -161,6 +173,12 @@ class SimDevice final : public Device {
   std::uint64_t live_buffers() const noexcept {
     return live_buffers_.load(std::memory_order_relaxed);
   }
+  // Calls of launch_on() with a stream or command-buffer target that ran (not captured).
+  std::uint64_t target_launches() const noexcept {
+    return target_launches_.load(std::memory_order_relaxed);
+  }
+  // Launches on a capturing target (recorded into the graph, not run).
+  std::uint64_t captured() const noexcept { return captured_.load(std::memory_order_relaxed); }
   // Zeroes every counter and clears the event log.
   void reset_counters();
 
@@ -245,8 +263,16 @@ class SimDevice final : public Device {
   Result<std::vector<double>> time(const CompiledKernel& kernel, const LaunchDims& dims,
                                    ArgList args, const TimingPlan& plan) override;
   Status synchronize() override;
+  // A stream or command-buffer target: the body runs now (not on a capturing target), the
+  // event names the target. The queue target is launch().
+  Status launch_on(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args,
+                   const LaunchTarget& target) override;
+  Result<bool> capturing(const LaunchTarget& target) override;
+  Status queue_waits_for(const LaunchTarget& target) override;
+  Status target_waits_for_queue(const LaunchTarget& target) override;
 
  private:
+  Status launch_impl(const CompiledKernel& kernel, ArgList args, const LaunchTarget& target);
   Status check_launch(const SimKernel& k, ArgList args) const;
   Status check_range(const char* op, const SimBuffer* b, std::uint64_t bytes,
                      std::uint64_t offset) const;
@@ -273,7 +299,10 @@ class SimDevice final : public Device {
 
   std::atomic<bool> record_events_{true};
   std::atomic<std::uint64_t> compiles_{0}, launches_{0}, time_calls_{0}, timed_reps_{0},
-      flushes_{0}, live_buffers_{0}, next_buffer_id_{0};
+      flushes_{0}, live_buffers_{0}, next_buffer_id_{0}, target_launches_{0}, captured_{0};
+  std::atomic<bool> any_capturing_{false};
+  mutable std::mutex capture_mu_;
+  std::vector<LaunchTarget> capturing_;  // under capture_mu_
   mutable std::mutex events_mu_;
   std::vector<std::string> events_;
 };

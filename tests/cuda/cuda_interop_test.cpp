@@ -1,0 +1,435 @@
+// libtune inside a CUDA application (tune/cuda.hpp's OpenOptions, wrap_buffer and
+// LaunchTarget::stream), on a real GPU: the test is the application. It allocates its own
+// memory and streams through the driver API (resolved with cuda::driver_symbol, so no cuda.h
+// and no link to libcuda), queues its own work before and after libtune's calls, captures graphs,
+// and checks every output against a CPU reference. Every case skips with the reason when there
+// is no driver or no device.
+//
+// What each case proves:
+//   - external memory + a non-default stream: tuning on the application's buffers gives the
+//     reference output, and the work the application queued before (a ~50 ms spin, then a fill
+//     of x) is seen by tuning, and the work queued after (a copy of y) sees the winner's output;
+//   - a known key launches on the stream with the same ordering and no synchronisation;
+//   - graph capture: a hit is captured and replays correctly; a miss falls back (nearest key,
+//     or the first candidate) without tuning, or is refused with failed_precondition;
+//   - several threads, each with its own stream and buffers, over two keys;
+//   - the application's stream as the device's own queue, the legacy default stream per call;
+//   - libtune never frees wrapped memory nor destroys the application's stream.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "interop_data.hpp"
+#include "skip.hpp"
+#include "tune/cuda.hpp"
+#include "tune/tune.hpp"
+
+using namespace tune;
+using tune::testing::interop_options;
+using tune::testing::mismatches;
+using tune::testing::random_floats;
+using tune::testing::saxpy_def;
+
+namespace {
+
+// Driver API types as plain C types (cuda.h is not needed).
+using CUresult = int;
+using CUdeviceptr = unsigned long long;
+using CUstream = void*;
+using CUcontext = void*;
+using CUgraph = void*;
+using CUgraphExec = void*;
+using CUfunction = void*;
+using CUdevice = int;
+constexpr unsigned kStreamNonBlocking = 1;  // CU_STREAM_NON_BLOCKING
+constexpr int kCaptureGlobal = 0;           // CU_STREAM_CAPTURE_MODE_GLOBAL
+constexpr int kCaptureRelaxed = 2;          // CU_STREAM_CAPTURE_MODE_RELAXED
+
+// The driver entry points the application uses.
+struct Cu {
+  CUresult (*DeviceGet)(CUdevice*, int);
+  CUresult (*PrimaryCtxRetain)(CUcontext*, CUdevice);
+  CUresult (*PrimaryCtxRelease)(CUdevice);
+  CUresult (*CtxSetCurrent)(CUcontext);
+  CUresult (*CtxSynchronize)();
+  CUresult (*MemAlloc)(CUdeviceptr*, std::size_t);
+  CUresult (*MemFree)(CUdeviceptr);
+  CUresult (*MemcpyHtoD)(CUdeviceptr, const void*, std::size_t);
+  CUresult (*MemcpyDtoH)(void*, CUdeviceptr, std::size_t);
+  CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, std::size_t, CUstream);
+  CUresult (*MemsetD32Async)(CUdeviceptr, unsigned, std::size_t, CUstream);
+  CUresult (*StreamCreate)(CUstream*, unsigned);
+  CUresult (*StreamDestroy)(CUstream);
+  CUresult (*StreamSynchronize)(CUstream);
+  CUresult (*StreamBeginCapture)(CUstream, int);
+  CUresult (*StreamEndCapture)(CUstream, CUgraph*);
+  CUresult (*GraphInstantiate)(CUgraphExec*, CUgraph, unsigned long long);
+  CUresult (*GraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*GraphExecDestroy)(CUgraphExec);
+  CUresult (*GraphDestroy)(CUgraph);
+  CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, CUstream, void**, void**);
+};
+
+template <class F>
+void resolve(F* f, const char* name) {
+  *f = reinterpret_cast<F>(cuda::driver_symbol(name));
+  if (*f == nullptr) TUNE_SKIP(std::string("driver entry point missing: ") + name);
+}
+
+KernelSource cuda_source(const char* entry, const char* text) {
+  KernelSource s;
+  s.language = Language::cuda_hip;
+  s.entry = entry;
+  s.text = text;
+  return s;
+}
+
+constexpr const char* kSaxpy = R"(
+extern "C" __global__ void saxpy(const float* x, float* y, float a, int n) {
+  const long long base = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * EPT;
+  for (int e = 0; e < EPT; ++e) {
+    const long long i = base + e;
+    if (i < n) y[i] = a * x[i] + y[i];
+  }
+})";
+
+constexpr const char* kSpin = R"(
+extern "C" __global__ void spin(long long cycles) {
+  const long long t0 = clock64();
+  while (clock64() - t0 < cycles) {}
+})";
+
+KernelDef saxpy() {
+  return saxpy_def("interop_saxpy_cuda", cuda_source("saxpy", kSaxpy), "EPT", {128, 256});
+}
+
+unsigned bits_of(float f) {
+  unsigned u = 0;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+void check_close(const std::vector<float>& got, const std::vector<float>& want) {
+  REQUIRE(got.size() == want.size());
+  const std::string bad = mismatches(got.data(), want);
+  CHECK_MESSAGE(bad.empty(), bad);
+}
+
+// The application: the primary context of device 0, libtune opened on it, a spin kernel.
+struct App {
+  Cu cu{};
+  CUdevice device = 0;
+  CUcontext ctx = nullptr;
+  std::unique_ptr<Device> dev;
+  std::unique_ptr<CompiledKernel> spin;
+
+  explicit App(const cuda::OpenOptions& options = {}) {
+    Status st = cuda::driver_status();
+    if (!st.ok()) TUNE_SKIP("no CUDA driver: " + st.to_string());
+    resolve(&cu.DeviceGet, "cuDeviceGet");
+    resolve(&cu.PrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    resolve(&cu.PrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+    resolve(&cu.CtxSetCurrent, "cuCtxSetCurrent");
+    resolve(&cu.CtxSynchronize, "cuCtxSynchronize");
+    resolve(&cu.MemAlloc, "cuMemAlloc_v2");
+    resolve(&cu.MemFree, "cuMemFree_v2");
+    resolve(&cu.MemcpyHtoD, "cuMemcpyHtoD_v2");
+    resolve(&cu.MemcpyDtoH, "cuMemcpyDtoH_v2");
+    resolve(&cu.MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
+    resolve(&cu.MemsetD32Async, "cuMemsetD32Async");
+    resolve(&cu.StreamCreate, "cuStreamCreate");
+    resolve(&cu.StreamDestroy, "cuStreamDestroy_v2");
+    resolve(&cu.StreamSynchronize, "cuStreamSynchronize");
+    resolve(&cu.StreamBeginCapture, "cuStreamBeginCapture_v2");
+    resolve(&cu.StreamEndCapture, "cuStreamEndCapture");
+    resolve(&cu.GraphInstantiate, "cuGraphInstantiateWithFlags");
+    resolve(&cu.GraphLaunch, "cuGraphLaunch");
+    resolve(&cu.GraphExecDestroy, "cuGraphExecDestroy");
+    resolve(&cu.GraphDestroy, "cuGraphDestroy");
+    resolve(&cu.LaunchKernel, "cuLaunchKernel");
+    if (cu.DeviceGet(&device, 0) != 0) TUNE_SKIP("no CUDA device 0");
+    REQUIRE(cu.PrimaryCtxRetain(&ctx, device) == 0);
+    REQUIRE(cu.CtxSetCurrent(ctx) == 0);
+    auto opened = cuda::open_device(options);
+    if (!opened.ok()) TUNE_SKIP("no CUDA device: " + opened.status().to_string());
+    dev = std::move(*opened);
+    auto k = dev->compile(cuda_source("spin", kSpin), Config{});
+    REQUIRE_MESSAGE(k.ok(), k.status().to_string());
+    spin = std::move(*k);
+  }
+  ~App() {
+    spin.reset();
+    dev.reset();
+    if (ctx != nullptr) (void)cu.PrimaryCtxRelease(device);
+  }
+
+  void current() { REQUIRE(cu.CtxSetCurrent(ctx) == 0); }
+  CUstream stream() {
+    CUstream s = nullptr;
+    REQUIRE(cu.StreamCreate(&s, kStreamNonBlocking) == 0);
+    return s;
+  }
+  CUdeviceptr alloc(std::size_t bytes) {
+    CUdeviceptr p = 0;
+    REQUIRE(cu.MemAlloc(&p, bytes) == 0);
+    return p;
+  }
+  void upload(CUdeviceptr p, const std::vector<float>& v) {
+    REQUIRE(cu.MemcpyHtoD(p, v.data(), v.size() * sizeof(float)) == 0);
+  }
+  std::vector<float> download(CUdeviceptr p, std::size_t n) {
+    std::vector<float> v(n);
+    REQUIRE(cu.MemcpyDtoH(v.data(), p, n * sizeof(float)) == 0);
+    return v;
+  }
+  // The application's own work on `s`: ~50 ms of spinning (so that anything not ordered after
+  // it would run first), then x filled with `value`.
+  void slow_fill(CUstream s, CUdeviceptr x, float value, std::size_t n) {
+    long long cycles = 100'000'000;
+    void* params[] = {&cycles};
+    REQUIRE(cu.LaunchKernel(cuda::native_function(*spin), 1, 1, 1, 1, 1, 1, 0, s, params,
+                            nullptr) == 0);
+    REQUIRE(cu.MemsetD32Async(x, bits_of(value), n, s) == 0);
+  }
+};
+
+std::vector<ArgValue> saxpy_args(const Buffer& x, const Buffer& y, float a, int n) {
+  return {ArgValue::buf(*x, ElemType::f32, static_cast<std::uint64_t>(n)),
+          ArgValue::buf(*y, ElemType::f32, static_cast<std::uint64_t>(n)), a, n};
+}
+
+}  // namespace
+
+TEST_CASE("wrap_buffer: the application's memory, checked, never freed") {
+  App app;
+  const CUdeviceptr p = app.alloc(4096);
+  {
+    auto b = cuda::wrap_buffer(*app.dev, p, 4096);
+    REQUIRE_MESSAGE(b.ok(), b.status().to_string());
+    CHECK((*b)->size_bytes() == 4096);
+    auto inner = cuda::wrap_buffer(*app.dev, p + 1024, 1024);
+    CHECK(inner.ok());
+    CHECK(cuda::wrap_buffer(*app.dev, p + 1024, 4096).status().code() ==
+          StatusCode::invalid_argument);  // overruns the allocation
+    CHECK(cuda::wrap_buffer(*app.dev, 0, 16).status().code() == StatusCode::invalid_argument);
+    std::vector<float> host(1024, 3.0f);
+    REQUIRE(app.dev->upload(**b, host.data(), 4096).ok());
+  }
+  // Still the application's: readable, then freed by it.
+  CHECK(app.download(p, 1024)[1023] == 3.0f);
+  CHECK(app.cu.MemFree(p) == 0);
+}
+
+TEST_CASE("external memory on a non-default stream: ordered with the application, CPU reference") {
+  App app;
+  constexpr int n = 1 << 20;
+  const CUstream s = app.stream();
+  const CUdeviceptr px = app.alloc(n * 4), py = app.alloc(n * 4), pz = app.alloc(n * 4);
+  const auto y0 = random_floats(n, 5);
+  app.upload(py, y0);
+  app.upload(px, random_floats(n, 6));  // replaced by the application's fill below
+  {
+    auto x = cuda::wrap_buffer(*app.dev, px, n * 4).value();
+    auto y = cuda::wrap_buffer(*app.dev, py, n * 4).value();
+    auto tuner = Autotuner::make(saxpy(), interop_options()).value();
+    const float a = 0.75f;
+    const LaunchTarget target = LaunchTarget::stream(s);
+
+    // A new key: tuning must see x = 1.25 (written after 50 ms of the application's work), and
+    // the copy queued after run() must see the winner's output.
+    app.slow_fill(s, px, 1.25f, n);
+    Status st = tuner->run(*app.dev, saxpy_args(x, y, a, n), target);
+    REQUIRE_MESSAGE(st.ok(), st.to_string());
+    REQUIRE(app.cu.MemcpyDtoDAsync(pz, py, n * 4, s) == 0);
+    REQUIRE(app.cu.StreamSynchronize(s) == 0);
+    std::vector<float> want(n);
+    for (int i = 0; i < n; ++i) want[static_cast<std::size_t>(i)] = a * 1.25f + y0[i];
+    check_close(app.download(py, n), want);
+    check_close(app.download(pz, n), want);
+    REQUIRE(tuner->best(*app.dev, saxpy_args(x, y, a, n)).has_value());
+
+    // A known key: the same ordering, with no synchronisation in libtune.
+    app.slow_fill(s, px, -2.5f, n);
+    REQUIRE(tuner->run(*app.dev, saxpy_args(x, y, a, n), target).ok());
+    REQUIRE(app.cu.MemcpyDtoDAsync(pz, py, n * 4, s) == 0);
+    REQUIRE(app.cu.StreamSynchronize(s) == 0);
+    for (auto& w : want) w = a * -2.5f + w;
+    check_close(app.download(py, n), want);
+    check_close(app.download(pz, n), want);
+
+    // The legacy default stream, named per call.
+    REQUIRE(tuner->run(*app.dev, saxpy_args(x, y, a, n), LaunchTarget::stream(nullptr)).ok());
+    REQUIRE(app.cu.CtxSynchronize() == 0);
+    for (auto& w : want) w = a * -2.5f + w;
+    check_close(app.download(py, n), want);
+  }
+  for (CUdeviceptr p : {px, py, pz}) CHECK(app.cu.MemFree(p) == 0);
+  CHECK(app.cu.StreamDestroy(s) == 0);
+}
+
+TEST_CASE("graph capture: a hit is captured; a miss falls back without tuning, or is refused") {
+  App app;
+  constexpr int n = 1 << 20, small = 1 << 12;
+  const CUstream s = app.stream();
+  const CUdeviceptr px = app.alloc(n * 4), py = app.alloc(n * 4);
+  const auto x0 = random_floats(n, 7), y0 = random_floats(n, 8);
+  app.upload(px, x0);
+  app.upload(py, y0);
+  auto x = cuda::wrap_buffer(*app.dev, px, n * 4).value();
+  auto y = cuda::wrap_buffer(*app.dev, py, n * 4).value();
+  const float a = 0.5f;
+  const LaunchTarget target = LaunchTarget::stream(s);
+  auto tuner = Autotuner::make(saxpy(), interop_options()).value();
+  // Tune n outside any capture (tune() launches nothing).
+  REQUIRE(tuner->tune(*app.dev, saxpy_args(x, y, a, n), target).ok());
+  REQUIRE(app.cu.StreamSynchronize(s) == 0);
+  std::vector<float> want = y0;
+
+  // Captured: the hit (n) and a miss (small: falls back to n's configuration, not tuned).
+  REQUIRE(app.cu.StreamBeginCapture(s, kCaptureGlobal) == 0);
+  Status hit = tuner->run(*app.dev, saxpy_args(x, y, a, n), target);
+  Status miss = tuner->run(*app.dev, saxpy_args(x, y, a, small), target);
+  CUgraph graph = nullptr;
+  REQUIRE(app.cu.StreamEndCapture(s, &graph) == 0);
+  REQUIRE_MESSAGE(hit.ok(), hit.to_string());
+  REQUIRE_MESSAGE(miss.ok(), miss.to_string());
+  CHECK_FALSE(tuner->best(*app.dev, saxpy_args(x, y, a, small)).has_value());
+  CUgraphExec exec = nullptr;
+  REQUIRE(app.cu.GraphInstantiate(&exec, graph, 0) == 0);
+  for (int rep = 0; rep < 2; ++rep) {
+    REQUIRE(app.cu.GraphLaunch(exec, s) == 0);
+    for (int i = 0; i < n; ++i) {
+      auto& w = want[static_cast<std::size_t>(i)];
+      w = a * x0[i] + w;
+      if (i < small) w = a * x0[i] + w;
+    }
+  }
+  REQUIRE(app.cu.StreamSynchronize(s) == 0);
+  check_close(app.download(py, n), want);
+  CHECK(app.cu.GraphExecDestroy(exec) == 0);
+  CHECK(app.cu.GraphDestroy(graph) == 0);
+
+  // A fresh tuner, nothing tuned: the first candidate, compiled during the capture (relaxed
+  // mode: module loading is not a stream operation), launched untimed.
+  auto fresh = Autotuner::make(saxpy(), interop_options()).value();
+  REQUIRE(app.cu.StreamBeginCapture(s, kCaptureRelaxed) == 0);
+  Status first = fresh->run(*app.dev, saxpy_args(x, y, a, n), target);
+  REQUIRE(app.cu.StreamEndCapture(s, &graph) == 0);
+  REQUIRE_MESSAGE(first.ok(), first.to_string());
+  CHECK_FALSE(fresh->best(*app.dev, saxpy_args(x, y, a, n)).has_value());
+  REQUIRE(app.cu.GraphInstantiate(&exec, graph, 0) == 0);
+  REQUIRE(app.cu.GraphLaunch(exec, s) == 0);
+  REQUIRE(app.cu.StreamSynchronize(s) == 0);
+  for (int i = 0; i < n; ++i)
+    want[static_cast<std::size_t>(i)] = a * x0[i] + want[static_cast<std::size_t>(i)];
+  check_close(app.download(py, n), want);
+  CHECK(app.cu.GraphExecDestroy(exec) == 0);
+  CHECK(app.cu.GraphDestroy(graph) == 0);
+
+  // CaptureMiss::error: refused, the capture is left intact.
+  auto opts = interop_options();
+  opts.capture_miss = CaptureMiss::error;
+  auto strict = Autotuner::make(saxpy(), opts).value();
+  REQUIRE(app.cu.StreamBeginCapture(s, kCaptureGlobal) == 0);
+  Status refused = strict->run(*app.dev, saxpy_args(x, y, a, n), target);
+  REQUIRE(app.cu.StreamEndCapture(s, &graph) == 0);
+  CHECK(refused.code() == StatusCode::failed_precondition);
+  CHECK(refused.message().find("tune before capturing") != std::string::npos);
+  CHECK(app.cu.GraphDestroy(graph) == 0);
+  x.reset();
+  y.reset();
+  CHECK(app.cu.MemFree(px) == 0);
+  CHECK(app.cu.MemFree(py) == 0);
+  CHECK(app.cu.StreamDestroy(s) == 0);
+}
+
+TEST_CASE("many streams from several threads, two keys, every output right") {
+  App app;
+  constexpr int kThreads = 4;
+  auto tuner = Autotuner::make(saxpy(), interop_options()).value();
+  std::atomic<int> failures{0};
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      if (app.cu.CtxSetCurrent(app.ctx) != 0) {
+        ++failures;
+        return;
+      }
+      const int n = t % 2 == 0 ? (1 << 18) : (1 << 16);
+      CUstream s = nullptr;
+      CUdeviceptr px = 0, py = 0;
+      if (app.cu.StreamCreate(&s, kStreamNonBlocking) != 0 || app.cu.MemAlloc(&px, n * 4) != 0 ||
+          app.cu.MemAlloc(&py, n * 4) != 0) {
+        ++failures;
+        return;
+      }
+      const auto y0 = random_floats(static_cast<std::size_t>(n), 50 + static_cast<unsigned>(t));
+      (void)app.cu.MemcpyHtoD(py, y0.data(), static_cast<std::size_t>(n) * 4);
+      bool ok = true;
+      {
+        auto x = cuda::wrap_buffer(*app.dev, px, static_cast<std::uint64_t>(n) * 4);
+        auto y = cuda::wrap_buffer(*app.dev, py, static_cast<std::uint64_t>(n) * 4);
+        std::vector<float> want = y0;
+        ok = x.ok() && y.ok();
+        for (int i = 0; ok && i < 3; ++i) {
+          const float v = static_cast<float>(t + i) * 0.25f;
+          ok = app.cu.MemsetD32Async(px, bits_of(v), static_cast<std::size_t>(n), s) == 0;
+          Status st = tuner->run(*app.dev, saxpy_args(*x, *y, 2.0f, n), LaunchTarget::stream(s));
+          if (!st.ok()) errors[static_cast<std::size_t>(t)] = st.to_string();
+          ok = ok && st.ok();
+          for (auto& w : want) w = 2.0f * v + w;
+        }
+        ok = ok && app.cu.StreamSynchronize(s) == 0;
+        std::vector<float> got(static_cast<std::size_t>(n));
+        ok = ok && app.cu.MemcpyDtoH(got.data(), py, static_cast<std::size_t>(n) * 4) == 0;
+        ok = ok && mismatches(got.data(), want).empty();
+        if (!ok) ++failures;
+      }  // the wrappers go before the memory
+      (void)app.cu.MemFree(px);
+      (void)app.cu.MemFree(py);
+      (void)app.cu.StreamDestroy(s);
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (const auto& e : errors)
+    if (!e.empty()) MESSAGE(e);
+  CHECK(failures.load() == 0);
+}
+
+TEST_CASE("the application's stream as the device's queue: tuned and run there, never destroyed") {
+  Status st = cuda::driver_status();
+  if (!st.ok()) TUNE_SKIP("no CUDA driver: " + st.to_string());
+  App probe;  // resolves the entry points and makes the primary context current
+  CUstream s = probe.stream();
+  {
+    cuda::OpenOptions options;
+    options.stream = s;
+    options.use_stream = true;
+    auto opened = cuda::open_device(options);
+    REQUIRE_MESSAGE(opened.ok(), opened.status().to_string());
+    auto& dev = **opened;
+    CHECK(cuda::native_stream(dev) == s);
+    constexpr int n = 1 << 16;
+    const auto x0 = random_floats(n, 9), y0 = random_floats(n, 10);
+    auto x = dev.alloc(n * 4).value();
+    auto y = dev.alloc(n * 4).value();
+    REQUIRE(dev.upload(*x, x0.data(), n * 4).ok());
+    REQUIRE(dev.upload(*y, y0.data(), n * 4).ok());
+    auto tuner = Autotuner::make(saxpy(), interop_options()).value();
+    REQUIRE(tuner->run(dev, saxpy_args(x, y, 3.0f, n)).ok());
+    std::vector<float> got(n), want(n);
+    REQUIRE(dev.download(*y, got.data(), n * 4).ok());
+    for (int i = 0; i < n; ++i) want[static_cast<std::size_t>(i)] = 3.0f * x0[i] + y0[i];
+    check_close(got, want);
+  }
+  CHECK(probe.cu.StreamSynchronize(s) == 0);  // still a valid stream
+  CHECK(probe.cu.StreamDestroy(s) == 0);
+}
