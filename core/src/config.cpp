@@ -142,7 +142,7 @@ std::string Config::to_string() const {
     launch += '=';
     launch += v;
   };
-  if (launch_.block.any_set()) add("block", to_string(launch_.block));
+  if (launch_.block.any_set()) add("block", tune::to_string(launch_.block));
   if (launch_.num_warps != 0) add(kNumWarps, std::to_string(launch_.num_warps));
   if (launch_.num_stages != 0) add(kNumStages, std::to_string(launch_.num_stages));
   if (launch_.max_registers != 0) add(kMaxRegisters, std::to_string(launch_.max_registers));
