@@ -4,7 +4,6 @@
 // timings of an edited kernel are never reused; and a source without any of them keeps the
 // hash it always had.
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -14,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "temp_dir.hpp"
 #include "tune/backend/hash.hpp"
 #include "tune/backend/includes.hpp"
 #include "tune/device.hpp"
@@ -23,29 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("libtune-includes-test-" + std::to_string(::getpid()) +
-                                        "-" + std::to_string(counter()++));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  static int& counter() {
-    static int n = 0;
-    return n;
-  }
-  // Writes `text` to `rel` under the directory; returns its path.
-  std::string write(const std::string& rel, const std::string& text) const {
-    const fs::path p = path / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-    return p.string();
-  }
-};
+using tune::testing::TempDir;
 
 KernelSource glsl(std::string text) {
   KernelSource s;
