@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "tune/backend/hash.hpp"
+#include "tune/backend/includes.hpp"
 #include "tune/version.hpp"
 
 namespace tune {
@@ -20,7 +21,28 @@ std::string_view to_string(Language l) noexcept {
 }
 
 std::uint64_t KernelSource::hash() const {
-  return stable_hash(text, stable_hash(entry, static_cast<std::uint64_t>(language)));
+  std::uint64_t h = stable_hash(text, stable_hash(entry, static_cast<std::uint64_t>(language)));
+  // Each part only when present, so a source without them keeps the hash it always had (and
+  // the tuning rows stored under it). A tag and the count per part: {a}{} and {}{a} differ.
+  auto strings = [&h](std::uint64_t tag, const std::vector<std::string>& v) {
+    if (v.empty()) return;
+    h = hash_combine(hash_combine(h, tag), v.size());
+    for (const std::string& s : v) h = hash_combine(stable_hash(s, h), s.size());
+  };
+  strings(1, options);
+  strings(2, include_dirs);
+  if (!headers.empty()) {
+    h = hash_combine(hash_combine(h, 3), headers.size());
+    for (const KernelHeader& hd : headers) {
+      h = hash_combine(stable_hash(hd.name, h), hd.name.size());
+      h = hash_combine(stable_hash(hd.text, h), hd.text.size());
+    }
+  }
+  // The text of every file an #include may open, as read now.
+  auto closure = include_closure(*this);
+  if (!closure.ok()) return stable_hash(closure.status().to_string(), hash_combine(h, 4));
+  if (!closure->empty()) h = hash_combine(hash_combine(h, 5), closure->hash());
+  return h;
 }
 
 std::string KernelResources::to_string() const {

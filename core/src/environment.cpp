@@ -36,6 +36,10 @@ constexpr EnvVariable kVariables[] = {
     {"TUNE_DISABLE",
      "boolean: never time: use heuristics or the first configuration that survives pruning "
      "(`AutotunerOptions::disable` wins)"},
+    {"TUNE_CUDA_INCLUDE_DIR",
+     "the CUDA toolkit's include directory that NVRTC compiles see (CUB, `cuda/std`, "
+     "`cuda_fp16.h`; its `cccl/` subdirectory first when present); default: the toolkit "
+     "libtune was built with, e.g. `/usr/local/cuda/include`"},
 };
 
 // The variable's row; std::logic_error when it has none.

@@ -45,6 +45,7 @@ struct Fake final : tune::gpu::RtcCompiler {
   std::string max_registers_option(int) const override { return {}; }
   tune::Result<tune::gpu::RtcOutput> compile(std::string_view s, std::string_view,
                                              std::span<const std::string> o,
+                                             std::span<const tune::KernelHeader>,
                                              std::string_view) override {
     ++compiles;
     tune::gpu::RtcOutput out;

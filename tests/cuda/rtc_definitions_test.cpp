@@ -32,6 +32,7 @@ struct Recorder final : tune::gpu::RtcCompiler {
   }
   tune::Result<tune::gpu::RtcOutput> compile(std::string_view, std::string_view,
                                              std::span<const std::string> o,
+                                             std::span<const tune::KernelHeader>,
                                              std::string_view expr) override {
     ++compiles;
     options.assign(o.begin(), o.end());

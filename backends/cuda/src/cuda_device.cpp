@@ -23,13 +23,13 @@ using gpu::FuncAttr;
 using gpu::Handle;
 
 const char* const kCallNames[] = {
-    "cuCtxSetCurrent",      "cuMemAlloc",          "cuMemFree",           "cuMemcpyHtoDAsync",
-    "cuMemcpyDtoHAsync",    "cuMemcpyDtoDAsync",   "cuMemsetD32Async",    "cuMemsetD8Async",
-    "cuStreamCreate",       "cuStreamDestroy",     "cuStreamSynchronize", "cuModuleLoadData",
-    "cuModuleUnload",       "cuModuleGetFunction", "cuFuncGetAttribute",  "cuFuncSetAttribute",
-    "cuLaunchKernel",       "cuEventCreate",       "cuEventDestroy",      "cuEventRecord",
-    "cuEventQuery",         "cuEventElapsedTime",  "cuStreamIsCapturing", "cuStreamWaitEvent",
-    "cuMemGetAddressRange",
+    "cuCtxSetCurrent",    "cuMemAlloc",           "cuMemFree",           "cuMemcpyHtoDAsync",
+    "cuMemcpyDtoHAsync",  "cuMemcpyDtoDAsync",    "cuMemsetD32Async",    "cuMemsetD8Async",
+    "cuStreamCreate",     "cuStreamDestroy",      "cuStreamSynchronize", "cuModuleLoadData",
+    "cuModuleUnload",     "cuModuleGetFunction",  "cuModuleGetGlobal",   "cuFuncGetAttribute",
+    "cuFuncSetAttribute", "cuLaunchKernel",       "cuEventCreate",       "cuEventDestroy",
+    "cuEventRecord",      "cuEventQuery",         "cuEventElapsedTime",  "cuStreamIsCapturing",
+    "cuStreamWaitEvent",  "cuMemGetAddressRange",
 };
 static_assert(sizeof(kCallNames) / sizeof(kCallNames[0]) == static_cast<int>(Call::count_));
 
@@ -122,6 +122,11 @@ class CudaApi final : public gpu::GpuApi {
   int module_get_function(Handle* f, Handle m, const char* name) override {
     return gpu::out_param<CUfunction>(f, [&](CUfunction* p) {
       return d_.cuModuleGetFunction(p, static_cast<CUmodule>(m), name);
+    });
+  }
+  int module_get_global(DevPtr* ptr, std::size_t* bytes, Handle m, const char* name) override {
+    return gpu::out_param<CUdeviceptr>(ptr, [&](CUdeviceptr* p) {
+      return d_.cuModuleGetGlobal(p, bytes, static_cast<CUmodule>(m), name);
     });
   }
   int func_get_attribute(int* value, FuncAttr attr, Handle f) override {

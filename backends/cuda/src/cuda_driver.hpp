@@ -40,6 +40,7 @@ namespace tune::cuda::detail {
   X(cuModuleLoadData)                    \
   X(cuModuleUnload)                      \
   X(cuModuleGetFunction)                 \
+  X(cuModuleGetGlobal)                   \
   X(cuFuncGetAttribute)                  \
   X(cuFuncSetAttribute)                  \
   X(cuLaunchKernel)                      \

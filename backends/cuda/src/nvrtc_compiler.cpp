@@ -4,9 +4,13 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
+#include <system_error>
 #include <vector>
 
 #include "tune/cuda.hpp"
+#include "tune/environment.hpp"
+#include "tune/log.hpp"
 
 namespace tune::cuda::detail {
 namespace {
@@ -30,8 +34,31 @@ class Program {
 Status nvrtc_failure(const char* call, nvrtcResult rc, const std::string& log = {}) {
   std::string msg = std::string(call) + " failed: " + nvrtcGetErrorString(rc);
   if (!log.empty()) msg += "\n" + log;
-  return Status(rc == NVRTC_ERROR_COMPILATION ? StatusCode::compile_error : StatusCode::internal,
-                msg);
+  StatusCode code = StatusCode::internal;
+  if (rc == NVRTC_ERROR_COMPILATION) code = StatusCode::compile_error;
+  if (rc == NVRTC_ERROR_INVALID_OPTION) code = StatusCode::invalid_argument;  // the log names it
+  return Status(code, msg);
+}
+
+// The toolkit's include directory: TUNE_CUDA_INCLUDE_DIR, else the one libtune was built with.
+std::vector<std::string> toolkit_includes() {
+  std::string dir = env_text("TUNE_CUDA_INCLUDE_DIR");
+#ifdef TUNE_CUDA_TOOLKIT_INCLUDE_DIR
+  if (dir.empty()) dir = TUNE_CUDA_TOOLKIT_INCLUDE_DIR;
+#endif
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (dir.empty() || !std::filesystem::is_directory(dir, ec)) {
+    log(LogLevel::debug, "NVRTC: no CUDA include directory (" +
+                             (dir.empty() ? std::string("none known") : dir) +
+                             "): kernels see only NVRTC's built-in headers");
+    return out;
+  }
+  // CUDA 13 keeps CUB, Thrust and libcu++ (cuda/std) under include/cccl.
+  if (std::filesystem::is_directory(std::filesystem::path(dir) / "cccl", ec))
+    out.push_back("-I" + (std::filesystem::path(dir) / "cccl").string());
+  out.push_back("-I" + dir);
+  return out;
 }
 
 class NvrtcCompiler final : public gpu::RtcCompiler {
@@ -78,14 +105,26 @@ class NvrtcCompiler final : public gpu::RtcCompiler {
     return "--maxrregcount=" + std::to_string(registers);
   }
 
+  // Read per compile (an environment read and two directory checks beside a compile of 20 ms
+  // and more), so a program may set TUNE_CUDA_INCLUDE_DIR before any compile.
+  std::vector<std::string> toolkit_include_options() const override { return toolkit_includes(); }
+
   Result<gpu::RtcOutput> compile(std::string_view source, std::string_view file_name,
                                  std::span<const std::string> options,
+                                 std::span<const KernelHeader> headers,
                                  std::string_view name_expression) override {
     const std::string src(source);
     const std::string name(file_name);
+    std::vector<const char*> header_texts, header_names;
+    for (const KernelHeader& h : headers) {
+      header_texts.push_back(h.text.c_str());
+      header_names.push_back(h.name.c_str());
+    }
     Program prog;
-    if (nvrtcResult rc =
-            nvrtcCreateProgram(prog.out(), src.c_str(), name.c_str(), 0, nullptr, nullptr);
+    if (nvrtcResult rc = nvrtcCreateProgram(prog.out(), src.c_str(), name.c_str(),
+                                            static_cast<int>(headers.size()),
+                                            header_texts.empty() ? nullptr : header_texts.data(),
+                                            header_names.empty() ? nullptr : header_names.data());
         rc != NVRTC_SUCCESS)
       return nvrtc_failure("nvrtcCreateProgram", rc);
     std::vector<const char*> argv;

@@ -38,6 +38,7 @@ enum class Call : std::uint8_t {
   module_load,
   module_unload,
   module_get_function,
+  module_get_global,
   func_get_attribute,
   func_set_max_dynamic_shared,
   launch,
@@ -106,6 +107,9 @@ class GpuApi {
   virtual int module_load(Handle* module, const void* image) = 0;
   virtual int module_unload(Handle module) = 0;
   virtual int module_get_function(Handle* function, Handle module, const char* name) = 0;
+  // The address and size of a module global (__constant__ / __device__ variable) by symbol.
+  virtual int module_get_global(DevPtr* ptr, std::size_t* bytes, Handle module,
+                                const char* name) = 0;
   // An attribute the runtime does not report reads as 0 with success.
   virtual int func_get_attribute(int* value, FuncAttr attr, Handle function) = 0;
   virtual int func_set_max_dynamic_shared(Handle function, int bytes) = 0;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <exception>
 #include <thread>
 #include <typeinfo>
 
@@ -300,6 +301,52 @@ Result<std::unique_ptr<CompiledKernel>> GpuDevice::compile(const KernelSource& s
                                  " bytes of dynamic shared memory"));
     }
     dyn_limit = lo.shared_bytes;
+  }
+  // Module globals (KernelSource::module_globals): this variant's values, copied into its
+  // module before its first launch, on the queue (ordered before any launch of it).
+  if (source.module_globals) {
+    std::vector<ModuleGlobal> globals;
+    std::string thrown;
+    try {
+      globals = source.module_globals(config);
+    } catch (const std::exception& e) {
+      thrown = e.what();
+    } catch (...) {
+      thrown = "an exception that is not a std::exception";
+    }
+    if (!thrown.empty()) {
+      return unload_and(
+          Status(StatusCode::callback_failed, "module_globals threw for " + name + ": " + thrown));
+    }
+    for (const ModuleGlobal& g : globals) {
+      DevPtr ptr = 0;
+      std::size_t bytes = 0;
+      if (int rc = api_->module_get_global(&ptr, &bytes, module, g.name.c_str()); rc != 0) {
+        if (api_->classify(rc) != ErrorClass::other)
+          return unload_and(fail(Call::module_get_global, rc, StatusCode::internal, name));
+        return unload_and(Status(
+            StatusCode::invalid_argument,
+            "module global '" + g.name + "' of " + name + ": the module has no such symbol (" +
+                api_->call_name(Call::module_get_global) + ": " + api_->error_text(rc) +
+                "); it must be a __constant__ or __device__ variable at global scope, or its "
+                "mangled name"));
+      }
+      if (bytes != g.bytes.size()) {
+        return unload_and(Status(StatusCode::invalid_argument,
+                                 "module global '" + g.name + "' of " + name + " is " +
+                                     std::to_string(bytes) + " bytes; module_globals gave " +
+                                     std::to_string(g.bytes.size())));
+      }
+      if (bytes == 0) continue;
+      std::lock_guard<std::mutex> lock(queue_mutex_);
+      if (int rc = api_->memcpy_htod(ptr, g.bytes.data(), bytes, stream_); rc != 0)
+        return unload_and(fail(Call::memcpy_htod, rc, StatusCode::internal,
+                               "setting module global '" + g.name + "' of " + name));
+      // The host bytes are freed when this returns: wait for the copy.
+      if (int rc = api_->stream_sync(stream_); rc != 0)
+        return unload_and(fail(Call::stream_sync, rc, StatusCode::internal,
+                               "setting module global '" + g.name + "' of " + name));
+    }
   }
   std::string log = std::move(out->log);
   if (out->from_cache)

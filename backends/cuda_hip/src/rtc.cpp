@@ -4,10 +4,43 @@
 #include <charconv>
 
 #include "tune/backend/hash.hpp"
+#include "tune/backend/includes.hpp"
+#include "tune/log.hpp"
 
 namespace tune::gpu {
 
 std::string define_option(const Definition& d) { return "-D" + d.name + "=" + d.value; }
+
+Status check_kernel_options(std::span<const std::string> options, std::string_view compiler_name) {
+  auto starts = [](std::string_view o, std::string_view p) { return o.substr(0, p.size()) == p; };
+  for (const std::string& o : options) {
+    auto refuse = [&](std::string_view why) {
+      return Status(StatusCode::invalid_argument, "kernel option '" + o + "' refused for " +
+                                                      std::string(compiler_name) + ": " +
+                                                      std::string(why));
+    };
+    if (o.empty()) return refuse("an empty option");
+    if (starts(o, "-arch") || starts(o, "--gpu-architecture") || starts(o, "--offload-arch") ||
+        starts(o, "-code") || starts(o, "--gpu-code"))
+      return refuse("libtune chooses the target from the device");
+    if (starts(o, "--maxrregcount") || starts(o, "-maxrregcount"))
+      return refuse("the register cap is the launch option max_registers");
+    if (starts(o, "-I") || starts(o, "--include-path") || starts(o, "-isystem"))
+      return refuse(
+          "give include directories as KernelSource::include_dirs (the binary-cache key reads "
+          "the files they hold)");
+    if (starts(o, "-include") || starts(o, "--pre-include"))
+      return refuse("#include the header in the source instead (the binary-cache key follows it)");
+    std::string_view macro;
+    if (starts(o, "-D")) macro = std::string_view(o).substr(2);
+    if (starts(o, "--define-macro=")) macro = std::string_view(o).substr(15);
+    if (is_reserved_name(macro))
+      return refuse("names starting with TUNE_ are reserved for libtune's own definitions");
+    if (o == "-D" || o == "--define-macro")
+      return refuse("give the macro in the same option (\"-DNAME=value\")");
+  }
+  return {};
+}
 
 Result<std::vector<std::string>> compile_options(const RtcCompiler& compiler, std::string_view arch,
                                                  const Config& config, const KernelSource& source) {
@@ -19,6 +52,10 @@ Result<std::vector<std::string>> compile_options(const RtcCompiler& compiler, st
     std::string reg = compiler.max_registers_option(config.launch().max_registers);
     if (!reg.empty()) opts.push_back(std::move(reg));
   }
+  TUNE_RETURN_IF_ERROR(check_kernel_options(source.options, compiler.version()));
+  opts.insert(opts.end(), source.options.begin(), source.options.end());
+  for (const std::string& dir : source.include_dirs) opts.push_back("-I" + dir);
+  for (std::string& o : compiler.toolkit_include_options()) opts.push_back(std::move(o));
   auto defs = definitions(config, source);
   if (!defs.ok()) return defs.status();
   for (const Definition& d : *defs) opts.push_back(define_option(d));
@@ -83,6 +120,13 @@ Result<RtcOutput> compile_for(RtcCompiler& compiler, std::string_view arch,
   }
   key += '\n';
   key += hex64(stable_hash(source.text, stable_hash(source.entry)));
+  // The text of every file an #include may open (none: the key is what it always was).
+  auto closure = include_closure(source);
+  if (!closure.ok()) return closure.status();
+  const std::uint64_t includes = closure->hash();
+  if (!closure->empty()) {
+    key += "\nincludes " + std::to_string(closure->files.size()) + " " + hex64(includes);
+  }
   if (!expr->empty()) {  // the entry stores its lowered name: a hit needs no compiler
     key += '\n';
     key += *expr;
@@ -110,9 +154,20 @@ Result<RtcOutput> compile_for(RtcCompiler& compiler, std::string_view arch,
     }
   }
   const std::string file = (base.empty() ? std::string("kernel") : std::string(base)) + ".cu";
-  auto out = compiler.compile(source.text, file, *opts, *expr);
+  auto out = compiler.compile(source.text, file, *opts, source.headers, *expr);
   if (!out.ok()) return out;
-  if (cache != nullptr) (void)cache->store(key, {out->binary, out->log, out->entry_name});
+  if (cache == nullptr) return out;
+  // A header edited while the compiler ran: the binary may hold either text, so it is not
+  // stored under the key of the text read before.
+  if (!closure->empty()) {
+    auto after = include_closure(source);
+    if (!after.ok() || after->hash() != includes) {
+      log_warning("binary cache: an include file of " + source.entry +
+                  " changed during its compile; the binary is not cached");
+      return out;
+    }
+  }
+  (void)cache->store(key, {out->binary, out->log, out->entry_name});
   return out;
 }
 

@@ -43,20 +43,33 @@ class RtcCompiler {
   virtual std::vector<std::string> base_options() const = 0;
   // The per-thread register cap option, or empty when the compiler has none.
   virtual std::string max_registers_option(int registers) const = 0;
-  // Compiles `source`; compile_error with the log when it fails. Blocking. A non-empty
-  // `name_expression` ("scale<4, true>") is instantiated and its lowered (mangled) name
-  // returned in RtcOutput::entry_name.
+  // Include options for the toolkit's own headers (NVRTC: "-I<cuda>/include/cccl",
+  // "-I<cuda>/include"), after the kernel's include_dirs; empty by default.
+  virtual std::vector<std::string> toolkit_include_options() const { return {}; }
+  // Compiles `source`; compile_error with the log when it fails, invalid_argument naming the
+  // options when the compiler refuses one. Blocking. `headers` are given to the compiler as
+  // in-memory headers. A non-empty `name_expression` ("scale<4, true>") is instantiated and its
+  // lowered (mangled) name returned in RtcOutput::entry_name.
   virtual Result<RtcOutput> compile(std::string_view source, std::string_view file_name,
                                     std::span<const std::string> options,
+                                    std::span<const KernelHeader> headers,
                                     std::string_view name_expression) = 0;
 };
 
 // "-DNAME=value": how NVRTC and hiprtc are given one of tune::definitions() (definitions.hpp).
 std::string define_option(const Definition& d);
 
-// Every option of one compile: base, target, register cap, then the variant's definitions
-// (tune::definitions(config, source), in their order). invalid_argument for an unknown `arch` or
-// a template entry whose brackets do not balance.
+// The kernel's own options (KernelSource::options) checked for what libtune must refuse:
+// an empty option, one that selects the target or the register cap (libtune sets them from
+// the device and the configuration), an include path or a forced include (use include_dirs
+// and #include, which the cache key follows), a -D of a reserved TUNE_ name. invalid_argument
+// naming the option and `compiler_name`.
+Status check_kernel_options(std::span<const std::string> options, std::string_view compiler_name);
+
+// Every option of one compile: base, target, register cap, the kernel's own options, -I of
+// each include dir in order, the toolkit's include options, then the variant's definitions
+// (tune::definitions(config, source), in their order). invalid_argument for an unknown `arch`,
+// a refused kernel option, or a template entry whose brackets do not balance.
 Result<std::vector<std::string>> compile_options(const RtcCompiler& compiler, std::string_view arch,
                                                  const Config& config, const KernelSource& source);
 
@@ -65,10 +78,13 @@ Result<std::vector<std::string>> compile_options(const RtcCompiler& compiler, st
 KernelResources parse_resource_log(std::string_view log);
 
 // Compiles `source` for `arch` with `config`, through `cache` when it is not null: the key is
-// the compiler's version, every option (target and config definitions included) and a hash
-// of the source text and entry. A hit sets `from_cache` and skips the compiler. A template
-// entry (see KernelSource) is instantiated by tune::name_expression, its lowered name stored
-// with the binary; the parameters it substitutes are not among the definitions.
+// the compiler's version, every option (target, kernel options, include dirs and config
+// definitions included), a hash of the source text and entry, and, when the source includes
+// files, the hash of its include closure (tune/backend/includes.hpp: the text of every file an
+// #include may open). A closure that changed while the compiler ran is not stored. A hit sets
+// `from_cache` and skips the compiler. A template entry (see KernelSource) is instantiated by
+// tune::name_expression, its lowered name stored with the binary; the parameters it substitutes are
+// not among the definitions.
 Result<RtcOutput> compile_for(RtcCompiler& compiler, std::string_view arch,
                               const KernelSource& source, const Config& config, BinaryCache* cache);
 

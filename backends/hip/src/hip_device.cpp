@@ -35,6 +35,7 @@ const char* const kCallNames[] = {
     "hipModuleLoadData",
     "hipModuleUnload",
     "hipModuleGetFunction",
+    "hipModuleGetGlobal",
     "hipFuncGetAttribute",
     "hipFuncSetAttribute",
     "hipModuleLaunchKernel",
@@ -121,6 +122,11 @@ class HipApi final : public gpu::GpuApi {
   int module_get_function(Handle* f, Handle m, const char* name) override {
     return gpu::out_param<hipFunction_t>(f, [&](hipFunction_t* p) {
       return hipModuleGetFunction(p, static_cast<hipModule_t>(m), name);
+    });
+  }
+  int module_get_global(DevPtr* ptr, std::size_t* bytes, Handle m, const char* name) override {
+    return gpu::out_param<hipDeviceptr_t>(ptr, [&](hipDeviceptr_t* p) {
+      return hipModuleGetGlobal(p, bytes, static_cast<hipModule_t>(m), name);
     });
   }
   int func_get_attribute(int* value, FuncAttr attr, Handle f) override {

@@ -13,8 +13,10 @@ namespace {
 Status hiprtc_failure(const char* call, hiprtcResult rc, const std::string& log = {}) {
   std::string msg = std::string(call) + " failed: " + hiprtcGetErrorString(rc);
   if (!log.empty()) msg += "\n" + log;
-  return Status(rc == HIPRTC_ERROR_COMPILATION ? StatusCode::compile_error : StatusCode::internal,
-                msg);
+  StatusCode code = StatusCode::internal;
+  if (rc == HIPRTC_ERROR_COMPILATION) code = StatusCode::compile_error;
+  if (rc == HIPRTC_ERROR_INVALID_OPTION) code = StatusCode::invalid_argument;
+  return Status(code, msg);
 }
 
 class HiprtcCompiler final : public gpu::RtcCompiler {
@@ -44,13 +46,21 @@ class HiprtcCompiler final : public gpu::RtcCompiler {
 
   Result<gpu::RtcOutput> compile(std::string_view source, std::string_view file_name,
                                  std::span<const std::string> options,
+                                 std::span<const KernelHeader> headers,
                                  std::string_view name_expression) override {
     // ROCm 5.2's hiprtc is not documented as thread-safe: one compile at a time.
     std::lock_guard<std::mutex> lock(mutex_);
     const std::string src(source), name(file_name);
+    std::vector<const char*> header_texts, header_names;
+    for (const KernelHeader& h : headers) {
+      header_texts.push_back(h.text.c_str());
+      header_names.push_back(h.name.c_str());
+    }
     hiprtcProgram prog = nullptr;
     if (hiprtcResult rc =
-            hiprtcCreateProgram(&prog, src.c_str(), name.c_str(), 0, nullptr, nullptr);
+            hiprtcCreateProgram(&prog, src.c_str(), name.c_str(), static_cast<int>(headers.size()),
+                                header_texts.empty() ? nullptr : header_texts.data(),
+                                header_names.empty() ? nullptr : header_names.data());
         rc != HIPRTC_SUCCESS)
       return hiprtc_failure("hiprtcCreateProgram", rc);
     struct Destroy {

@@ -2,9 +2,14 @@
 
 #include <vulkan/vulkan.h>
 
+#include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <optional>
 
 #include "tune/backend/hash.hpp"
+#include "tune/backend/includes.hpp"
 #include "vk_status.hpp"
 
 // Versions of the compilers inside shaderc (which has no version query of its own): part of
@@ -48,6 +53,146 @@ std::string toolchain_text(const std::string& version) {
   return t;
 }
 
+const char* const kAcceptedOptions =
+    "-O, -O0, -Os, -g, -w, -Werror, -DNAME[=VALUE], --target-env=vulkan1.0|vulkan1.1|vulkan1.2, "
+    "--target-spv=spv1.0 ... spv1.5";
+
+}  // namespace
+
+// What KernelSource::options ask of shaderc (the glslc spellings libtune maps).
+struct GlslOptions {
+  shaderc_optimization_level level = shaderc_optimization_level_performance;
+  std::optional<shaderc_env_version> env;
+  std::optional<shaderc_spirv_version> spv;
+  bool debug_info = false;
+  bool no_warnings = false;
+  bool warnings_as_errors = false;
+  std::vector<Definition> macros;
+};
+
+namespace {
+
+Result<GlslOptions> parse_options(const std::vector<std::string>& options,
+                                  shaderc_env_version max_env) {
+  GlslOptions out;
+  for (const std::string& o : options) {
+    auto refuse = [&](const std::string& why) {
+      return Status(StatusCode::invalid_argument,
+                    "kernel option '" + o + "' refused for vulkan (shaderc): " + why);
+    };
+    const std::string_view v(o);
+    if (o == "-O") {
+      out.level = shaderc_optimization_level_performance;
+    } else if (o == "-O0") {
+      out.level = shaderc_optimization_level_zero;
+    } else if (o == "-Os") {
+      out.level = shaderc_optimization_level_size;
+    } else if (o == "-g") {
+      out.debug_info = true;
+    } else if (o == "-w") {
+      out.no_warnings = true;
+    } else if (o == "-Werror") {
+      out.warnings_as_errors = true;
+    } else if (v.substr(0, 2) == "-D" && v.size() > 2) {
+      const std::size_t eq = v.find('=');
+      Definition d{std::string(v.substr(2, eq == v.npos ? v.npos : eq - 2)),
+                   eq == v.npos ? std::string() : std::string(v.substr(eq + 1))};
+      if (d.name.empty()) return refuse("no macro name");
+      if (is_reserved_name(d.name))
+        return refuse("names starting with TUNE_ are reserved for libtune's own definitions");
+      out.macros.push_back(std::move(d));
+    } else if (v.substr(0, 13) == "--target-env=") {
+      const std::string_view env = v.substr(13);
+      shaderc_env_version e{};
+      if (env == "vulkan1.0") {
+        e = shaderc_env_version_vulkan_1_0;
+      } else if (env == "vulkan1.1") {
+        e = shaderc_env_version_vulkan_1_1;
+      } else if (env == "vulkan1.2") {
+        e = shaderc_env_version_vulkan_1_2;
+      } else {
+        return refuse(
+            "libtune targets vulkan1.0, vulkan1.1 or vulkan1.2 (a Vulkan 1.3 target "
+            "states the workgroup size with LocalSizeId, which needs maintenance4)");
+      }
+      if (e > max_env) return refuse("beyond what this device's Vulkan version runs");
+      out.env = e;
+    } else if (v.substr(0, 13) == "--target-spv=") {
+      const std::string_view spv = v.substr(13);
+      static constexpr std::pair<std::string_view, shaderc_spirv_version> kSpv[] = {
+          {"spv1.0", shaderc_spirv_version_1_0}, {"spv1.1", shaderc_spirv_version_1_1},
+          {"spv1.2", shaderc_spirv_version_1_2}, {"spv1.3", shaderc_spirv_version_1_3},
+          {"spv1.4", shaderc_spirv_version_1_4}, {"spv1.5", shaderc_spirv_version_1_5}};
+      const auto* it = std::find_if(std::begin(kSpv), std::end(kSpv),
+                                    [&](const auto& p) { return p.first == spv; });
+      if (it == std::end(kSpv)) return refuse("libtune maps spv1.0 to spv1.5");
+      out.spv = it->second;
+    } else {
+      return refuse(std::string("not an option libtune maps onto shaderc; accepted: ") +
+                    kAcceptedOptions);
+    }
+  }
+  // The SPIR-V version each Vulkan version consumes at most (without extensions).
+  const shaderc_env_version env = out.env.value_or(max_env);
+  const shaderc_spirv_version spv_max =
+      env == shaderc_env_version_vulkan_1_0   ? shaderc_spirv_version_1_0
+      : env == shaderc_env_version_vulkan_1_1 ? shaderc_spirv_version_1_3
+                                              : shaderc_spirv_version_1_5;
+  if (out.spv && *out.spv > spv_max)
+    return Status(StatusCode::invalid_argument,
+                  "kernel options refused for vulkan (shaderc): the SPIR-V version asked for "
+                  "is beyond what the target environment consumes");
+  return out;
+}
+
+// libtune's includer (tune/backend/includes.hpp's search rule), serving the text the cache key
+// was computed from. The main file is "kernel.comp"; an included file's name is its origin.
+class Includer final : public shaderc::CompileOptions::IncluderInterface {
+ public:
+  Includer(const KernelSource& source, const IncludeClosure& closure)
+      : source_(source), closure_(closure) {}
+
+  shaderc_include_result* GetInclude(const char* requested, shaderc_include_type type,
+                                     const char* requesting, std::size_t depth) override {
+    auto* r = new Result;
+    const std::string_view includer = depth <= 1 ? std::string_view() : requesting;
+    auto origin =
+        resolve_include(source_, requested, type == shaderc_include_type_relative, includer);
+    if (!origin) {
+      r->content = "cannot find '" + std::string(requested) +
+                   "' among the kernel's in-memory headers" +
+                   (type == shaderc_include_type_relative ? ", beside the including file" : "") +
+                   " or in its include_dirs";
+    } else if (const IncludedFile* f = closure_.find(*origin)) {
+      r->name = *origin;
+      r->content = f->text;
+    } else {
+      // Not in the closure (read after the key was made): read it now.
+      std::ifstream in(*origin, std::ios::binary);
+      r->content.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      r->name = *origin;
+    }
+    r->result.source_name = r->name.c_str();
+    r->result.source_name_length = r->name.size();
+    r->result.content = r->content.c_str();
+    r->result.content_length = r->content.size();
+    r->result.user_data = r;
+    return &r->result;
+  }
+
+  void ReleaseInclude(shaderc_include_result* data) override {
+    delete static_cast<Result*>(data->user_data);
+  }
+
+ private:
+  struct Result {
+    shaderc_include_result result{};
+    std::string name, content;  // an empty name: an error, `content` says why
+  };
+  const KernelSource& source_;
+  const IncludeClosure& closure_;
+};
+
 }  // namespace
 
 ShaderCompiler::ShaderCompiler(std::uint32_t api_version)
@@ -58,10 +203,16 @@ ShaderCompiler::ShaderCompiler(std::uint32_t api_version)
       disk_(BinaryCache::open_default("spirv")) {}
 
 std::string ShaderCompiler::key_of(const KernelSource& source,
-                                   const std::vector<Definition>& macros) const {
+                                   const std::vector<Definition>& macros,
+                                   const IncludeClosure& closure) const {
   std::string key = toolchain_;
   key += "\nsource " + std::to_string(source.text.size()) + " " + hex(stable_hash(source.text)) +
          " " + hex(stable_hash(source.text, 0x5eed5eed5eed5eedULL));
+  // Each only when present: a source without them keeps the key it always had.
+  for (const std::string& o : source.options) key += "\noption " + o;
+  for (const std::string& d : source.include_dirs) key += "\ninclude-dir " + d;
+  if (!closure.empty())
+    key += "\nincludes " + std::to_string(closure.files.size()) + " " + hex(closure.hash());
   for (const Definition& d : macros) {
     key += "\n-D";
     key += d.name;
@@ -73,7 +224,18 @@ std::string ShaderCompiler::key_of(const KernelSource& source,
 
 Result<std::shared_ptr<const ShaderCompiler::Spirv>> ShaderCompiler::compile(
     const KernelSource& source, const std::vector<Definition>& macros) {
-  const std::string key = key_of(source, macros);
+  if (source.module_globals) {
+    return Status(StatusCode::invalid_argument,
+                  "kernel '" + source.entry +
+                      "': Vulkan has no module globals (KernelSource::module_globals is for "
+                      "CUDA/HIP); give per-variant values as configuration parameters (macros, "
+                      "or specialization constants) or as kernel arguments (push constants)");
+  }
+  auto parsed = parse_options(source.options, target_env_);
+  if (!parsed.ok()) return parsed.status();
+  auto closure = include_closure(source);
+  if (!closure.ok()) return closure.status();
+  const std::string key = key_of(source, macros, *closure);
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = memory_.find(key); it != memory_.end()) return it->second;
   if (auto disk = load(key)) {
@@ -81,7 +243,7 @@ Result<std::shared_ptr<const ShaderCompiler::Spirv>> ShaderCompiler::compile(
     memory_.emplace(key, disk);
     return disk;
   }
-  auto fresh = run_shaderc(source, macros);
+  auto fresh = run_shaderc(source, macros, *parsed, *closure);
   if (!fresh.ok()) return fresh.status();
   memory_.emplace(key, *fresh);
   store(key, **fresh);
@@ -89,12 +251,22 @@ Result<std::shared_ptr<const ShaderCompiler::Spirv>> ShaderCompiler::compile(
 }
 
 Result<std::shared_ptr<const ShaderCompiler::Spirv>> ShaderCompiler::run_shaderc(
-    const KernelSource& source, const std::vector<Definition>& macros) {
+    const KernelSource& source, const std::vector<Definition>& macros, const GlslOptions& glsl,
+    const IncludeClosure& closure) {
   shaderc::CompileOptions opts;
   opts.SetSourceLanguage(shaderc_source_language_glsl);
-  opts.SetTargetEnvironment(shaderc_target_env_vulkan, target_env_);
-  opts.SetOptimizationLevel(shaderc_optimization_level_performance);
+  opts.SetTargetEnvironment(shaderc_target_env_vulkan, glsl.env.value_or(target_env_));
+  if (glsl.spv) opts.SetTargetSpirv(*glsl.spv);
+  opts.SetOptimizationLevel(glsl.level);
+  if (glsl.debug_info) opts.SetGenerateDebugInfo();
+  if (glsl.no_warnings) opts.SetSuppressWarnings();
+  if (glsl.warnings_as_errors) opts.SetWarningsAsErrors();
+  for (const Definition& d : glsl.macros) opts.AddMacroDefinition(d.name, d.value);
   for (const Definition& d : macros) opts.AddMacroDefinition(d.name, d.value);
+  // Only a source with #include lines gets the includer (which turns on
+  // GL_GOOGLE_include_directive): the SPIR-V of every other source stays as it was.
+  if (!closure.empty() || !include_directives(source.text).empty())
+    opts.SetIncluder(std::make_unique<Includer>(source, closure));
   ++shaderc_compiles_;
   shaderc::SpvCompilationResult res = compiler_.CompileGlslToSpv(
       source.text, shaderc_glsl_compute_shader, "kernel.comp", "main", opts);

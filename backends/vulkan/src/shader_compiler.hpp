@@ -23,10 +23,13 @@
 
 #include "spirv_reflect.hpp"
 #include "tune/backend/binary_cache.hpp"
+#include "tune/backend/includes.hpp"
 #include "tune/definitions.hpp"
 #include "tune/device.hpp"
 
 namespace tune::vk {
+
+struct GlslOptions;  // KernelSource::options as shaderc settings (shader_compiler.cpp)
 
 class ShaderCompiler {
  public:
@@ -56,15 +59,23 @@ class ShaderCompiler {
   const std::string& version() const noexcept { return version_; }
 
   // The module for `source` with `macros`; compile_error with shaderc's log on failure.
+  // `source.options` are glslc spellings mapped onto shaderc (README); any other option, and
+  // module globals (Vulkan has none), are invalid_argument. #include lines are served by
+  // libtune's includer (tune/backend/includes.hpp: in-memory headers, then the including
+  // file's directory for "quoted" names, then include_dirs), and the text of every file they
+  // may open is in the cache key.
   Result<std::shared_ptr<const Spirv>> compile(const KernelSource& source,
                                                const std::vector<Definition>& macros);
   Stats stats() const;
 
  private:
-  std::string key_of(const KernelSource& source, const std::vector<Definition>& macros) const;
+  std::string key_of(const KernelSource& source, const std::vector<Definition>& macros,
+                     const IncludeClosure& closure) const;
   // Requires mu_.
   Result<std::shared_ptr<const Spirv>> run_shaderc(const KernelSource& source,
-                                                   const std::vector<Definition>& macros);
+                                                   const std::vector<Definition>& macros,
+                                                   const GlslOptions& glsl,
+                                                   const IncludeClosure& closure);
   // Requires mu_. Null on a miss or a damaged entry (evicted).
   std::shared_ptr<const Spirv> load(const std::string& key);
   void store(const std::string& key, const Spirv& spirv);

@@ -10,10 +10,13 @@
 // may return before completion; download(), synchronize() and time() block until done.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tune/args.hpp"
@@ -46,10 +49,61 @@ std::string_view to_string(Language l) noexcept;
 // nested argument such as g<EPT>), and only parameters, not launch options (num_stages, ...). A
 // parameter substituted this way is not a -D macro anywhere in the source (it would rewrite the
 // template's own parameter names); every other config parameter is.
+//
+// Kernels as programs write them (README, "Kernels with headers, options and module globals"):
+// `#include` lines find the in-memory `headers` first (by the name as written), then, for a
+// "quoted" name, the including file's directory, then each of `include_dirs` in order; CUDA
+// also reaches the toolkit's headers (CUB, cuda/std, cuda_fp16.h: TUNE_CUDA_INCLUDE_DIR).
+// `options` are extra compiler options for every variant, after libtune's own. The text of
+// every file an #include may open is part of hash() and of the binary-cache key
+// (tune/backend/includes.hpp says exactly which files), so an edited header is a miss.
+struct KernelHeader {
+  std::string name;  // as written in the #include: "tile.cuh", "common/math.glsl"
+  std::string text;
+  friend bool operator==(const KernelHeader&, const KernelHeader&) = default;
+};
+
+// A CUDA/HIP module global (a __constant__ or __device__ variable) and the bytes a variant's
+// module gets before its first launch: cuModuleGetGlobal / hipModuleGetGlobal, then a copy.
+// `name` is the symbol: a variable at global scope is its own name (one in a namespace has a
+// mangled name). `bytes` must be exactly the variable's size.
+struct ModuleGlobal {
+  std::string name;
+  std::vector<std::byte> bytes;
+
+  template <class T>
+  requires std::is_trivially_copyable_v<T>
+  static ModuleGlobal of(std::string name, const T& value) {
+    return of(std::move(name), std::span<const T>(&value, 1));
+  }
+  template <class T>
+  requires std::is_trivially_copyable_v<T>
+  static ModuleGlobal of(std::string name, std::span<const T> values) {
+    const auto raw = std::as_bytes(values);
+    return {std::move(name), std::vector<std::byte>(raw.begin(), raw.end())};
+  }
+};
+// The module globals of one variant, computed from its configuration. Runs in
+// Device::compile after the module loads; an exception is that configuration's failure
+// (callback_failed). Not part of any hash: a cached binary is loaded and then set.
+using ModuleGlobalsFn = std::function<std::vector<ModuleGlobal>(const Config&)>;
+
 struct KernelSource {
   Language language = Language::glsl;
   std::string entry = "main";
   std::string text;
+  std::vector<std::string> include_dirs = {};  // searched in order
+  std::vector<KernelHeader> headers = {};      // found before any directory
+  // Extra options: NVRTC / hiprtc options ("-use_fast_math", "--std=c++20", "-lineinfo"); for
+  // GLSL the glslc spellings libtune maps onto shaderc (README). An option a backend cannot
+  // honour fails the compile with invalid_argument naming it and the backend.
+  std::vector<std::string> options = {};
+  // CUDA/HIP only: Vulkan has no module globals (use specialization or push constants) and
+  // refuses a source that sets this, with invalid_argument.
+  ModuleGlobalsFn module_globals = {};
+  // Of everything above but module_globals, and of the text of every file the source's
+  // #include lines may open (read now: include_closure in tune/backend/includes.hpp). The
+  // same as before these fields existed for a source that has none and includes nothing.
   std::uint64_t hash() const;
 };
 
