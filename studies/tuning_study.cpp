@@ -15,7 +15,7 @@
 //                        [--space bundled|wide] [--size MxNxK] [--long-ms MS]
 //                        [--max-seconds S] [--resume FILE] [--jobs N]
 //       Times every configuration of one kernel's space at one size and writes a replay file
-//       (format: bench/replay.hpp) for `search_eval --replay FILE`: variants compile on all
+//       (format: studies/replay.hpp) for `search_eval --replay FILE`: variants compile on all
 //       cores while each is verified once and timed; rows (median, quantiles, compile time,
 //       status or failure reason) are flushed one by one in a fixed shuffled order, so a run
 //       cut short leaves a usable sample. --max-seconds stops cleanly; --resume FILE appends
@@ -881,7 +881,7 @@ bool same_dims(const std::vector<ConfigSpace::Dimension>& a,
 }
 
 // Times every configuration of one kernel's space at one size and writes a replay file
-// (bench/replay.hpp) row by row: variants compile on all cores while the main thread verifies
+// (studies/replay.hpp) row by row: variants compile on all cores while the main thread verifies
 // each once against the CPU reference and times it; a failure is a row with its reason. Rows
 // are flushed as they are made, in a fixed shuffled order (a run cut short leaves a uniform
 // sample of the space); --max-seconds stops cleanly, --resume FILE records only what FILE
