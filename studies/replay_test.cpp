@@ -193,7 +193,6 @@ TEST_CASE("garbage is an error, not an empty space") {
         tune::StatusCode::invalid_argument);
 }
 
-#ifdef TUNE_STUDIES_DATA
 TEST_CASE("the checked-in recordings parse") {
   // A partial recording of the wide matmul space (326 of 1891 configs), a complete one of
   // vector_add's bundled space (24 configs, a boolean and a launch-option dimension).
@@ -219,4 +218,3 @@ TEST_CASE("the checked-in recordings parse") {
   CHECK(va->rows.size() == va->accepted());
   CHECK(va->dims.size() == 3);
 }
-#endif
