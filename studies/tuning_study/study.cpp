@@ -7,28 +7,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
+#include <utility>
 
 #include "race.hpp"
 
 namespace study {
-
-namespace {
-
-// The reset_to_zero buffers of `args`, as device work before a launch.
-LaunchResets accumulators(const KernelDef& def, ArgList args) {
-  LaunchResets r;
-  for (const auto& name : def.reset_to_zero) {
-    const int i = def.signature.index_of(name);
-    if (i >= 0) r.zero.push_back(args[static_cast<std::size_t>(i)].buffer);
-  }
-  return r;
-}
-
-Status reset_accumulators(Device& dev, const KernelDef& def, ArgList args) {
-  return apply_resets(dev, accumulators(def, args));
-}
-
-}  // namespace
 
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -88,15 +71,17 @@ std::unique_ptr<Device> open(const Options& o) {
 }
 
 BeforeLaunch before_for(const KernelDef& def, ArgList args) {
+  auto resets = def.zero_resets(args);
+  if (!resets.ok()) die(def.name + " reset_to_zero", resets.status());
   BeforeLaunch b;
-  b.resets = accumulators(def, args);
+  b.resets = std::move(*resets);
   return b;
 }
 
 Status verify(Device& dev, const kernels::BundledKernel& k, kernels::Workload& w, const Config& c,
               const CompiledKernel& ck) {
   TUNE_RETURN_IF_ERROR(w.poison_outputs(dev));
-  TUNE_RETURN_IF_ERROR(reset_accumulators(dev, k.def, w.args()));
+  TUNE_RETURN_IF_ERROR(k.def.zero_reset_buffers(dev, w.args()));
   TUNE_RETURN_IF_ERROR(dev.launch(ck, k.def.dims(c, w.args()), w.args()));
   TUNE_RETURN_IF_ERROR(dev.synchronize());
   return w.check(dev);
