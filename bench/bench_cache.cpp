@@ -53,9 +53,8 @@
 #include "tune/sqlite_store.hpp"
 #include "tune/testing/sim_device.hpp"
 #include "tune/tune.hpp"
-#if __has_include("tune/vulkan.hpp")
+#ifdef TUNE_HAVE_VULKAN  // defined by tune::vulkan, which tune::tune links when it is built
 #include "tune/vulkan.hpp"
-#define BENCH_CACHE_VULKAN 1
 #endif
 
 extern char** environ;
@@ -93,7 +92,7 @@ tune::Result<tune::kernels::BundledKernel> find_kernel(const std::string& backen
 
 std::uint64_t compiles(tune::Device& dev) {
   if (auto* sim = dynamic_cast<tune::testing::SimDevice*>(&dev)) return sim->compiles();
-#ifdef BENCH_CACHE_VULKAN
+#ifdef TUNE_HAVE_VULKAN
   if (auto d = tune::vulkan::diagnostics(dev)) return d->shaderc_compiles;
 #endif
   return 0;
@@ -364,7 +363,7 @@ int main(int argc, char** argv) {
 
   benchmark::Initialize(&argc, argv);
   std::vector<std::string> backends = {"sim"};
-#ifdef BENCH_CACHE_VULKAN
+#ifdef TUNE_HAVE_VULKAN
   backends.push_back("vulkan");
 #endif
   std::vector<std::unique_ptr<Scenario>> scenarios;

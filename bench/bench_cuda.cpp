@@ -134,10 +134,7 @@ double time_variant(const tune::kernels::BundledKernel& k, const tune::Config& c
                  "compile " + k.name + " " + c.to_string());
   tune::TimingPlan plan;
   plan.reps = reps;
-  if (!k.def.reset_to_zero.empty()) {
-    const auto i = static_cast<std::size_t>(k.def.signature.index_of(k.def.reset_to_zero.front()));
-    plan.resets.zero = {w.args()[i].buffer};
-  }
+  plan.resets = must(k.def.zero_resets(w.args()), "reset_to_zero " + k.name);
   (void)must(g_dev->time(*ck, k.def.dims(c, w.args()), w.args(), plan), "warmup " + k.name);
   auto t = must(g_dev->time(*ck, k.def.dims(c, w.args()), w.args(), plan), "time " + k.name);
   if (auto s = w.check(*g_dev); !s.ok()) die(k.name + " " + c.to_string() + " output", s);

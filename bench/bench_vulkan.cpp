@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tune/kernels/bundled.hpp"
@@ -48,16 +49,6 @@ struct Case {
 std::vector<kernels::BundledKernel> g_kernels;
 std::vector<std::unique_ptr<Case>> g_cases;
 
-// The reset_to_zero buffers of `args`, as device work before a launch.
-LaunchResets accumulators(const KernelDef& def, ArgList args) {
-  LaunchResets r;
-  for (const auto& name : def.reset_to_zero) {
-    const int i = def.signature.index_of(name);
-    if (i >= 0) r.zero.push_back(args[static_cast<std::size_t>(i)].buffer);
-  }
-  return r;
-}
-
 Status prepare(Case& c) {
   if (c.ready) return c.status;
   c.ready = true;
@@ -81,7 +72,7 @@ Status prepare(Case& c) {
   // Verify both once, so a bench never reports the speed of a wrong kernel.
   for (const auto& [which, ck] : c.compiled) {
     TUNE_RETURN_IF_ERROR(c.workload->poison_outputs(*g_device));
-    TUNE_RETURN_IF_ERROR(apply_resets(*g_device, accumulators(c.kernel->def, c.workload->args())));
+    TUNE_RETURN_IF_ERROR(c.kernel->def.zero_reset_buffers(*g_device, c.workload->args()));
     const LaunchDims dims = c.kernel->def.dims(c.configs[which], c.workload->args());
     TUNE_RETURN_IF_ERROR(g_device->launch(*ck, dims, c.workload->args()));
     s = c.workload->check(*g_device);
@@ -100,8 +91,13 @@ void run_case(benchmark::State& state, Case* c, const std::string& which) {
   const CompiledKernel& ck = *c->compiled[which];
   ArgList args = c->workload->args();
   const LaunchDims dims = c->kernel->def.dims(config, args);
+  auto resets = c->kernel->def.zero_resets(args);
+  if (!resets.ok()) {
+    state.SkipWithError(resets.status().to_string().c_str());
+    return;
+  }
   BeforeLaunch before;  // the accumulators zeroed, recorded beside the timed launches
-  before.resets = accumulators(c->kernel->def, args);
+  before.resets = std::move(*resets);
   const BenchOptions opts;  // the budgets tuning uses
   for (auto _ : state) {
     auto t = time_kernel(*g_device, ck, dims, args, opts, before);

@@ -58,8 +58,16 @@ TEST_CASE("every built language's kernels declare the signature their workload p
         REQUIRE(w->setup(dev, 7).ok());
         const Status fits = k.def.signature.check(w->args());
         CHECK_MESSAGE(fits.ok(), fits.to_string());
-        // What the kernel accumulates into is zeroed by the one shared helper.
+        // What the kernel accumulates into is zeroed by the one shared helper, or handed over
+        // as device work for a timing.
         CHECK(k.def.zero_reset_buffers(dev, w->args()).ok());
+        auto resets = k.def.zero_resets(w->args());
+        REQUIRE(resets.ok());
+        CHECK(resets->zero.size() == k.def.reset_to_zero.size());
+        CHECK(resets->restore.empty());
+        KernelDef wrong = k.def;
+        wrong.reset_to_zero = {"no_such_argument"};
+        CHECK(wrong.zero_resets(w->args()).status().code() == StatusCode::invalid_argument);
       }
     }
   }

@@ -120,6 +120,10 @@ struct KernelDef {
   // invalid_argument naming the entry when one is not a buffer argument of `args`; else what
   // Device::fill returns. Blocks as Device::fill does.
   Status zero_reset_buffers(Device& dev, ArgList args) const;
+  // The same zeroing as device work (LaunchResets::zero), for a TimingPlan or BeforeLaunch to
+  // record beside timed launches; zero_reset_buffers applies it at once. invalid_argument as
+  // zero_reset_buffers.
+  Result<LaunchResets> zero_resets(ArgList args) const;
 
   const KernelSource* source_for(Language l) const noexcept {
     for (const auto& s : sources)

@@ -1,6 +1,6 @@
 // Hand-built DeviceInfo snapshots of real GPU classes, for compiling and enumerating the
 // bundled kernels' spaces where no such device exists (NVRTC/hiprtc compile tests and
-// bench/nvrtc_time). Only the fields that constraints, pruning and the compilers read are
+// studies/nvrtc_time). Only the fields that constraints, pruning and the compilers read are
 // filled; they are what those parts report, not measurements.
 #pragma once
 

@@ -1,7 +1,7 @@
 // Replay recordings (issue 7): every configuration of a product space timed once on a device,
 // stored as TSV, so that search strategies can be evaluated offline on real timings over the
 // same product structure they search live. Written by `tuning_study record`, read by
-// `search_eval --replay` and bench/replay_test.cpp. Header-only; depends on tune::core only.
+// `search_eval --replay` and studies/replay_test.cpp. Header-only; depends on tune::core only.
 //
 // Format, version 1:
 //   # libtune-replay 1

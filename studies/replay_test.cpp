@@ -1,4 +1,4 @@
-// Replay recordings (bench/replay.hpp): a recording rebuilds the product space it was recorded
+// Replay recordings (studies/replay.hpp): a recording rebuilds the product space it was recorded
 // from, failed configurations stay in it as evaluated-but-infinite, rows cut short are
 // dropped, and version-0 files get their dimensions inferred.
 #include <doctest/doctest.h>
@@ -193,14 +193,13 @@ TEST_CASE("garbage is an error, not an empty space") {
         tune::StatusCode::invalid_argument);
 }
 
-#ifdef TUNE_BENCH_DATA
 TEST_CASE("the checked-in recordings parse") {
   // A partial recording of the wide matmul space (326 of 1891 configs), a complete one of
   // vector_add's bundled space (24 configs, a boolean and a launch-option dimension).
   for (std::string file : {"/lavapipe_vulkan_matmul_f32_64_wide.tsv",
                            "/lavapipe_vulkan_vector_add_4096_bundled.tsv"}) {
     CAPTURE(file);
-    auto rec = replay::read_file(TUNE_BENCH_DATA + file);
+    auto rec = replay::read_file(TUNE_STUDIES_DATA + file);
     REQUIRE_MESSAGE(rec.ok(), rec.status().to_string());
     CHECK(rec->version == 1);
     CHECK(rec->declared_dims);
@@ -214,9 +213,8 @@ TEST_CASE("the checked-in recordings parse") {
     CHECK(all->evaluations == rec->rows.size());
     CHECK(all->best_value == r.best);
   }
-  auto va = replay::read_file(TUNE_BENCH_DATA "/lavapipe_vulkan_vector_add_4096_bundled.tsv");
+  auto va = replay::read_file(TUNE_STUDIES_DATA "/lavapipe_vulkan_vector_add_4096_bundled.tsv");
   REQUIRE(va.ok());
   CHECK(va->rows.size() == va->accepted());
   CHECK(va->dims.size() == 3);
 }
-#endif

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs libtune's GPU tests and benches on the NVIDIA machine, from binaries built here with the
 # `gpu` preset and packed into .gpu/bins.tar.xz (see bench/RESULTS.md for how). Logs go to $OUT.
-#   bench/run_h200.sh tests|bench|vkbench|racing|study|record [PARTIAL.tsv]|s2|s3|s3b|s3c|s3d
+#   studies/run_h200.sh tests|bench|vkbench|racing|study|record [PARTIAL.tsv]|s2|s3|s3b|s3c|s3d
 set -uo pipefail
 phase=${1:-tests}
 OUT=${OUT:-/tmp/out}
@@ -80,7 +80,7 @@ case $phase in
     # verified once and timed (15 ms of reps), one TSV row each, flushed as it comes, to $OUT.
     # Estimated ~2 min: NVRTC ~0.7 s of CPU per variant on 15 threads, timing overlapped;
     # --max-seconds stops cleanly well inside the 600 s call. A cut-short run goes on from the
-    # fetched file: bash bench/run_h200.sh record path/to/that.tsv (inside the working tree).
+    # fetched file: bash studies/run_h200.sh record path/to/that.tsv (inside the working tree).
     TSV=replay_cuda_matmul_f32_2048x2048x2048_wide.tsv
     jobs=$(nproc); [ "$jobs" -gt 16 ] && jobs=16
     resume=()

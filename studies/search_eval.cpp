@@ -2,7 +2,7 @@
 // evaluating a given fraction of a space, median over 20 seeds.
 //
 //   search_eval                      # the synthetic matmul model (deterministic, no hardware)
-//   search_eval --replay FILE.tsv    # a recording of real timings (bench/replay.hpp), e.g. from
+//   search_eval --replay FILE.tsv    # a recording of real timings (studies/replay.hpp), e.g. from
 //                                    # `tuning_study record`
 //   options: --seeds N (default 20)
 //
