@@ -96,6 +96,17 @@ class FakeApi final : public GpuApi {
   int event_destroy(Handle) override { return 0; }
   int event_record(Handle, Handle) override { return 0; }
   int event_query(Handle) override { return 0; }
+  int stream_is_capturing(bool* capturing, Handle) override {
+    *capturing = false;
+    return 0;
+  }
+  int event_create_ordering(Handle* e) override { return event_create(e); }
+  int stream_wait_event(Handle, Handle) override { return 0; }
+  int mem_get_address_range(DevPtr* base, std::size_t* bytes, DevPtr ptr) override {
+    *base = ptr;
+    *bytes = 0;
+    return 0;
+  }
   int event_elapsed_ms(float* ms, Handle, Handle) override {
     *ms = 0;
     return 0;

@@ -27,7 +27,7 @@ constexpr const char* kArch = "sm_90";
 
 using tune::testing::TempDir;
 
-KernelSource cuda(std::string text) {
+KernelSource cuda_source(std::string text) {
   KernelSource s;
   s.language = Language::cuda_hip;
   s.entry = "k";
@@ -52,7 +52,7 @@ TEST_CASE("NVRTC: a kernel includes a user header from include_dirs (nested, bes
   TempDir d;
   d.write("values.cuh", "#pragma once\n#include \"detail/seven.cuh\"\n#define VALUE SEVEN\n");
   d.write("detail/seven.cuh", "#define SEVEN 7\n");
-  KernelSource s = cuda(kUsesHeader);
+  KernelSource s = cuda_source(kUsesHeader);
   auto missing = nvrtc(s);
   REQUIRE(!missing.ok());
   CHECK(missing.status().code() == StatusCode::compile_error);
@@ -66,7 +66,7 @@ TEST_CASE("NVRTC: a kernel includes a user header from include_dirs (nested, bes
 TEST_CASE("NVRTC: a kernel includes an in-memory header, found before any directory") {
   TempDir d;
   d.write("values.cuh", "#define VALUE 1\n");  // shadowed by the in-memory header
-  KernelSource s = cuda(kUsesHeader);
+  KernelSource s = cuda_source(kUsesHeader);
   s.include_dirs = {d.path.string()};
   s.headers = {{"values.cuh", "#define VALUE 7\n"}};
   auto out = nvrtc(s);
@@ -74,7 +74,7 @@ TEST_CASE("NVRTC: a kernel includes an in-memory header, found before any direct
 }
 
 TEST_CASE("NVRTC: the toolkit's headers are reachable: CUB, cuda/std, cuda_fp16.h") {
-  KernelSource s = cuda(R"(#include <cub/block/block_reduce.cuh>
+  KernelSource s = cuda_source(R"(#include <cub/block/block_reduce.cuh>
 #include <cuda/std/type_traits>
 #include <cuda_fp16.h>
 static_assert(cuda::std::is_same_v<cuda::std::remove_cv_t<const int>, int>, "libcu++");
@@ -95,7 +95,7 @@ TEST_CASE("TUNE_CUDA_INCLUDE_DIR names the toolkit's include directory, its cccl
   d.write("cccl/cub/marker.cuh", "#define MARKER 42\n");
   d.write("marker_top.cuh", "#define TOP 1\n");
   tune::testing::ScopedEnv env("TUNE_CUDA_INCLUDE_DIR", d.path.c_str());
-  auto out = nvrtc(cuda(R"(#include <cub/marker.cuh>
+  auto out = nvrtc(cuda_source(R"(#include <cub/marker.cuh>
 #include <marker_top.cuh>
 static_assert(MARKER == 42 && TOP == 1, "the overriding toolkit dir");
 extern "C" __global__ void k() {}
@@ -104,7 +104,7 @@ extern "C" __global__ void k() {}
 }
 
 TEST_CASE("NVRTC: kernel options reach the compiler and change the binary") {
-  KernelSource s = cuda(R"(#ifndef FOO
+  KernelSource s = cuda_source(R"(#ifndef FOO
 #error FOO comes from the kernel's options
 #endif
 extern "C" __global__ void k(float* y, const float* x) { y[threadIdx.x] = __expf(x[threadIdx.x]) * FOO; }
@@ -125,7 +125,7 @@ extern "C" __global__ void k(float* y, const float* x) { y[threadIdx.x] = __expf
 }
 
 TEST_CASE("an option NVRTC does not know fails with invalid_argument naming it") {
-  KernelSource s = cuda("extern \"C\" __global__ void k() {}");
+  KernelSource s = cuda_source("extern \"C\" __global__ void k() {}");
   s.options = {"-fno-such-option"};
   auto out = nvrtc(s);
   REQUIRE(!out.ok());
@@ -134,7 +134,7 @@ TEST_CASE("an option NVRTC does not know fails with invalid_argument naming it")
 }
 
 TEST_CASE("options libtune sets itself, or that hide files from the cache key, are refused") {
-  KernelSource s = cuda("extern \"C\" __global__ void k() {}");
+  KernelSource s = cuda_source("extern \"C\" __global__ void k() {}");
   for (const char* bad : {"-arch=sm_80", "--gpu-architecture=sm_80", "--maxrregcount=32",
                           "-I/usr/include", "--include-path=/tmp", "-include", "-DTUNE_X=1", ""}) {
     CAPTURE(bad);
@@ -178,7 +178,7 @@ struct Counting final : gpu::RtcCompiler {
 
 TEST_CASE("compile_for: kernel options and include dirs reach the compiler, in their place") {
   Counting c;
-  KernelSource s = cuda("extern \"C\" __global__ void k() {}");
+  KernelSource s = cuda_source("extern \"C\" __global__ void k() {}");
   s.options = {"-use_fast_math"};
   s.include_dirs = {"/a", "/b"};
   s.headers = {{"h.cuh", "text"}};
@@ -197,7 +197,7 @@ TEST_CASE("the binary-cache key: an edited header, an option, the include-dir or
   other.write("values.cuh", "#define VALUE 8\n");
   gpu::BinaryCache cache(cache_dir.path, true);
   Counting c;
-  KernelSource s = cuda(kUsesHeader);
+  KernelSource s = cuda_source(kUsesHeader);
   s.include_dirs = {d.path.string()};
   auto compile = [&](const KernelSource& src) {
     auto out = gpu::compile_for(c, kArch, src, Config{}, &cache);
@@ -247,7 +247,7 @@ TEST_CASE("the binary-cache key of a source without includes or options is what 
   TempDir cache_dir;
   gpu::BinaryCache cache(cache_dir.path, true);
   Counting c;
-  KernelSource s = cuda("extern \"C\" __global__ void k() {}");
+  KernelSource s = cuda_source("extern \"C\" __global__ void k() {}");
   REQUIRE(gpu::compile_for(c, kArch, s, Config{}, &cache).ok());
   // The key compile_for wrote: version, options, the source's hash; no includes line.
   std::vector<fs::path> files;
