@@ -128,11 +128,13 @@ TEST_CASE("a module global the kernel lacks fails that variant only; tuning goes
     return g;
   };
   const int n = 4096;
+  std::vector<float> x(n);
+  for (int i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i);
   auto bx = dev->alloc(n * 4);
   auto by = dev->alloc(n * 4);
   REQUIRE(bx.ok());
   REQUIRE(by.ok());
-  REQUIRE(dev->fill(**bx, 0, n * 4).ok());
+  REQUIRE(dev->upload(**bx, x.data(), n * 4).ok());
   const ArgValue args[] = {ArgValue::buf(**bx, ElemType::f32, n),
                            ArgValue::buf(**by, ElemType::f32, n), ArgValue(n)};
   TuningReport report;

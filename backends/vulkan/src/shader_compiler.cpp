@@ -223,7 +223,8 @@ std::string ShaderCompiler::key_of(const KernelSource& source,
 }
 
 Result<std::shared_ptr<const ShaderCompiler::Spirv>> ShaderCompiler::compile(
-    const KernelSource& source, const std::vector<Definition>& macros) {
+    const KernelSource& source, const std::vector<Definition>& macros, bool* cached) {
+  if (cached != nullptr) *cached = false;
   if (source.module_globals) {
     return Status(StatusCode::invalid_argument,
                   "kernel '" + source.entry +
@@ -237,10 +238,14 @@ Result<std::shared_ptr<const ShaderCompiler::Spirv>> ShaderCompiler::compile(
   if (!closure.ok()) return closure.status();
   const std::string key = key_of(source, macros, *closure);
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = memory_.find(key); it != memory_.end()) return it->second;
+  if (auto it = memory_.find(key); it != memory_.end()) {
+    if (cached != nullptr) *cached = true;
+    return it->second;
+  }
   if (auto disk = load(key)) {
     ++disk_hits_;
     memory_.emplace(key, disk);
+    if (cached != nullptr) *cached = true;
     return disk;
   }
   auto fresh = run_shaderc(source, macros, *parsed, *closure);

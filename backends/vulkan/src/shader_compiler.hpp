@@ -63,9 +63,11 @@ class ShaderCompiler {
   // module globals (Vulkan has none), are invalid_argument. #include lines are served by
   // libtune's includer (tune/backend/includes.hpp: in-memory headers, then the including
   // file's directory for "quoted" names, then include_dirs), and the text of every file they
-  // may open is in the cache key.
+  // may open is in the cache key. `*cached` (when given) says whether the module came from
+  // this compiler's memory or the disk cache rather than from shaderc in this call.
   Result<std::shared_ptr<const Spirv>> compile(const KernelSource& source,
-                                               const std::vector<Definition>& macros);
+                                               const std::vector<Definition>& macros,
+                                               bool* cached = nullptr);
   Stats stats() const;
 
  private:

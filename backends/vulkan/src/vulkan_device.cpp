@@ -392,10 +392,11 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
   // backend); the workgroup size also goes in as specialization constants, at pipeline creation.
   auto macros = definitions(config, source);
   if (!macros.ok()) return macros.status();
-  auto spirv = shaders_->compile(source, *macros);
+  bool cached = false;
+  auto spirv = shaders_->compile(source, *macros, &cached);
   if (!spirv.ok()) return spirv.status();
   TUNE_RETURN_IF_ERROR(check_spirv((*spirv)->info, block));
-  return create_kernel(**spirv, block);
+  return create_kernel(**spirv, block, cached);
 }
 
 Status VulkanDevice::check_request(const KernelSource& source, const Config& config,
@@ -498,7 +499,7 @@ Status create_layouts(VkDevice device, const SpirvInfo& si, DescriptorSetLayout*
 }  // namespace
 
 Result<std::unique_ptr<CompiledKernel>> VulkanDevice::create_kernel(
-    const ShaderCompiler::Spirv& spirv, const Dim3& block) {
+    const ShaderCompiler::Spirv& spirv, const Dim3& block, bool cached) {
   const SpirvInfo& si = spirv.info;
   auto smi = vk_struct<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
   smi.codeSize = spirv.words.size() * sizeof(std::uint32_t);
@@ -537,9 +538,9 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::create_kernel(
   res.max_threads = static_cast<std::uint32_t>(compiled_block.product());
   // A note for people reading the log; programs read from_binary_cache().
   std::string log = spirv.from_disk ? "(binary from the spirv cache)\n" + spirv.log : spirv.log;
-  return std::unique_ptr<CompiledKernel>(std::make_unique<VulkanKernel>(
-      this, si, compiled_block, spirv.from_disk, std::move(set_layout), std::move(layout),
-      std::move(pipeline), std::move(log), res));
+  return std::unique_ptr<CompiledKernel>(
+      std::make_unique<VulkanKernel>(this, si, compiled_block, cached, std::move(set_layout),
+                                     std::move(layout), std::move(pipeline), std::move(log), res));
 }
 
 // ---------------------------------------------------------------------------------------------

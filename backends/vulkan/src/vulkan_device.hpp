@@ -170,8 +170,9 @@ class VulkanDevice final : public Device {
   // the pipeline objects.
   Status check_request(const KernelSource& source, const Config& config, Dim3* block) const;
   Status check_spirv(const SpirvInfo& si, const Dim3& block) const;
+  // `cached`: the SPIR-V came from a cache, not from shaderc (CompiledKernel::from_binary_cache).
   Result<std::unique_ptr<CompiledKernel>> create_kernel(const ShaderCompiler::Spirv& spirv,
-                                                        const Dim3& block);
+                                                        const Dim3& block, bool cached);
 
   Result<const VulkanBuffer*> own_buffer(const DeviceBuffer& b, std::string_view what) const;
   Result<const VulkanKernel*> own_kernel(const CompiledKernel& k) const;
