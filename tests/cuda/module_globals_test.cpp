@@ -78,8 +78,10 @@ class FakeApi final : public GpuApi {
     j_->lookups.push_back(name);
     auto it = j_->symbols.find(name);
     if (it == j_->symbols.end()) return 500;  // CUDA_ERROR_NOT_FOUND's value
-    addresses_[name] = 0x9000 + 0x100 * addresses_.size();
-    *ptr = addresses_[name];
+    // One address per symbol for the fake's life (a later module's lookup of the same name
+    // must not land on another symbol's address).
+    const auto slot = addresses_.try_emplace(name, 0x9000 + 0x100 * addresses_.size()).first;
+    *ptr = slot->second;
     *bytes = it->second;
     return 0;
   }
