@@ -4,7 +4,8 @@
 //   bench_cuda --benchmark_filter=X  Google Benchmark's usual flags
 //
 // Figures (issue 4): dispatch overhead of an autotuned call on a cache hit vs a raw
-// cuLaunchKernel of the same CUfunction; tuning time of the 16-config fp16 matmul at 4096^3 in
+// cuLaunchKernel of the same CUfunction, on libtune's queue and (issue 13) on the application's
+// stream with its own memory; tuning time of the 16-config fp16 matmul at 4096^3 in
 // a fresh process with cold caches (compiling included) and in a second fresh process with the
 // caches warm (both run as child processes of this one, sharing a new TUNE_CACHE_DIR); tuned vs
 // default config vs cuBLAS for fp16 matmul 4096^3 and 8192^3 and fp32 matmul 4096^3 (SGEMM,
@@ -53,6 +54,12 @@ void die(const std::string& what, const tune::Status& s) {
   std::exit(1);
 }
 
+void check(CUresult rc, const char* what) {
+  if (rc == CUDA_SUCCESS) return;
+  std::fprintf(stderr, "bench_cuda: %s failed: CUresult %d\n", what, static_cast<int>(rc));
+  std::exit(1);
+}
+
 template <class T>
 T must(tune::Result<T> r, const std::string& what) {
   if (!r.ok()) die(what, r.status());
@@ -68,6 +75,14 @@ struct Raw {
   decltype(&::cuEventElapsedTime) elapsed;
   decltype(&::cuMemcpyDtoDAsync) copy;
   decltype(&::cuStreamSynchronize) sync;
+  // The application's side of the interop figures: its context, memory and stream.
+  decltype(&::cuDevicePrimaryCtxRetain) primary_retain;
+  decltype(&::cuDevicePrimaryCtxRelease) primary_release;
+  decltype(&::cuCtxSetCurrent) set_current;
+  decltype(&::cuMemAlloc) mem_alloc;
+  decltype(&::cuMemFree) mem_free;
+  decltype(&::cuStreamCreate) stream_create;
+  decltype(&::cuStreamDestroy) stream_destroy;
 };
 
 #define BENCH_STR2(x) #x
@@ -88,7 +103,14 @@ Raw load_raw() {
              sym<decltype(&::cuEventSynchronize)>(BENCH_STR(cuEventSynchronize)),
              sym<decltype(&::cuEventElapsedTime)>(BENCH_STR(cuEventElapsedTime)),
              sym<decltype(&::cuMemcpyDtoDAsync)>(BENCH_STR(cuMemcpyDtoDAsync)),
-             sym<decltype(&::cuStreamSynchronize)>(BENCH_STR(cuStreamSynchronize))};
+             sym<decltype(&::cuStreamSynchronize)>(BENCH_STR(cuStreamSynchronize)),
+             sym<decltype(&::cuDevicePrimaryCtxRetain)>(BENCH_STR(cuDevicePrimaryCtxRetain)),
+             sym<decltype(&::cuDevicePrimaryCtxRelease)>(BENCH_STR(cuDevicePrimaryCtxRelease)),
+             sym<decltype(&::cuCtxSetCurrent)>(BENCH_STR(cuCtxSetCurrent)),
+             sym<decltype(&::cuMemAlloc)>(BENCH_STR(cuMemAlloc)),
+             sym<decltype(&::cuMemFree)>(BENCH_STR(cuMemFree)),
+             sym<decltype(&::cuStreamCreate)>(BENCH_STR(cuStreamCreate)),
+             sym<decltype(&::cuStreamDestroy)>(BENCH_STR(cuStreamDestroy))};
 }
 
 CUdeviceptr ptr_of(const tune::DeviceBuffer& b) {
@@ -200,6 +222,106 @@ void BM_dispatch_raw(benchmark::State& state) {
     }
   }
   raw.sync(stream());
+  state.SetItemsProcessed(state.iterations());
+}
+
+// ---- dispatch on the application's stream and memory (issue 13) ----------------------------
+//
+// The same pair as above, the way a CUDA application calls libtune: vector_add's three buffers
+// are the application's (cuMemAlloc in device 0's primary context, the one g_dev uses, wrapped
+// with cuda::wrap_buffer) and every launch goes on a stream of the application's
+// (LaunchTarget::stream). BM_stream_dispatch_autotuned is a cache hit of
+// Autotuner::run(dev, args, LaunchTarget::stream(s)); BM_stream_dispatch_raw is cuLaunchKernel
+// of the winner's CUfunction with the same pointers on the same stream.
+
+struct AppSide {
+  Raw raw = load_raw();
+  CUdevice device = 0;
+  CUcontext ctx = nullptr;
+  CUstream stream = nullptr;
+  CUdeviceptr ptr[3] = {};  // a, b, c
+  tune::Buffer wrapped[3];
+  std::unique_ptr<tune::Autotuner> tuner;
+  std::unique_ptr<tune::CompiledKernel> best;  // the winner, compiled again for the raw launch
+  tune::LaunchDims dims;
+  std::vector<tune::ArgValue> args;
+
+  AppSide() {
+    check(raw.primary_retain(&ctx, device), "cuDevicePrimaryCtxRetain");
+    check(raw.set_current(ctx), "cuCtxSetCurrent");
+    check(raw.stream_create(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    const std::uint64_t bytes = kDispatchN * sizeof(float);
+    for (int i = 0; i < 3; ++i) {
+      check(raw.mem_alloc(&ptr[i], bytes), "cuMemAlloc");
+      wrapped[i] = must(tune::cuda::wrap_buffer(*g_dev, ptr[i], bytes), "wrap_buffer");
+      if (auto s = g_dev->fill(*wrapped[i], 0x3f800000u, bytes); !s.ok()) die("fill", s);  // 1.0f
+      args.push_back(tune::ArgValue::buf(*wrapped[i], tune::ElemType::f32, kDispatchN));
+    }
+    args.emplace_back(static_cast<int>(kDispatchN));
+    const auto& k = kernel("vector_add");
+    tuner = make_tuner(k, false);
+    const auto target = tune::LaunchTarget::stream(stream);
+    if (auto s = tuner->run(*g_dev, args, target); !s.ok()) die("tuning vector_add on a stream", s);
+    raw.sync(stream);
+    const tune::Config config = *tuner->best(*g_dev, args);
+    best = must(g_dev->compile(*k.def.source_for(tune::Language::cuda_hip), config), "compile");
+    dims = k.def.dims(config, args);
+  }
+  ~AppSide() {
+    raw.sync(stream);
+    tuner.reset();
+    best.reset();
+    for (int i = 0; i < 3; ++i) {
+      wrapped[i].reset();  // before the memory it names
+      raw.mem_free(ptr[i]);
+    }
+    raw.stream_destroy(stream);
+    raw.primary_release(device);
+  }
+};
+std::unique_ptr<AppSide> g_app;  // built by the first of the pair, destroyed before the device
+
+AppSide& app_side() {
+  if (!g_app) g_app = std::make_unique<AppSide>();
+  return *g_app;
+}
+
+void BM_stream_dispatch_autotuned(benchmark::State& state) {
+  AppSide& app = app_side();
+  const auto target = tune::LaunchTarget::stream(app.stream);
+  std::int64_t i = 0;
+  for (auto _ : state) {
+    if (auto s = app.tuner->run(*g_dev, app.args, target); !s.ok()) die("run on the stream", s);
+    if (++i % 512 == 0) {  // keep the stream from filling; host launch time only
+      state.PauseTiming();
+      app.raw.sync(app.stream);
+      state.ResumeTiming();
+    }
+  }
+  app.raw.sync(app.stream);
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_stream_dispatch_raw(benchmark::State& state) {
+  AppSide& app = app_side();
+  auto f = static_cast<CUfunction>(tune::cuda::native_function(*app.best));
+  const tune::LaunchDims& d = app.dims;
+  int n = static_cast<int>(kDispatchN);
+  void* params[] = {&app.ptr[0], &app.ptr[1], &app.ptr[2], &n};
+  std::int64_t i = 0;
+  for (auto _ : state) {
+    if (app.raw.launch(f, d.grid.x, d.grid.y, d.grid.z, d.block.x, d.block.y, d.block.z,
+                       d.shared_bytes, app.stream, params, nullptr) != CUDA_SUCCESS) {
+      state.SkipWithError("cuLaunchKernel failed");
+      break;
+    }
+    if (++i % 512 == 0) {
+      state.PauseTiming();
+      app.raw.sync(app.stream);
+      state.ResumeTiming();
+    }
+  }
+  app.raw.sync(app.stream);
   state.SetItemsProcessed(state.iterations());
 }
 
@@ -385,6 +507,9 @@ void print_summary() {
                 get("vector_add_tuned_GBs"), get("vector_add_default_GBs"), get("copy_GBs"),
                 100.0 * get("vector_add_tuned_GBs") / get("copy_GBs"));
   std::printf("dispatch overhead: compare BM_dispatch_autotuned and BM_dispatch_raw (time/iter)\n");
+  std::printf(
+      "on the application's stream and memory: compare BM_stream_dispatch_autotuned and "
+      "BM_stream_dispatch_raw (target <= 1.05x)\n");
 }
 
 }  // namespace
@@ -408,6 +533,12 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("BM_dispatch_autotuned", BM_dispatch_autotuned)
       ->Repetitions(5)
       ->ReportAggregatesOnly(true);
+  benchmark::RegisterBenchmark("BM_stream_dispatch_raw", BM_stream_dispatch_raw)
+      ->Repetitions(5)
+      ->ReportAggregatesOnly(true);
+  benchmark::RegisterBenchmark("BM_stream_dispatch_autotuned", BM_stream_dispatch_autotuned)
+      ->Repetitions(5)
+      ->ReportAggregatesOnly(true);
   benchmark::RegisterBenchmark("BM_tuning_time_f16_4096", BM_tuning_time_f16_4096)
       ->Iterations(1)
       ->UseManualTime()
@@ -428,6 +559,7 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   print_summary();
+  g_app.reset();
   g_flush.reset();
   g_kernels.clear();
   return 0;

@@ -6,6 +6,8 @@
 //   bench_vulkan --large                  or TUNE_BENCH_LARGE=1: vector_add and reduce_sum
 //                                         at 2^26, the matmuls at 4096^3 (for a real GPU)
 //   bench_vulkan --benchmark_filter=matmul_f32
+//   bench_vulkan --benchmark_filter=BM_record   host time per dispatch recorded into an
+//                                               application's command buffer (issue 13)
 //
 // The device is tune::open_device("vulkan") (TUNE_VULKAN_DEVICE selects one). Tuning uses the
 // persistent cache like any program (TUNE_CACHE=off to disable). Each iteration is one
@@ -27,6 +29,8 @@
 
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
+#include "tune/vulkan_interop.hpp"
+#include "vulkan_device.hpp"  // backends/vulkan/src: the raw case binds the winner's VkPipeline
 
 namespace {
 
@@ -129,6 +133,290 @@ std::string size_name(const std::vector<std::int64_t>& s) {
   return out;
 }
 
+// ---- recording into the application's command buffer (issue 13) ---------------------------
+//
+// Host time per recorded dispatch, the way a Vulkan application calls libtune: its own
+// instance, device, queue family and command buffer, vector_add's three buffers its own
+// VkBuffers (wrapped). BM_record_autotuned is a cache hit of
+// Autotuner::run(dev, args, LaunchTarget::command_buffer(cb)), which records a global barrier,
+// the pipeline, descriptor set 0, the push constants, the dispatch and a global barrier.
+// BM_record_raw records the same commands by hand: the same two barriers, the winner's VkPipeline
+// (compiled again by the same device: the same SPIR-V and pipeline layout) with a descriptor
+// set of its own written once, vkCmdPushConstants and vkCmdDispatch. Nothing is submitted:
+// every kRecordsPerBuffer dispatches the command buffer is ended, its pool reset and the buffer
+// begun again, outside the timed region (PauseTiming), so the figure is per recorded dispatch.
+
+constexpr std::int64_t kRecordN = 1 << 12;
+constexpr std::int64_t kRecordsPerBuffer = 256;
+
+#define BENCH_VK(call)                                                               \
+  do {                                                                               \
+    if (VkResult r_ = (call); r_ != VK_SUCCESS)                                      \
+      return Status(StatusCode::unavailable,                                         \
+                    std::string(#call) + " failed: VkResult " + std::to_string(r_)); \
+  } while (0)
+
+struct App {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice gpu = VK_NULL_HANDLE;
+  std::uint32_t family = 0;
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  VkBuffer buffers[3] = {};
+  VkDeviceMemory memory[3] = {};
+  VkDescriptorPool descriptor_pool = VK_NULL_HANDLE;  // the raw case's set
+  VkDescriptorSet set = VK_NULL_HANDLE;
+
+  std::unique_ptr<Device> dev;  // libtune on the application's device
+  Buffer wrapped[3];
+  std::unique_ptr<Autotuner> tuner;
+  std::vector<ArgValue> args;
+  std::unique_ptr<CompiledKernel> best;  // the winner, compiled again for the raw case
+  LaunchDims dims;
+  Status status;
+
+  Status setup();
+  Status make_buffers();
+  Status make_raw_set();
+  Status begin();
+  ~App();
+};
+
+Status App::setup() {
+  VkApplicationInfo ai{};
+  ai.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+  ai.apiVersion = VK_API_VERSION_1_1;
+  VkInstanceCreateInfo ici{};
+  ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+  ici.pApplicationInfo = &ai;
+  BENCH_VK(vkCreateInstance(&ici, nullptr, &instance));
+  std::uint32_t n = 0;
+  vkEnumeratePhysicalDevices(instance, &n, nullptr);
+  std::vector<VkPhysicalDevice> gpus(n);
+  vkEnumeratePhysicalDevices(instance, &n, gpus.data());
+  for (VkPhysicalDevice g : gpus) {
+    std::uint32_t nq = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(g, &nq, nullptr);
+    std::vector<VkQueueFamilyProperties> qs(nq);
+    vkGetPhysicalDeviceQueueFamilyProperties(g, &nq, qs.data());
+    for (std::uint32_t i = 0; i < nq && gpu == VK_NULL_HANDLE; ++i) {
+      if ((qs[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && qs[i].timestampValidBits > 0)
+        gpu = g, family = i;
+    }
+  }
+  if (gpu == VK_NULL_HANDLE)
+    return Status(StatusCode::unavailable, "no device with a compute queue with timestamps");
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo qci{};
+  qci.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+  qci.queueFamilyIndex = family;
+  qci.queueCount = 1;
+  qci.pQueuePriorities = &priority;
+  VkDeviceCreateInfo dci{};
+  dci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+  dci.queueCreateInfoCount = 1;
+  dci.pQueueCreateInfos = &qci;
+  BENCH_VK(vkCreateDevice(gpu, &dci, nullptr, &device));
+  vkGetDeviceQueue(device, family, 0, &queue);
+  VkCommandPoolCreateInfo pci{};
+  pci.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  pci.queueFamilyIndex = family;
+  BENCH_VK(vkCreateCommandPool(device, &pci, nullptr, &pool));
+  VkCommandBufferAllocateInfo cai{};
+  cai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  cai.commandPool = pool;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  BENCH_VK(vkAllocateCommandBuffers(device, &cai, &cb));
+
+  vulkan::ExternalDevice ext;
+
+  ext.instance = instance;
+
+  ext.physical_device = gpu;
+
+  ext.device = device;
+
+  ext.queue_family = family;
+
+  ext.queue = queue;
+
+  ext.api_version = VK_API_VERSION_1_1;  // what the instance was created with
+  TUNE_ASSIGN_OR_RETURN(dev, vulkan::open_device(ext));
+  TUNE_RETURN_IF_ERROR(make_buffers());
+  const kernels::BundledKernel* k = nullptr;
+  for (const auto& b : g_kernels)
+    if (b.name == "vector_add") k = &b;
+  if (k == nullptr) return Status(StatusCode::not_found, "no bundled vector_add");
+  AutotunerOptions opts;
+  opts.persistent = false;
+  TUNE_ASSIGN_OR_RETURN(tuner, Autotuner::make(k->def, opts));
+  TUNE_ASSIGN_OR_RETURN(const Config config, tuner->tune(*dev, args));
+  TUNE_ASSIGN_OR_RETURN(best, dev->compile(*k->def.source_for(Language::glsl), config));
+  dims = k->def.dims(config, args);
+  TUNE_RETURN_IF_ERROR(make_raw_set());
+  return begin();
+}
+
+// vector_add's a, b, c: device memory of the application, filled with 1.0f through libtune.
+Status App::make_buffers() {
+  const VkDeviceSize bytes = kRecordN * sizeof(float);
+  for (int i = 0; i < 3; ++i) {
+    VkBufferCreateInfo bci{};
+    bci.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+    bci.size = bytes;
+    bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    BENCH_VK(vkCreateBuffer(device, &bci, nullptr, &buffers[i]));
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(device, buffers[i], &req);
+    VkMemoryAllocateInfo mai{};
+    mai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+    mai.allocationSize = req.size;
+    while (!(req.memoryTypeBits & (1u << mai.memoryTypeIndex))) ++mai.memoryTypeIndex;
+    BENCH_VK(vkAllocateMemory(device, &mai, nullptr, &memory[i]));
+    BENCH_VK(vkBindBufferMemory(device, buffers[i], memory[i], 0));
+    TUNE_ASSIGN_OR_RETURN(wrapped[i], vulkan::wrap_buffer(*dev, buffers[i], 0, bytes));
+    TUNE_RETURN_IF_ERROR(dev->fill(*wrapped[i], 0x3f800000u, bytes));
+    args.push_back(ArgValue::buf(*wrapped[i], ElemType::f32, kRecordN));
+  }
+  args.emplace_back(static_cast<int>(kRecordN));
+  return dev->synchronize();
+}
+
+// The raw case's descriptor set: the winner's set layout, the three buffers, written once.
+Status App::make_raw_set() {
+  const auto& k = static_cast<const vk::VulkanKernel&>(*best);
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 3};
+  VkDescriptorPoolCreateInfo dpci{};
+  dpci.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+  dpci.maxSets = 1;
+  dpci.poolSizeCount = 1;
+  dpci.pPoolSizes = &size;
+  BENCH_VK(vkCreateDescriptorPool(device, &dpci, nullptr, &descriptor_pool));
+  VkDescriptorSetLayout layout = k.set_layout();
+  VkDescriptorSetAllocateInfo dsai{};
+  dsai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+  dsai.descriptorPool = descriptor_pool;
+  dsai.descriptorSetCount = 1;
+  dsai.pSetLayouts = &layout;
+  BENCH_VK(vkAllocateDescriptorSets(device, &dsai, &set));
+  VkDescriptorBufferInfo info[3];
+  VkWriteDescriptorSet writes[3];
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    info[i] = {buffers[i], 0, VK_WHOLE_SIZE};
+    writes[i] = {};
+    writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+    writes[i].dstSet = set;
+    writes[i].dstBinding = i;
+    writes[i].descriptorCount = 1;
+    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].pBufferInfo = &info[i];
+  }
+  vkUpdateDescriptorSets(device, 3, writes, 0, nullptr);
+  return Status::ok_status();
+}
+
+// (Re)starts recording: the pool reset frees what the previous recording held.
+Status App::begin() {
+  BENCH_VK(vkResetCommandPool(device, pool, 0));
+  VkCommandBufferBeginInfo bi{};
+  bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  BENCH_VK(vkBeginCommandBuffer(cb, &bi));
+  return Status::ok_status();
+}
+
+App::~App() {
+  if (cb != VK_NULL_HANDLE && status.ok()) (void)vkEndCommandBuffer(cb);  // recording
+  best.reset();
+  tuner.reset();
+  for (auto& w : wrapped) w.reset();
+  dev.reset();  // libtune's objects before the application's
+  if (device != VK_NULL_HANDLE) {
+    if (descriptor_pool != VK_NULL_HANDLE)
+      vkDestroyDescriptorPool(device, descriptor_pool, nullptr);
+    for (int i = 0; i < 3; ++i) {
+      if (buffers[i] != VK_NULL_HANDLE) vkDestroyBuffer(device, buffers[i], nullptr);
+      if (memory[i] != VK_NULL_HANDLE) vkFreeMemory(device, memory[i], nullptr);
+    }
+    if (pool != VK_NULL_HANDLE) vkDestroyCommandPool(device, pool, nullptr);
+    vkDestroyDevice(device, nullptr);
+  }
+  if (instance != VK_NULL_HANDLE) vkDestroyInstance(instance, nullptr);
+}
+
+std::unique_ptr<App> g_app;  // built by the first of the pair, destroyed before main returns
+
+App* app_or_skip(benchmark::State& state) {
+  if (!g_app) {
+    g_app = std::make_unique<App>();
+    g_app->status = g_app->setup();
+  }
+  if (!g_app->status.ok()) {
+    state.SkipWithError(g_app->status.to_string().c_str());
+    return nullptr;
+  }
+  return g_app.get();
+}
+
+// Every kRecordsPerBuffer recordings: a fresh command buffer, outside the timed region.
+template <class Record>
+void record_loop(benchmark::State& state, App& app, Record record) {
+  std::int64_t i = 0;
+  for (auto _ : state) {
+    if (Status s = record(); !s.ok()) {
+      state.SkipWithError(s.to_string().c_str());
+      return;
+    }
+    if (++i % kRecordsPerBuffer == 0) {
+      state.PauseTiming();
+      (void)vkEndCommandBuffer(app.cb);
+      if (Status s = app.begin(); !s.ok()) {
+        state.SkipWithError(s.to_string().c_str());
+        return;
+      }
+      state.ResumeTiming();
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_record_autotuned(benchmark::State& state) {
+  App* app = app_or_skip(state);
+  if (app == nullptr) return;
+  const LaunchTarget target = LaunchTarget::command_buffer(app->cb);
+  record_loop(state, *app, [&] { return app->tuner->run(*app->dev, app->args, target); });
+}
+
+// The barrier libtune records before and after its dispatch.
+void all_commands_barrier(VkCommandBuffer cb) {
+  VkMemoryBarrier b{};
+  b.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+  b.srcAccessMask = b.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                       0, 1, &b, 0, nullptr, 0, nullptr);
+}
+
+void BM_record_raw(benchmark::State& state) {
+  App* app = app_or_skip(state);
+  if (app == nullptr) return;
+  const auto& k = static_cast<const vk::VulkanKernel&>(*app->best);
+  const int n = static_cast<int>(kRecordN);
+  const Dim3 grid = app->dims.grid;
+  record_loop(state, *app, [&] {
+    all_commands_barrier(app->cb);
+    vkCmdBindPipeline(app->cb, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline());
+    vkCmdBindDescriptorSets(app->cb, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout(), 0, 1, &app->set, 0,
+                            nullptr);
+    vkCmdPushConstants(app->cb, k.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof n, &n);
+    vkCmdDispatch(app->cb, grid.x, grid.y, grid.z);
+    all_commands_barrier(app->cb);
+    return Status::ok_status();
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -158,6 +446,13 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("sizes", large ? "large" : "small");
 
   g_kernels = kernels::bundled_kernels(Language::glsl);
+  // Host time per recorded dispatch, side by side, 5 repetitions each, medians reported.
+  benchmark::RegisterBenchmark("BM_record_raw", BM_record_raw)
+      ->Repetitions(5)
+      ->ReportAggregatesOnly(true);
+  benchmark::RegisterBenchmark("BM_record_autotuned", BM_record_autotuned)
+      ->Repetitions(5)
+      ->ReportAggregatesOnly(true);
   for (const auto& k : g_kernels) {
     for (const auto& size : sizes_for(k, large)) {
       auto c = std::make_unique<Case>();
@@ -178,6 +473,7 @@ int main(int argc, char** argv) {
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  g_app.reset();
   g_cases.clear();  // kernels, workloads and tuners before the device
   g_device.reset();
   return 0;
