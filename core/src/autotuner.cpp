@@ -359,14 +359,20 @@ struct Autotuner::Impl {
     std::vector<Buffer> mirrors;
     std::vector<ArgValue> mirrored(args.begin(), args.end());
     std::vector<std::byte> host;
+    std::map<const DeviceBuffer*, DeviceBuffer*> mirror_of;  // a buffer passed twice aliases
     for (ArgValue& a : mirrored) {
       if (a.kind != ArgKind::buffer) continue;
+      if (auto it = mirror_of.find(a.buffer); it != mirror_of.end()) {
+        a.buffer = it->second;
+        continue;
+      }
       const std::uint64_t n = a.buffer->size_bytes();
       host.resize(n);
       if (Status st = dev.download(*a.buffer, host.data(), n); !st.ok()) return fail(st);
       auto b = pd.alloc(n);
       if (!b.ok()) return fail(b.status());
       if (Status st = pd.upload(**b, host.data(), n); !st.ok()) return fail(st);
+      mirror_of[a.buffer] = b->get();
       a.buffer = b->get();
       mirrors.push_back(std::move(*b));
     }

@@ -101,7 +101,7 @@ std::vector<float> saxpy_ref(float a, const std::vector<float>& x, std::vector<f
 
 }  // namespace
 
-TEST_CASE("isolation: a configuration that faults the context is dropped; the app's stays usable") {
+TEST_CASE("isolation: a configuration that faults the context is dropped, the app's stays usable") {
   CudaApp app;
   CHECK(app.dev->info().reopen_spec == "cuda:0");
   constexpr int n = 1 << 20;

@@ -4,7 +4,8 @@
 // opens SPEC with tune::open_device (the registry; empty: TUNE_DEVICE, else the first backend
 // that opens) and serves tune::Device calls on the socket N until the parent closes it. Exit
 // codes: 0 EOF, 1 device or socket failure, 2 malformed request, 3 a sticky device error
-// (its context is poisoned; the parent starts a new worker), 64 bad command line.
+// (its context is poisoned; the parent starts a new worker), 4 the parent died, 64 bad
+// command line.
 #include <cstdio>
 #include <cstdlib>
 #include <string>

@@ -148,6 +148,13 @@ Status WorkerDevice::reply_status(WireReader& r, const std::string& doing, Statu
     proc_.reset();
     return malformed(doing);
   }
+  if (st.code() == StatusCode::timeout) {
+    // The backend gave up waiting, but the kernel may still run in the worker's context and
+    // hold up everything queued after it: a fresh worker times the next configuration.
+    proc_.reset();
+    return Status(StatusCode::timeout, st.message() + " (in the isolated worker while " + doing +
+                                           "; the worker was restarted)");
+  }
   if (st.code() != StatusCode::device_lost) return st;
   proc_.reset();  // its context is poisoned; the server loop has ended too
   return Status(fault, "the isolated worker reported a sticky error while " + doing + ": " +

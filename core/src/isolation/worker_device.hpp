@@ -9,7 +9,9 @@
 // Faults: a worker that dies, does not answer in time, or answers device_lost (a sticky error
 // that poisoned its context) is killed and reaped; that call fails with launch_failed (queue
 // and launch calls) or compile_error (compile) naming what happened and the configuration,
-// never device_lost (the real device is fine: the race goes on). The next call spawns a
+// never device_lost (the real device is fine: the race goes on). A timeout the worker reports
+// keeps its code but restarts the worker too (the kernel may still run there). The next call
+// spawns a
 // fresh worker (lazily: a WorkerDevice that is never called never spawns) and replays state:
 // every live buffer is recreated with its host shadow, every live kernel is recompiled on its
 // next use (the binary cache makes that cheap).

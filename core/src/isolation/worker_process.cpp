@@ -67,8 +67,19 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::string& p
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // The worker starts with no signal blocked and every signal at its default action, whatever
+  // this thread blocks or the host program ignores.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, path.c_str(), &fa, nullptr, argv.data(), environ);
+  const int rc = ::posix_spawn(&pid, path.c_str(), &fa, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
   close_fd(sv[1]);
   if (rc != 0) {

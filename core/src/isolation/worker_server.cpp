@@ -1,8 +1,12 @@
 #include "isolation/worker_server.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <memory>
+#include <thread>
 
 #include "isolation/device_codec.hpp"
 #include "isolation/wire.hpp"
@@ -188,6 +192,16 @@ int refuse_worker(int fd, const Status& why) {
 }
 
 int serve_worker(Device& dev, int fd) {
+  // A worker stuck in a hung kernel would outlive a parent that died (its socket's EOF is
+  // never read): a watcher ends it once it is reparented. Not PR_SET_PDEATHSIG: that fires
+  // when the spawning *thread* ends, and a background tuning's thread does.
+  const pid_t parent = ::getppid();
+  std::thread([parent] {
+    for (;;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      if (::getppid() != parent) std::_Exit(4);
+    }
+  }).detach();
   if (!send_hello(fd, {}, dev.info().fingerprint()).ok()) return 1;
   Server server(dev);
   std::vector<std::byte> request;

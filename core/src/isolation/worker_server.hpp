@@ -6,7 +6,9 @@
 // until EOF (0 returned) or a malformed request (2). After answering a request whose status is
 // device_lost it returns 3 at once: its context is poisoned, the parent restarts a worker.
 // Buffers and kernels are kept in tables keyed by the ids the parent chose.
-// Blocking: runs until the parent closes the socket. Single-threaded.
+// The worker exits (code 4) within half a second of its parent's death, even while stuck in a
+// hung kernel. Blocking: runs until the parent closes the
+// socket. Single-threaded.
 #pragma once
 
 #include "tune/device.hpp"

@@ -115,7 +115,7 @@ const ConfigResult* result_of(const TuningReport& r, const Config& c) {
 
 }  // namespace
 
-TEST_CASE("wire: every field round-trips; truncated and garbage messages are refused") {
+TEST_CASE("wire: every field round-trips, truncated and garbage messages are refused") {
   detail::WireWriter w;
   w.u8(7);
   w.u32(0xdeadbeefu);
@@ -184,7 +184,7 @@ TEST_CASE("wire: every field round-trips; truncated and garbage messages are ref
       ur, [](std::uint64_t) { return nullptr; }, &args));
 }
 
-TEST_CASE("wire: frames cross a socket; a cut frame is end of stream, silence a timeout") {
+TEST_CASE("wire: frames cross a socket, a cut frame is end of stream, silence a timeout") {
   Watchdog dog("wire frames", 30);
   int sv[2];
   REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
@@ -211,7 +211,7 @@ TEST_CASE("wire: frames cross a socket; a cut frame is end of stream, silence a 
   ::close(sv[1]);
 }
 
-TEST_CASE("isolation: the worker picks the in-process winner; the caller's buffers are untouched") {
+TEST_CASE("isolation: the worker picks the in-process winner, the caller's buffers are untouched") {
   Watchdog dog("isolated tuning", 60);
   const std::vector<Config> space = {cfg(32, 0), cfg(64, 0), cfg(128, 0)};
   Rig local;
@@ -360,7 +360,7 @@ TEST_CASE("isolation: a restarted worker replays buffers from the shadow and rec
   CHECK(proxy.spawns() == 2);
 }
 
-TEST_CASE("isolation: a worker that cannot start is a clear error; a disabled tuning starts none") {
+TEST_CASE("isolation: a worker that cannot start is a clear error, a disabled tuning starts none") {
   Watchdog dog("worker startup", 60);
   Rig rig;
   auto args = rig.args();
