@@ -14,6 +14,7 @@
 // read_frame, which block on the descriptor (read_frame up to a deadline).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -63,7 +64,9 @@ class WireWriter {
 
 class WireReader {
  public:
-  explicit WireReader(const std::vector<std::byte>& bytes) : p_(bytes.data()), n_(bytes.size()) {}
+  // Reads `bytes` from offset `at` (past fields another reader already read).
+  explicit WireReader(const std::vector<std::byte>& bytes, std::uint64_t at = 0)
+      : p_(bytes.data()), n_(bytes.size()), at_(std::min<std::uint64_t>(at, bytes.size())) {}
 
   std::uint8_t u8() { return static_cast<std::uint8_t>(fixed(1)); }
   std::uint32_t u32() { return static_cast<std::uint32_t>(fixed(4)); }
@@ -77,6 +80,7 @@ class WireReader {
   // Marks the message malformed (a value out of its range).
   void fail() noexcept { ok_ = false; }
   bool ok() const noexcept { return ok_; }
+  std::uint64_t position() const noexcept { return at_; }
   // ok() and nothing left over: a well-formed message of exactly the expected fields.
   bool done() const noexcept { return ok_ && at_ == n_; }
 

@@ -129,7 +129,7 @@ Status WorkerDevice::ensure_worker() {
 
 Status WorkerDevice::exchange(const WireWriter& request, milliseconds limit,
                               const std::string& doing, StatusCode fault,
-                              std::vector<std::byte>* reply) {
+                              std::vector<std::byte>* reply, std::uint64_t* rest) {
   TUNE_RETURN_IF_ERROR(ensure_worker());
   Status st = proc_->call(request.bytes(), limit, reply);
   if (!st.ok()) {
@@ -139,6 +139,9 @@ Status WorkerDevice::exchange(const WireWriter& request, milliseconds limit,
                              (line.empty() ? "" : " (its last words: " + line + ")") +
                              "; the worker is restarted for the next call");
   }
+  WireReader r(*reply);
+  TUNE_RETURN_IF_ERROR(reply_status(r, doing, fault));
+  if (rest != nullptr) *rest = r.position();
   return {};
 }
 
@@ -216,8 +219,6 @@ Result<Buffer> WorkerDevice::alloc(std::uint64_t bytes) {
   const std::string doing = "allocating " + std::to_string(bytes) + " bytes";
   TUNE_RETURN_IF_ERROR(
       exchange(w, settings_.call_limit, doing, StatusCode::out_of_resources, &reply));
-  WireReader r(reply);
-  TUNE_RETURN_IF_ERROR(reply_status(r, doing, StatusCode::out_of_resources));
   auto b = std::make_unique<ProxyBuffer>(*this, id, bytes);
   buffers_.insert(b.get());
   return Buffer(std::move(b));
@@ -238,8 +239,6 @@ Status WorkerDevice::upload(DeviceBuffer& dst, const void* src, std::uint64_t by
   std::vector<std::byte> reply;
   const std::string doing = after_launch("uploading");
   TUNE_RETURN_IF_ERROR(exchange(w, settings_.call_limit, doing, StatusCode::launch_failed, &reply));
-  WireReader r(reply);
-  TUNE_RETURN_IF_ERROR(reply_status(r, doing, StatusCode::launch_failed));
   if (bytes > 0) std::memcpy(b->shadow().data() + offset, src, bytes);
   return {};
 }
@@ -256,9 +255,10 @@ Status WorkerDevice::download(const DeviceBuffer& src, void* dst, std::uint64_t 
   w.u64(bytes);
   std::vector<std::byte> reply;
   const std::string doing = after_launch("downloading");
-  TUNE_RETURN_IF_ERROR(exchange(w, settings_.call_limit, doing, StatusCode::launch_failed, &reply));
-  WireReader r(reply);
-  TUNE_RETURN_IF_ERROR(reply_status(r, doing, StatusCode::launch_failed));
+  std::uint64_t rest = 0;
+  TUNE_RETURN_IF_ERROR(
+      exchange(w, settings_.call_limit, doing, StatusCode::launch_failed, &reply, &rest));
+  WireReader r(reply, rest);
   auto [p, n] = r.block();
   if (!r.done() || n != bytes) {
     proc_.reset();
@@ -285,8 +285,6 @@ Status WorkerDevice::fill(DeviceBuffer& dst, std::uint32_t pattern, std::uint64_
   std::vector<std::byte> reply;
   const std::string doing = after_launch("filling");
   TUNE_RETURN_IF_ERROR(exchange(w, settings_.call_limit, doing, StatusCode::launch_failed, &reply));
-  WireReader r(reply);
-  TUNE_RETURN_IF_ERROR(reply_status(r, doing, StatusCode::launch_failed));
   auto& s = b->shadow();
   for (std::uint64_t i = 0; i < bytes; i += 4) std::memcpy(s.data() + offset + i, &pattern, 4);
   return {};
@@ -308,8 +306,6 @@ Status WorkerDevice::copy(DeviceBuffer& dst, const DeviceBuffer& src, std::uint6
   std::vector<std::byte> reply;
   const std::string doing = after_launch("copying");
   TUNE_RETURN_IF_ERROR(exchange(w, settings_.call_limit, doing, StatusCode::launch_failed, &reply));
-  WireReader r(reply);
-  TUNE_RETURN_IF_ERROR(reply_status(r, doing, StatusCode::launch_failed));
   auto& ds = d->shadow();
   if (s->shadow_.empty())
     std::fill(ds.begin(), ds.begin() + static_cast<std::ptrdiff_t>(bytes), std::byte{0});
@@ -327,8 +323,6 @@ Status WorkerDevice::ensure_kernel(ProxyKernel& k) {
   const std::string doing = "recompiling config {" + k.config_ + "} in the restarted worker";
   TUNE_RETURN_IF_ERROR(
       exchange(w, settings_.compile_limit, doing, StatusCode::launch_failed, &reply));
-  WireReader r(reply);
-  TUNE_RETURN_IF_ERROR(reply_status(r, doing, StatusCode::launch_failed));
   k.generation_ = generation_;
   return {};
 }
@@ -352,10 +346,10 @@ Result<std::unique_ptr<CompiledKernel>> WorkerDevice::compile(const KernelSource
   put_compile(w, k->id_, k->source_, k->config_, k->has_globals_, k->globals_);
   std::vector<std::byte> reply;
   const std::string doing = "compiling config {" + k->config_ + "}";
+  std::uint64_t rest = 0;
   TUNE_RETURN_IF_ERROR(
-      exchange(w, settings_.compile_limit, doing, StatusCode::compile_error, &reply));
-  WireReader r(reply);
-  TUNE_RETURN_IF_ERROR(reply_status(r, doing, StatusCode::compile_error));
+      exchange(w, settings_.compile_limit, doing, StatusCode::compile_error, &reply, &rest));
+  WireReader r(reply, rest);
   const KernelResources res = get_resources(r);
   std::string log = r.str();
   const bool cached = r.u8() != 0;
@@ -382,9 +376,7 @@ Status WorkerDevice::launch(const CompiledKernel& kernel, const LaunchDims& dims
   std::vector<std::byte> reply;
   const std::string doing = "launching config {" + k->config_ + "}";
   last_launch_ = k->config_;
-  TUNE_RETURN_IF_ERROR(exchange(w, settings_.call_limit, doing, StatusCode::launch_failed, &reply));
-  WireReader r(reply);
-  return reply_status(r, doing, StatusCode::launch_failed);
+  return exchange(w, settings_.call_limit, doing, StatusCode::launch_failed, &reply);
 }
 
 Result<std::vector<double>> WorkerDevice::time(const CompiledKernel& kernel, const LaunchDims& dims,
@@ -417,9 +409,9 @@ Result<std::vector<double>> WorkerDevice::time(const CompiledKernel& kernel, con
   // timeout; the call limit on top covers the batch's other repetitions and the transfer.
   const auto limit = settings_.call_limit +
                      milliseconds(static_cast<std::int64_t>(std::min(plan.timeout_ms, 1e9)));
-  TUNE_RETURN_IF_ERROR(exchange(w, limit, doing, StatusCode::launch_failed, &reply));
-  WireReader r(reply);
-  TUNE_RETURN_IF_ERROR(reply_status(r, doing, StatusCode::launch_failed));
+  std::uint64_t rest = 0;
+  TUNE_RETURN_IF_ERROR(exchange(w, limit, doing, StatusCode::launch_failed, &reply, &rest));
+  WireReader r(reply, rest);
   const std::uint32_t n = r.u32();
   std::vector<double> out;
   for (std::uint32_t i = 0; i < n && r.ok(); ++i) out.push_back(r.f64());
@@ -436,9 +428,7 @@ Status WorkerDevice::synchronize() {
   w.u8(static_cast<std::uint8_t>(WireOp::synchronize));
   std::vector<std::byte> reply;
   const std::string doing = after_launch("synchronizing");
-  TUNE_RETURN_IF_ERROR(exchange(w, settings_.call_limit, doing, StatusCode::launch_failed, &reply));
-  WireReader r(reply);
-  return reply_status(r, doing, StatusCode::launch_failed);
+  return exchange(w, settings_.call_limit, doing, StatusCode::launch_failed, &reply);
 }
 
 }  // namespace tune::detail

@@ -83,10 +83,11 @@ class WorkerDevice final : public Device {
   class ProxyKernel;
 
   // Sends `request` (spawning a worker first if none runs) and reads the reply's status; the
-  // reply's remaining fields are left in `reply`. A dead/hung/sticky worker becomes `fault`
-  // naming `doing`. Caller holds mu_.
+  // reply's other fields start at `*rest` in `reply`. A dead/hung/sticky worker becomes
+  // `fault` naming `doing`. Caller holds mu_.
   Status exchange(const WireWriter& request, std::chrono::milliseconds limit,
-                  const std::string& doing, StatusCode fault, std::vector<std::byte>* reply);
+                  const std::string& doing, StatusCode fault, std::vector<std::byte>* reply,
+                  std::uint64_t* rest = nullptr);
   // The reply's status; a device_lost one ends the worker and becomes `fault`. Caller holds mu_.
   Status reply_status(WireReader& r, const std::string& doing, StatusCode fault);
   // "downloading after launching config {...}": the likely culprit of an asynchronous fault.

@@ -267,11 +267,17 @@ TuningReport tune_with_fault(iso::Fault fault, std::vector<std::string>* trace) 
     REQUIRE(g != nullptr);
     CHECK_MESSAGE(g->status.ok(), g->status.to_string());
   }
+  // A second key on the same worker proxy: its kernels, compiled in a worker that has died
+  // since, are recompiled in the restarted one, and the correct ones verify there.
+  auto other = args;
+  other[2] = ArgValue(static_cast<std::int32_t>(kN / 2));
+  REQUIRE(tuner->tune(rig.dev, other).ok());
+  CHECK(tuner->best(rig.dev, other)->to_string() == cfg(64, 0).to_string());
   return *report;
 }
 
-// Whether some correct configuration was verified after the faulting one was launched: the
-// restarted worker had the replayed inputs and recompiled kernels.
+// Whether some correct configuration was verified after the faulting one was first launched:
+// the restarted worker had the replayed inputs and recompiled kernels.
 bool verified_after_fault(const std::vector<std::string>& trace, const Config& bad) {
   bool faulted = false;
   for (const auto& e : trace) {
