@@ -93,7 +93,7 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::string& p
   if (!st.ok()) {
     const std::string how = st.code() == StatusCode::timeout
                                 ? "did not start within " + std::to_string(startup.count()) + " ms"
-                                : w->kill_and_reap();
+                                : w->reap_after_eof();
     if (st.code() == StatusCode::timeout) w->kill_and_reap();
     const std::string line = w->last_stderr_line();
     return Status(StatusCode::unavailable, who + " " + how + (line.empty() ? "" : ": " + line));
@@ -172,22 +172,24 @@ Status WorkerProcess::call(const std::vector<std::byte>& request, std::chrono::m
     return Status(StatusCode::timeout,
                   "did not answer within " + std::to_string(limit.count()) + " ms and was killed");
   }
-  // EOF or a broken socket: the worker died; waitpid says how. It may take a moment for a
-  // crashing process to finish dying after its socket closed.
-  std::string how;
-  for (int i = 0; i < 500; ++i) {
+  // EOF or a broken socket: the worker died; waitpid says how.
+  return Status(StatusCode::unavailable, reap_after_eof());
+}
+
+std::string WorkerProcess::reap_after_eof() {
+  // A crashing process may take a moment to finish dying after its socket closed: wait up to
+  // a second for its own exit status before killing it.
+  for (int i = 0; i < 500 && pid_ > 0; ++i) {
     int ws = 0;
     if (::waitpid(pid_, &ws, WNOHANG) == pid_) {
-      how = describe_wait(ws);
+      ended_ = describe_wait(ws);
       pid_ = -1;
       close_fd(sock_);
-      ended_ = how;
-      break;
+      return ended_;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  if (how.empty()) how = kill_and_reap();
-  return Status(StatusCode::unavailable, how);
+  return kill_and_reap();
 }
 
 std::string WorkerProcess::last_stderr_line() const {

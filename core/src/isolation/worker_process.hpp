@@ -55,6 +55,8 @@ class WorkerProcess {
 
  private:
   WorkerProcess(pid_t pid, int sock, int err_fd) : pid_(pid), sock_(sock), err_fd_(err_fd) {}
+  // After EOF: the worker's own exit status once it has ended (killed after a second).
+  std::string reap_after_eof();
   // How the reaped process ended.
   static std::string describe_wait(int wstatus);
 

@@ -381,6 +381,14 @@ TEST_CASE("isolation: a worker that cannot start is a clear error, a disabled tu
                 st.to_string());
   CHECK(rig.dev.read<float>(*rig.y) == std::vector<float>(kN, -7.0f));
 
+  AutotunerOptions not_a_worker = isolated();
+  not_a_worker.isolation.worker = "/bin/true";  // exits at once, no hello
+  auto t0 = make(y_kernel(space), not_a_worker);
+  const Status st0 = t0->run(rig.dev, args);
+  CHECK(st0.code() == StatusCode::unavailable);
+  CHECK_MESSAGE(st0.message().find("'/bin/true' exited with code 0") != std::string::npos,
+                st0.to_string());
+
   AutotunerOptions refused = isolated();
   refused.isolation.device = "refuse";
   auto t2 = make(y_kernel(space), refused);
