@@ -362,6 +362,14 @@ Result<std::unique_ptr<CompiledKernel>> WorkerDevice::compile(const KernelSource
   return std::unique_ptr<CompiledKernel>(std::move(k));
 }
 
+void WorkerDevice::put_launch(WireWriter& w, WireOp op, const ProxyKernel& k,
+                              const LaunchDims& dims, ArgList args) const {
+  w.u8(static_cast<std::uint8_t>(op));
+  w.u64(k.id_);
+  put_dims(w, dims);
+  put_args(w, args, [this](const DeviceBuffer* b) { return id_of(b); });
+}
+
 Status WorkerDevice::launch(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args) {
   auto* k = dynamic_cast<ProxyKernel*>(const_cast<CompiledKernel*>(&kernel));
   if (k == nullptr) return Status(StatusCode::invalid_argument, "launch of a foreign kernel");
@@ -369,10 +377,7 @@ Status WorkerDevice::launch(const CompiledKernel& kernel, const LaunchDims& dims
   std::lock_guard lock(mu_);
   TUNE_RETURN_IF_ERROR(ensure_kernel(*k));
   WireWriter w;
-  w.u8(static_cast<std::uint8_t>(WireOp::launch));
-  w.u64(k->id_);
-  put_dims(w, dims);
-  put_args(w, args, [this](const DeviceBuffer* b) { return id_of(b); });
+  put_launch(w, WireOp::launch, *k, dims, args);
   std::vector<std::byte> reply;
   const std::string doing = "launching config {" + k->config_ + "}";
   last_launch_ = k->config_;
@@ -388,10 +393,7 @@ Result<std::vector<double>> WorkerDevice::time(const CompiledKernel& kernel, con
   std::lock_guard lock(mu_);
   TUNE_RETURN_IF_ERROR(ensure_kernel(*k));
   WireWriter w;
-  w.u8(static_cast<std::uint8_t>(WireOp::time));
-  w.u64(k->id_);
-  put_dims(w, dims);
-  put_args(w, args, [this](const DeviceBuffer* b) { return id_of(b); });
+  put_launch(w, WireOp::time, *k, dims, args);
   w.u32(static_cast<std::uint32_t>(std::max(plan.reps, 0)));
   w.u8(plan.flush_l2 ? 1 : 0);
   w.f64(plan.timeout_ms);

@@ -44,6 +44,7 @@ namespace tune::detail {
 
 class WireWriter;
 class WireReader;
+enum class WireOp : std::uint8_t;
 
 struct WorkerSettings {
   std::string path;  // the worker executable
@@ -95,6 +96,9 @@ class WorkerDevice final : public Device {
   Status ensure_worker();
   Status ensure_kernel(ProxyKernel& k);
   Status check_buffers(ArgList args) const;
+  // What launch and time requests start with: op, kernel id, dims, arguments as buffer ids.
+  void put_launch(WireWriter& w, WireOp op, const ProxyKernel& k, const LaunchDims& dims,
+                  ArgList args) const;
   std::uint64_t id_of(const DeviceBuffer* b) const;
   void forget(ProxyBuffer* b);
   void forget(ProxyKernel* k);
