@@ -13,6 +13,8 @@ install(TARGETS tune_core tune_tune tune_kernels EXPORT libtuneTargets ${_archiv
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/ ${PROJECT_SOURCE_DIR}/kernels/include/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT libtuneTargets NAMESPACE tune:: DESTINATION ${_cmake_dir})
+# The isolated tuning worker, where the core looks for it by default (TUNE_WORKER_INSTALLED).
+install(TARGETS tune-worker RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR})
 
 # Components: each backend (its headers are installed by its own folder), and testing.
 set(TUNE_COMPONENTS ${TUNE_BACKENDS} testing)

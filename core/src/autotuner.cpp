@@ -12,6 +12,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "isolation/worker_device.hpp"
 #include "tune/backend/hash.hpp"
 #include "tune/environment.hpp"
 #include "tune/log.hpp"
@@ -112,6 +113,10 @@ struct Autotuner::Impl {
   std::vector<int> float_key_idx;          // float scalars among the key arguments
 
   std::atomic<const Table*> table{nullptr};
+  // Isolated tuning: one worker proxy per device, spawned on its first call. Declared before
+  // `variants` so the proxies outlive the proxy kernels the cache holds.
+  std::mutex workers_mu;
+  std::map<const Device*, std::unique_ptr<detail::WorkerDevice>> workers;
   detail::VariantCache variants;
 
   std::mutex mu;  // guards everything below
@@ -300,7 +305,87 @@ struct Autotuner::Impl {
       return report.status;
     }
     auto ctx = context();
+    // Disabled tuning launches nothing: no worker is needed.
+    if (opts.isolation.enabled && !disabled) return tune_isolated(ctx, dev, args, forms, report);
     return detail::tune_one_key(ctx, dev, args, forms, report);
+  }
+
+  // The worker proxy of `dev`, made on first use (the process itself starts on its first call).
+  Result<detail::WorkerDevice*> worker_for(const Device& dev) {
+    std::lock_guard lock(workers_mu);
+    auto& w = workers[&dev];
+    if (w != nullptr) return w.get();
+    const IsolationOptions& iso = opts.isolation;
+    detail::WorkerSettings s;
+    s.path = !iso.worker.empty() ? iso.worker : env_text("TUNE_WORKER");
+    if (s.path.empty()) s.path = TUNE_WORKER_INSTALLED;
+    s.spec = !iso.device.empty() ? iso.device : dev.info().reopen_spec;
+    if (s.spec.empty()) {
+      workers.erase(&dev);
+      return Status(StatusCode::unavailable, "isolated tuning: device '" + dev.info().name + "' (" +
+                                                 dev.info().backend +
+                                                 ") cannot say how another process opens it; set "
+                                                 "AutotunerOptions::isolation.device");
+    }
+    const auto ms = [](double v) {
+      return std::chrono::milliseconds(static_cast<std::int64_t>(v));
+    };
+    s.call_limit = ms(iso.call_timeout_ms);
+    s.compile_limit = ms(iso.compile_timeout_ms);
+    s.startup = std::max(s.compile_limit, std::chrono::milliseconds(120000));
+    w = std::make_unique<detail::WorkerDevice>(dev.info(), dev.language(), std::move(s));
+    return w.get();
+  }
+
+  // Tunes on the worker proxy with copies of the call's buffers (downloaded from `dev` in queue
+  // order: call_slow has ordered the queue after the caller's target), then compiles the winner
+  // on `dev`. The caller's buffers are never launched on; launched_on_args keeps the session's
+  // answer so that run() zeroes reset_to_zero buffers as after an in-process tuning.
+  Result<detail::Selection> tune_isolated(const detail::SessionContext& ctx, Device& dev,
+                                          ArgList args, const detail::KeyForms& forms,
+                                          TuningReport& report) {
+    const auto fail = [&](Status st) -> Result<detail::Selection> {
+      report.kernel = def.name;
+      report.key = forms.text;
+      report.device = dev.info().fingerprint();
+      report.status = st.with_context("isolated tuning of " + def.name + " for " + forms.text);
+      return report.status;
+    };
+    const KernelSource* src = def.source_for(dev.language());
+    if (src == nullptr) return detail::tune_one_key(ctx, dev, args, forms, report);
+    auto proxy = worker_for(dev);
+    if (!proxy.ok()) return fail(proxy.status());
+    Device& pd = **proxy;
+    std::vector<Buffer> mirrors;
+    std::vector<ArgValue> mirrored(args.begin(), args.end());
+    std::vector<std::byte> host;
+    std::map<const DeviceBuffer*, DeviceBuffer*> mirror_of;  // a buffer passed twice aliases
+    for (ArgValue& a : mirrored) {
+      if (a.kind != ArgKind::buffer) continue;
+      if (auto it = mirror_of.find(a.buffer); it != mirror_of.end()) {
+        a.buffer = it->second;
+        continue;
+      }
+      const std::uint64_t n = a.buffer->size_bytes();
+      host.resize(n);
+      if (Status st = dev.download(*a.buffer, host.data(), n); !st.ok()) return fail(st);
+      auto b = pd.alloc(n);
+      if (!b.ok()) return fail(b.status());
+      if (Status st = pd.upload(**b, host.data(), n); !st.ok()) return fail(st);
+      mirror_of[a.buffer] = b->get();
+      a.buffer = b->get();
+      mirrors.push_back(std::move(*b));
+    }
+    auto selected = detail::tune_one_key(ctx, pd, mirrored, forms, report);
+    mirrors.clear();
+    if (!selected.ok()) return selected;
+    auto v = variants.compile(dev, *src, {selected->config}).front().get();
+    if (!v->status.ok()) {
+      return fail(Status(v->status).with_context("the winner {" + selected->config.to_string() +
+                                                 "} on this process's device"));
+    }
+    selected->variant = std::move(v);
+    return selected;
   }
 
   void announce(const TuningReport& report) const {
@@ -580,6 +665,14 @@ Status validate_options(const KernelDef& def, const AutotunerOptions& opts) {
     if (pm.top_k <= 0 && pm.top_fraction <= 0)
       return Status(StatusCode::invalid_argument, "perf model set without top_k or top_fraction");
   }
+  const IsolationOptions& iso = opts.isolation;
+  for (double v : {iso.call_timeout_ms, iso.compile_timeout_ms}) {
+    if (!std::isfinite(v) || v < 1 || v > 1e9)
+      return Status(StatusCode::invalid_argument,
+                    "isolation.call_timeout_ms and compile_timeout_ms must be in [1, 1e9] ms, "
+                    "not " +
+                        std::to_string(v));
+  }
   const SearchBudget& sb = def.search.budget;
   if (!std::isfinite(sb.max_ms) || sb.max_ms < 0)
     return Status(StatusCode::invalid_argument,
@@ -725,6 +818,13 @@ void Autotuner::release(const Device& dev) {
   auto& m = *impl_;
   m.join_jobs(&dev);
   m.variants.release(dev);
+  {
+    std::lock_guard lock(m.workers_mu);
+    if (auto it = m.workers.find(&dev); it != m.workers.end()) {
+      m.variants.release(*it->second);  // its kernels before the worker proxy itself
+      m.workers.erase(it);
+    }
+  }
   std::lock_guard lock(m.mu);
   // Entries stay allocated (a reader on another device may still probe an old table), but
   // drop their variants so that every kernel of `dev` is destroyed now.

@@ -36,6 +36,9 @@ constexpr EnvVariable kVariables[] = {
     {"TUNE_DISABLE",
      "boolean: never time: use heuristics or the first configuration that survives pruning "
      "(`AutotunerOptions::disable` wins)"},
+    {"TUNE_WORKER",
+     "the isolated tuning worker executable (`AutotunerOptions::isolation.worker` wins; "
+     "default: the `tune-worker` installed with libtune)"},
     {"TUNE_CUDA_INCLUDE_DIR",
      "the CUDA toolkit's include directory that NVRTC compiles see (CUB, `cuda/std`, "
      "`cuda_fp16.h`; its `cccl/` subdirectory first when present); default: the toolkit "

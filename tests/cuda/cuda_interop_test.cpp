@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "cuda_app.hpp"
 #include "interop_data.hpp"
 #include "skip.hpp"
 #include "tune/cuda.hpp"
@@ -35,53 +36,13 @@ using tune::testing::interop_options;
 using tune::testing::mismatches;
 using tune::testing::random_floats;
 using tune::testing::saxpy_def;
+using namespace tune::testing::cuda_app;
 
 namespace {
 
-// Driver API types as plain C types (cuda.h is not needed).
-using CUresult = int;
-using CUdeviceptr = unsigned long long;
-using CUstream = void*;
-using CUcontext = void*;
-using CUgraph = void*;
-using CUgraphExec = void*;
-using CUfunction = void*;
-using CUdevice = int;
 constexpr unsigned kStreamNonBlocking = 1;  // CU_STREAM_NON_BLOCKING
 constexpr int kCaptureGlobal = 0;           // CU_STREAM_CAPTURE_MODE_GLOBAL
 constexpr int kCaptureRelaxed = 2;          // CU_STREAM_CAPTURE_MODE_RELAXED
-
-// The driver entry points the application uses.
-struct Cu {
-  CUresult (*DeviceGet)(CUdevice*, int);
-  CUresult (*PrimaryCtxRetain)(CUcontext*, CUdevice);
-  CUresult (*PrimaryCtxRelease)(CUdevice);
-  CUresult (*CtxSetCurrent)(CUcontext);
-  CUresult (*CtxSynchronize)();
-  CUresult (*MemAlloc)(CUdeviceptr*, std::size_t);
-  CUresult (*MemFree)(CUdeviceptr);
-  CUresult (*MemcpyHtoD)(CUdeviceptr, const void*, std::size_t);
-  CUresult (*MemcpyDtoH)(void*, CUdeviceptr, std::size_t);
-  CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, std::size_t, CUstream);
-  CUresult (*MemsetD32Async)(CUdeviceptr, unsigned, std::size_t, CUstream);
-  CUresult (*StreamCreate)(CUstream*, unsigned);
-  CUresult (*StreamDestroy)(CUstream);
-  CUresult (*StreamSynchronize)(CUstream);
-  CUresult (*StreamBeginCapture)(CUstream, int);
-  CUresult (*StreamEndCapture)(CUstream, CUgraph*);
-  CUresult (*GraphInstantiate)(CUgraphExec*, CUgraph, unsigned long long);
-  CUresult (*GraphLaunch)(CUgraphExec, CUstream);
-  CUresult (*GraphExecDestroy)(CUgraphExec);
-  CUresult (*GraphDestroy)(CUgraph);
-  CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                           unsigned, CUstream, void**, void**);
-};
-
-template <class F>
-void resolve(F* f, const char* name) {
-  *f = reinterpret_cast<F>(cuda::driver_symbol(name));
-  if (*f == nullptr) TUNE_SKIP(std::string("driver entry point missing: ") + name);
-}
 
 KernelSource cuda_source(const char* entry, const char* text) {
   KernelSource s;
@@ -122,72 +83,21 @@ void check_close(const std::vector<float>& got, const std::vector<float>& want) 
   CHECK_MESSAGE(bad.empty(), bad);
 }
 
-// The application: the primary context of device 0, libtune opened on it, a spin kernel.
-struct App {
-  Cu cu{};
-  CUdevice device = 0;
-  CUcontext ctx = nullptr;
-  std::unique_ptr<Device> dev;
+// The application (cuda_app.hpp) with a spin kernel of its own.
+struct App : CudaApp {
   std::unique_ptr<CompiledKernel> spin;
 
-  explicit App(const cuda::OpenOptions& options = {}) {
-    Status st = cuda::driver_status();
-    if (!st.ok()) TUNE_SKIP("no CUDA driver: " + st.to_string());
-    resolve(&cu.DeviceGet, "cuDeviceGet");
-    resolve(&cu.PrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
-    resolve(&cu.PrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
-    resolve(&cu.CtxSetCurrent, "cuCtxSetCurrent");
-    resolve(&cu.CtxSynchronize, "cuCtxSynchronize");
-    resolve(&cu.MemAlloc, "cuMemAlloc_v2");
-    resolve(&cu.MemFree, "cuMemFree_v2");
-    resolve(&cu.MemcpyHtoD, "cuMemcpyHtoD_v2");
-    resolve(&cu.MemcpyDtoH, "cuMemcpyDtoH_v2");
-    resolve(&cu.MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
-    resolve(&cu.MemsetD32Async, "cuMemsetD32Async");
-    resolve(&cu.StreamCreate, "cuStreamCreate");
-    resolve(&cu.StreamDestroy, "cuStreamDestroy_v2");
-    resolve(&cu.StreamSynchronize, "cuStreamSynchronize");
-    resolve(&cu.StreamBeginCapture, "cuStreamBeginCapture_v2");
-    resolve(&cu.StreamEndCapture, "cuStreamEndCapture");
-    resolve(&cu.GraphInstantiate, "cuGraphInstantiateWithFlags");
-    resolve(&cu.GraphLaunch, "cuGraphLaunch");
-    resolve(&cu.GraphExecDestroy, "cuGraphExecDestroy");
-    resolve(&cu.GraphDestroy, "cuGraphDestroy");
-    resolve(&cu.LaunchKernel, "cuLaunchKernel");
-    if (cu.DeviceGet(&device, 0) != 0) TUNE_SKIP("no CUDA device 0");
-    REQUIRE(cu.PrimaryCtxRetain(&ctx, device) == 0);
-    REQUIRE(cu.CtxSetCurrent(ctx) == 0);
-    auto opened = cuda::open_device(options);
-    if (!opened.ok()) TUNE_SKIP("no CUDA device: " + opened.status().to_string());
-    dev = std::move(*opened);
+  explicit App(const cuda::OpenOptions& options = {}) : CudaApp(options) {
     auto k = dev->compile(cuda_source("spin", kSpin), Config{});
     REQUIRE_MESSAGE(k.ok(), k.status().to_string());
     spin = std::move(*k);
   }
-  ~App() {
-    spin.reset();
-    dev.reset();
-    if (ctx != nullptr) (void)cu.PrimaryCtxRelease(device);
-  }
+  ~App() { spin.reset(); }
 
-  void current() { REQUIRE(cu.CtxSetCurrent(ctx) == 0); }
   CUstream stream() {
     CUstream s = nullptr;
     REQUIRE(cu.StreamCreate(&s, kStreamNonBlocking) == 0);
     return s;
-  }
-  CUdeviceptr alloc(std::size_t bytes) {
-    CUdeviceptr p = 0;
-    REQUIRE(cu.MemAlloc(&p, bytes) == 0);
-    return p;
-  }
-  void upload(CUdeviceptr p, const std::vector<float>& v) {
-    REQUIRE(cu.MemcpyHtoD(p, v.data(), v.size() * sizeof(float)) == 0);
-  }
-  std::vector<float> download(CUdeviceptr p, std::size_t n) {
-    std::vector<float> v(n);
-    REQUIRE(cu.MemcpyDtoH(v.data(), p, n * sizeof(float)) == 0);
-    return v;
   }
   // The application's own work on `s`: ~50 ms of spinning (so that anything not ordered after
   // it would run first), then x filled with `value`.

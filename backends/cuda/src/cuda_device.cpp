@@ -198,6 +198,8 @@ Result<DeviceInfo> query_info(const Driver& d, CUdevice dev) {
   DeviceInfo info;
   info.backend = "cuda";
   info.vendor = "NVIDIA";
+  // A CUdevice is its ordinal, which is open_device's index.
+  info.reopen_spec = "cuda:" + std::to_string(static_cast<int>(dev));
   char name[256] = {};
   if (CUresult rc = d.cuDeviceGetName(name, sizeof name - 1, dev); rc != CUDA_SUCCESS)
     return call_failed(d, "cuDeviceGetName", rc);

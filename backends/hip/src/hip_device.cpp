@@ -210,6 +210,7 @@ Result<DeviceInfo> query_info(int ordinal) {
     return hip_failed("hipGetDeviceProperties", rc);
   DeviceInfo info;
   info.backend = "hip";
+  info.reopen_spec = "hip:" + std::to_string(ordinal);
   info.vendor = "AMD";
   info.name = p.name;
   std::string arch = p.gcnArchName;  // "gfx90a:sramecc+:xnack-": the target is before ':'

@@ -104,6 +104,25 @@ enum class TuningMode : std::uint8_t { sync, background };
 // Tune first (Autotuner::tune outside the capture) to capture the tuned configuration.
 enum class CaptureMiss : std::uint8_t { fallback, error };
 
+// Isolated tuning (README, "Isolated tuning"): candidates are compiled and timed in a worker
+// process on the same device, with copies of the call's buffers; only the winner comes back and
+// is compiled here. A candidate that faults (illegal address, trap) or hangs poisons only the
+// worker's context: the worker is killed and restarted, that candidate is recorded as failed,
+// and the tuning picks among the others. Callbacks (dims, hooks, verify, module_globals) still
+// run in this process. Costs a worker start on the first tuning (a device open) and a copy of
+// the arguments per tuned key. Works in both TuningModes.
+struct IsolationOptions {
+  bool enabled = false;
+  // The worker executable. Empty: TUNE_WORKER, else the tune-worker installed with libtune.
+  std::string worker;
+  // What the worker passes to tune::open_device. Empty: DeviceInfo::reopen_spec of the device.
+  std::string device;
+  // A worker that does not answer a call within this long (plus the TimingPlan's timeout_ms
+  // for a timing) is taken for hung, killed and restarted.
+  double call_timeout_ms = 60000;
+  double compile_timeout_ms = 300000;  // the same for one compile
+};
+
 struct AutotunerOptions {
   BenchOptions bench;
   // Where results persist. Null: default_store() (TUNE_CACHE decides) when `persistent`,
@@ -131,6 +150,7 @@ struct AutotunerOptions {
   std::optional<bool> disable;
   TuningMode mode = TuningMode::sync;
   CaptureMiss capture_miss = CaptureMiss::fallback;
+  IsolationOptions isolation;
 };
 
 class Autotuner {

@@ -19,6 +19,10 @@ struct DeviceInfo {
   std::string arch;     // "sm_90", "gfx90a", or for Vulkan "vk:<vendorID>:<deviceID>"
   std::string driver_version;
   std::string compiler_version;  // NVRTC / hiprtc / shaderc version used to build variants
+  // What tune::open_device() takes to open this same device in another process ("cuda:0",
+  // "hip:1"): the isolated tuning worker opens it (AutotunerOptions::isolation). Empty when
+  // the backend cannot say (Vulkan, the simulated device).
+  std::string reopen_spec;
 
   std::uint32_t compute_units = 0;                 // SMs, CUs, or 0 when unknown
   std::uint32_t max_threads_per_block = 0;         // maxComputeWorkGroupInvocations for Vulkan

@@ -1,0 +1,23 @@
+// The isolated tuning worker's server loop (the tune-worker executable's body; the tests'
+// simulated worker runs it too).
+//
+// serve_worker() sends the hello (ok and dev's fingerprint), then reads requests from `fd`
+// (wire.hpp, device_codec.hpp) and answers each with the Device call's status and results,
+// until EOF (0 returned) or a malformed request (2). After answering a request whose status is
+// device_lost it returns 3 at once: its context is poisoned, the parent restarts a worker.
+// Buffers and kernels are kept in tables keyed by the ids the parent chose.
+// The worker exits (code 4) within half a second of its parent's death, even while stuck in a
+// hung kernel. Blocking: runs until the parent closes the
+// socket. Single-threaded.
+#pragma once
+
+#include "tune/device.hpp"
+
+namespace tune::detail {
+
+int serve_worker(Device& dev, int fd);
+
+// The hello of a worker whose device did not open: the parent reports `why`. Returns 1.
+int refuse_worker(int fd, const Status& why);
+
+}  // namespace tune::detail

@@ -1,0 +1,46 @@
+// The kernel the isolation tests tune, shared by the test and its simulated worker
+// (sim_worker.cpp) so that both processes model the same device: y[i] = 2 x[i] + 1 for the
+// first n elements, run time from a cost model whose best correct configuration is BM=64.
+//
+// Fault injection, driven by the configuration's parameter F (only the worker acts on it):
+// F=1 abort()s in launch/time (a crashing kernel: illegal address, trap), F=2 never returns
+// (a hang), F=3 answers device_lost (a sticky error: the context is poisoned). Faulting
+// configurations are modelled as the fastest, so they would win if they did not fail.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+#include "tune/testing/sim_device.hpp"
+
+namespace tune::testing::isolation {
+
+enum Fault : std::int64_t { none = 0, crash = 1, hang = 2, lost = 3 };
+
+inline void y_body(const Config&, ArgList args, SimDevice&) {
+  auto x = SimDevice::view<float>(args[0]);
+  auto y = SimDevice::view<float>(args[1]);
+  const auto n = static_cast<std::size_t>(args[2].as_int());
+  for (std::size_t i = 0; i < n && i < x.size() && i < y.size(); ++i) y[i] = 2.0f * x[i] + 1.0f;
+}
+
+inline double y_cost(const Config& c, ArgList) {
+  if (c.get_int("F") != none) return 100.0;
+  const auto bm = c.get_int("BM");
+  return 1000.0 + 10.0 * static_cast<double>(bm > 64 ? bm - 64 : 64 - bm);
+}
+
+inline void configure(SimDevice& dev) {
+  dev.set_cost_model(y_cost);
+  dev.set_kernel_body(y_body);
+  dev.set_record_events(false);
+}
+
+inline std::vector<float> reference(const std::vector<float>& x) {
+  std::vector<float> y(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) y[i] = 2.0f * x[i] + 1.0f;
+  return y;
+}
+
+}  // namespace tune::testing::isolation
