@@ -2,9 +2,10 @@
 // points are this file's functions, handed to the backend's opening code (cuda_open.hpp), so
 // the real CudaApi and GpuDevice run against it and every context operation is watched.
 //
-//   - the calling thread's current context (the top of its context stack) and the stack's
-//     depth are the same after every Device call as before it: with another context current,
-//     with none, and with the device's own (then nothing is pushed at all);
+//   - the calling thread's current context (the top of its context stack), the stack's depth
+//     and its capture-interaction mode are the same after every Device call as before it: with
+//     another context current, with none, and with the device's own (then nothing is pushed);
+//     modules load in relaxed mode (legal during an application's global-mode capture);
 //   - a sticky error (an illegal address) is device_lost, stays so, and nothing resets or
 //     destroys a context: the driver table has no such entry point (checked at compile time)
 //     and the primary context's retains and releases balance; a primary context already holding
@@ -17,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "allocation_counter.hpp"
@@ -42,6 +44,10 @@ struct Fake {
   int retains = 0, releases = 0;
   CUresult retain_result = CUDA_SUCCESS;
   CUresult launch_result = CUDA_SUCCESS;
+  // The thread's capture-interaction mode (cuThreadExchangeStreamCaptureMode), and what it was
+  // when the last module was loaded.
+  CUstreamCaptureMode capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+  CUstreamCaptureMode mode_at_load = CU_STREAM_CAPTURE_MODE_GLOBAL;
   std::uintptr_t next_handle = 0x10000;
   CUdeviceptr next_ptr = 0x7000'0000;
 };
@@ -158,7 +164,12 @@ Driver fake_driver() {
     *bytes = std::size_t{1} << 30;
     return ok();
   };
+  d.cuThreadExchangeStreamCaptureMode = [](CUstreamCaptureMode* mode) {
+    std::swap(*mode, g.capture_mode);
+    return ok();
+  };
   d.cuModuleLoadData = [](CUmodule* m, const void*) {
+    g.mode_at_load = g.capture_mode;
     *m = fresh<CUmodule>();
     return ok();
   };
@@ -192,11 +203,14 @@ concept can_touch_contexts = requires(D d) {
 || requires(D d) { d.cuCtxCreate; };
 static_assert(!can_touch_contexts<Driver>, "libtune must never reset, destroy or create a context");
 
-// The thread's binding before a call, compared after it.
+// The thread's binding (and capture-interaction mode) before a call, compared after it.
 struct Binding {
   CUcontext top = nullptr;
   int depth = 0;
-  static Binding now() { return {g.depth == 0 ? nullptr : g.stack[g.depth - 1], g.depth}; }
+  CUstreamCaptureMode capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+  static Binding now() {
+    return {g.depth == 0 ? nullptr : g.stack[g.depth - 1], g.depth, g.capture_mode};
+  }
   bool operator==(const Binding&) const = default;
 };
 
@@ -251,6 +265,8 @@ TEST_CASE("every Device call leaves the thread's current context as it found it"
       auto k = dev.compile(source(), Config{});
       REQUIRE_MESSAGE(k.ok(), k.status().to_string());
       same("compile");
+      // Loaded in relaxed mode: legal while an application's stream captures in global mode.
+      CHECK(g.mode_at_load == CU_STREAM_CAPTURE_MODE_RELAXED);
       const ArgValue args[] = {ArgValue::buf(*y, ElemType::f32, 1024), ArgValue(1024)};
       REQUIRE(dev.launch(**k, kDims, args).ok());
       same("launch");

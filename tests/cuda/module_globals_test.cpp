@@ -39,6 +39,8 @@ class FakeApi final : public GpuApi {
   ErrorClass classify(int) const noexcept override { return ErrorClass::other; }
   int enter_current(SavedCurrent*) override { return 0; }
   void leave_current(const SavedCurrent&) noexcept override {}
+  int relax_capture_mode(int*) override { return 0; }
+  void restore_capture_mode(int) noexcept override {}
   int mem_alloc(DevPtr* p, std::size_t) override {
     *p = 0x1000;
     return 0;

@@ -98,6 +98,16 @@ class CudaApi final : public gpu::GpuApi {
     CUcontext popped = nullptr;
     (void)d_.cuCtxPopCurrent(&popped);  // ours: pushed by enter_current on this thread
   }
+  int relax_capture_mode(int* previous) override {
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    const CUresult rc = d_.cuThreadExchangeStreamCaptureMode(&mode);
+    *previous = static_cast<int>(mode);
+    return rc;
+  }
+  void restore_capture_mode(int previous) noexcept override {
+    auto mode = static_cast<CUstreamCaptureMode>(previous);
+    (void)d_.cuThreadExchangeStreamCaptureMode(&mode);
+  }
   int mem_alloc(DevPtr* ptr, std::size_t bytes) override {
     return gpu::out_param<CUdeviceptr>(ptr,
                                        [&](CUdeviceptr* p) { return d_.cuMemAlloc(p, bytes); });

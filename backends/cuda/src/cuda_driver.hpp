@@ -25,6 +25,7 @@ namespace tune::cuda::detail {
   X(cuCtxGetCurrent)                     \
   X(cuCtxGetDevice)                      \
   X(cuStreamIsCapturing)                 \
+  X(cuThreadExchangeStreamCaptureMode)   \
   X(cuStreamWaitEvent)                   \
   X(cuMemGetAddressRange)                \
   X(cuStreamCreate)                      \

@@ -102,6 +102,14 @@ class GpuApi {
   // CurrentScope (gpu_device.hpp) only.
   virtual int enter_current(SavedCurrent* saved) = 0;
   virtual void leave_current(const SavedCurrent& saved) noexcept = 0;
+  // For loading a module while some stream captures a graph: a capture begun in global (or, on
+  // this thread, thread-local) mode forbids "potentially unsafe" calls such as module loading,
+  // and a refused call would invalidate the application's capture. Sets the calling thread's
+  // capture-interaction mode to relaxed and stores the previous one in `previous`
+  // (cuThreadExchangeStreamCaptureMode / hipThreadExchangeStreamCaptureMode);
+  // restore_capture_mode puts it back. Thread-local, cheap; no effect without a capture.
+  virtual int relax_capture_mode(int* previous) = 0;
+  virtual void restore_capture_mode(int previous) noexcept = 0;
 
   virtual int mem_alloc(DevPtr* ptr, std::size_t bytes) = 0;
   virtual int mem_free(DevPtr ptr) = 0;

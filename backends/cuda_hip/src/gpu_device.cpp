@@ -15,6 +15,25 @@ constexpr std::uint32_t kDefaultSharedLimit = 48 * 1024;  // without the opt-in 
 constexpr std::size_t kMaxArgs = 64;
 constexpr std::uint64_t kDefaultFlushBytes = 256ull << 20;  // when the L2 size is unknown
 
+// The calling thread may load modules while an application's stream captures a graph in
+// global mode (a CaptureMiss::fallback compiles its variant then): relaxed for one scope, the
+// thread's own mode put back after.
+class RelaxedCaptureScope {
+ public:
+  explicit RelaxedCaptureScope(GpuApi& api) noexcept
+      : api_(api), relaxed_(api.relax_capture_mode(&previous_) == 0) {}
+  ~RelaxedCaptureScope() {
+    if (relaxed_) api_.restore_capture_mode(previous_);
+  }
+  RelaxedCaptureScope(const RelaxedCaptureScope&) = delete;
+  RelaxedCaptureScope& operator=(const RelaxedCaptureScope&) = delete;
+
+ private:
+  GpuApi& api_;
+  int previous_ = 0;
+  bool relaxed_;
+};
+
 }  // namespace
 
 GpuBuffer::~GpuBuffer() {
@@ -245,6 +264,7 @@ Result<std::unique_ptr<CompiledKernel>> GpuDevice::compile(const KernelSource& s
   if (!out.ok()) return out.status();
   const CurrentScope current(*api_);
   TUNE_RETURN_IF_ERROR(entered(current));
+  const RelaxedCaptureScope relaxed(*api_);  // module loading during an application's capture
 
   const std::string name = source.entry + "{" + config.to_string() + "}";
   Handle module = nullptr;

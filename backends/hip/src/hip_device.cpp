@@ -97,6 +97,16 @@ class HipApi final : public gpu::GpuApi {
   void leave_current(const gpu::SavedCurrent& saved) noexcept override {
     (void)hipSetDevice(static_cast<int>(saved.previous));
   }
+  int relax_capture_mode(int* previous) override {
+    hipStreamCaptureMode mode = hipStreamCaptureModeRelaxed;
+    const hipError_t rc = hipThreadExchangeStreamCaptureMode(&mode);
+    *previous = static_cast<int>(mode);
+    return rc;
+  }
+  void restore_capture_mode(int previous) noexcept override {
+    auto mode = static_cast<hipStreamCaptureMode>(previous);
+    (void)hipThreadExchangeStreamCaptureMode(&mode);
+  }
   int mem_alloc(DevPtr* ptr, std::size_t bytes) override {
     return gpu::out_param<void*>(ptr, [&](void** p) { return hipMalloc(p, bytes); });
   }
