@@ -1,65 +1,19 @@
 // The Autotuner's hot path: a call with a known key must not allocate (autotuner.hpp: "A known
-// key launches the remembered variant: no lock, no allocation"). Counted by replacing the
-// global operator new in this test binary; the counter is per thread, so other threads'
-// allocations (none expected here) never leak into a measurement.
-//
-// Sanitizer builds keep their own allocator: there these cases are compiled out (not skipped
-// and not passed silently: they do not exist in that binary).
+// key launches the remembered variant: no lock, no allocation"), counted with
+// tests/support/allocation_counter.hpp (compiled out in sanitizer builds).
 #include <doctest/doctest.h>
 
-#include <cstdlib>
-#include <new>
-
+#include "allocation_counter.hpp"
 #include "key_builder.hpp"
 #include "sim_fixture.hpp"
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-#define TUNE_TEST_SANITIZED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define TUNE_TEST_SANITIZED 1
-#endif
-
 #ifndef TUNE_TEST_SANITIZED
-
-namespace {
-thread_local std::size_t g_allocations = 0;
-int* volatile g_sink = nullptr;  // keeps the sanity check's allocation from being elided
-}  // namespace
-
-// Replacements of the global allocation functions (malloc/free based). GCC cannot see that
-// the replaced operator new and operator delete match once they are inlined.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-void* operator new(std::size_t n) {
-  ++g_allocations;
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 using namespace tune;
 using namespace tune::testing;
 
 namespace {
-
-// Allocations made by `fn` on this thread.
-template <class Fn>
-std::size_t allocations_of(Fn&& fn) {
-  const std::size_t before = g_allocations;
-  fn();
-  return g_allocations - before;
-}
-
+int* volatile g_sink = nullptr;  // keeps the sanity check's allocation from being elided
 }  // namespace
 
 TEST_CASE("allocation counter sanity") {

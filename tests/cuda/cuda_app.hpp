@@ -33,6 +33,9 @@ struct Cu {
   CUresult (*PrimaryCtxRetain)(CUcontext*, CUdevice);
   CUresult (*PrimaryCtxRelease)(CUdevice);
   CUresult (*CtxSetCurrent)(CUcontext);
+  CUresult (*CtxGetCurrent)(CUcontext*);
+  CUresult (*CtxCreate)(CUcontext*, unsigned, CUdevice);
+  CUresult (*CtxDestroy)(CUcontext);
   CUresult (*CtxSynchronize)();
   CUresult (*MemAlloc)(CUdeviceptr*, std::size_t);
   CUresult (*MemFree)(CUdeviceptr);
@@ -73,6 +76,9 @@ struct CudaApp {
     resolve(&cu.PrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
     resolve(&cu.PrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
     resolve(&cu.CtxSetCurrent, "cuCtxSetCurrent");
+    resolve(&cu.CtxGetCurrent, "cuCtxGetCurrent");
+    resolve(&cu.CtxCreate, "cuCtxCreate_v2");
+    resolve(&cu.CtxDestroy, "cuCtxDestroy_v2");
     resolve(&cu.CtxSynchronize, "cuCtxSynchronize");
     resolve(&cu.MemAlloc, "cuMemAlloc_v2");
     resolve(&cu.MemFree, "cuMemFree_v2");

@@ -12,12 +12,15 @@
 //   - a known key launches on the stream with the same ordering and no synchronisation;
 //   - graph capture: a hit is captured and replays correctly; a miss falls back (nearest key,
 //     or the first candidate) without tuning, or is refused with failed_precondition;
-//   - several threads, each with its own stream and buffers, over two keys;
+//   - 1 and 8 threads, each with its own stream and buffers, over keys that are new to some
+//     threads and already known to others;
+//   - a miss captured in global mode with nothing tuned: the first candidate is compiled and
+//     launched into the graph (module loading is allowed then), the graph replays correctly;
+//   - the thread's current context is the application's after every call, with two contexts;
 //   - the application's stream as the device's own queue, the legacy default stream per call;
 //   - libtune never frees wrapped memory nor destroys the application's stream.
 #include <doctest/doctest.h>
 
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -260,58 +263,180 @@ TEST_CASE("graph capture: a hit is captured; a miss falls back without tuning, o
   CHECK(app.cu.StreamDestroy(s) == 0);
 }
 
-TEST_CASE("many streams from several threads, two keys, every output right") {
-  App app;
-  constexpr int kThreads = 4;
+namespace {
+
+// `threads` application threads on one tuner, each with its own stream and its own buffers,
+// over three keys (n = 2^14, 2^16, 2^18; one tuned before the threads start): each thread
+// visits them in its own order for six rounds, so a key is new to the first thread that meets
+// it while others find it tuned (or wait for it). Every thread's output is checked against
+// its own CPU reference.
+void many_streams(App& app, int threads) {
+  constexpr int kMaxN = 1 << 18;
+  constexpr int kRounds = 6;
+  const int sizes[] = {1 << 14, 1 << 16, 1 << 18};
   auto tuner = Autotuner::make(saxpy(), interop_options()).value();
-  std::atomic<int> failures{0};
-  std::vector<std::string> errors(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
+  {
+    // The largest key is known before any thread starts.
+    const CUdeviceptr px = app.alloc(kMaxN * 4), py = app.alloc(kMaxN * 4);
+    auto x = cuda::wrap_buffer(*app.dev, px, kMaxN * 4).value();
+    auto y = cuda::wrap_buffer(*app.dev, py, kMaxN * 4).value();
+    REQUIRE(tuner->tune(*app.dev, saxpy_args(x, y, 1.0f, kMaxN)).ok());
+    x.reset();
+    y.reset();
+    REQUIRE(app.cu.MemFree(px) == 0);
+    REQUIRE(app.cu.MemFree(py) == 0);
+  }
+  std::vector<std::string> errors(static_cast<std::size_t>(threads));
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      std::string& error = errors[static_cast<std::size_t>(t)];
       if (app.cu.CtxSetCurrent(app.ctx) != 0) {
-        ++failures;
+        error = "cuCtxSetCurrent failed";
         return;
       }
-      const int n = t % 2 == 0 ? (1 << 18) : (1 << 16);
       CUstream s = nullptr;
       CUdeviceptr px = 0, py = 0;
-      if (app.cu.StreamCreate(&s, kStreamNonBlocking) != 0 || app.cu.MemAlloc(&px, n * 4) != 0 ||
-          app.cu.MemAlloc(&py, n * 4) != 0) {
-        ++failures;
+      if (app.cu.StreamCreate(&s, kStreamNonBlocking) != 0 ||
+          app.cu.MemAlloc(&px, kMaxN * 4) != 0 || app.cu.MemAlloc(&py, kMaxN * 4) != 0) {
+        error = "the application's stream or memory";
         return;
       }
-      const auto y0 = random_floats(static_cast<std::size_t>(n), 50 + static_cast<unsigned>(t));
-      (void)app.cu.MemcpyHtoD(py, y0.data(), static_cast<std::size_t>(n) * 4);
-      bool ok = true;
+      std::vector<float> want =
+          random_floats(kMaxN, 50 + static_cast<std::uint32_t>(t));  // y, as it must end
+      (void)app.cu.MemcpyHtoD(py, want.data(), kMaxN * 4);
       {
-        auto x = cuda::wrap_buffer(*app.dev, px, static_cast<std::uint64_t>(n) * 4);
-        auto y = cuda::wrap_buffer(*app.dev, py, static_cast<std::uint64_t>(n) * 4);
-        std::vector<float> want = y0;
-        ok = x.ok() && y.ok();
-        for (int i = 0; ok && i < 3; ++i) {
-          const float v = static_cast<float>(t + i) * 0.25f;
-          ok = app.cu.MemsetD32Async(px, bits_of(v), static_cast<std::size_t>(n), s) == 0;
+        auto x = cuda::wrap_buffer(*app.dev, px, kMaxN * 4);
+        auto y = cuda::wrap_buffer(*app.dev, py, kMaxN * 4);
+        if (!x.ok() || !y.ok()) error = "wrap_buffer failed";
+        for (int round = 0; error.empty() && round < kRounds; ++round) {
+          const int n = sizes[(t + round) % 3];
+          const float v = static_cast<float>(t + 1) * 0.25f + static_cast<float>(round);
+          if (app.cu.MemsetD32Async(px, bits_of(v), static_cast<std::size_t>(n), s) != 0) {
+            error = "cuMemsetD32Async failed";
+            break;
+          }
           Status st = tuner->run(*app.dev, saxpy_args(*x, *y, 2.0f, n), LaunchTarget::stream(s));
-          if (!st.ok()) errors[static_cast<std::size_t>(t)] = st.to_string();
-          ok = ok && st.ok();
-          for (auto& w : want) w = 2.0f * v + w;
+          if (!st.ok()) {
+            error = "round " + std::to_string(round) + " (n " + std::to_string(n) +
+                    "): " + st.to_string();
+            break;
+          }
+          for (int i = 0; i < n; ++i) want[static_cast<std::size_t>(i)] += 2.0f * v;
         }
-        ok = ok && app.cu.StreamSynchronize(s) == 0;
-        std::vector<float> got(static_cast<std::size_t>(n));
-        ok = ok && app.cu.MemcpyDtoH(got.data(), py, static_cast<std::size_t>(n) * 4) == 0;
-        ok = ok && mismatches(got.data(), want).empty();
-        if (!ok) ++failures;
+        std::vector<float> got(kMaxN);
+        if (error.empty() &&
+            (app.cu.StreamSynchronize(s) != 0 || app.cu.MemcpyDtoH(got.data(), py, kMaxN * 4) != 0))
+          error = "reading y back failed";
+        if (error.empty()) error = mismatches(got.data(), want);
       }  // the wrappers go before the memory
       (void)app.cu.MemFree(px);
       (void)app.cu.MemFree(py);
       (void)app.cu.StreamDestroy(s);
     });
   }
-  for (auto& th : threads) th.join();
-  for (const auto& e : errors)
-    if (!e.empty()) MESSAGE(e);
-  CHECK(failures.load() == 0);
+  for (auto& th : pool) th.join();
+  for (int t = 0; t < threads; ++t) {
+    CAPTURE(t);
+    CHECK_MESSAGE(errors[static_cast<std::size_t>(t)].empty(), errors[static_cast<std::size_t>(t)]);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("one application thread on its own stream, keys new and known, every output right") {
+  App app;
+  many_streams(app, 1);
+}
+
+TEST_CASE("eight application threads on their own streams, keys new to some and known to others") {
+  App app;
+  many_streams(app, 8);
+}
+
+TEST_CASE("a miss captured in global mode with nothing tuned launches the first candidate") {
+  App app;
+  constexpr int n = 1 << 16;
+  const CUstream s = app.stream();
+  const CUdeviceptr px = app.alloc(n * 4), py = app.alloc(n * 4);
+  const auto x0 = random_floats(n, 11), y0 = random_floats(n, 12);
+  app.upload(px, x0);
+  app.upload(py, y0);
+  {
+    auto x = cuda::wrap_buffer(*app.dev, px, n * 4).value();
+    auto y = cuda::wrap_buffer(*app.dev, py, n * 4).value();
+    const float a = 1.5f;
+    auto fresh = Autotuner::make(saxpy(), interop_options()).value();  // nothing compiled
+    REQUIRE(app.cu.StreamBeginCapture(s, kCaptureGlobal) == 0);
+    Status first = fresh->run(*app.dev, saxpy_args(x, y, a, n), LaunchTarget::stream(s));
+    CUgraph graph = nullptr;
+    const CUresult ended = app.cu.StreamEndCapture(s, &graph);
+    REQUIRE_MESSAGE(first.ok(), first.to_string());
+    REQUIRE_MESSAGE(ended == 0, "the capture was invalidated: cuStreamEndCapture " << ended);
+    CHECK_FALSE(fresh->best(*app.dev, saxpy_args(x, y, a, n)).has_value());
+    CUgraphExec exec = nullptr;
+    REQUIRE(app.cu.GraphInstantiate(&exec, graph, 0) == 0);
+    REQUIRE(app.cu.GraphLaunch(exec, s) == 0);
+    REQUIRE(app.cu.StreamSynchronize(s) == 0);
+    std::vector<float> want(n);
+    for (int i = 0; i < n; ++i) want[static_cast<std::size_t>(i)] = a * x0[i] + y0[i];
+    check_close(app.download(py, n), want);
+    CHECK(app.cu.GraphExecDestroy(exec) == 0);
+    CHECK(app.cu.GraphDestroy(graph) == 0);
+  }
+  CHECK(app.cu.MemFree(px) == 0);
+  CHECK(app.cu.MemFree(py) == 0);
+  CHECK(app.cu.StreamDestroy(s) == 0);
+}
+
+TEST_CASE("two contexts: the application's current context is its own after every call") {
+  App app;  // libtune on device 0's primary context
+  constexpr int n = 1 << 16;
+  const CUstream s = app.stream();  // a stream of the primary context
+  const CUdeviceptr px = app.alloc(n * 4), py = app.alloc(n * 4);
+  const auto x0 = random_floats(n, 13), y0 = random_floats(n, 14);
+  app.upload(px, x0);
+  app.upload(py, y0);
+  // A second context of the application, current on this thread from here on.
+  CUcontext other = nullptr;
+  REQUIRE(app.cu.CtxCreate(&other, 0, app.device) == 0);
+  auto current = [&] {
+    CUcontext c = nullptr;
+    REQUIRE(app.cu.CtxGetCurrent(&c) == 0);
+    return c;
+  };
+  REQUIRE(current() == other);
+  {
+    auto x = cuda::wrap_buffer(*app.dev, px, n * 4).value();
+    CHECK(current() == other);
+    auto y = cuda::wrap_buffer(*app.dev, py, n * 4).value();
+    auto tuner = Autotuner::make(saxpy(), interop_options()).value();
+    const float a = 0.25f;
+    std::vector<float> want = y0;
+    for (int call = 0; call < 2; ++call) {  // a miss (tuned on libtune's stream), then a hit
+      CAPTURE(call);
+      Status st = tuner->run(*app.dev, saxpy_args(x, y, a, n), LaunchTarget::stream(s));
+      REQUIRE_MESSAGE(st.ok(), st.to_string());
+      CHECK(current() == other);
+      for (int i = 0; i < n; ++i) want[static_cast<std::size_t>(i)] += a * x0[i];
+    }
+    // The application waits for its stream in its primary context, then makes `other` current
+    // again for libtune's blocking calls.
+    app.current();
+    REQUIRE(app.cu.StreamSynchronize(s) == 0);
+    REQUIRE(app.cu.CtxSetCurrent(other) == 0);
+    std::vector<float> got(n);
+    REQUIRE(app.dev->download(*y, got.data(), n * 4).ok());
+    CHECK(current() == other);
+    check_close(got, want);
+    REQUIRE(app.dev->synchronize().ok());
+    CHECK(current() == other);
+  }
+  CHECK(app.cu.CtxDestroy(other) == 0);
+  app.current();
+  CHECK(app.cu.MemFree(px) == 0);
+  CHECK(app.cu.MemFree(py) == 0);
+  CHECK(app.cu.StreamDestroy(s) == 0);
 }
 
 TEST_CASE("the application's stream as the device's queue: tuned and run there, never destroyed") {

@@ -17,12 +17,6 @@ using namespace tune;
 
 namespace {
 
-std::unique_ptr<Device> open_or_skip() {
-  auto dev = open_device("cuda");
-  if (!dev.ok()) TUNE_SKIP("no CUDA device: " + dev.status().to_string());
-  return std::move(*dev);
-}
-
 const char* kKernel = R"(
 __constant__ float scale;
 __constant__ int offsets[4];
@@ -77,20 +71,36 @@ KernelDef affine_def() {
   return k;
 }
 
+// Each case's setup: the device (skips without one), x = 0, 1, ..., n-1 uploaded, y, and the
+// affine kernel's arguments over them.
+struct Rig {
+  std::unique_ptr<Device> dev;
+  Buffer bx, by;
+  std::vector<ArgValue> args;
+
+  explicit Rig(int n) {
+    auto opened = open_device("cuda");
+    if (!opened.ok()) TUNE_SKIP("no CUDA device: " + opened.status().to_string());
+    dev = std::move(*opened);
+    std::vector<float> x(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i);
+    const auto bytes = static_cast<std::uint64_t>(n) * 4;
+    bx = dev->alloc(bytes).value();
+    by = dev->alloc(bytes).value();
+    REQUIRE(dev->upload(*bx, x.data(), bytes).ok());
+    args = {ArgValue::buf(*bx, ElemType::f32, static_cast<std::uint64_t>(n)),
+            ArgValue::buf(*by, ElemType::f32, static_cast<std::uint64_t>(n)), ArgValue(n)};
+  }
+};
+
 }  // namespace
 
 TEST_CASE("each variant's __constant__ values reach its kernel; tuned output matches the CPU") {
-  auto dev = open_or_skip();
   const int n = 10000;
-  std::vector<float> x(n);
-  for (int i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i);
-  auto bx = dev->alloc(n * 4);
-  auto by = dev->alloc(n * 4);
-  REQUIRE(bx.ok());
-  REQUIRE(by.ok());
-  REQUIRE(dev->upload(**bx, x.data(), n * 4).ok());
-  const ArgValue args[] = {ArgValue::buf(**bx, ElemType::f32, n),
-                           ArgValue::buf(**by, ElemType::f32, n), ArgValue(n)};
+  Rig rig(n);
+  Device* dev = rig.dev.get();
+  const auto& args = rig.args;
+  const auto& by = rig.by;
   const KernelDef def = affine_def();
 
   // Every variant alone, compiled and launched by hand.
@@ -102,7 +112,7 @@ TEST_CASE("each variant's __constant__ values reach its kernel; tuned output mat
     REQUIRE_MESSAGE(k.ok(), k.status().to_string());
     REQUIRE(dev->launch(**k, def.dims(c, args), args).ok());
     std::vector<float> y(n);
-    REQUIRE(dev->download(**by, y.data(), n * 4).ok());
+    REQUIRE(dev->download(*by, y.data(), n * 4).ok());
     for (int i = 0; i < n; ++i)
       REQUIRE_MESSAGE(y[static_cast<std::size_t>(i)] == reference(c, i), "i=" << i);
   }
@@ -114,12 +124,12 @@ TEST_CASE("each variant's __constant__ values reach its kernel; tuned output mat
   REQUIRE_MESSAGE(best.ok(), best.status().to_string());
   REQUIRE((*tuner)->run(*dev, args).ok());
   std::vector<float> y(n);
-  REQUIRE(dev->download(**by, y.data(), n * 4).ok());
+  REQUIRE(dev->download(*by, y.data(), n * 4).ok());
   for (int i = 0; i < n; ++i) REQUIRE(y[static_cast<std::size_t>(i)] == reference(*best, i));
 }
 
 TEST_CASE("a module global the kernel lacks fails that variant only; tuning goes on") {
-  auto dev = open_or_skip();
+  Rig rig(4096);
   KernelDef def = affine_def();
   // S=3 asks for a global that does not exist.
   def.sources[0].module_globals = [](const Config& c) {
@@ -127,22 +137,12 @@ TEST_CASE("a module global the kernel lacks fails that variant only; tuning goes
     if (s_of(c) == 3) g.push_back(ModuleGlobal::of("no_such_global", 1));
     return g;
   };
-  const int n = 4096;
-  std::vector<float> x(n);
-  for (int i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i);
-  auto bx = dev->alloc(n * 4);
-  auto by = dev->alloc(n * 4);
-  REQUIRE(bx.ok());
-  REQUIRE(by.ok());
-  REQUIRE(dev->upload(**bx, x.data(), n * 4).ok());
-  const ArgValue args[] = {ArgValue::buf(**bx, ElemType::f32, n),
-                           ArgValue::buf(**by, ElemType::f32, n), ArgValue(n)};
   TuningReport report;
   AutotunerOptions opts;
   opts.listener = [&](const TuningReport& r) { report = r; };
   auto tuner = Autotuner::make(def, opts);
   REQUIRE(tuner.ok());
-  auto best = (*tuner)->tune(*dev, args);
+  auto best = (*tuner)->tune(*rig.dev, rig.args);
   REQUIRE_MESSAGE(best.ok(), best.status().to_string());
   CHECK(s_of(*best) != 3);
   int failed = 0;

@@ -37,7 +37,10 @@ class FakeApi final : public GpuApi {
   }
   std::string error_text(int code) const override { return "FAKE_ERROR_" + std::to_string(code); }
   ErrorClass classify(int) const noexcept override { return ErrorClass::other; }
-  int make_current() override { return 0; }
+  int enter_current(SavedCurrent*) override { return 0; }
+  void leave_current(const SavedCurrent&) noexcept override {}
+  int relax_capture_mode(int*) override { return 0; }
+  void restore_capture_mode(int) noexcept override {}
   int mem_alloc(DevPtr* p, std::size_t) override {
     *p = 0x1000;
     return 0;

@@ -3,7 +3,8 @@
 // buffers with raw Vulkan, opens libtune on them, wraps its buffers (one at an offset), tunes
 // and records the tuned dispatch into its own command buffer between commands of its own,
 // submits, reads back and compares with a CPU reference; and once more with the Khronos
-// validation layer on its instance, counting the layer's errors.
+// validation layer on its instance, counting the layer's errors. A recorded hit (a known key,
+// buffers recorded before) allocates nothing: operator new is counted around it.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "allocation_counter.hpp"
 #include "interop_data.hpp"
 #include "tune/tune.hpp"
 #include "tune/vulkan_interop.hpp"
@@ -417,3 +419,45 @@ TEST_CASE("interop: open_device and wrap_buffer refuse what they cannot use, nam
   }
   CHECK(static_cast<const float*>(b.mapped)[1023] == 1.0f);
 }
+
+#ifndef TUNE_TEST_SANITIZED
+TEST_CASE("interop: a recorded hit with buffers recorded before allocates nothing") {
+  App app;
+  if (!app.setup(false)) skip_or_fail_without_vulkan("application setup: " + app.why);
+  constexpr int n = 1000;
+  constexpr VkDeviceSize bytes = n * sizeof(float);
+  constexpr int kHits = 50;
+  AppBuffer& x = app.make_buffer(bytes);
+  AppBuffer& y = app.make_buffer(bytes);
+  const auto x0 = random_floats(n, 21), y0 = random_floats(n, 22);
+  std::memcpy(x.mapped, x0.data(), bytes);
+  std::memcpy(y.mapped, y0.data(), bytes);
+  const float a = 0.5f;
+  auto dev = vulkan::open_device(app.external());
+  REQUIRE_MESSAGE(dev.ok(), dev.status().to_string());
+  {
+    auto bx = vulkan::wrap_buffer(**dev, x.buffer, 0, bytes).value();
+    auto by = vulkan::wrap_buffer(**dev, y.buffer, 0, bytes).value();
+    auto tuner = Autotuner::make(saxpy(), interop_options()).value();
+    const std::vector<ArgValue> args = {ArgValue::buf(*bx, ElemType::f32, n),
+                                        ArgValue::buf(*by, ElemType::f32, n), a, n};
+    VkCommandBuffer cb = app.begin();
+    const LaunchTarget target = LaunchTarget::command_buffer(cb);
+    // Tuned, then recorded; a first hit records with these buffers too. Both may allocate.
+    REQUIRE(tuner->run(**dev, args, target).ok());
+    REQUIRE(tuner->run(**dev, args, target).ok());
+    bool all_ok = true;
+    const std::size_t allocations = allocations_of([&] {
+      for (int i = 0; i < kHits; ++i) all_ok &= tuner->run(**dev, args, target).ok();
+    });
+    CHECK(all_ok);
+    CHECK_MESSAGE(allocations == 0, allocations << " allocations in " << kHits << " recorded hits");
+    app.submit_and_wait(cb);
+    // Every recorded dispatch ran, in order: y = a x + y, 2 + kHits times.
+    std::vector<float> want = y0;
+    for (int rep = 0; rep < 2 + kHits; ++rep)
+      for (int i = 0; i < n; ++i) want[static_cast<std::size_t>(i)] += a * x0[i];
+    check_close(static_cast<const float*>(y.mapped), want);
+  }
+}
+#endif

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cuda_driver.hpp"
+#include "cuda_open.hpp"
 #include "gpu_device.hpp"
 #include "nvrtc_compiler.hpp"
 #include "tune/backend/registry.hpp"
@@ -23,7 +24,7 @@ using gpu::FuncAttr;
 using gpu::Handle;
 
 const char* const kCallNames[] = {
-    "cuCtxSetCurrent",    "cuMemAlloc",           "cuMemFree",           "cuMemcpyHtoDAsync",
+    "cuCtxPushCurrent",   "cuMemAlloc",           "cuMemFree",           "cuMemcpyHtoDAsync",
     "cuMemcpyDtoHAsync",  "cuMemcpyDtoDAsync",    "cuMemsetD32Async",    "cuMemsetD8Async",
     "cuStreamCreate",     "cuStreamDestroy",      "cuStreamSynchronize", "cuModuleLoadData",
     "cuModuleUnload",     "cuModuleGetFunction",  "cuModuleGetGlobal",   "cuFuncGetAttribute",
@@ -84,10 +85,28 @@ class CudaApi final : public gpu::GpuApi {
     return classify_result(static_cast<CUresult>(code));
   }
 
-  int make_current() override {
+  // Pushed on the thread's context stack and popped again: whatever the application had
+  // current (another context, another device's, none) is current again afterwards.
+  int enter_current(gpu::SavedCurrent* saved) override {
     CUcontext cur = nullptr;
     if (d_.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == ctx_) return CUDA_SUCCESS;
-    return d_.cuCtxSetCurrent(ctx_);
+    const CUresult rc = d_.cuCtxPushCurrent(ctx_);
+    saved->changed = rc == CUDA_SUCCESS;
+    return rc;
+  }
+  void leave_current(const gpu::SavedCurrent&) noexcept override {
+    CUcontext popped = nullptr;
+    (void)d_.cuCtxPopCurrent(&popped);  // ours: pushed by enter_current on this thread
+  }
+  int relax_capture_mode(int* previous) override {
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    const CUresult rc = d_.cuThreadExchangeStreamCaptureMode(&mode);
+    *previous = static_cast<int>(mode);
+    return rc;
+  }
+  void restore_capture_mode(int previous) noexcept override {
+    auto mode = static_cast<CUstreamCaptureMode>(previous);
+    (void)d_.cuThreadExchangeStreamCaptureMode(&mode);
   }
   int mem_alloc(DevPtr* ptr, std::size_t bytes) override {
     return gpu::out_param<CUdeviceptr>(ptr,
@@ -255,110 +274,90 @@ Result<DeviceInfo> query_info(const Driver& d, CUdevice dev) {
   return info;
 }
 
-Result<int> device_count(const Driver** d) {
-  Status why;
-  *d = driver(&why);
-  if (*d == nullptr) return why;
+Result<int> device_count(const Driver& d) {
   int count = 0;
-  if (CUresult rc = (*d)->cuDeviceGetCount(&count); rc != CUDA_SUCCESS)
-    return call_failed(**d, "cuDeviceGetCount", rc);
+  if (CUresult rc = d.cuDeviceGetCount(&count); rc != CUDA_SUCCESS)
+    return call_failed(d, "cuDeviceGetCount", rc);
   if (count == 0) return Status(StatusCode::unavailable, "no CUDA device");
   return count;
 }
 
-Result<std::vector<DeviceListing>> list() {
-  const Driver* d = nullptr;
-  auto count = device_count(&d);
-  if (!count.ok()) return count.status();
+// The device of an application's context: asked with that context pushed on this thread's
+// stack, then popped (the thread's binding is as it was).
+Result<CUdevice> device_of(const Driver& d, CUcontext ctx) {
+  if (CUresult rc = d.cuCtxPushCurrent(ctx); rc != CUDA_SUCCESS)
+    return call_failed(d, "cuCtxPushCurrent (the application's context)", rc);
+  CUdevice dev = 0;
+  const CUresult rc = d.cuCtxGetDevice(&dev);
+  CUcontext popped = nullptr;
+  (void)d.cuCtxPopCurrent(&popped);
+  if (rc != CUDA_SUCCESS) return call_failed(d, "cuCtxGetDevice", rc);
+  return dev;
+}
+
+// A reference on the primary context of `dev`. A sticky error there (an earlier kernel of this
+// process faulted) is device_lost: the primary context belongs to the whole process (the
+// runtime API's, cuBLAS's...), so libtune never resets it; only the application may
+// (cudaDeviceReset / cuDevicePrimaryCtxReset), then open again.
+Result<CUcontext> retain_primary(const Driver& d, CUdevice dev) {
+  CUcontext ctx = nullptr;
+  const CUresult rc = d.cuDevicePrimaryCtxRetain(&ctx, dev);
+  if (rc == CUDA_SUCCESS) return ctx;
+  Status st = call_failed(d, "cuDevicePrimaryCtxRetain", rc);
+  if (classify_result(rc) != ErrorClass::sticky) return st;
+  return Status(StatusCode::device_lost,
+                st.message() +
+                    " (the process's primary context holds a sticky error; libtune never resets "
+                    "a context it shares: the application must reset it and open again)");
+}
+
+}  // namespace
+
+Result<std::vector<DeviceListing>> list(const Driver& d) {
+  TUNE_ASSIGN_OR_RETURN(const int count, device_count(d));
   std::vector<DeviceListing> out;
-  for (int i = 0; i < *count; ++i) {
+  for (int i = 0; i < count; ++i) {
     CUdevice dev = 0;
-    if (CUresult rc = d->cuDeviceGet(&dev, i); rc != CUDA_SUCCESS)
-      return call_failed(*d, "cuDeviceGet", rc);
-    auto info = query_info(*d, dev);
+    if (CUresult rc = d.cuDeviceGet(&dev, i); rc != CUDA_SUCCESS)
+      return call_failed(d, "cuDeviceGet", rc);
+    auto info = query_info(d, dev);
     if (!info.ok()) return info.status();
     out.push_back(gpu::listing_of(*info, i, "SMs"));
   }
   return out;
 }
 
-Result<std::unique_ptr<Device>> open(std::string_view selector) {
-  TUNE_ASSIGN_OR_RETURN(const auto devices, list());
+Result<std::unique_ptr<Device>> open_selected(const Driver& d, std::string_view selector) {
+  TUNE_ASSIGN_OR_RETURN(const auto devices, list(d));
   TUNE_ASSIGN_OR_RETURN(const int index, gpu::select_device(devices, selector, "CUDA"));
-  const Driver* d = driver(nullptr);
-  CUdevice dev = 0;
-  if (CUresult rc = d->cuDeviceGet(&dev, index); rc != CUDA_SUCCESS)
-    return call_failed(*d, "cuDeviceGet", rc);
-  TUNE_ASSIGN_OR_RETURN(DeviceInfo info, query_info(*d, dev));
-  CUcontext ctx = nullptr;
-  CUresult rc = d->cuDevicePrimaryCtxRetain(&ctx, dev);
-  if (classify_result(rc) == ErrorClass::sticky) {
-    // An earlier Device of this process hit a sticky error: the primary context is unusable
-    // for everyone (those Devices already report device_lost). Reset it so this one works.
-    if (CUresult reset = d->cuDevicePrimaryCtxReset(dev); reset != CUDA_SUCCESS)
-      return call_failed(*d, "cuDevicePrimaryCtxReset", reset);
-    rc = d->cuDevicePrimaryCtxRetain(&ctx, dev);
-  }
-  if (rc != CUDA_SUCCESS) return call_failed(*d, "cuDevicePrimaryCtxRetain", rc);
-  auto api = std::make_unique<CudaApi>(*d, dev, ctx);  // releases the context from here on
-  TUNE_ASSIGN_OR_RETURN(
-      auto made, gpu::GpuDevice::make(std::move(api), nvrtc_compiler(),
-                                      gpu::BinaryCache::open_default("cubin"), std::move(info)));
-  return std::unique_ptr<Device>(std::move(made));
+  OpenOptions options;
+  options.ordinal = index;
+  return open_on_context(d, options);
 }
 
-}  // namespace
-}  // namespace detail
-
-Result<std::unique_ptr<Device>> open_device(std::string_view selector) {
-  return detail::open(selector);
-}
-
-namespace detail {
-namespace {
-
-// A device on the application's context: the primary context of `options.ordinal` (retained
-// here, released by the CudaApi; never reset, even when it holds a sticky error: that error is
-// reported) or `options.context` (borrowed as is).
-Result<std::unique_ptr<Device>> open_on_context(const OpenOptions& options) {
-  const Driver* d = nullptr;
-  auto count = device_count(&d);
-  if (!count.ok()) return count.status();
+// The primary context of `options.ordinal` (retained here, released by the CudaApi) or
+// `options.context` (borrowed as is); neither is ever reset or destroyed.
+Result<std::unique_ptr<Device>> open_on_context(const Driver& d, const OpenOptions& options) {
+  TUNE_ASSIGN_OR_RETURN(const int count, device_count(d));
   CUdevice dev = 0;
   CUcontext ctx = static_cast<CUcontext>(options.context);
   const bool primary = ctx == nullptr;
   if (primary) {
-    if (options.ordinal < 0 || options.ordinal >= *count) {
+    if (options.ordinal < 0 || options.ordinal >= count) {
       return Status(StatusCode::not_found, "no CUDA device with ordinal " +
                                                std::to_string(options.ordinal) + " (" +
-                                               std::to_string(*count) + " devices)");
+                                               std::to_string(count) + " devices)");
     }
-    if (CUresult rc = d->cuDeviceGet(&dev, options.ordinal); rc != CUDA_SUCCESS)
-      return call_failed(*d, "cuDeviceGet", rc);
+    if (CUresult rc = d.cuDeviceGet(&dev, options.ordinal); rc != CUDA_SUCCESS)
+      return call_failed(d, "cuDeviceGet", rc);
   } else {
-    // The context's device: asked with the context current, the thread's previous one put back.
-    CUcontext previous = nullptr;
-    (void)d->cuCtxGetCurrent(&previous);
-    if (CUresult rc = d->cuCtxSetCurrent(ctx); rc != CUDA_SUCCESS)
-      return call_failed(*d, "cuCtxSetCurrent (the application's context)", rc);
-    const CUresult rc = d->cuCtxGetDevice(&dev);
-    (void)d->cuCtxSetCurrent(previous);
-    if (rc != CUDA_SUCCESS) return call_failed(*d, "cuCtxGetDevice", rc);
+    TUNE_ASSIGN_OR_RETURN(dev, device_of(d, ctx));
   }
-  TUNE_ASSIGN_OR_RETURN(DeviceInfo info, query_info(*d, dev));
+  TUNE_ASSIGN_OR_RETURN(DeviceInfo info, query_info(d, dev));
   if (primary) {
-    if (CUresult rc = d->cuDevicePrimaryCtxRetain(&ctx, dev); rc != CUDA_SUCCESS) {
-      Status st = call_failed(*d, "cuDevicePrimaryCtxRetain", rc);
-      if (classify_result(rc) == ErrorClass::sticky) {
-        st = Status(StatusCode::device_lost,
-                    st.message() +
-                        " (the application's primary context holds a sticky error; "
-                        "libtune does not reset a context it did not create)");
-      }
-      return st;
-    }
+    TUNE_ASSIGN_OR_RETURN(ctx, retain_primary(d, dev));
   }
-  auto api = std::make_unique<CudaApi>(*d, dev, ctx, /*retained=*/primary);
+  auto api = std::make_unique<CudaApi>(d, dev, ctx, /*retained=*/primary);
   std::optional<gpu::Handle> stream;
   if (options.use_stream) stream = options.stream;
   TUNE_ASSIGN_OR_RETURN(auto made, gpu::GpuDevice::make(std::move(api), nvrtc_compiler(),
@@ -367,18 +366,36 @@ Result<std::unique_ptr<Device>> open_on_context(const OpenOptions& options) {
   return std::unique_ptr<Device>(std::move(made));
 }
 
-}  // namespace
 }  // namespace detail
 
+namespace {
+// The process's driver, or why there is none.
+Result<const detail::Driver*> loaded_driver() {
+  Status why;
+  const detail::Driver* d = detail::driver(&why);
+  if (d == nullptr) return why;
+  return d;
+}
+}  // namespace
+
+Result<std::unique_ptr<Device>> open_device(std::string_view selector) {
+  TUNE_ASSIGN_OR_RETURN(const detail::Driver* d, loaded_driver());
+  return detail::open_selected(*d, selector);
+}
+
 Result<std::unique_ptr<Device>> open_device(const OpenOptions& options) {
-  return detail::open_on_context(options);
+  TUNE_ASSIGN_OR_RETURN(const detail::Driver* d, loaded_driver());
+  return detail::open_on_context(*d, options);
 }
 
 Result<Buffer> wrap_buffer(Device& dev, std::uint64_t device_ptr, std::uint64_t bytes) {
   return gpu::wrap_buffer(dev, "cuda", device_ptr, bytes);
 }
 
-Result<std::vector<DeviceListing>> list_devices() { return detail::list(); }
+Result<std::vector<DeviceListing>> list_devices() {
+  TUNE_ASSIGN_OR_RETURN(const detail::Driver* d, loaded_driver());
+  return detail::list(*d);
+}
 
 Status driver_status() {
   Status why;

@@ -19,12 +19,13 @@ namespace tune::cuda::detail {
   X(cuDeviceGetAttribute)                \
   X(cuDeviceTotalMem)                    \
   X(cuDevicePrimaryCtxRetain)            \
-  X(cuDevicePrimaryCtxReset)             \
   X(cuDevicePrimaryCtxRelease)           \
-  X(cuCtxSetCurrent)                     \
+  X(cuCtxPushCurrent)                    \
+  X(cuCtxPopCurrent)                     \
   X(cuCtxGetCurrent)                     \
   X(cuCtxGetDevice)                      \
   X(cuStreamIsCapturing)                 \
+  X(cuThreadExchangeStreamCaptureMode)   \
   X(cuStreamWaitEvent)                   \
   X(cuMemGetAddressRange)                \
   X(cuStreamCreate)                      \
@@ -52,7 +53,10 @@ namespace tune::cuda::detail {
   X(cuGetErrorName)                      \
   X(cuGetErrorString)
 
-// Function pointers, one per entry point, named as cuda.h names them.
+// Function pointers, one per entry point, named as cuda.h names them. There is deliberately no
+// entry that resets or destroys a context (cuDevicePrimaryCtxReset, cuCtxDestroy, cuCtxCreate):
+// libtune works on the application's context or the process's primary context, both shared,
+// and never repairs them (a sticky error is reported as device_lost); tests assert the absence.
 struct Driver {
 #define TUNE_CUDA_DECLARE_ENTRY(name) decltype(&::name) name = nullptr;
   TUNE_CUDA_DRIVER_ENTRY_POINTS(TUNE_CUDA_DECLARE_ENTRY)

@@ -6,8 +6,8 @@
 // Every method returns the vendor's raw result code (0 = success) so that GpuDevice can name
 // the call and classify the error in one place. Handles are the vendor's opaque pointers
 // (CUmodule, hipFunction_t, ...) carried as void*; device pointers as 64-bit integers.
-// Thread safety: methods may be called from any thread after make_current() on that thread;
-// the adaptor itself holds no mutable state beyond what its driver guards.
+// Thread safety: methods may be called from any thread inside enter_current() / leave_current()
+// on that thread; the adaptor itself holds no mutable state beyond what its driver guards.
 #pragma once
 
 #include <cstddef>
@@ -24,7 +24,7 @@ using Handle = void*;
 
 // Calls GpuDevice makes, for error messages ("cuLaunchKernel" / "hipModuleLaunchKernel").
 enum class Call : std::uint8_t {
-  make_current,
+  enter_current,
   mem_alloc,
   mem_free,
   memcpy_htod,
@@ -79,6 +79,12 @@ int out_param(Out* out, Fn&& fn) {
   return rc;
 }
 
+// What enter_current() changed on the calling thread, for leave_current() to undo.
+struct SavedCurrent {
+  bool changed = false;
+  std::intptr_t previous = 0;  // the vendor's previous binding where it must be kept (HIP)
+};
+
 class GpuApi {
  public:
   virtual ~GpuApi() = default;
@@ -88,8 +94,22 @@ class GpuApi {
   virtual std::string error_text(int code) const = 0;
   virtual ErrorClass classify(int code) const noexcept = 0;
 
-  // Binds this device (its context) to the calling thread; cheap when already bound.
-  virtual int make_current() = 0;
+  // Binds this device's context to the calling thread for one libtune call, leaving in
+  // `saved` what leave_current() needs to give the thread back the binding it had (CUDA:
+  // cuCtxPushCurrent, undone by cuCtxPopCurrent; HIP: hipSetDevice, undone by hipSetDevice of
+  // the previous device). Nothing changes (saved->changed false) when the context is already
+  // current: one thread-local read, the usual case on a hit. GpuDevice calls these through
+  // CurrentScope (gpu_device.hpp) only.
+  virtual int enter_current(SavedCurrent* saved) = 0;
+  virtual void leave_current(const SavedCurrent& saved) noexcept = 0;
+  // For loading a module while some stream captures a graph: a capture begun in global (or, on
+  // this thread, thread-local) mode forbids "potentially unsafe" calls such as module loading,
+  // and a refused call would invalidate the application's capture. Sets the calling thread's
+  // capture-interaction mode to relaxed and stores the previous one in `previous`
+  // (cuThreadExchangeStreamCaptureMode / hipThreadExchangeStreamCaptureMode);
+  // restore_capture_mode puts it back. Thread-local, cheap; no effect without a capture.
+  virtual int relax_capture_mode(int* previous) = 0;
+  virtual void restore_capture_mode(int previous) noexcept = 0;
 
   virtual int mem_alloc(DevPtr* ptr, std::size_t bytes) = 0;
   virtual int mem_free(DevPtr ptr) = 0;

@@ -15,12 +15,31 @@ constexpr std::uint32_t kDefaultSharedLimit = 48 * 1024;  // without the opt-in 
 constexpr std::size_t kMaxArgs = 64;
 constexpr std::uint64_t kDefaultFlushBytes = 256ull << 20;  // when the L2 size is unknown
 
+// The calling thread may load modules while an application's stream captures a graph in
+// global mode (a CaptureMiss::fallback compiles its variant then): relaxed for one scope, the
+// thread's own mode put back after.
+class RelaxedCaptureScope {
+ public:
+  explicit RelaxedCaptureScope(GpuApi& api) noexcept
+      : api_(api), relaxed_(api.relax_capture_mode(&previous_) == 0) {}
+  ~RelaxedCaptureScope() {
+    if (relaxed_) api_.restore_capture_mode(previous_);
+  }
+  RelaxedCaptureScope(const RelaxedCaptureScope&) = delete;
+  RelaxedCaptureScope& operator=(const RelaxedCaptureScope&) = delete;
+
+ private:
+  GpuApi& api_;
+  int previous_ = 0;
+  bool relaxed_;
+};
+
 }  // namespace
 
 GpuBuffer::~GpuBuffer() {
   if (ptr_ != 0 && owned_) {
     GpuApi& api = owner_->api();
-    (void)api.make_current();
+    const CurrentScope current(api);
     (void)api.mem_free(ptr_);  // nothing to report from a destructor; a lost device leaks
   }
 }
@@ -40,7 +59,7 @@ GpuKernel::GpuKernel(GpuDevice* owner, Handle module, Handle function, std::stri
 
 GpuKernel::~GpuKernel() {
   GpuApi& api = owner_->api();
-  (void)api.make_current();
+  const CurrentScope current(api);
   (void)api.module_unload(module_);
 }
 
@@ -51,8 +70,8 @@ Result<std::unique_ptr<GpuDevice>> GpuDevice::make(std::unique_ptr<GpuApi> api,
                                                    std::optional<Handle> app_stream) {
   std::unique_ptr<GpuDevice> dev(
       new GpuDevice(std::move(api), std::move(compiler), std::move(cache), std::move(info)));
-  if (int rc = dev->api_->make_current(); rc != 0)
-    return dev->fail(Call::make_current, rc, StatusCode::unavailable);
+  const CurrentScope current(*dev->api_);
+  TUNE_RETURN_IF_ERROR(dev->entered(current));
   if (app_stream) {
     dev->stream_ = *app_stream;
     dev->own_stream_ = false;
@@ -73,7 +92,7 @@ GpuDevice::GpuDevice(std::unique_ptr<GpuApi> api, std::shared_ptr<RtcCompiler> c
 // The application's stream is synchronised (libtune's work on it must end before its events
 // and scratch buffer go), never destroyed.
 GpuDevice::~GpuDevice() {
-  (void)api_->make_current();
+  const CurrentScope current(*api_);
   if (stream_ != nullptr || !own_stream_) (void)api_->stream_sync(stream_);
   for (Handle e : events_) (void)api_->event_destroy(e);
   if (flush_ptr_ != 0) (void)api_->mem_free(flush_ptr_);
@@ -88,7 +107,9 @@ Status GpuDevice::fail(Call call, int code, StatusCode fallback, std::string_vie
   msg += api_->error_text(code);
   switch (api_->classify(code)) {
     case ErrorClass::sticky: {
-      msg += " (a sticky error: the context is unusable; reopen the device)";
+      // Never reset here: the context is shared with the application (and the primary one
+      // with every runtime-API user of the process); only the application may reset it.
+      msg += " (a sticky error: the context is unusable until the application resets it)";
       std::lock_guard<std::mutex> lock(lost_mutex_);
       if (!lost_.load()) {
         lost_reason_ = msg;
@@ -106,6 +127,11 @@ Status GpuDevice::fail(Call call, int code, StatusCode fallback, std::string_vie
       break;
   }
   return Status(fallback, msg);
+}
+
+Status GpuDevice::entered(const CurrentScope& scope) {
+  return scope.rc() == 0 ? Status{}
+                         : fail(Call::enter_current, scope.rc(), StatusCode::unavailable);
 }
 
 Status GpuDevice::check_lost() const {
@@ -135,8 +161,8 @@ Result<const GpuKernel*> GpuDevice::kernel_of(const CompiledKernel& k) const {
 
 Result<Buffer> GpuDevice::alloc(std::uint64_t bytes) {
   TUNE_RETURN_IF_ERROR(check_lost());
-  if (int rc = api_->make_current(); rc != 0)
-    return fail(Call::make_current, rc, StatusCode::unavailable);
+  const CurrentScope current(*api_);
+  TUNE_RETURN_IF_ERROR(entered(current));
   // Zero bytes is a caller's mistake on every backend (the conformance suite holds all alike).
   if (bytes == 0) return Status(StatusCode::invalid_argument, "alloc: a buffer of zero bytes");
   DevPtr ptr = 0;
@@ -167,8 +193,8 @@ Status GpuDevice::upload(DeviceBuffer& dst, const void* src, std::uint64_t bytes
   if (bytes == 0) return {};
   std::lock_guard<std::mutex> lock(queue_mutex_);
   TUNE_RETURN_IF_ERROR(check_lost());
-  if (int rc = api_->make_current(); rc != 0)
-    return fail(Call::make_current, rc, StatusCode::unavailable);
+  const CurrentScope current(*api_);
+  TUNE_RETURN_IF_ERROR(entered(current));
   if (int rc = api_->memcpy_htod((*b)->ptr() + offset, src, bytes, stream_); rc != 0)
     return fail(Call::memcpy_htod, rc, StatusCode::internal, "upload");
   // Synchronous so the caller may reuse `src` at once whatever the runtime's staging rules.
@@ -185,8 +211,8 @@ Status GpuDevice::download(const DeviceBuffer& src, void* dst, std::uint64_t byt
   if (bytes == 0) return {};
   std::lock_guard<std::mutex> lock(queue_mutex_);
   TUNE_RETURN_IF_ERROR(check_lost());
-  if (int rc = api_->make_current(); rc != 0)
-    return fail(Call::make_current, rc, StatusCode::unavailable);
+  const CurrentScope current(*api_);
+  TUNE_RETURN_IF_ERROR(entered(current));
   if (int rc = api_->memcpy_dtoh(dst, (*b)->ptr() + offset, bytes, stream_); rc != 0)
     return fail(Call::memcpy_dtoh, rc, StatusCode::internal, "download");
   if (int rc = api_->stream_sync(stream_); rc != 0)
@@ -207,8 +233,8 @@ Status GpuDevice::fill(DeviceBuffer& dst, std::uint32_t pattern, std::uint64_t b
   if (bytes == 0) return {};
   std::lock_guard<std::mutex> lock(queue_mutex_);
   TUNE_RETURN_IF_ERROR(check_lost());
-  if (int rc = api_->make_current(); rc != 0)
-    return fail(Call::make_current, rc, StatusCode::unavailable);
+  const CurrentScope current(*api_);
+  TUNE_RETURN_IF_ERROR(entered(current));
   if (int rc = api_->memset_d32((*b)->ptr() + offset, pattern, bytes / 4, stream_); rc != 0)
     return fail(Call::memset_d32, rc, StatusCode::internal, "fill");
   return {};
@@ -224,8 +250,8 @@ Status GpuDevice::copy(DeviceBuffer& dst, const DeviceBuffer& src, std::uint64_t
   if (bytes == 0) return {};
   std::lock_guard<std::mutex> lock(queue_mutex_);
   TUNE_RETURN_IF_ERROR(check_lost());
-  if (int rc = api_->make_current(); rc != 0)
-    return fail(Call::make_current, rc, StatusCode::unavailable);
+  const CurrentScope current(*api_);
+  TUNE_RETURN_IF_ERROR(entered(current));
   if (int rc = api_->memcpy_dtod((*d)->ptr(), (*s)->ptr(), bytes, stream_); rc != 0)
     return fail(Call::memcpy_dtod, rc, StatusCode::internal, "copy");
   return {};
@@ -236,8 +262,9 @@ Result<std::unique_ptr<CompiledKernel>> GpuDevice::compile(const KernelSource& s
   TUNE_RETURN_IF_ERROR(check_lost());
   auto out = compile_for(*compiler_, info_.arch, source, config, cache_.get());
   if (!out.ok()) return out.status();
-  if (int rc = api_->make_current(); rc != 0)
-    return fail(Call::make_current, rc, StatusCode::unavailable);
+  const CurrentScope current(*api_);
+  TUNE_RETURN_IF_ERROR(entered(current));
+  const RelaxedCaptureScope relaxed(*api_);  // module loading during an application's capture
 
   const std::string name = source.entry + "{" + config.to_string() + "}";
   Handle module = nullptr;
@@ -365,8 +392,8 @@ Status GpuDevice::launch(const CompiledKernel& kernel, const LaunchDims& dims, A
 Status GpuDevice::launch_locked(const GpuKernel& kernel, const LaunchDims& dims, ArgList args,
                                 Handle stream) {
   TUNE_RETURN_IF_ERROR(check_lost());
-  if (int rc = api_->make_current(); rc != 0)
-    return fail(Call::make_current, rc, StatusCode::unavailable);
+  const CurrentScope current(*api_);
+  TUNE_RETURN_IF_ERROR(entered(current));
   const std::uint32_t max_threads = kernel.resources().max_threads != 0
                                         ? kernel.resources().max_threads
                                         : info_.max_threads_per_block;
@@ -529,8 +556,8 @@ Result<std::vector<double>> GpuDevice::time(const CompiledKernel& kernel, const 
   TUNE_RETURN_IF_ERROR(check_resets(plan.resets));
   std::lock_guard<std::mutex> lock(queue_mutex_);
   TUNE_RETURN_IF_ERROR(check_lost());
-  if (int rc = api_->make_current(); rc != 0)
-    return fail(Call::make_current, rc, StatusCode::unavailable);
+  const CurrentScope current(*api_);
+  TUNE_RETURN_IF_ERROR(entered(current));
   if (plan.flush_l2) TUNE_RETURN_IF_ERROR(ensure_flush_buffer());
   const auto reps = static_cast<std::size_t>(plan.reps);
   TUNE_RETURN_IF_ERROR(ensure_events(reps));
@@ -563,8 +590,8 @@ Result<std::vector<double>> GpuDevice::time(const CompiledKernel& kernel, const 
 Status GpuDevice::synchronize() {
   std::lock_guard<std::mutex> lock(queue_mutex_);
   TUNE_RETURN_IF_ERROR(check_lost());
-  if (int rc = api_->make_current(); rc != 0)
-    return fail(Call::make_current, rc, StatusCode::unavailable);
+  const CurrentScope current(*api_);
+  TUNE_RETURN_IF_ERROR(entered(current));
   if (int rc = api_->stream_sync(stream_); rc != 0)
     return fail(Call::stream_sync, rc, StatusCode::launch_failed, "synchronize");
   return {};
@@ -596,8 +623,8 @@ Result<bool> GpuDevice::capturing(const LaunchTarget& target) {
   auto stream = target_stream(target, "capturing");
   if (!stream.ok()) return stream.status();
   TUNE_RETURN_IF_ERROR(check_lost());
-  if (int rc = api_->make_current(); rc != 0)
-    return fail(Call::make_current, rc, StatusCode::unavailable);
+  const CurrentScope current(*api_);
+  TUNE_RETURN_IF_ERROR(entered(current));
   bool on = false;
   if (int rc = api_->stream_is_capturing(&on, *stream); rc != 0)
     return fail(Call::stream_is_capturing, rc, StatusCode::invalid_argument, target.to_string());
@@ -607,8 +634,8 @@ Result<bool> GpuDevice::capturing(const LaunchTarget& target) {
 Status GpuDevice::order(Handle waiter, Handle signaller, std::string_view what) {
   if (waiter == signaller) return {};
   TUNE_RETURN_IF_ERROR(check_lost());
-  if (int rc = api_->make_current(); rc != 0)
-    return fail(Call::make_current, rc, StatusCode::unavailable);
+  const CurrentScope current(*api_);
+  TUNE_RETURN_IF_ERROR(entered(current));
   Handle event = nullptr;
   if (int rc = api_->event_create_ordering(&event); rc != 0)
     return fail(Call::event_create, rc, StatusCode::internal, what);
@@ -641,8 +668,8 @@ Result<Buffer> GpuDevice::wrap(DevPtr ptr, std::uint64_t bytes) {
                   "wrap_buffer: a null pointer or zero bytes (" + std::to_string(bytes) + ")");
   }
   TUNE_RETURN_IF_ERROR(check_lost());
-  if (int rc = api_->make_current(); rc != 0)
-    return fail(Call::make_current, rc, StatusCode::unavailable);
+  const CurrentScope current(*api_);
+  TUNE_RETURN_IF_ERROR(entered(current));
   DevPtr base = 0;
   std::size_t size = 0;
   if (int rc = api_->mem_get_address_range(&base, &size, ptr); rc != 0) {

@@ -7,7 +7,10 @@
 // module loading is thread-safe in both runtimes); every queue operation (copies, launches,
 // timing) takes one lock, never re-entered: a TimingPlan's resets are stream operations
 // recorded inside time(), not calls back into the device. A sticky error marks the device lost:
-// later queue operations fail fast with device_lost.
+// later queue operations fail fast with device_lost; the context is never reset or destroyed
+// (it is the application's, or the process's primary context, shared with the runtime API).
+// The calling thread's current context (CUDA) or device (HIP) is the same after every call as
+// before it: each call binds the device's context inside a CurrentScope only.
 #pragma once
 
 #include <atomic>
@@ -25,6 +28,26 @@
 namespace tune::gpu {
 
 class GpuDevice;
+
+// The device's context current on the calling thread for one scope; the thread's previous one
+// is put back when the scope ends (an application thread's binding is never changed behind its
+// back). Nests: an inner scope finds the context current and does nothing. rc() is the vendor
+// result of binding it (0: bound); on failure nothing is put back because nothing changed.
+class CurrentScope {
+ public:
+  explicit CurrentScope(GpuApi& api) noexcept : api_(api), rc_(api.enter_current(&saved_)) {}
+  ~CurrentScope() {
+    if (rc_ == 0 && saved_.changed) api_.leave_current(saved_);
+  }
+  CurrentScope(const CurrentScope&) = delete;
+  CurrentScope& operator=(const CurrentScope&) = delete;
+  int rc() const noexcept { return rc_; }
+
+ private:
+  GpuApi& api_;
+  SavedCurrent saved_;
+  int rc_;
+};
 
 class GpuBuffer final : public DeviceBuffer {
  public:
@@ -124,6 +147,8 @@ class GpuDevice : public Device {
   Result<const GpuBuffer*> buffer_of(const DeviceBuffer& b, std::string_view what) const;
   Result<const GpuKernel*> kernel_of(const CompiledKernel& k) const;
   Status check_lost() const;
+  // Ok when `scope` bound the context; else the failure, naming the call (unavailable).
+  Status entered(const CurrentScope& scope);
   // Launch on `stream` without taking the lock (callers hold it for the device's own stream).
   // Validates dims against the variant.
   Status launch_locked(const GpuKernel& kernel, const LaunchDims& dims, ArgList args,

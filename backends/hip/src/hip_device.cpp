@@ -84,10 +84,28 @@ class HipApi final : public gpu::GpuApi {
     }
   }
 
-  int make_current() override {
+  // HIP binds a device per thread (its primary context): the thread's previous device is
+  // set again on leaving, so an application thread that hipSetDevice'd another GPU keeps it.
+  int enter_current(gpu::SavedCurrent* saved) override {
     int cur = -1;
     if (hipGetDevice(&cur) == hipSuccess && cur == ordinal_) return hipSuccess;
-    return hipSetDevice(ordinal_);
+    const hipError_t rc = hipSetDevice(ordinal_);
+    saved->changed = rc == hipSuccess && cur >= 0;
+    saved->previous = cur;
+    return rc;
+  }
+  void leave_current(const gpu::SavedCurrent& saved) noexcept override {
+    (void)hipSetDevice(static_cast<int>(saved.previous));
+  }
+  int relax_capture_mode(int* previous) override {
+    hipStreamCaptureMode mode = hipStreamCaptureModeRelaxed;
+    const hipError_t rc = hipThreadExchangeStreamCaptureMode(&mode);
+    *previous = static_cast<int>(mode);
+    return rc;
+  }
+  void restore_capture_mode(int previous) noexcept override {
+    auto mode = static_cast<hipStreamCaptureMode>(previous);
+    (void)hipThreadExchangeStreamCaptureMode(&mode);
   }
   int mem_alloc(DevPtr* ptr, std::size_t bytes) override {
     return gpu::out_param<void*>(ptr, [&](void** p) { return hipMalloc(p, bytes); });

@@ -13,7 +13,8 @@ struct Packed {
   bool is_float = false;
 };
 
-Result<Packed> pack(const ArgValue& a, const std::string& where) {
+// A scalar that is not a 16-bit float (checked by the caller).
+Packed pack(const ArgValue& a) {
   Packed p;
   p.bits = a.bits;
   switch (a.type) {
@@ -32,30 +33,31 @@ Result<Packed> pack(const ArgValue& a, const std::string& where) {
     case ElemType::i16:
       p.bits = static_cast<std::uint32_t>(static_cast<std::int32_t>(a.as_int()));
       break;
-    case ElemType::f16:
-    case ElemType::bf16:
-      return Status(StatusCode::invalid_argument,
-                    where + ": 16-bit float scalars cannot be push constants; pass f32");
     default:
       break;
   }
   return p;
 }
 
-// The state of one binding: arguments are added in call order.
+// How an argument is named in messages: "argument 2 (f32)". Built on error paths only.
+std::string where(const ArgValue& a, std::size_t i) {
+  return "argument " + std::to_string(i) + " (" + std::string(to_string(a.type)) + ")";
+}
+
+// The state of one binding: arguments are added in call order, into `out`.
 class Binder {
  public:
-  Binder(const SpirvInfo& si, const BufferLookup& lookup) : si_(si), lookup_(lookup) {
+  Binder(const SpirvInfo& si, const BufferLookup& lookup, BoundArgs* out)
+      : si_(si), lookup_(lookup), out_(*out) {
+    out_.buffers.clear();
     out_.push.assign(si.push_bytes, 0);
   }
 
   Status add(const ArgValue& a, std::size_t i) {
-    const std::string where =
-        "argument " + std::to_string(i) + " (" + std::string(to_string(a.type)) + ")";
-    return a.kind == ArgKind::buffer ? add_buffer(a, where) : add_scalar(a, where);
+    return a.kind == ArgKind::buffer ? add_buffer(a, i) : add_scalar(a, i);
   }
 
-  Result<BoundArgs> finish() {
+  Status finish() {
     if (!si_.bindings.empty() && si_.bindings.back() >= nbuffer_) {
       return Status(StatusCode::invalid_argument,
                     "the shader binds storage buffer " + std::to_string(si_.bindings.back()) +
@@ -68,17 +70,21 @@ class Binder {
                         " members but the call passes " + std::to_string(nscalar_) +
                         " scalar arguments");
     }
-    return std::move(out_);
+    return Status::ok_status();
   }
 
  private:
-  Status add_buffer(const ArgValue& a, const std::string& where) {
-    if (a.buffer == nullptr) return Status(StatusCode::invalid_argument, where + ": null buffer");
-    auto b = lookup_(*a.buffer, where);
-    if (!b.ok()) return b.status();
+  Status add_buffer(const ArgValue& a, std::size_t i) {
+    if (a.buffer == nullptr)
+      return Status(StatusCode::invalid_argument, where(a, i) + ": null buffer");
+    const std::optional<VkDescriptorBufferInfo> b = lookup_(*a.buffer);
+    if (!b) {
+      return Status(StatusCode::invalid_argument,
+                    where(a, i) + ": the buffer was not allocated by this Vulkan device");
+    }
     const std::uint64_t need = a.count * size_of(a.type);
     if (need > a.buffer->size_bytes()) {
-      return Status(StatusCode::invalid_argument, where + ": " + std::to_string(a.count) +
+      return Status(StatusCode::invalid_argument, where(a, i) + ": " + std::to_string(a.count) +
                                                       " elements need " + std::to_string(need) +
                                                       " bytes but the buffer holds " +
                                                       std::to_string(a.buffer->size_bytes()));
@@ -89,35 +95,38 @@ class Binder {
     return Status::ok_status();
   }
 
-  Status add_scalar(const ArgValue& a, const std::string& where) {
-    auto p = pack(a, where);
-    if (!p.ok()) return p.status();
+  Status add_scalar(const ArgValue& a, std::size_t i) {
+    if (a.type == ElemType::f16 || a.type == ElemType::bf16) {
+      return Status(StatusCode::invalid_argument,
+                    where(a, i) + ": 16-bit float scalars cannot be push constants; pass f32");
+    }
+    const Packed p = pack(a);
     if (si_.push.empty()) return Status::ok_status();  // no scalar is used by this variant
-    offset_ = (offset_ + p->size - 1) / p->size * p->size;
+    offset_ = (offset_ + p.size - 1) / p.size * p.size;
     if (nscalar_ >= si_.push.size()) {
       return Status(StatusCode::invalid_argument,
-                    where + ": the shader's push-constant block has " +
+                    where(a, i) + ": the shader's push-constant block has " +
                         std::to_string(si_.push.size()) + " members, fewer than the scalar " +
                         "arguments given");
     }
     const PushMember& m = si_.push[nscalar_];
-    if (m.bytes != p->size || m.is_float != p->is_float || m.offset != offset_) {
+    if (m.bytes != p.size || m.is_float != p.is_float || m.offset != offset_) {
       return Status(StatusCode::invalid_argument,
-                    where + " is scalar #" + std::to_string(nscalar_) + ", packed as " +
-                        std::to_string(p->size) + "-byte " + (p->is_float ? "float" : "integer") +
+                    where(a, i) + " is scalar #" + std::to_string(nscalar_) + ", packed as " +
+                        std::to_string(p.size) + "-byte " + (p.is_float ? "float" : "integer") +
                         " at offset " + std::to_string(offset_) + ", but the shader declares a " +
                         std::to_string(m.bytes) + "-byte " + (m.is_float ? "float" : "integer") +
                         " at offset " + std::to_string(m.offset));
     }
-    std::memcpy(out_.push.data() + offset_, &p->bits, p->size);  // little-endian hosts
-    offset_ += p->size;
+    std::memcpy(out_.push.data() + offset_, &p.bits, p.size);  // little-endian hosts
+    offset_ += p.size;
     ++nscalar_;
     return Status::ok_status();
   }
 
   const SpirvInfo& si_;
   const BufferLookup& lookup_;
-  BoundArgs out_;
+  BoundArgs& out_;
   std::size_t nscalar_ = 0;
   std::uint32_t nbuffer_ = 0;
   std::uint32_t offset_ = 0;
@@ -125,8 +134,9 @@ class Binder {
 
 }  // namespace
 
-Result<BoundArgs> bind_arguments(const SpirvInfo& si, ArgList args, const BufferLookup& lookup) {
-  Binder binder(si, lookup);
+Status bind_arguments(const SpirvInfo& si, ArgList args, const BufferLookup& lookup,
+                      BoundArgs* out) {
+  Binder binder(si, lookup, out);
   for (std::size_t i = 0; i < args.size(); ++i) TUNE_RETURN_IF_ERROR(binder.add(args[i], i));
   return binder.finish();
 }

@@ -10,12 +10,16 @@
 // Ownership: BoundArgs holds the buffers' VkBuffer handles (with the offset and range a
 // wrapped application buffer binds), borrowed for one launch.
 // Thread safety: reentrant (no state of its own). Blocking: none.
+// Allocation: none when `out` already has the capacity (a BoundArgs reused for the same
+// kernel's launches: a dispatch recorded into an application's command buffer allocates
+// nothing); error messages are built only on the error path.
 #pragma once
 
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,12 +37,12 @@ struct BoundArgs {
   std::vector<std::uint8_t> push;  // the push-constant block's bytes
 };
 
-// The VkBuffer range of a buffer argument; invalid_argument, naming `where`, for a buffer that
-// is not the device's.
-using BufferLookup =
-    std::function<Result<VkDescriptorBufferInfo>(const DeviceBuffer&, const std::string& where)>;
+// The VkBuffer range of a buffer argument; nullopt for a buffer that is not the device's.
+using BufferLookup = std::function<std::optional<VkDescriptorBufferInfo>(const DeviceBuffer&)>;
 
-// invalid_argument, naming the argument, for anything that does not match the shader.
-Result<BoundArgs> bind_arguments(const SpirvInfo& si, ArgList args, const BufferLookup& lookup);
+// Fills `*out` (its previous contents replaced, its capacity kept); invalid_argument, naming
+// the argument, for anything that does not match the shader.
+Status bind_arguments(const SpirvInfo& si, ArgList args, const BufferLookup& lookup,
+                      BoundArgs* out);
 
 }  // namespace tune::vk

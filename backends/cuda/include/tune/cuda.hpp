@@ -19,7 +19,8 @@
 namespace tune::cuda {
 
 // Opens a CUDA device: `selector` is an index or a name substring; empty: device 0.
-// Same as tune::open_device("cuda:<selector>").
+// Same as tune::open_device("cuda:<selector>"). On the device's primary context, retained and
+// never reset: device_lost when it holds a sticky error (tune/cuda_hip.hpp).
 Result<std::unique_ptr<Device>> open_device(std::string_view selector = {});
 // Every device the driver reports; unavailable (with the reason) without a driver.
 Result<std::vector<DeviceListing>> list_devices();
@@ -46,7 +47,7 @@ void* native_stream(const Device& device);            // CUstream
 // A driver entry point by its exported name ("cuLaunchKernel"), or nullptr.
 void* driver_symbol(const char* name);
 
-// --- Using libtune inside a CUDA application ---------------------------------------------------
+// --- Using libtune inside a CUDA application (the rules: tune/cuda_hip.hpp) --------------------
 //
 // A Device on the application's context, and optionally its stream as the device's queue.
 // Handles are void* (CUcontext, CUstream) so that this header needs no cuda.h.
@@ -79,10 +80,5 @@ Result<Buffer> wrap_buffer(Device& dev, std::uint64_t device_ptr, std::uint64_t 
 inline Result<Buffer> wrap_pointer(Device& dev, const void* ptr, std::uint64_t bytes) {
   return wrap_buffer(dev, reinterpret_cast<std::uintptr_t>(ptr), bytes);
 }
-// Then: tuner->run(dev, args, tune::LaunchTarget::stream(my_stream)) launches on the
-// application's stream (a known key: asynchronous, no lock, no allocation, no synchronisation;
-// a new key: tuned on the device's queue, ordered after the work already on my_stream, and work
-// queued on my_stream later waits for it). While my_stream captures a graph, a known key is
-// captured like any launch and a new key follows AutotunerOptions::capture_miss.
 
 }  // namespace tune::cuda

@@ -43,8 +43,8 @@ Result<std::string> compile_binary(std::string_view arch, const KernelSource& so
 void* native_function(const CompiledKernel& kernel);
 void* native_stream(const Device& device);
 
-// --- Using libtune inside a HIP application (as tune/cuda.hpp; compile-tested only: no AMD GPU
-// exists on any machine we have, so this path has never run) ------------------------------------
+// --- Using libtune inside a HIP application (the rules: tune/cuda_hip.hpp; compile-tested only:
+// no AMD GPU exists on any machine we have, so this path has never run) --------------------------
 struct OpenOptions {
   // The device (HIP's context is the device's primary one, shared with the application).
   // Negative: the calling thread's current device (hipGetDevice).
