@@ -331,7 +331,7 @@ TEST_CASE("a sticky error is device_lost and stays so; no context is reset or de
     Status st = dev->launch_on(*k, kDims, args, LaunchTarget::stream(nullptr));
     CHECK(st.code() == StatusCode::device_lost);
     CHECK(st.message().find("CUDA_ERROR_ILLEGAL_ADDRESS") != std::string::npos);
-    CHECK(st.message().find("until the application resets it") != std::string::npos);
+    CHECK(st.message().find("until it is relaunched") != std::string::npos);
     g.launch_result = CUDA_SUCCESS;  // whatever the driver says now, the device stays lost
     CHECK(dev->launch(*k, kDims, args).code() == StatusCode::device_lost);
     CHECK(dev->synchronize().code() == StatusCode::device_lost);

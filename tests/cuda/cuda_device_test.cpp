@@ -178,23 +178,16 @@ TEST_CASE("an illegal address is device_lost and the device stays lost") {
   buf->reset();
   dev.reset();
   // libtune never resets the primary context (it is the whole process's): a new device on it
-  // is lost too, until the application resets it, as this test does (so later cases run when
-  // the whole binary runs in one process).
-  {
-    auto again = tune::open_device("cuda");
-    CHECK_MESSAGE(!again.ok(), "a device opened on a context holding a sticky error");
-    if (!again.ok()) CHECK(again.status().code() == tune::StatusCode::device_lost);
+  // is lost too. The application cannot repair it either: after an illegal address CUDA keeps
+  // the process unusable (on the H200, 2026-12-01, a cuDevicePrimaryCtxReset returned success
+  // and the next retain still failed with CUDA_ERROR_ILLEGAL_ADDRESS). So this case must run in
+  // a process of its own (CTest runs each case alone); isolated tuning is the way around it.
+  auto again = tune::open_device("cuda");
+  CHECK_MESSAGE(!again.ok(), "a device opened on a context holding a sticky error");
+  if (!again.ok()) {
+    CHECK(again.status().code() == tune::StatusCode::device_lost);
+    CHECK(again.status().message().find("relaunched") != std::string::npos);
   }
-  void* reset_symbol = tune::cuda::driver_symbol("cuDevicePrimaryCtxReset_v2");
-  REQUIRE(reset_symbol != nullptr);
-  using Reset = int (*)(int);
-  auto reset = reinterpret_cast<Reset>(reset_symbol);
-  REQUIRE(reset(0) == 0);  // device 0: what tune::open_device("cuda") opened
-  auto fresh = open_or_skip();
-  auto ok_buf = fresh->alloc(64);
-  REQUIRE(ok_buf.ok());
-  std::vector<float> host(16, 2.0f);
-  CHECK(fresh->upload(**ok_buf, host.data(), 64).ok());
 }
 
 TEST_CASE("a launch that outlives timeout_ms is a timeout") {

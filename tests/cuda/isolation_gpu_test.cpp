@@ -67,7 +67,8 @@ KernelDef saxpy_with_bad_config() {
 AutotunerOptions isolated_options() {
   AutotunerOptions o = interop_options();
   o.isolation.enabled = true;
-  o.isolation.worker = TUNE_WORKER_PATH;  // the build tree's tune-worker
+  // TUNE_WORKER when set (binaries run away from their build tree), else the build tree's.
+  if (tune::env_text("TUNE_WORKER").empty()) o.isolation.worker = TUNE_WORKER_PATH;
   return o;
 }
 

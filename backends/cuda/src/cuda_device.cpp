@@ -308,7 +308,8 @@ Result<CUcontext> retain_primary(const Driver& d, CUdevice dev) {
   return Status(StatusCode::device_lost,
                 st.message() +
                     " (the process's primary context holds a sticky error; libtune never resets "
-                    "a context it shares: the application must reset it and open again)");
+                    "a context it shares, and after an illegal address CUDA keeps the process "
+                    "unusable until it is relaunched)");
 }
 
 }  // namespace

@@ -109,7 +109,10 @@ Status GpuDevice::fail(Call call, int code, StatusCode fallback, std::string_vie
     case ErrorClass::sticky: {
       // Never reset here: the context is shared with the application (and the primary one
       // with every runtime-API user of the process); only the application may reset it.
-      msg += " (a sticky error: the context is unusable until the application resets it)";
+      msg +=
+          " (a sticky error: the context is unusable, and CUDA keeps the process unusable after "
+          "an illegal address until it is relaunched; isolated tuning keeps faulting candidates "
+          "out of the application's process)";
       std::lock_guard<std::mutex> lock(lost_mutex_);
       if (!lost_.load()) {
         lost_reason_ = msg;

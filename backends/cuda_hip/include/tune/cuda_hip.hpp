@@ -23,8 +23,10 @@
 //   - reset, destroy or create a context: the primary context is shared by every runtime-API
 //     user of the process. A sticky error (an illegal address, a trap) makes the device
 //     device_lost, every later call fails fast with device_lost, and opening again on that
-//     context is device_lost too until the application resets it (cudaDeviceReset /
-//     hipDeviceReset), the old open_device(selector) path included;
+//     context is device_lost too, the old open_device(selector) path included. Not even the
+//     application can repair it: after an illegal address CUDA keeps the process unusable
+//     until it is relaunched (a cudaDeviceReset does not help: measured on the H200). Tune
+//     kernels that may fault with AutotunerOptions::isolation;
 //   - synchronise the device on a hit (tuning synchronises only libtune's own stream, or the
 //     application's stream made the device's queue with OpenOptions::use_stream).
 #pragma once
