@@ -121,8 +121,12 @@ int cmd_demo(const DemoOptions& o) {
     };
     // The live line of the size being tuned (null between tunings).
     cli::ProgressLine* live = nullptr;
+    // The line stops at the tuning's last event, before TUNE_PRINT_AUTOTUNING's report
+    // (printed after it) could land in the middle of it.
     opts.progress = [&live](const TuningProgress& p) {
-      if (live != nullptr) live->update(p);
+      if (live == nullptr) return;
+      live->update(p);
+      if (p.done) live->done();
     };
     auto tuner = Autotuner::make(k.def, opts);
     if (!tuner.ok()) {
