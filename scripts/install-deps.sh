@@ -8,6 +8,7 @@ packages=(
   doctest-dev libbenchmark-dev libsqlite3-dev sqlite3 nlohmann-json3-dev libcli11-dev libfmt-dev
   libvulkan-dev mesa-vulkan-drivers glslc libshaderc-dev glslang-dev spirv-tools
   vulkan-validationlayers
+  python3-jsonschema  # tests only: T4 export checked against its JSON schema
 )
 # HIP (Debian's ROCm 5.2) without the recommends (~350 MB instead of ~650 MB).
 hip_packages=(hipcc libamdhip64-dev)

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "t4_export.hpp"
+#include "time_text.hpp"
 #include "tune/device.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/sqlite_store.hpp"
@@ -34,7 +36,9 @@ struct CacheArgs {
   std::string db;  // empty: the default path
   bool json = false;
   CacheFilter filter;
-  std::string file;  // export / import
+  std::string file;                // export / import
+  std::string format = "libtune";  // export: libtune | t4
+  std::string metadata;            // export --format t4: the metadata file
 };
 
 // Prints the message, then ends the command with `code`. CLI11's App::exit() prints nothing for
@@ -70,20 +74,6 @@ std::string age_text(std::int64_t unix_time) {
   if (d < 7200) return std::to_string(d / 60) + "m";
   if (d < 172800) return std::to_string(d / 3600) + "h";
   return std::to_string(d / 86400) + "d";
-}
-
-std::string time_text(double ns) {
-  if (!std::isfinite(ns)) return "inf";
-  char buf[32];
-  if (ns < 1e3)
-    std::snprintf(buf, sizeof buf, "%.0f ns", ns);
-  else if (ns < 1e6)
-    std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
-  else if (ns < 1e9)
-    std::snprintf(buf, sizeof buf, "%.2f ms", ns / 1e6);
-  else
-    std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
-  return buf;
 }
 
 // A plain left-aligned text table.
@@ -207,19 +197,46 @@ void cmd_clear(const CacheArgs& a) {
   std::printf("removed %zu row%s from %s\n", *n, *n == 1 ? "" : "s", store->path().c_str());
 }
 
-void cmd_export(const CacheArgs& a) {
-  auto store = open_for(a, false);
-  auto text = store->export_json(a.filter);
-  if (!text.ok()) fail(text.status());
-  if (a.file == "-") {
-    std::fwrite(text->data(), 1, text->size(), stdout);
+// Writes `text` to `file` ('-': stdout).
+void write_output(const std::string& file, const std::string& text) {
+  if (file == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
     return;
   }
-  std::ofstream out(a.file, std::ios::binary | std::ios::trunc);
-  out << *text;
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out << text;
   out.close();
-  if (!out) fail(Status(StatusCode::io_error, "cannot write " + a.file));
-  if (!a.json) std::printf("exported to %s\n", a.file.c_str());
+  if (!out) fail(Status(StatusCode::io_error, "cannot write " + file));
+}
+
+// The T4 metadata file beside `results`: "r.json" -> "r-metadata.json"; none for stdout.
+std::string t4_metadata_path(const CacheArgs& a) {
+  if (!a.metadata.empty() || a.file == "-") return a.metadata;
+  std::string stem = a.file;
+  if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".json") == 0)
+    stem.resize(stem.size() - 5);
+  return stem + "-metadata.json";
+}
+
+void cmd_export(const CacheArgs& a) {
+  auto store = open_for(a, false);
+  std::string metadata_file;
+  if (a.format == "t4") {
+    auto rows = store->rows(a.filter);
+    if (!rows.ok()) fail(rows.status());
+    auto text = t4_results_json(*rows);
+    if (!text.ok()) fail(text.status());
+    write_output(a.file, *text);
+    metadata_file = t4_metadata_path(a);
+    if (!metadata_file.empty()) write_output(metadata_file, t4_metadata_json(rows->front().key));
+  } else {
+    auto text = store->export_json(a.filter);
+    if (!text.ok()) fail(text.status());
+    write_output(a.file, *text);
+  }
+  if (a.json || a.file == "-") return;
+  std::printf("exported to %s\n", a.file.c_str());
+  if (!metadata_file.empty()) std::printf("metadata in %s\n", metadata_file.c_str());
 }
 
 // The declared spaces of the kernels shipped with libtune, by backend of the device
@@ -368,6 +385,13 @@ void add_cache_command(CLI::App& app) {
 
   CLI::App* exp = cache->add_subcommand("export", "Write rows as JSON ('-' for stdout)");
   exp->add_option("file", args->file, "Output file")->required();
+  exp->add_option("--format", args->format,
+                  "libtune (the format import reads) or t4 (Kernel Tuner's T4 results of one "
+                  "kernel, key and device)")
+      ->check(CLI::IsMember({"libtune", "t4"}));
+  exp->add_option("--metadata", args->metadata,
+                  "With --format t4: the T4 metadata file (default: FILE's name with "
+                  "'-metadata.json'; none when FILE is '-')");
   add_filter(exp, true);
   exp->callback([args] { cmd_export(*args); });
 

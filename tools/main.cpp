@@ -8,22 +8,18 @@
 //   tune cache ...
 #include <CLI/CLI.hpp>
 
-#include <unistd.h>
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
 
 #include "cache_command.hpp"
+#include "progress_line.hpp"
 
 namespace {
 
@@ -78,52 +74,6 @@ std::string throughput(const kernels::Workload& w, double ns) {
   return buf;
 }
 
-// A one-line progress indicator on stderr (only on a terminal): "[2/7] tuning matmul_f32 ...
-// 3.1 s". Stopped and cleared by done().
-class Progress {
- public:
-  explicit Progress(std::string text) : text_(std::move(text)), tty_(::isatty(2) != 0) {
-    start_ = std::chrono::steady_clock::now();
-    if (!tty_) {
-      std::fprintf(stderr, "%s ...\n", text_.c_str());
-      return;
-    }
-    thread_ = std::thread([this] {
-      std::unique_lock<std::mutex> lock(mu_);
-      const char spin[] = {'|', '/', '-', '\\'};
-      for (int i = 0; !stop_; ++i) {
-        std::fprintf(stderr, "\r%c %s  %.1f s ", spin[i % 4], text_.c_str(), elapsed());
-        std::fflush(stderr);
-        cv_.wait_for(lock, std::chrono::milliseconds(200));
-      }
-    });
-  }
-  ~Progress() { done(); }
-  void done() {
-    if (!thread_.joinable()) return;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-    std::fprintf(stderr, "\r\033[K");
-    std::fflush(stderr);
-  }
-  double elapsed() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
-
- private:
-  std::string text_;
-  bool tty_;
-  std::chrono::steady_clock::time_point start_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::thread thread_;
-};
-
 struct DemoOptions {
   std::string device;
   std::string kernel;
@@ -169,6 +119,15 @@ int cmd_demo(const DemoOptions& o) {
       report = r;
       have_report = true;
     };
+    // The live line of the size being tuned (null between tunings).
+    cli::ProgressLine* live = nullptr;
+    // The line stops at the tuning's last event, before TUNE_PRINT_AUTOTUNING's report
+    // (printed after it) could land in the middle of it.
+    opts.progress = [&live](const TuningProgress& p) {
+      if (live == nullptr) return;
+      live->update(p);
+      if (p.done) live->done();
+    };
     auto tuner = Autotuner::make(k.def, opts);
     if (!tuner.ok()) {
       std::printf("\n%s: %s\n", k.name.c_str(), tuner.status().to_string().c_str());
@@ -193,9 +152,11 @@ int cmd_demo(const DemoOptions& o) {
         char text[160];
         std::snprintf(text, sizeof text, "[%d/%d] tuning %s %s", ++step, total, k.name.c_str(),
                       w->size_text().c_str());
-        Progress progress(text);
+        cli::ProgressLine progress(text);
+        live = &progress;
         best = (*tuner)->tune(*dev, w->args());
-        wall_s = progress.elapsed();
+        live = nullptr;
+        wall_s = progress.elapsed_s();
       }
       if (!have_report) {
         auto last = (*tuner)->last_report(*dev, w->args());

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "t4_checks.hpp"
 #include "tune/environment.hpp"
 #include "tune_process.hpp"
 
@@ -235,6 +236,69 @@ TEST_CASE("cache export, clear and import restore the same entries") {
                     std::string::npos,
                 r.describe());
   CHECK(list_json(cli) == before);
+}
+
+TEST_CASE("cache export --format t4 writes one key's rows, failures with their reasons") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  seed(cli, scratch.path() / "seed.json");
+
+  // Rows of two keys are two tuning problems: refused, naming both keys.
+  const fs::path results = scratch.path() / "add.json";
+  ProcessResult r =
+      cli.run({"cache", "export", "--format", "t4", "--kernel", "cli_add", results.string()});
+  CHECK_MESSAGE(r.exit_code != 0, r.describe());
+  CHECK_MESSAGE(r.err.find("one tuning problem") != std::string::npos, r.describe());
+  CHECK_MESSAGE(r.err.find("n=1024;f32") != std::string::npos, r.describe());
+  CHECK_MESSAGE(r.err.find("n=65536;f32") != std::string::npos, r.describe());
+  CHECK_FALSE(fs::exists(results));
+
+  r = cli.run({"cache", "export", "--format", "t4", "--kernel", "cli_add", "--key", "n=1024;f32",
+               results.string()});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  const fs::path metadata = scratch.path() / "add-metadata.json";
+  CHECK_MESSAGE(r.out.find("metadata in " + metadata.string()) != std::string::npos, r.describe());
+  const ProcessResult shown =
+      cli.run({"cache", "show", "cli_add", "--key", "n=1024;f32", "--json"});
+  REQUIRE_MESSAGE(shown.exit_code == 0, shown.describe());
+  const json rows = parse_json(shown);
+  REQUIRE(rows.size() == 3);
+  tune::testing::check_t4_export(cli, results, metadata, rows);
+
+  // The compile error: T4's "compile", Kernel Tuner's error name, the whole log as reason.
+  const json doc = json::parse(tune::testing::read_text(results));
+  bool found = false;
+  for (const auto& res : doc.at("results")) {
+    if (res.at("configuration").at("BLOCK") != 256) continue;
+    found = true;
+    CHECK(res.at("invalidity") == "compile");
+    CHECK(tune::testing::t4_measurement(res, "time").at("value") == "CompilationFailedConfig");
+    CHECK(tune::testing::t4_measurement(res, "reason").at("value") ==
+          "too many registers\nsecond line of the log");
+  }
+  CHECK(found);
+
+  // "-" writes the results document alone to stdout; --metadata names the metadata file.
+  const fs::path meta2 = scratch.path() / "meta2.json";
+  r = cli.run({"cache", "export", "--format", "t4", "--kernel", "cli_mul", "--metadata",
+               meta2.string(), "-"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  const json one = parse_json(r);
+  REQUIRE(one.at("results").size() == 1);
+  CHECK(one.at("results")[0].at("configuration") == json{{"BM", 32}});
+  CHECK(json::parse(tune::testing::read_text(meta2))
+            .at("metadata")
+            .at("environment")
+            .at("device_query")
+            .at("libtune")
+            .at("device") == kDevice);
+
+  // An unknown format is a usage error; nothing matching is an error that says so.
+  r = cli.run({"cache", "export", "--format", "t5", "-"});
+  CHECK_MESSAGE(r.exit_code != 0, r.describe());
+  r = cli.run({"cache", "export", "--format", "t4", "--kernel", "nope", "-"});
+  CHECK_MESSAGE(r.exit_code != 0, r.describe());
+  CHECK_MESSAGE(r.err.find("no stored results") != std::string::npos, r.describe());
 }
 
 TEST_CASE("cache clear --kernel removes only that kernel's rows") {

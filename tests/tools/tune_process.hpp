@@ -113,13 +113,20 @@ class TuneCli {
   // `limit` so that a hang fails the test instead of stalling CTest).
   ProcessResult run(const std::vector<std::string>& args,
                     std::chrono::seconds limit = std::chrono::seconds(300)) const {
+    return run_program(TUNE_EXE, args, limit);
+  }
+
+  // The same for another program (`exe`: a path), in the same environment: a helper that
+  // runs `tune` under a pseudo-terminal, a schema validator.
+  ProcessResult run_program(const std::string& exe, const std::vector<std::string>& args,
+                            std::chrono::seconds limit = std::chrono::seconds(300)) const {
     ProcessResult r;
-    r.command = TUNE_EXE;
+    r.command = exe;
     for (const auto& a : args) r.command += " " + a;
     const fs::path out = scratch_ / "stdout.txt";
     const fs::path err = scratch_ / "stderr.txt";
 
-    std::vector<std::string> argv_s{TUNE_EXE};
+    std::vector<std::string> argv_s{exe};
     argv_s.insert(argv_s.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : argv_s) argv.push_back(a.data());
@@ -136,9 +143,9 @@ class TuneCli {
     posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     pid_t pid = -1;
-    const int rc = ::posix_spawn(&pid, TUNE_EXE, &fa, nullptr, argv.data(), envp.data());
+    const int rc = ::posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&fa);
-    REQUIRE_MESSAGE(rc == 0, "posix_spawn " << TUNE_EXE << ": " << std::strerror(rc));
+    REQUIRE_MESSAGE(rc == 0, "posix_spawn " << exe << ": " << std::strerror(rc));
 
     int status = 0;
     const auto deadline = std::chrono::steady_clock::now() + limit;

@@ -4,12 +4,15 @@
 // that tuning wrote. Every run is a real process with a scratch TUNE_CACHE_DIR.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include "python_helpers.hpp"
 #include "skip.hpp"
+#include "t4_checks.hpp"
 #include "tune_process.hpp"
 #include "vulkan_env.hpp"
 
@@ -190,6 +193,63 @@ TEST_CASE("cache commands on tuned rows: list, show, export, clear, import") {
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
   CHECK_MESSAGE(r.out.find("source: disk") != std::string::npos, r.describe());
   CHECK_MESSAGE(field(r.out, "chosen:") == chosen, r.describe());
+}
+
+TEST_CASE("cache export --format t4 of a real tuning follows the T4 schemas") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  require_vulkan(cli);
+  const std::string chosen = field(tune_once(cli).out, "chosen:");
+
+  const fs::path results = scratch.path() / "t4.json";
+  const ProcessResult r =
+      cli.run({"cache", "export", "--format", "t4", "--kernel", kKernel, results.string()});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  const ProcessResult shown = cli.run({"cache", "show", kKernel, "--json"});
+  REQUIRE_MESSAGE(shown.exit_code == 0, shown.describe());
+  const json rows = parse_json(shown);
+  REQUIRE(rows.size() > 1);
+  tune::testing::check_t4_export(cli, results, scratch.path() / "t4-metadata.json", rows);
+  // The winner is the fastest result of the file.
+  const json doc = json::parse(tune::testing::read_text(results));
+  double best = 1e300;
+  for (const auto& res : doc.at("results")) {
+    const json t = tune::testing::t4_measurement(res, "time");
+    if (res.at("invalidity") == "correct") best = std::min(best, t.at("value").get<double>());
+  }
+  CHECK(best == rows[0].at("stats").at("median").get<double>() / 1e6);
+  CHECK(rows[0].at("config") == chosen);
+}
+
+TEST_CASE("tune demo draws a live progress line on a terminal, none into a pipe") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  require_vulkan(cli);
+
+  // Under a pseudo-terminal: the line with its counts, redrawn with carriage returns, and
+  // cleared at the end; TUNE_PRINT_AUTOTUNING's one report starts on the cleared line.
+  cli.set_env("TUNE_PRINT_AUTOTUNING", "1");
+  const ProcessResult tty = tune::testing::run_in_pty(cli, demo_args({"--no-cache"}));
+  cli.unset_env("TUNE_PRINT_AUTOTUNING");
+  REQUIRE_MESSAGE(tty.exit_code == 0, tty.describe());
+  const std::regex line(
+      R"(\r[|/\\-] \[1/1\] tuning vector_add \S+  (\d+) configs: (\d+) compiled, (\d+) timed, (\d+) raced out, (\d+) failed  best \S+ \S+ \{[^}]*\}  \d+\.\d s)");
+  std::smatch m;
+  REQUIRE_MESSAGE(std::regex_search(tty.out, m, line), tty.describe());
+  CHECK(std::stoi(m[2].str()) <= std::stoi(m[1].str()));
+  const std::string report = "[libtune] vector_add key";
+  const std::size_t at = tty.out.find(report);
+  CHECK_MESSAGE(at != std::string::npos, tty.describe());
+  CHECK_MESSAGE(tty.out.find(report, at + 1) == std::string::npos, tty.describe());  // once
+  CHECK_MESSAGE(tty.out.find("\r\033[K" + report) != std::string::npos, tty.describe());
+  CHECK_MESSAGE(tty.out.find("verified: output matches") != std::string::npos, tty.describe());
+
+  // Into a pipe (stderr a file): no live line, no carriage returns, the one start line only.
+  const ProcessResult piped = cli.run(demo_args({"--no-cache"}));
+  REQUIRE_MESSAGE(piped.exit_code == 0, piped.describe());
+  CHECK_MESSAGE(piped.err.find("configs:") == std::string::npos, piped.describe());
+  CHECK_MESSAGE(piped.err.find('\r') == std::string::npos, piped.describe());
+  CHECK_MESSAGE(piped.err.find("[1/1] tuning vector_add") != std::string::npos, piped.describe());
 }
 
 TEST_CASE("cache import rejects configs outside a bundled kernel's space") {

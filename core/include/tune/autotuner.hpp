@@ -84,6 +84,26 @@ struct TuningReport {
 
 using TuningListener = std::function<void(const TuningReport&)>;
 
+// Where a tuning stands while it runs (AutotunerOptions::progress). Counts only grow within
+// one tuning; the last event (done) has the report's totals and its winner as `best`. A
+// search strategy's tuning (KernelDef::search) reports no progress.
+struct TuningProgress {
+  std::string kernel;
+  std::string key;             // TuningReport::key
+  std::size_t candidates = 0;  // after pruning, stored ones included (report.results.size())
+  std::size_t stored = 0;      // covered by stored rows: not compiled or timed now
+  std::size_t compiled = 0;    // compiles finished now, failed ones included
+  std::size_t timed = 0;       // measured now: at least one timed sample
+  std::size_t raced_out = 0;   // dropped as slower than the leader beyond noise
+  std::size_t failed = 0;      // dropped with an error (compile, verify, launch, timing)
+  double best_ns = 0;          // median of the fastest so far; +inf when none yet
+  Config best;                 // that configuration
+  double elapsed_ms = 0;       // since the tuning began
+  bool done = false;           // the tuning's last event
+};
+
+using ProgressListener = std::function<void(const TuningProgress&)>;
+
 // sync: a call with a new key tunes, then launches (the default).
 // background: a call with a new key launches at once with the config of the nearest tuned
 // key (same device, buffer types and heuristic values; least distance over the key arguments
@@ -133,6 +153,12 @@ struct AutotunerOptions {
   // after the result is published (so a slow listener holds up no caller but its own). An
   // exception it throws is logged and ignored.
   TuningListener listener;
+  // Called while a key is tuned, on the tuning thread (the caller's, or the background
+  // tuning thread): after compiles finish and timing rounds, at most every 100 ms, and once
+  // more when the winner is decided (TuningProgress::done), before the listener. Not called
+  // for keys found in memory, for TUNE_DISABLE or a single candidate. Keep it short: the
+  // tuning waits for it. An exception it throws is ignored (logged once per tuning).
+  ProgressListener progress;
   // Print each report to stderr. Defaults to TUNE_PRINT_AUTOTUNING=1 in the environment.
   std::optional<bool> print;
   // Bounds a tuning call's wall time, compiles included: at the deadline the call takes the

@@ -17,6 +17,8 @@
 #include "session_kit.hpp"
 #include "stored_results.hpp"
 #include "tune/benchmark.hpp"
+#include "tune/log.hpp"
+#include "tune/stats.hpp"
 #include "user_code.hpp"
 
 namespace tune::detail {
@@ -31,6 +33,8 @@ constexpr auto kRaceWhileCompiling = std::chrono::milliseconds(10);
 constexpr auto kClaimTtl = std::chrono::milliseconds(60000);
 constexpr auto kClaimRenew = std::chrono::milliseconds(10000);
 constexpr auto kClaimPoll = std::chrono::milliseconds(50);
+// AutotunerOptions::progress hears from a tuning at most this often (and once at its end).
+constexpr auto kProgressInterval = std::chrono::milliseconds(100);
 
 // How the candidates of one key are decided.
 enum class Plan : std::uint8_t { disabled, single, all_stored, time_the_rest };
@@ -56,6 +60,13 @@ class KeySession {
     TUNE_RETURN_IF_ERROR(find_candidates());
     load_stored();
     Plan plan = choose_plan();
+    Result<Selection> out = run_plan(plan);
+    if (plan != Plan::disabled && plan != Plan::single) report_progress(/*done=*/true);
+    return out;
+  }
+
+ private:
+  Result<Selection> run_plan(Plan& plan) {
     if (plan == Plan::time_the_rest && stored_.has_store()) {
       claim_or_wait();
       plan = choose_plan();
@@ -70,7 +81,6 @@ class KeySession {
     return choose_winner(plan);
   }
 
- private:
   // Stage 1: the candidates, with a result slot each.
   Status find_candidates() {
     auto timer = clock_.measure(&TuningTimes::candidates);
@@ -161,7 +171,7 @@ class KeySession {
     }
     CompileWaiter waiter(ctx_.variants.compile(dev_, src_, configs));
     if (hooks_.active() || def_.verify) TUNE_RETURN_IF_ERROR(hooks_.snapshot());
-    Race race(dev_, args_, ctx_.opts.bench);
+    Race& race = race_.emplace(dev_, args_, ctx_.opts.bench);
     bool racing_now = false;  // the last round timed something: keep the GPU busy
     while (!waiter.empty()) {
       if (deadline_passed()) break;
@@ -180,9 +190,11 @@ class KeySession {
         auto timed = timed_round(race);
         if (!timed.ok()) return timed.status();
         racing_now = *timed;
+        report_progress(/*done=*/false);
         continue;
       }
       TUNE_RETURN_IF_ERROR(prepare(to_time[*j], waiter.get(*j), race));
+      report_progress(/*done=*/false);
     }
     // Rounds until decided, or the deadline; past it, one round still times what is warmed
     // up but has no sample yet, so the best so far is a measured one.
@@ -190,6 +202,7 @@ class KeySession {
       auto timed = timed_round(race);
       if (!timed.ok()) return timed.status();
       if (!*timed) break;
+      report_progress(/*done=*/false);
     }
     return collect(race);
   }
@@ -199,8 +212,10 @@ class KeySession {
   Status prepare(std::size_t i, std::shared_ptr<Variant> v, Race& race) {
     ConfigResult& r = report_.results[i];
     r.compile_ms = v->compile_ms;
+    ++compiled_;
     if (!v->status.ok()) {
       r.status = v->status;
+      ++failed_;
       return {};
     }
     r.resources = v->kernel->resources();
@@ -226,6 +241,7 @@ class KeySession {
     if (ends_tuning(st)) return st.with_context("config {" + cands_[i].to_string() + "}");
     if (!st.ok()) {
       r.status = st;
+      ++failed_;
       return {};
     }
     RaceEntry e;
@@ -324,6 +340,7 @@ class KeySession {
       r.status = v->status;
       r.stats = SampleStats{};
       r.stats.median = kInf;
+      ++failed_;
       if (r.from_store) new_rows_.push_back(row_of(r));
     }
     save_rows();
@@ -355,6 +372,61 @@ class KeySession {
     return Status(StatusCode::all_failed, msg);
   }
 
+  // Tells AutotunerOptions::progress where the tuning stands: at most every kProgressInterval,
+  // and always when `done`. Counts come from this session's own tallies and the race, so they
+  // only grow; the best so far is the fastest median among the stored rows and the race (when
+  // done: the report's fastest, which the winner is unless it no longer compiled).
+  void report_progress(bool done) {
+    if (!ctx_.opts.progress) return;
+    const auto now = Clock::now();
+    if (!done && now - last_progress_ < kProgressInterval) return;
+    last_progress_ = now;
+    TuningProgress p;
+    p.kernel = def_.name;
+    p.key = forms_.text;
+    p.candidates = cands_.size();
+    p.stored = static_cast<std::size_t>(std::count(need_.begin(), need_.end(), false));
+    p.compiled = compiled_;
+    p.failed = failed_;
+    p.best_ns = kInf;
+    constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+    std::size_t best = kNone;
+    const auto consider = [&](std::size_t i, double median) {
+      if (median < p.best_ns) p.best_ns = median, best = i;
+    };
+    for (std::size_t i = 0; i < cands_.size(); ++i) {
+      const ConfigResult& r = report_.results[i];
+      if (r.from_store && r.status.ok()) consider(i, r.stats.median);
+    }
+    if (race_) {
+      for (std::size_t k = 0; k < race_->entries().size(); ++k) {
+        const RaceEntry& e = race_->entries()[k];
+        if (!e.samples.empty()) ++p.timed;
+        if (e.raced_out) ++p.raced_out;
+        if (!e.status.ok()) ++p.failed;
+        if (!done && e.status.ok() && !e.samples.empty())
+          consider(racers_[k], quantile(e.samples, 0.5));
+      }
+    }
+    if (done) {
+      p.best_ns = kInf;
+      best = kNone;
+      if (auto order = ranked(); !order.empty())
+        consider(order.front(), report_.results[order.front()].stats.median);
+    }
+    if (best != kNone) p.best = cands_[best];
+    p.elapsed_ms = ms_since(clock_.start());
+    p.done = done;
+    Status st = call_user_status("progress", nullptr, [&] {
+      ctx_.opts.progress(p);
+      return Status();
+    });
+    if (!st.ok() && !progress_warned_) {  // once per tuning, not at every event
+      progress_warned_ = true;
+      log_warning("kernel " + def_.name + ": " + st.message() + " (ignored)");
+    }
+  }
+
   Clock::time_point deadline() const {
     if (ctx_.opts.tuning_budget_ms <= 0) return Clock::time_point::max();
     return clock_.start() +
@@ -380,6 +452,12 @@ class KeySession {
   std::vector<StoredResult> new_rows_;
   bool launched_ = false;
   Clock::time_point last_claim_;
+  std::optional<Race> race_;  // made when candidates are timed
+  // Progress tallies: compiles finished now, candidates dropped with an error outside the race.
+  std::size_t compiled_ = 0;
+  std::size_t failed_ = 0;
+  Clock::time_point last_progress_{};
+  bool progress_warned_ = false;
 };
 
 }  // namespace
