@@ -59,7 +59,10 @@ struct Cu {
 template <class F>
 void resolve(F* f, const char* name) {
   *f = reinterpret_cast<F>(cuda::driver_symbol(name));
-  if (*f == nullptr) TUNE_SKIP(std::string("driver entry point missing: ") + name);
+  // Called once the driver loaded: an entry point it lacks is a failure, not a skip.
+  const bool found = *f != nullptr;
+  const std::string why = std::string("driver entry point missing: ") + name;
+  REQUIRE_MESSAGE(found, why);
 }
 
 // The application: the primary context of device 0, libtune opened on it.
@@ -100,7 +103,8 @@ struct CudaApp {
     REQUIRE(cu.PrimaryCtxRetain(&ctx, device) == 0);
     REQUIRE(cu.CtxSetCurrent(ctx) == 0);
     auto opened = cuda::open_device(options);
-    if (!opened.ok()) TUNE_SKIP("no CUDA device: " + opened.status().to_string());
+    skip_if_unavailable(opened.status(), "no CUDA device");
+    REQUIRE_MESSAGE(opened.ok(), opened.status().to_string());
     dev = std::move(*opened);
   }
   ~CudaApp() {

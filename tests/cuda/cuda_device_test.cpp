@@ -21,8 +21,7 @@ namespace {
 // earlier case in this process, say) fails the case instead of hiding it as a skip.
 std::unique_ptr<tune::Device> open_or_skip() {
   auto dev = tune::open_device("cuda");
-  if (!dev.ok() && dev.status().code() == tune::StatusCode::unavailable)
-    TUNE_SKIP("no CUDA device: " + dev.status().to_string());
+  tune::testing::skip_if_unavailable(dev.status(), "no CUDA device");
   REQUIRE_MESSAGE(dev.ok(), dev.status().to_string());
   return std::move(*dev);
 }

@@ -80,7 +80,8 @@ struct Rig {
 
   explicit Rig(int n) {
     auto opened = open_device("cuda");
-    if (!opened.ok()) TUNE_SKIP("no CUDA device: " + opened.status().to_string());
+    tune::testing::skip_if_unavailable(opened.status(), "no CUDA device");
+    REQUIRE_MESSAGE(opened.ok(), opened.status().to_string());
     dev = std::move(*opened);
     std::vector<float> x(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i);

@@ -8,12 +8,20 @@
 #include <cstdlib>
 #include <string>
 
+#include "tune/status.hpp"
+
 namespace tune::testing {
 
 [[noreturn]] inline void skip_test(const std::string& reason) {
   std::printf("SKIPPED: %s\n", reason.c_str());
   std::fflush(stdout);
   std::_Exit(77);
+}
+
+// Skips when `st` says the thing is absent (unavailable: no driver, no device); any other
+// failure (device_lost, say) is left to the caller to fail on, never hidden as a skip.
+inline void skip_if_unavailable(const Status& st, const std::string& what) {
+  if (!st.ok() && st.code() == StatusCode::unavailable) skip_test(what + ": " + st.to_string());
 }
 
 // Whether this run is CI (CI=true): there, a missing lavapipe is a failure, not a skip.
