@@ -8,8 +8,6 @@
 #include <cstdlib>
 #include <string>
 
-#include "tune/status.hpp"
-
 namespace tune::testing {
 
 [[noreturn]] inline void skip_test(const std::string& reason) {
@@ -18,10 +16,14 @@ namespace tune::testing {
   std::_Exit(77);
 }
 
-// Skips when `st` says the thing is absent (unavailable: no driver, no device); any other
-// failure (device_lost, say) is left to the caller to fail on, never hidden as a skip.
-inline void skip_if_unavailable(const Status& st, const std::string& what) {
-  if (!st.ok() && st.code() == StatusCode::unavailable) skip_test(what + ": " + st.to_string());
+// Skips when `st` (a tune::Status) says the thing is absent (unavailable: no driver, no
+// device); any other failure (device_lost, say) is left to the caller to fail on, never hidden
+// as a skip. A template so that this header needs no libtune include (the CLI tests use it
+// without linking libtune).
+template <class StatusT>
+void skip_if_unavailable(const StatusT& st, const std::string& what) {
+  using Code = decltype(st.code());
+  if (!st.ok() && st.code() == Code::unavailable) skip_test(what + ": " + st.to_string());
 }
 
 // Whether this run is CI (CI=true): there, a missing lavapipe is a failure, not a skip.
