@@ -6,7 +6,9 @@
 // with a reason naming it and the tuning picks among the others, on replayed state.
 #include <doctest/doctest.h>
 #include <poll.h>
+#include <spawn.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +26,8 @@
 #include "tune/testing/quick_options.hpp"
 #include "tune/tune.hpp"
 #include "watchdog.hpp"
+
+extern char** environ;
 
 using namespace tune;
 using namespace tune::testing;
@@ -652,4 +656,33 @@ TEST_CASE("isolation: the worker keeps none of the host's inherited descriptors"
   char c = 0;
   CHECK(::read(p[0], &c, 1) == 0);
   ::close(p[0]);
+}
+
+TEST_CASE("isolation: a worker whose parent is already gone exits before opening its device") {
+  Watchdog dog("parent gone", 60);
+  int sv[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
+  // --parent names a process that is not its parent (pid 1): as if this process had died while
+  // the worker started, before its device opened.
+  std::vector<std::string> argv_s = {TUNE_SIM_WORKER, "--fd", "0", "--parent", "1",
+                                     "--device",      "sim"};
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  REQUIRE(::posix_spawn(&pid, TUNE_SIM_WORKER, &fa, nullptr, argv.data(), environ) == 0);
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(sv[1]);
+  int ws = 0;
+  REQUIRE(::waitpid(pid, &ws, 0) == pid);
+  CHECK(WIFEXITED(ws));
+  CHECK(WEXITSTATUS(ws) == 4);  // the watcher's exit code, with no hello sent
+  std::vector<std::byte> hello;
+  const Status got =
+      detail::read_frame(sv[0], std::chrono::steady_clock::now() + std::chrono::seconds(5), &hello);
+  CHECK(got.code() == StatusCode::unavailable);  // end of stream
+  ::close(sv[0]);
 }
