@@ -355,6 +355,9 @@ struct Autotuner::Impl {
     if (src == nullptr) return detail::tune_one_key(ctx, dev, args, forms, report);
     auto proxy = worker_for(dev);
     if (!proxy.ok()) return fail(proxy.status());
+    // The first start's failure is the tuning's (a missing worker, another protocol version);
+    // a later restart's ends the session as device_lost (WorkerDevice::exchange).
+    if (Status st = (*proxy)->start(); !st.ok()) return fail(st);
     Device& pd = **proxy;
     std::vector<Buffer> mirrors;
     std::vector<ArgValue> mirrored(args.begin(), args.end());

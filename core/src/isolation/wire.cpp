@@ -130,10 +130,12 @@ Status read_all(int fd, std::byte* p, std::size_t n,
 }  // namespace
 
 Status write_frame(int fd, const std::vector<std::byte>& payload) {
+  if (payload.size() > kMaxFrameBytes)
+    return Status(StatusCode::invalid_argument, "a message of " + std::to_string(payload.size()) +
+                                                    " bytes cannot be framed (the limit is " +
+                                                    std::to_string(kMaxFrameBytes) + ")");
   WireWriter head;
   head.u32(static_cast<std::uint32_t>(payload.size()));
-  if (payload.size() > 0xffffffffu)
-    return Status(StatusCode::invalid_argument, "a message over 4 GiB cannot be framed");
   TUNE_RETURN_IF_ERROR(write_all(fd, head.bytes().data(), head.bytes().size()));
   return write_all(fd, payload.data(), payload.size());
 }
@@ -145,7 +147,6 @@ Status read_frame(int fd, std::chrono::steady_clock::time_point deadline,
   std::uint64_t n = 0;
   for (int i = 0; i < 4; ++i)
     n |= static_cast<std::uint64_t>(static_cast<std::uint8_t>(head[i])) << (8 * i);
-  if (n > kMaxFrameBytes) return Status(StatusCode::data_loss, "frame length out of range");
   payload->resize(n);
   return read_all(fd, payload->data(), n, deadline);
 }

@@ -28,7 +28,7 @@ namespace tune::detail {
 
 // Requests the worker serves (tune::Device calls, by name), in wire order.
 enum class WireOp : std::uint8_t {
-  hello = 1,  // worker -> parent once at startup: status, then the device's fingerprint
+  hello = 1,  // worker -> parent once at startup: u32 kWireVersion, status, device fingerprint
   alloc,
   free_buffer,
   upload,
@@ -42,8 +42,18 @@ enum class WireOp : std::uint8_t {
   synchronize,
 };
 
-// Frames larger than this are refused (a garbage length would otherwise allocate gigabytes).
-inline constexpr std::uint64_t kMaxFrameBytes = std::uint64_t{1} << 34;
+// The protocol's version, the hello's first field: a parent refuses a worker speaking another
+// (an installed tune-worker older or newer than the library that spawns it).
+inline constexpr std::uint32_t kWireVersion = 2;
+
+// The largest payload a frame carries: its length is a u32. write_frame refuses a larger one
+// (invalid_argument, nothing written) and read_frame never sees one.
+inline constexpr std::uint64_t kMaxFrameBytes = 0xffffffffu;
+
+// Bulk transfers (upload, download, a restarted worker's replay) travel in pieces of at most
+// this many bytes, so no message comes near kMaxFrameBytes and no reply holds a whole
+// multi-GiB buffer twice. WorkerSettings::chunk_bytes overrides it (tests use a few bytes).
+inline constexpr std::uint64_t kChunkBytes = std::uint64_t{256} << 20;
 
 class WireWriter {
  public:
@@ -92,12 +102,13 @@ class WireReader {
   bool ok_ = true;
 };
 
-// Writes one frame. io_error naming errno on failure; EPIPE (the peer is gone) never raises
-// SIGPIPE (MSG_NOSIGNAL on a socket).
+// Writes one frame. invalid_argument (nothing written: the peer's stream is intact) for a
+// payload over kMaxFrameBytes; io_error naming errno on failure; EPIPE (the peer is gone) never
+// raises SIGPIPE (MSG_NOSIGNAL on a socket).
 Status write_frame(int fd, const std::vector<std::byte>& payload);
 
 // Reads one frame, waiting at most until `deadline` (poll). timeout when it passes;
-// unavailable "end of stream" on EOF before a whole frame; data_loss for an oversized length.
+// unavailable "end of stream" on EOF before a whole frame.
 Status read_frame(int fd, std::chrono::steady_clock::time_point deadline,
                   std::vector<std::byte>* payload);
 

@@ -1,10 +1,12 @@
 #include "isolation/worker_device.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "isolation/device_codec.hpp"
 #include "isolation/wire.hpp"
+#include "tune/log.hpp"
 #include "tuning/user_code.hpp"
 
 namespace tune::detail {
@@ -63,6 +65,14 @@ void put_compile(WireWriter& w, std::uint64_t id, const KernelSource& src,
   put_globals(w, globals);
 }
 
+void put_upload(WireWriter& w, std::uint64_t id, std::uint64_t offset, const std::byte* p,
+                std::uint64_t n) {
+  w.u8(static_cast<std::uint8_t>(WireOp::upload));
+  w.u64(id);
+  w.u64(offset);
+  w.block(p, n);
+}
+
 Status malformed(const std::string& doing) {
   return Status(StatusCode::internal, "the isolated worker sent a malformed reply while " + doing);
 }
@@ -75,6 +85,26 @@ WorkerDevice::WorkerDevice(DeviceInfo info, Language language, WorkerSettings se
 WorkerDevice::~WorkerDevice() {
   std::lock_guard lock(mu_);
   proc_.reset();  // closes the socket, reaps the worker
+}
+
+Status WorkerDevice::start() {
+  std::lock_guard lock(mu_);
+  return ensure_worker();
+}
+
+template <typename Send>
+Status WorkerDevice::upload_pieces(std::uint64_t id, const std::byte* src, std::uint64_t bytes,
+                                   std::uint64_t offset, Send send) {
+  const std::uint64_t piece = std::max<std::uint64_t>(settings_.chunk_bytes, 1);
+  std::uint64_t done = 0;
+  do {
+    const std::uint64_t n = std::min(piece, bytes - done);
+    WireWriter w;
+    put_upload(w, id, offset + done, src + done, n);
+    TUNE_RETURN_IF_ERROR(send(w));
+    done += n;
+  } while (done < bytes);
+  return {};
 }
 
 int WorkerDevice::spawns() const {
@@ -104,19 +134,14 @@ Status WorkerDevice::ensure_worker() {
     w.u64(b->id_);
     w.u64(b->bytes_);
     std::vector<std::byte> reply;
-    Status st = proc_->call(w.bytes(), settings_.call_limit, &reply);
-    WireReader r(reply);
-    if (st.ok()) st = r.status();
-    if (st.ok() && !b->shadow_.empty()) {
-      WireWriter up;
-      up.u8(static_cast<std::uint8_t>(WireOp::upload));
-      up.u64(b->id_);
-      up.u64(0);
-      up.block(b->shadow_.data(), b->shadow_.size());
-      st = proc_->call(up.bytes(), settings_.call_limit, &reply);
-      WireReader ur(reply);
-      if (st.ok()) st = ur.status();
-    }
+    const auto call = [&](const WireWriter& req) {
+      Status c = proc_->call(req.bytes(), settings_.call_limit, &reply);
+      WireReader r(reply);
+      return c.ok() ? r.status() : c;
+    };
+    Status st = call(w);
+    if (st.ok() && !b->shadow_.empty())
+      st = upload_pieces(b->id_, b->shadow_.data(), b->shadow_.size(), 0, call);
     if (!st.ok()) {
       if (proc_->alive()) proc_->kill_and_reap();
       return Status(StatusCode::unavailable,
@@ -127,12 +152,25 @@ Status WorkerDevice::ensure_worker() {
   return {};
 }
 
+Status WorkerDevice::worker_for(const std::string& doing) {
+  Status up = ensure_worker();
+  if (up.ok() || generation_ == 0) return up;  // never started: the caller reports it as is
+  // Not this call's failure: nothing can be measured any more. device_lost ends the tuning
+  // without storing the candidates left as failed; a later tuning tries a new worker.
+  return Status(StatusCode::device_lost, "the isolated tuning worker '" + settings_.path +
+                                             "' could not be restarted before " + doing + ": " +
+                                             up.message());
+}
+
 Status WorkerDevice::exchange(const WireWriter& request, milliseconds limit,
                               const std::string& doing, StatusCode fault,
-                              std::vector<std::byte>* reply, std::uint64_t* rest) {
-  TUNE_RETURN_IF_ERROR(ensure_worker());
+                              std::vector<std::byte>* reply, std::uint64_t* rest, Status* cause) {
+  if (cause != nullptr) *cause = {};
+  TUNE_RETURN_IF_ERROR(worker_for(doing));
   Status st = proc_->call(request.bytes(), limit, reply);
+  if (st.code() == StatusCode::invalid_argument) return st;  // too large to send; worker fine
   if (!st.ok()) {
+    if (cause != nullptr) *cause = st;
     const std::string line = proc_->last_stderr_line();
     proc_.reset();
     return Status(fault, "the isolated worker " + st.message() + " while " + doing +
@@ -140,13 +178,17 @@ Status WorkerDevice::exchange(const WireWriter& request, milliseconds limit,
                              "; the worker is restarted for the next call");
   }
   WireReader r(*reply);
-  TUNE_RETURN_IF_ERROR(reply_status(r, doing, fault));
+  TUNE_RETURN_IF_ERROR(reply_status(r, doing, fault, cause));
   if (rest != nullptr) *rest = r.position();
   return {};
 }
 
-Status WorkerDevice::reply_status(WireReader& r, const std::string& doing, StatusCode fault) {
+Status WorkerDevice::reply_status(WireReader& r, const std::string& doing, StatusCode fault,
+                                  Status* cause) {
   Status st = r.status();
+  if (cause != nullptr &&
+      (st.code() == StatusCode::timeout || st.code() == StatusCode::device_lost))
+    *cause = st;
   if (!r.ok()) {
     proc_.reset();
     return malformed(doing);
@@ -231,14 +273,12 @@ Status WorkerDevice::upload(DeviceBuffer& dst, const void* src, std::uint64_t by
   if (offset > b->bytes_ || bytes > b->bytes_ - offset)
     return Status(StatusCode::invalid_argument, "upload out of the buffer's bounds");
   std::lock_guard lock(mu_);
-  WireWriter w;
-  w.u8(static_cast<std::uint8_t>(WireOp::upload));
-  w.u64(b->id_);
-  w.u64(offset);
-  w.block(src, bytes);
   std::vector<std::byte> reply;
   const std::string doing = after_launch("uploading");
-  TUNE_RETURN_IF_ERROR(exchange(w, settings_.call_limit, doing, StatusCode::launch_failed, &reply));
+  TUNE_RETURN_IF_ERROR(upload_pieces(
+      b->id_, static_cast<const std::byte*>(src), bytes, offset, [&](const WireWriter& w) {
+        return exchange(w, settings_.call_limit, doing, StatusCode::launch_failed, &reply);
+      }));
   if (bytes > 0) std::memcpy(b->shadow().data() + offset, src, bytes);
   return {};
 }
@@ -248,23 +288,29 @@ Status WorkerDevice::download(const DeviceBuffer& src, void* dst, std::uint64_t 
   const std::uint64_t id = id_of(&src);
   if (id == 0) return Status(StatusCode::invalid_argument, "download from a foreign buffer");
   std::lock_guard lock(mu_);
-  WireWriter w;
-  w.u8(static_cast<std::uint8_t>(WireOp::download));
-  w.u64(id);
-  w.u64(offset);
-  w.u64(bytes);
-  std::vector<std::byte> reply;
   const std::string doing = after_launch("downloading");
-  std::uint64_t rest = 0;
-  TUNE_RETURN_IF_ERROR(
-      exchange(w, settings_.call_limit, doing, StatusCode::launch_failed, &reply, &rest));
-  WireReader r(reply, rest);
-  auto [p, n] = r.block();
-  if (!r.done() || n != bytes) {
-    proc_.reset();
-    return malformed(doing);
-  }
-  if (n > 0) std::memcpy(dst, p, n);
+  const std::uint64_t piece = std::max<std::uint64_t>(settings_.chunk_bytes, 1);
+  std::uint64_t done = 0;
+  do {  // in pieces: see kChunkBytes
+    const std::uint64_t want = std::min(piece, bytes - done);
+    WireWriter w;
+    w.u8(static_cast<std::uint8_t>(WireOp::download));
+    w.u64(id);
+    w.u64(offset + done);
+    w.u64(want);
+    std::vector<std::byte> reply;
+    std::uint64_t rest = 0;
+    TUNE_RETURN_IF_ERROR(
+        exchange(w, settings_.call_limit, doing, StatusCode::launch_failed, &reply, &rest));
+    WireReader r(reply, rest);
+    auto [p, n] = r.block();
+    if (!r.done() || n != want) {
+      proc_.reset();
+      return malformed(doing);
+    }
+    if (n > 0) std::memcpy(static_cast<std::byte*>(dst) + done, p, n);
+    done += n;
+  } while (done < bytes);
   return {};
 }
 
@@ -316,11 +362,11 @@ Status WorkerDevice::copy(DeviceBuffer& dst, const DeviceBuffer& src, std::uint6
 
 Status WorkerDevice::ensure_kernel(ProxyKernel& k) {
   if (proc_ != nullptr && proc_->alive() && k.generation_ == generation_) return {};
-  TUNE_RETURN_IF_ERROR(ensure_worker());
+  const std::string doing = "recompiling config {" + k.config_ + "} in the restarted worker";
+  TUNE_RETURN_IF_ERROR(worker_for(doing));
   WireWriter w;
   put_compile(w, k.id_, k.source_, k.config_, k.has_globals_, k.globals_);
   std::vector<std::byte> reply;
-  const std::string doing = "recompiling config {" + k.config_ + "} in the restarted worker";
   TUNE_RETURN_IF_ERROR(
       exchange(w, settings_.compile_limit, doing, StatusCode::launch_failed, &reply));
   k.generation_ = generation_;
@@ -347,8 +393,21 @@ Result<std::unique_ptr<CompiledKernel>> WorkerDevice::compile(const KernelSource
   std::vector<std::byte> reply;
   const std::string doing = "compiling config {" + k->config_ + "}";
   std::uint64_t rest = 0;
-  TUNE_RETURN_IF_ERROR(
-      exchange(w, settings_.compile_limit, doing, StatusCode::compile_error, &reply, &rest));
+  Status cause;
+  Status st =
+      exchange(w, settings_.compile_limit, doing, StatusCode::compile_error, &reply, &rest, &cause);
+  if (!st.ok() &&
+      (cause.code() == StatusCode::unavailable || cause.code() == StatusCode::device_lost)) {
+    // Launches of other configurations run on this worker between compiles (a compile thread
+    // waits for the lock while the session launches): a worker that died or was poisoned
+    // during this compile most likely carries someone else's fault. One more try in a fresh
+    // worker; a compile that kills that one too is its own failure.
+    log_warning("isolated tuning: " + st.message() + "; the fault is not blamed on config {" +
+                k->config_ +
+                "} (a launch before it may have caused it): compiling it again in a fresh worker");
+    st = exchange(w, settings_.compile_limit, doing, StatusCode::compile_error, &reply, &rest);
+  }
+  TUNE_RETURN_IF_ERROR(st);
   WireReader r(reply, rest);
   const KernelResources res = get_resources(r);
   std::string log = r.str();
@@ -408,9 +467,11 @@ Result<std::vector<double>> WorkerDevice::time(const CompiledKernel& kernel, con
   const std::string doing = "timing config {" + k->config_ + "}";
   last_launch_ = k->config_;
   // Each repetition may take up to plan.timeout_ms before the backend itself reports a
-  // timeout; the call limit on top covers the batch's other repetitions and the transfer.
-  const auto limit = settings_.call_limit +
-                     milliseconds(static_cast<std::int64_t>(std::min(plan.timeout_ms, 1e9)));
+  // timeout, so the batch may take reps of them; the call limit on top covers the transfer
+  // and the plan's resets. Capped (a day) and computed in double: no overflow.
+  const double per_rep = std::isfinite(plan.timeout_ms) ? std::max(plan.timeout_ms, 0.0) : 86400e3;
+  const double reps_ms = std::min(per_rep * std::max(plan.reps, 1), 86400e3);
+  const auto limit = settings_.call_limit + milliseconds(static_cast<std::int64_t>(reps_ms));
   std::uint64_t rest = 0;
   TUNE_RETURN_IF_ERROR(exchange(w, limit, doing, StatusCode::launch_failed, &reply, &rest));
   WireReader r(reply, rest);

@@ -9,12 +9,15 @@
 // Faults: a worker that dies, does not answer in time, or answers device_lost (a sticky error
 // that poisoned its context) is killed and reaped; that call fails with launch_failed (queue
 // and launch calls) or compile_error (compile) naming what happened and the configuration,
-// never device_lost (the real device is fine: the race goes on). A timeout the worker reports
-// keeps its code but restarts the worker too (the kernel may still run there). The next call
-// spawns a
-// fresh worker (lazily: a WorkerDevice that is never called never spawns) and replays state:
-// every live buffer is recreated with its host shadow, every live kernel is recompiled on its
-// next use (the binary cache makes that cheap).
+// never device_lost (the real device is fine: the race goes on). The worker synchronizes each
+// launch before answering, so a launch's asynchronous fault is that launch's failure; a
+// compile that still meets a dead or poisoned worker (another thread's launch poisoned it) is
+// tried once more in a fresh worker, not blamed. A worker that cannot be restarted is
+// device_lost naming the worker: the tuning ends, and no candidate is stored as failed. A timeout
+// the worker reports keeps its code but restarts the worker too (the kernel may still run there).
+// The next call spawns a fresh worker (lazily: a WorkerDevice that is never called never spawns)
+// and replays state: every live buffer is recreated with its host shadow, every live kernel is
+// recompiled on its next use (the binary cache makes that cheap).
 //
 // The shadow rule: the proxy keeps a host copy of each buffer as upload, fill and copy left
 // it; a kernel launch does not change the shadow. A replayed buffer therefore holds its
@@ -37,14 +40,11 @@
 #include <string>
 #include <vector>
 
+#include "isolation/wire.hpp"
 #include "isolation/worker_process.hpp"
 #include "tune/device.hpp"
 
 namespace tune::detail {
-
-class WireWriter;
-class WireReader;
-enum class WireOp : std::uint8_t;
 
 struct WorkerSettings {
   std::string path;  // the worker executable
@@ -52,6 +52,7 @@ struct WorkerSettings {
   std::chrono::milliseconds startup{120000};
   std::chrono::milliseconds call_limit{60000};      // any call but compile, plus a time()'s plan
   std::chrono::milliseconds compile_limit{300000};  // one compile
+  std::uint64_t chunk_bytes = kChunkBytes;          // the largest piece of one transfer
 };
 
 class WorkerDevice final : public Device {
@@ -76,6 +77,9 @@ class WorkerDevice final : public Device {
                                    ArgList args, const TimingPlan& plan) override;
   Status synchronize() override;
 
+  // Starts the worker now if none runs: the first start's failure (not_found, unavailable,
+  // failed_precondition) is the caller's to report, before any candidate is tried.
+  Status start();
   // Workers started so far (the first one included): tests check restarts.
   int spawns() const;
 
@@ -85,15 +89,27 @@ class WorkerDevice final : public Device {
 
   // Sends `request` (spawning a worker first if none runs) and reads the reply's status; the
   // reply's other fields start at `*rest` in `reply`. A dead/hung/sticky worker becomes
-  // `fault` naming `doing`. Caller holds mu_.
+  // `fault` naming `doing`; `*cause` (when given) gets what happened to the worker then
+  // (unavailable: it died, device_lost: a sticky error, timeout), else ok. A worker that cannot
+  // be restarted (or its state replayed) is device_lost naming it: that ends the tuning and is
+  // no candidate's failure. Caller holds mu_.
   Status exchange(const WireWriter& request, std::chrono::milliseconds limit,
                   const std::string& doing, StatusCode fault, std::vector<std::byte>* reply,
-                  std::uint64_t* rest = nullptr);
+                  std::uint64_t* rest = nullptr, Status* cause = nullptr);
+  // upload and a restarted worker's replay: `bytes` from `src` at `offset`, in pieces of at
+  // most settings_.chunk_bytes. `send` makes one request (exchange or a bare call).
+  template <typename Send>
+  Status upload_pieces(std::uint64_t id, const std::byte* src, std::uint64_t bytes,
+                       std::uint64_t offset, Send send);
   // The reply's status; a device_lost one ends the worker and becomes `fault`. Caller holds mu_.
-  Status reply_status(WireReader& r, const std::string& doing, StatusCode fault);
+  Status reply_status(WireReader& r, const std::string& doing, StatusCode fault,
+                      Status* cause = nullptr);
   // "downloading after launching config {...}": the likely culprit of an asynchronous fault.
   std::string after_launch(const char* what) const;
   Status ensure_worker();
+  // ensure_worker for a call `doing`: a restart that fails is device_lost naming the worker
+  // (the first start's failure keeps its code). Caller holds mu_.
+  Status worker_for(const std::string& doing);
   Status ensure_kernel(ProxyKernel& k);
   Status check_buffers(ArgList args) const;
   // What launch and time requests start with: op, kernel id, dims, arguments as buffer ids.

@@ -55,11 +55,12 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::string& p
 
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  // dup2 clears FD_CLOEXEC on the new descriptor: the child keeps exactly 0 (its socket), 1
-  // (the parent's stdout) and 2 (the stderr file).
+  // dup2 clears FD_CLOEXEC on the new descriptor: 0 (its socket), 1 (the parent's stdout) and
+  // 2 (the stderr file). Every other descriptor of the host program that is not close-on-exec
+  // is inherited too: the worker closes them first thing (begin_worker).
   posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
   posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-  std::vector<std::string> argv_s = {path, "--fd", "0"};
+  std::vector<std::string> argv_s = {path, "--fd", "0", "--parent", std::to_string(::getpid())};
   if (!spec.empty()) {
     argv_s.push_back("--device");
     argv_s.push_back(spec);
@@ -100,6 +101,14 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::string& p
   }
   WireReader r(hello);
   const auto op = static_cast<WireOp>(r.u8());
+  const std::uint32_t version = r.u32();
+  if (r.ok() && op == WireOp::hello && version != kWireVersion) {
+    w->kill_and_reap();
+    return Status(StatusCode::failed_precondition,
+                  who + " speaks protocol version " + std::to_string(version) +
+                      ", this libtune speaks version " + std::to_string(kWireVersion) +
+                      " (install the tune-worker built with this libtune)");
+  }
   Status opened = r.status();
   std::string fp = r.str();
   if (!r.done() || op != WireOp::hello) {
@@ -165,6 +174,8 @@ Status WorkerProcess::call(const std::vector<std::byte>& request, std::chrono::m
                            std::vector<std::byte>* reply) {
   if (pid_ <= 0) return Status(StatusCode::unavailable, "the worker is not running");
   Status st = write_frame(sock_, request);
+  // A request too large to frame was not written: the worker is fine.
+  if (st.code() == StatusCode::invalid_argument) return st;
   if (st.ok()) st = read_frame(sock_, std::chrono::steady_clock::now() + limit, reply);
   if (st.ok()) return st;
   if (st.code() == StatusCode::timeout) {

@@ -1,12 +1,14 @@
 // WorkerProcess: one spawned tune-worker and the socket to it.
 //
 // spawn() starts the executable with posix_spawn (never fork without exec: CUDA forbids using
-// the driver in a forked child) as `<path> --device <spec> --fd 0`, its stdin being one end of
-// a socketpair(AF_UNIX) and its stderr an unlinked temporary file (so a chatty worker never
-// blocks on a pipe nobody drains, and its last line can name why it failed). The parent's end
-// is O_CLOEXEC; writes use MSG_NOSIGNAL, so a dead worker is an EPIPE status, never SIGPIPE,
-// and the host program's signal dispositions are left alone. The worker answers a hello
-// (status and its device's fingerprint) once its device is open.
+// the driver in a forked child) as `<path> --fd 0 --parent <our pid> --device <spec>`, its
+// stdin being one end of a socketpair(AF_UNIX) and its stderr an unlinked temporary file (so a
+// chatty worker never blocks on a pipe nobody drains, and its last line can name why it
+// failed). The parent's end is O_CLOEXEC; writes use MSG_NOSIGNAL, so a dead worker is an
+// EPIPE status, never SIGPIPE, and the host program's signal dispositions are left alone. The
+// worker closes the other descriptors it inherited, then answers a hello (kWireVersion,
+// status and its device's fingerprint) once its device is open; a worker speaking another
+// protocol version is refused (failed_precondition naming both).
 //
 // call() sends one request and waits for its reply until a deadline. On a timeout, a broken
 // socket or EOF the process is killed (SIGKILL) and reaped (waitpid), and the Status says
@@ -43,7 +45,8 @@ class WorkerProcess {
   WorkerProcess& operator=(const WorkerProcess&) = delete;
 
   // Sends `request` and reads the reply payload into `reply`. Any failure (not a reply status:
-  // a dead, hung or garbled worker) kills the worker; alive() is false afterwards.
+  // a dead, hung or garbled worker) kills the worker; alive() is false afterwards. A request
+  // too large to frame is invalid_argument and the worker stays.
   Status call(const std::vector<std::byte>& request, std::chrono::milliseconds limit,
               std::vector<std::byte>* reply);
   // Kills and reaps the worker; the Status describes how it ended ("died with signal 9").

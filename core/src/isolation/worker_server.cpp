@@ -1,12 +1,16 @@
 #include "isolation/worker_server.hpp"
 
+#include <dirent.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "isolation/device_codec.hpp"
 #include "isolation/wire.hpp"
@@ -52,7 +56,14 @@ class Server {
       case WireOp::download: {
         DeviceBuffer* b = buffer(r.u64());
         const std::uint64_t offset = r.u64(), n = r.u64();
-        if (!r.done() || b == nullptr || n > kMaxFrameBytes) return false;
+        if (!r.done() || b == nullptr) return false;
+        if (n > kMaxFrameBytes - 64) {  // the reply's status and length must fit beside it
+          *st = Status(StatusCode::invalid_argument,
+                       "a download of " + std::to_string(n) + " bytes does not fit one reply");
+          w.status(*st);
+          w.block(nullptr, 0);
+          return true;
+        }
         std::vector<std::byte> out(n);
         *st = dev_.download(*b, out.data(), n, offset);
         w.status(*st);
@@ -92,6 +103,11 @@ class Server {
         std::vector<ArgValue> args;
         if (!get_args(r, buffer_fn(), &args) || !r.done() || k == nullptr) return false;
         *st = dev_.launch(*k, dims, args);
+        // A fault of this launch (an illegal address) is reported by the driver's next call:
+        // synchronizing here puts it in this launch's reply, never in the next request's (a
+        // compile of another configuration). time() synchronizes already (it reads each
+        // repetition's end timestamp).
+        if (st->ok()) *st = dev_.synchronize();
         w.status(*st);
         return true;
       }
@@ -148,7 +164,16 @@ class Server {
       DeviceBuffer* src = buffer(r.u64());
       plan.resets.restore.push_back({dst, src});
     }
-    if (!r.done() || k == nullptr || !plan.resets.check().ok()) return false;
+    if (!r.done() || k == nullptr) return false;
+    // A reset naming no buffer of this worker (id 0: the caller passed a buffer of another
+    // device) is the caller's mistake, answered as such; the worker stays.
+    if (Status bad = plan.resets.check(); !bad.ok()) {
+      *st = Status(
+          StatusCode::invalid_argument,
+          "a timing reset names a buffer the isolated worker does not hold: " + bad.message());
+      w.status(*st);
+      return true;
+    }
     auto t = dev_.time(*k, dims, args, plan);
     *st = t.status();
     w.status(*st);
@@ -179,9 +204,37 @@ class Server {
 Status send_hello(int fd, const Status& st, const std::string& fingerprint) {
   WireWriter w;
   w.u8(static_cast<std::uint8_t>(WireOp::hello));
+  w.u32(kWireVersion);
   w.status(st);
   w.str(fingerprint);
   return write_frame(fd, w.bytes());
+}
+
+// Closes every descriptor >= 3 but `keep` (close_range where the kernel has it, else each one
+// /proc/self/fd lists).
+void close_fds_except(int keep) {
+  const auto range = [](unsigned lo, unsigned hi) {
+    if (lo > hi) return;
+#ifdef SYS_close_range
+    if (::syscall(SYS_close_range, lo, hi, 0u) == 0) return;
+#endif
+    if (DIR* d = ::opendir("/proc/self/fd")) {
+      std::vector<int> open;
+      while (const dirent* e = ::readdir(d)) {
+        const int fd = std::atoi(e->d_name);
+        if (fd >= static_cast<int>(lo) && static_cast<unsigned>(fd) <= hi && fd != ::dirfd(d))
+          open.push_back(fd);
+      }
+      ::closedir(d);
+      for (int fd : open) ::close(fd);
+    }
+  };
+  if (keep < 3) {
+    range(3, ~0u);
+  } else {
+    range(3, static_cast<unsigned>(keep) - 1);
+    range(static_cast<unsigned>(keep) + 1, ~0u);
+  }
 }
 
 }  // namespace
@@ -191,17 +244,26 @@ int refuse_worker(int fd, const Status& why) {
   return 1;
 }
 
-int serve_worker(Device& dev, int fd) {
+void begin_worker(int fd, pid_t parent) {
+  // Descriptors of the host program that were not close-on-exec (a pipe, a listening socket)
+  // would stay open while the worker lives: the host's peers would never see EOF on them.
+  close_fds_except(fd);
   // A worker stuck in a hung kernel would outlive a parent that died (its socket's EOF is
-  // never read): a watcher ends it once it is reparented. Not PR_SET_PDEATHSIG: that fires
-  // when the spawning *thread* ends, and a background tuning's thread does.
-  const pid_t parent = ::getppid();
+  // never read): a watcher ends it once it is reparented. The parent's pid comes from argv, so
+  // a parent that died while the device opened (seconds, for a GPU) is noticed too. Not
+  // PR_SET_PDEATHSIG: that fires when the spawning *thread* ends, and a background tuning's
+  // thread does.
+  if (parent <= 0) parent = ::getppid();
+  if (::getppid() != parent) std::_Exit(4);
   std::thread([parent] {
     for (;;) {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
       if (::getppid() != parent) std::_Exit(4);
     }
   }).detach();
+}
+
+int serve_worker(Device& dev, int fd) {
   if (!send_hello(fd, {}, dev.info().fingerprint()).ok()) return 1;
   Server server(dev);
   std::vector<std::byte> request;

@@ -213,6 +213,10 @@ class KeySession {
     ConfigResult& r = report_.results[i];
     r.compile_ms = v->compile_ms;
     ++compiled_;
+    // A lost device (or an isolated worker that cannot restart) is no failure of this config:
+    // it ends the tuning unstored, as when a launch meets it.
+    if (v->status.code() == StatusCode::device_lost)
+      return Status(v->status).with_context("compiling config {" + cands_[i].to_string() + "}");
     if (!v->status.ok()) {
       r.status = v->status;
       ++failed_;

@@ -78,8 +78,16 @@ std::vector<VariantFuture> VariantCache::compile(Device& dev, const KernelSource
     for (std::size_t i = 0; i < configs.size(); ++i) {
       auto k = std::make_pair(static_cast<const Device*>(&dev), configs[i].to_string());
       if (auto it = variants_.find(k); it != variants_.end()) {
-        out[i] = it->second;
-        continue;
+        // A compile that met a lost device (an isolated worker that could not restart) says
+        // nothing about the config: compile it again rather than keep that answer.
+        const bool lost =
+            it->second.wait_for(std::chrono::seconds(0)) == std::future_status::ready &&
+            it->second.get()->status.code() == StatusCode::device_lost;
+        if (!lost) {
+          out[i] = it->second;
+          continue;
+        }
+        variants_.erase(it);
       }
       auto p = std::make_shared<Promise>();
       out[i] = p->get_future().share();

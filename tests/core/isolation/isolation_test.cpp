@@ -5,10 +5,15 @@
 // crashing, hanging or sticky-failing candidate costs only a worker restart: it is recorded
 // with a reason naming it and the tuning picks among the others, on replayed state.
 #include <doctest/doctest.h>
+#include <poll.h>
+#include <spawn.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,6 +26,8 @@
 #include "tune/testing/quick_options.hpp"
 #include "tune/tune.hpp"
 #include "watchdog.hpp"
+
+extern char** environ;
 
 using namespace tune;
 using namespace tune::testing;
@@ -434,4 +441,248 @@ TEST_CASE("isolation: background tuning goes through the worker too") {
   CHECK_MESSAGE(r->status.message().find("died with signal 6") != std::string::npos,
                 r->status.to_string());
   tuner->release(rig.dev);
+}
+
+namespace {
+
+// A worker proxy on the simulated worker started with `spec`, and x, y as the tests' kernel
+// reads them (x random, y zero).
+struct ProxyRig {
+  SimDevice parent;
+  detail::WorkerSettings settings;
+  std::unique_ptr<detail::WorkerDevice> proxy;
+  Buffer x, y;
+  std::vector<float> xs = random_floats(kN, 13);
+  explicit ProxyRig(const std::string& spec, std::uint64_t chunk = detail::kChunkBytes,
+                    std::chrono::milliseconds call_limit = std::chrono::milliseconds(5000)) {
+    settings.path = TUNE_SIM_WORKER;
+    settings.spec = spec;
+    settings.call_limit = call_limit;
+    settings.chunk_bytes = chunk;
+    proxy = std::make_unique<detail::WorkerDevice>(parent.info(), parent.language(), settings);
+    x = dev().alloc(kN * sizeof(float)).value();
+    y = dev().alloc(kN * sizeof(float)).value();
+    REQUIRE(dev().upload(*x, xs.data(), kN * sizeof(float)).ok());
+    REQUIRE(dev().fill(*y, 0, kN * sizeof(float)).ok());
+  }
+  Device& dev() { return *proxy; }
+  ~ProxyRig() {
+    x = {};
+    y = {};
+  }
+  std::vector<ArgValue> args() {
+    return {ArgValue::buf(*x, ElemType::f32, kN), ArgValue::buf(*y, ElemType::f32, kN),
+            ArgValue(static_cast<std::int32_t>(kN))};
+  }
+  std::unique_ptr<CompiledKernel> compile(const Config& c) {
+    auto k = dev().compile(source(), c);
+    REQUIRE_MESSAGE(k.ok(), k.status().to_string());
+    return std::move(*k);
+  }
+  // Launches `k` and checks y against the CPU reference.
+  void check_output(const CompiledKernel& k) {
+    REQUIRE(dev().launch(k, LaunchDims{{16, 1, 1}, {64, 1, 1}, 0}, args()).ok());
+    std::vector<float> back(kN);
+    REQUIRE(dev().download(*y, back.data(), kN * sizeof(float)).ok());
+    CHECK(mismatches(back.data(), iso::reference(xs)) == "");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("isolation: a deferred fault fails its own launch, never the compile after it") {
+  Watchdog dog("deferred fault", 60);
+  ProxyRig rig("sim");
+  const Config bad = cfg(16, iso::deferred);
+  auto deferred = rig.compile(bad);
+  // The sim reports the fault on the device's next call, as CUDA does: the worker's
+  // synchronization after the launch makes that the launch's own reply.
+  const Status st = rig.dev().launch(*deferred, LaunchDims{{16, 1, 1}, {16, 1, 1}, 0}, rig.args());
+  CHECK(st.code() == StatusCode::launch_failed);
+  CHECK_MESSAGE(
+      st.message().find("launching config {" + bad.to_string() + "}") != std::string::npos,
+      st.to_string());
+  CHECK_MESSAGE(st.message().find("simulated illegal address (deferred)") != std::string::npos,
+                st.to_string());
+  auto good = rig.compile(cfg(64, 0));  // in the restarted worker, on the replayed inputs
+  CHECK(rig.proxy->spawns() == 2);
+  rig.check_output(*good);
+}
+
+TEST_CASE("isolation: a compile meeting another launch's fault is tried again, not blamed") {
+  Watchdog dog("compile retry", 60);
+  ProxyRig rig("late");  // the deferred fault escapes synchronize(): the next compile meets it
+  auto deferred = rig.compile(cfg(16, iso::deferred));
+  REQUIRE(rig.dev().launch(*deferred, LaunchDims{{16, 1, 1}, {16, 1, 1}, 0}, rig.args()).ok());
+  CHECK(rig.proxy->spawns() == 1);
+  auto good = rig.compile(cfg(64, 0));  // met device_lost, compiled again in a fresh worker
+  CHECK(rig.proxy->spawns() == 2);
+  rig.check_output(*good);
+}
+
+TEST_CASE("isolation: a deferred fault in a tuning with compiles interleaved is its own") {
+  Watchdog dog("isolated deferred", 120);
+  std::vector<std::string> trace;
+  const TuningReport report = tune_with_fault(iso::deferred, &trace);
+  const ConfigResult* r = result_of(report, cfg(16, iso::deferred));
+  REQUIRE(r != nullptr);
+  CHECK_MESSAGE(
+      r->status.message().find("simulated illegal address (deferred)") != std::string::npos,
+      r->status.to_string());
+  for (const auto& res : report.results)
+    if (res.config != cfg(16, iso::deferred))
+      CHECK_MESSAGE(res.status.ok(), res.status.to_string());
+  CHECK(verified_after_fault(trace, cfg(16, iso::deferred)));
+}
+
+TEST_CASE("isolation: a worker that cannot restart ends the tuning, nothing stored as failed") {
+  Watchdog dog("restart refused", 120);
+  char dir[] = "/tmp/tune-iso-once-XXXXXX";
+  REQUIRE(::mkdtemp(dir) != nullptr);
+  const std::string flag = std::string(dir) + "/starts";
+  Rig rig;
+  AutotunerOptions o = isolated();
+  o.isolation.device = "second:" + flag;  // the restart after the crash is refused
+  const std::vector<Config> space = {cfg(32, 0), cfg(16, iso::crash), cfg(64, 0), cfg(128, 0)};
+  auto tuner = make(y_kernel(space), o);
+  auto args = rig.args();
+  const Status st = tuner->run(rig.dev, args);
+  CHECK(st.code() == StatusCode::device_lost);
+  CHECK_MESSAGE(st.message().find("worker '" + std::string(TUNE_SIM_WORKER) +
+                                  "' could not be restarted") != std::string::npos,
+                st.to_string());
+  CHECK_MESSAGE(st.message().find("no simulated device named 'refuse'") != std::string::npos,
+                st.to_string());
+  CHECK(rig.dev.read<float>(*rig.y) == std::vector<float>(kN, -7.0f));
+  // The worker starts again from its third start on: the next tuning times every correct
+  // candidate afresh (none was stored as failed) and picks the in-process winner.
+  const Status again = tuner->run(rig.dev, args);
+  REQUIRE_MESSAGE(again.ok(), again.to_string());
+  CHECK(tuner->best(rig.dev, args)->to_string() == cfg(64, 0).to_string());
+  auto report = tuner->last_report(rig.dev, args);
+  REQUIRE(report.has_value());
+  for (const Config& good : {cfg(32, 0), cfg(64, 0), cfg(128, 0)}) {
+    const ConfigResult* g = result_of(*report, good);
+    REQUIRE(g != nullptr);
+    CHECK_MESSAGE(g->status.ok(), g->status.to_string());
+    CHECK_FALSE(g->from_store);
+  }
+  ::unlink(flag.c_str());
+  ::rmdir(dir);
+}
+
+TEST_CASE("isolation: transfers and the replay travel in pieces") {
+  Watchdog dog("chunked transfers", 60);
+  ProxyRig rig("sim", /*chunk=*/100);  // 4000-byte buffers: 40 pieces, a partial one below
+  std::vector<float> part(kN - 3);
+  for (std::size_t i = 0; i < part.size(); ++i) part[i] = static_cast<float>(i) * 0.5f;
+  REQUIRE(rig.dev().upload(*rig.x, part.data(), part.size() * sizeof(float), 12).ok());
+  std::copy(part.begin(), part.end(), rig.xs.begin() + 3);
+  std::vector<float> back(kN);
+  REQUIRE(rig.dev().download(*rig.x, back.data(), kN * sizeof(float)).ok());
+  CHECK(back == rig.xs);
+  std::vector<float> mid(7);
+  REQUIRE(rig.dev().download(*rig.x, mid.data(), mid.size() * sizeof(float), 40).ok());
+  CHECK(mid == std::vector<float>(rig.xs.begin() + 10, rig.xs.begin() + 17));
+  // A crash, then the replay of the shadow in pieces.
+  auto crash = rig.compile(cfg(16, iso::crash));
+  CHECK(rig.dev().launch(*crash, LaunchDims{{16, 1, 1}, {16, 1, 1}, 0}, rig.args()).code() ==
+        StatusCode::launch_failed);
+  REQUIRE(rig.dev().download(*rig.x, back.data(), kN * sizeof(float)).ok());
+  CHECK(rig.proxy->spawns() == 2);
+  CHECK(back == rig.xs);
+  rig.check_output(*rig.compile(cfg(64, 0)));
+}
+
+TEST_CASE("isolation: a timing's deadline grows with its repetitions") {
+  Watchdog dog("slow reps", 60);
+  // Each repetition sleeps kSlowMs: 16 of them take longer than the call limit plus one
+  // repetition's timeout, but well within the call limit plus 16 of them.
+  ProxyRig rig("sim", detail::kChunkBytes, std::chrono::milliseconds(300));
+  auto slow = rig.compile(cfg(64, iso::slow));
+  TimingPlan plan;
+  plan.reps = 16;
+  plan.timeout_ms = 100;
+  auto t = rig.dev().time(*slow, LaunchDims{{16, 1, 1}, {64, 1, 1}, 0}, rig.args(), plan);
+  REQUIRE_MESSAGE(t.ok(), t.status().to_string());
+  CHECK(t->size() == 16);
+  CHECK(rig.proxy->spawns() == 1);
+}
+
+TEST_CASE("isolation: a timing reset naming a foreign buffer is refused, the worker stays") {
+  Watchdog dog("foreign reset", 60);
+  ProxyRig rig("sim");
+  auto good = rig.compile(cfg(64, 0));
+  Buffer foreign = rig.parent.alloc(64).value();
+  TimingPlan plan;
+  plan.reps = 2;
+  plan.resets.zero = {foreign.get()};
+  auto t = rig.dev().time(*good, LaunchDims{{16, 1, 1}, {64, 1, 1}, 0}, rig.args(), plan);
+  CHECK(t.status().code() == StatusCode::invalid_argument);
+  CHECK_MESSAGE(t.status().message().find("does not hold") != std::string::npos,
+                t.status().to_string());
+  rig.check_output(*good);
+  CHECK(rig.proxy->spawns() == 1);
+}
+
+TEST_CASE("isolation: a worker speaking another protocol version is refused at spawn") {
+  Watchdog dog("protocol version", 60);
+  Rig rig;
+  AutotunerOptions o = isolated();
+  o.isolation.device = "version";
+  auto tuner = make(y_kernel({cfg(32, 0), cfg(64, 0)}), o);
+  const Status st = tuner->run(rig.dev, rig.args());
+  CHECK(st.code() == StatusCode::failed_precondition);
+  const std::string want = "speaks protocol version " + std::to_string(detail::kWireVersion + 7) +
+                           ", this libtune speaks version " + std::to_string(detail::kWireVersion);
+  CHECK_MESSAGE(st.message().find(want) != std::string::npos, st.to_string());
+  CHECK(rig.dev.read<float>(*rig.y) == std::vector<float>(kN, -7.0f));
+}
+
+TEST_CASE("isolation: the worker keeps none of the host's inherited descriptors") {
+  Watchdog dog("inherited fds", 60);
+  int p[2];
+  REQUIRE(::pipe(p) == 0);  // no O_CLOEXEC: posix_spawn passes both ends on
+  SimDevice parent;
+  detail::WorkerSettings s;
+  s.path = TUNE_SIM_WORKER;
+  s.spec = "sim";
+  detail::WorkerDevice proxy(parent.info(), parent.language(), s);
+  REQUIRE(proxy.start().ok());
+  ::close(p[1]);
+  // EOF only once no process holds the write end: the worker closed its copy.
+  pollfd pfd{p[0], POLLIN, 0};
+  REQUIRE(::poll(&pfd, 1, 30000) == 1);
+  char c = 0;
+  CHECK(::read(p[0], &c, 1) == 0);
+  ::close(p[0]);
+}
+
+TEST_CASE("isolation: a worker whose parent is already gone exits before opening its device") {
+  Watchdog dog("parent gone", 60);
+  int sv[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
+  // --parent names a process that is not its parent (pid 1): as if this process had died while
+  // the worker started, before its device opened.
+  std::vector<std::string> argv_s = {TUNE_SIM_WORKER, "--fd", "0", "--parent", "1",
+                                     "--device",      "sim"};
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  REQUIRE(::posix_spawn(&pid, TUNE_SIM_WORKER, &fa, nullptr, argv.data(), environ) == 0);
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(sv[1]);
+  int ws = 0;
+  REQUIRE(::waitpid(pid, &ws, 0) == pid);
+  CHECK(WIFEXITED(ws));
+  CHECK(WEXITSTATUS(ws) == 4);  // the watcher's exit code, with no hello sent
+  std::vector<std::byte> hello;
+  const Status got =
+      detail::read_frame(sv[0], std::chrono::steady_clock::now() + std::chrono::seconds(5), &hello);
+  CHECK(got.code() == StatusCode::unavailable);  // end of stream
+  ::close(sv[0]);
 }

@@ -4,7 +4,9 @@
 //
 // Fault injection, driven by the configuration's parameter F (only the worker acts on it):
 // F=1 abort()s in launch/time (a crashing kernel: illegal address, trap), F=2 never returns
-// (a hang), F=3 answers device_lost (a sticky error: the context is poisoned). Faulting
+// (a hang), F=3 answers device_lost (a sticky error: the context is poisoned), F=4 launches
+// fine and poisons the context for the device's next call (CUDA's deferred illegal address),
+// F=5 sleeps kSlowMs per launch (a slow kernel; correct output). Faulting
 // configurations are modelled as the fastest, so they would win if they did not fail.
 #pragma once
 
@@ -16,7 +18,8 @@
 
 namespace tune::testing::isolation {
 
-enum Fault : std::int64_t { none = 0, crash = 1, hang = 2, lost = 3 };
+enum Fault : std::int64_t { none = 0, crash = 1, hang = 2, lost = 3, deferred = 4, slow = 5 };
+inline constexpr int kSlowMs = 60;
 
 inline void y_body(const Config&, ArgList args, SimDevice&) {
   auto x = SimDevice::view<float>(args[0]);
@@ -26,7 +29,7 @@ inline void y_body(const Config&, ArgList args, SimDevice&) {
 }
 
 inline double y_cost(const Config& c, ArgList) {
-  if (c.get_int("F") != none) return 100.0;
+  if (c.get_int("F") != none && c.get_int("F") != slow) return 100.0;
   const auto bm = c.get_int("BM");
   return 1000.0 + 10.0 * static_cast<double>(bm > 64 ? bm - 64 : 64 - bm);
 }
