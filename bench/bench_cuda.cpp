@@ -2,6 +2,8 @@
 //
 //   bench_cuda                       everything below, then a summary table of ratios
 //   bench_cuda --benchmark_filter=X  Google Benchmark's usual flags
+//   bench_cuda --interleaved         the app-stream dispatch pair measured interleaved in one
+//                                    loop (bench/interleaved_pair.hpp); prints a table
 //
 // Figures (issue 4): dispatch overhead of an autotuned call on a cache hit vs a raw
 // cuLaunchKernel of the same CUfunction, on libtune's queue and (issue 13) on the application's
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "gpu_device.hpp"
+#include "interleaved_pair.hpp"
 #include "tune/cuda.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
@@ -325,6 +328,41 @@ void BM_stream_dispatch_raw(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+// bench_cuda --interleaved: the stream pair above measured interleaved in one loop
+// (bench/interleaved_pair.hpp): batches of 64 launches per side, the stream synchronised
+// before each batch (outside the timed span), so no launch waits on a full queue whatever the
+// GPU clock; the per-launch host time of both sides is taken under the same machine state.
+int stream_pair_interleaved() {
+  AppSide& app = app_side();
+  const auto target = tune::LaunchTarget::stream(app.stream);
+  auto f = static_cast<CUfunction>(tune::cuda::native_function(*app.best));
+  const tune::LaunchDims& d = app.dims;
+  int n = static_cast<int>(kDispatchN);
+  void* params[] = {&app.ptr[0], &app.ptr[1], &app.ptr[2], &n};
+  tune::bench::PairFigure fig;
+  const bool ok = tune::bench::measure_pair(
+      2000, 64, 50,
+      [&] {
+        const tune::Status s = app.tuner->run(*g_dev, app.args, target);
+        if (!s.ok()) std::fprintf(stderr, "bench_cuda: %s\n", s.to_string().c_str());
+        return s.ok();
+      },
+      [&] {
+        const bool launched =
+            app.raw.launch(f, d.grid.x, d.grid.y, d.grid.z, d.block.x, d.block.y, d.block.z,
+                           d.shared_bytes, app.stream, params, nullptr) == CUDA_SUCCESS;
+        if (!launched) std::fprintf(stderr, "bench_cuda: cuLaunchKernel failed\n");
+        return launched;
+      },
+      [&] { app.raw.sync(app.stream); }, &fig);
+  if (!ok) return 1;
+  std::printf("device: %s, driver %s\n", g_dev->info().name.c_str(),
+              g_dev->info().driver_version.c_str());
+  tune::bench::print_pair_header();
+  tune::bench::print_pair("vector_add on the app's stream: Autotuner::run vs cuLaunchKernel", fig);
+  return 0;
+}
+
 // ---- tuning time: two fresh processes sharing one new cache directory ----------------------
 
 int tuning_child() {
@@ -525,6 +563,11 @@ int main(int argc, char** argv) {
   g_dev = dev->get();
   g_kernels = tune::kernels::bundled_kernels(tune::Language::cuda_hip);
   if (argc > 1 && std::string(argv[1]) == "--tuning-child") return tuning_child();
+  if (argc > 1 && std::string(argv[1]) == "--interleaved") {
+    const int rc = stream_pair_interleaved();
+    g_app.reset();
+    return rc;
+  }
 
   // Side by side, 5 repetitions each, medians reported: host time per launch call.
   benchmark::RegisterBenchmark("BM_dispatch_raw", BM_dispatch_raw)

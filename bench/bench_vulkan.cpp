@@ -8,6 +8,8 @@
 //   bench_vulkan --benchmark_filter=matmul_f32
 //   bench_vulkan --benchmark_filter=BM_record   host time per dispatch recorded into an
 //                                               application's command buffer (issue 13)
+//   bench_vulkan --interleaved                  the same pair measured interleaved in one loop
+//                                               (bench/interleaved_pair.hpp); prints a table
 //
 // The device is tune::open_device("vulkan") (TUNE_VULKAN_DEVICE selects one). Tuning uses the
 // persistent cache like any program (TUNE_CACHE=off to disable). Each iteration is one
@@ -27,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "interleaved_pair.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
 #include "tune/vulkan_interop.hpp"
@@ -399,33 +402,74 @@ void all_commands_barrier(VkCommandBuffer cb) {
                        0, 1, &b, 0, nullptr, 0, nullptr);
 }
 
+// The hand-recorded dispatch: what BM_record_raw and the interleaved pair time.
+Status record_raw(App& app) {
+  const auto& k = static_cast<const vk::VulkanKernel&>(*app.best);
+  const int n = static_cast<int>(kRecordN);
+  const Dim3 grid = app.dims.grid;
+  all_commands_barrier(app.cb);
+  vkCmdBindPipeline(app.cb, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline());
+  vkCmdBindDescriptorSets(app.cb, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout(), 0, 1, &app.set, 0,
+                          nullptr);
+  vkCmdPushConstants(app.cb, k.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof n, &n);
+  vkCmdDispatch(app.cb, grid.x, grid.y, grid.z);
+  all_commands_barrier(app.cb);
+  return Status::ok_status();
+}
+
 void BM_record_raw(benchmark::State& state) {
   App* app = app_or_skip(state);
   if (app == nullptr) return;
-  const auto& k = static_cast<const vk::VulkanKernel&>(*app->best);
-  const int n = static_cast<int>(kRecordN);
-  const Dim3 grid = app->dims.grid;
-  record_loop(state, *app, [&] {
-    all_commands_barrier(app->cb);
-    vkCmdBindPipeline(app->cb, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline());
-    vkCmdBindDescriptorSets(app->cb, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout(), 0, 1, &app->set, 0,
-                            nullptr);
-    vkCmdPushConstants(app->cb, k.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof n, &n);
-    vkCmdDispatch(app->cb, grid.x, grid.y, grid.z);
-    all_commands_barrier(app->cb);
-    return Status::ok_status();
-  });
+  record_loop(state, *app, [&] { return record_raw(*app); });
+}
+
+// bench_vulkan --interleaved: the recorded pair, interleaved (bench/interleaved_pair.hpp), one
+// command buffer per batch of kRecordsPerBuffer / 2 dispatches per side.
+int record_pair_interleaved() {
+  App app;
+  app.status = app.setup();
+  if (!app.status.ok()) {
+    std::fprintf(stderr, "bench_vulkan: %s\n", app.status.to_string().c_str());
+    return 1;
+  }
+  const LaunchTarget target = LaunchTarget::command_buffer(app.cb);
+  auto report = [](const Status& s) {
+    if (!s.ok()) std::fprintf(stderr, "bench_vulkan: %s\n", s.to_string().c_str());
+    return s.ok();
+  };
+  bool fresh = true;  // app.setup() begins the command buffer
+  auto between = [&] {
+    if (!fresh) {
+      (void)vkEndCommandBuffer(app.cb);
+      (void)report(app.begin());
+    }
+    fresh = false;
+  };
+  bench::PairFigure f;
+  if (!bench::measure_pair(
+          400, static_cast<int>(kRecordsPerBuffer / 2), 20,
+          [&] { return report(app.tuner->run(*app.dev, app.args, target)); },
+          [&] { return report(record_raw(app)); }, between, &f))
+    return 1;
+  std::printf("device: %s, driver %s\n", g_device->info().name.c_str(),
+              g_device->info().driver_version.c_str());
+  bench::print_pair_header();
+  bench::print_pair("recorded vector_add: Autotuner::run on a command buffer vs hand-recorded", f);
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   bool large = false;
+  bool interleaved = false;
   if (const char* e = std::getenv("TUNE_BENCH_LARGE")) large = std::strcmp(e, "1") == 0;
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {
     if (std::strcmp(argv[i], "--large") == 0) {
       large = true;
+    } else if (std::strcmp(argv[i], "--interleaved") == 0) {
+      interleaved = true;
     } else {
       args.push_back(argv[i]);
     }
@@ -446,6 +490,11 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("sizes", large ? "large" : "small");
 
   g_kernels = kernels::bundled_kernels(Language::glsl);
+  if (interleaved) {
+    const int rc = record_pair_interleaved();
+    g_device.reset();
+    return rc;
+  }
   // Host time per recorded dispatch, side by side, 5 repetitions each, medians reported.
   benchmark::RegisterBenchmark("BM_record_raw", BM_record_raw)
       ->Repetitions(5)
