@@ -12,6 +12,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "hit_memo.hpp"
 #include "isolation/worker_device.hpp"
 #include "tune/backend/hash.hpp"
 #include "tune/environment.hpp"
@@ -111,6 +112,7 @@ struct Autotuner::Impl {
   std::shared_ptr<TuningStore> store;
   std::vector<int> zero_idx, restore_idx;  // buffer argument positions of the hooks
   std::vector<int> float_key_idx;          // float scalars among the key arguments
+  bool key_calls_user_code = false;        // heuristics or custom buckets: no HitMemo
 
   std::atomic<const Table*> table{nullptr};
   // Isolated tuning: one worker proxy per device, spawned on its first call. Declared before
@@ -687,7 +689,9 @@ Status validate_options(const KernelDef& def, const AutotunerOptions& opts) {
 }  // namespace
 
 Autotuner::Autotuner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Autotuner::~Autotuner() = default;
+Autotuner::~Autotuner() {
+  detail::hit_generation.fetch_add(1, std::memory_order_acq_rel);  // a HitMemo may name this one
+}
 
 Result<std::unique_ptr<Autotuner>> Autotuner::make(KernelDef def, AutotunerOptions opts) {
   auto bad = [&](const std::string& msg) {
@@ -713,6 +717,7 @@ Result<std::unique_ptr<Autotuner>> Autotuner::make(KernelDef def, AutotunerOptio
     }
   }
   for (const auto& k : def.key) {
+    impl->key_calls_user_code = impl->key_calls_user_code || k.bucket == Bucket::custom;
     const int idx = def.signature.index_of(k.arg);
     const auto& decl = def.signature.decls()[static_cast<std::size_t>(idx)];
     if (decl.kind == ArgKind::scalar && is_float(decl.type)) impl->float_key_idx.push_back(idx);
@@ -721,6 +726,7 @@ Result<std::unique_ptr<Autotuner>> Autotuner::make(KernelDef def, AutotunerOptio
     return bad("too many key arguments and heuristics together");
   for (const auto& h : def.heuristics)
     if (!h.fn) return bad("heuristic '" + h.param + "' has no function");
+  impl->key_calls_user_code = impl->key_calls_user_code || !def.heuristics.empty();
   impl->keys = std::move(*kb);
   impl->print = opts.print.value_or(env_flag("TUNE_PRINT_AUTOTUNING"));
   impl->disabled = opts.disable.value_or(env_flag("TUNE_DISABLE"));
@@ -730,23 +736,23 @@ Result<std::unique_ptr<Autotuner>> Autotuner::make(KernelDef def, AutotunerOptio
   return std::unique_ptr<Autotuner>(new Autotuner(std::move(impl)));
 }
 
-Status Autotuner::run(Device& dev, ArgList args) {
-  Impl& m = *impl_;
-  TuningKey key{TuningKey::Unfilled{}};
-  TUNE_RETURN_IF_ERROR(m.key_of(dev, args, &key));
-  if (const Entry* e = m.find(key, dev)) return m.launch(*e, dev, args);
-  return m.run_miss(dev, args, key, LaunchTarget::queue());
-}
+Status Autotuner::run(Device& dev, ArgList args) { return run(dev, args, LaunchTarget::queue()); }
 
 Status Autotuner::run(Device& dev, ArgList args, const LaunchTarget& target) {
   Impl& m = *impl_;
+  // This thread's previous hit with the same arguments (hit_memo.hpp): no key to build.
+  thread_local detail::HitMemo<Entry> memo;
+  const Entry* e = m.key_calls_user_code ? nullptr : memo.find(&m, &dev, args);
   TuningKey key{TuningKey::Unfilled{}};
-  TUNE_RETURN_IF_ERROR(m.key_of(dev, args, &key));
-  if (const Entry* e = m.find(key, dev)) {
-    if (target.is_queue()) return m.launch(*e, dev, args);
-    return m.launch_on(e->config, *e->variant, dev, args, target);
+  if (e == nullptr) {
+    const std::uint64_t generation = detail::hit_generation.load(std::memory_order_acquire);
+    TUNE_RETURN_IF_ERROR(m.key_of(dev, args, &key));
+    e = m.find(key, dev);
+    if (e == nullptr) return m.run_miss(dev, args, key, target);
+    if (!m.key_calls_user_code) memo.remember(&m, &dev, generation, args, e);
   }
-  return m.run_miss(dev, args, key, target);
+  if (target.is_queue()) return m.launch(*e, dev, args);
+  return m.launch_on(e->config, *e->variant, dev, args, target);
 }
 
 Result<Config> Autotuner::tune(Device& dev, ArgList args) {
@@ -819,6 +825,7 @@ std::optional<TuningReport> Autotuner::last_report(const Device& dev, ArgList ar
 
 void Autotuner::release(const Device& dev) {
   auto& m = *impl_;
+  detail::hit_generation.fetch_add(1, std::memory_order_acq_rel);  // no HitMemo finds dev's entries
   m.join_jobs(&dev);
   m.variants.release(dev);
   {

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "argument_binding.hpp"
+#include "recorded_memo.hpp"
 #include "tune/backend/hash.hpp"
 #include "tune/definitions.hpp"
 #include "tune/log.hpp"
@@ -135,6 +136,8 @@ Status VulkanDevice::init() {
 // On an application's device only libtune's own submissions are waited for: never
 // vkDeviceWaitIdle, which would also need every one of the application's queues.
 VulkanDevice::~VulkanDevice() {
+  // A RecordedMemo may name this device: a later device at the same address must not match.
+  recorded_generation.fetch_add(1, std::memory_order_acq_rel);
   if (!vk()) return;
   if (external()) {
     if (queue_) {
@@ -812,6 +815,8 @@ Result<Buffer> VulkanDevice::wrap(VkBuffer buffer, VkDeviceSize offset, VkDevice
 
 void VulkanDevice::forget_recorded_sets(const VulkanKernel* kernel, VkBuffer buffer) noexcept {
   std::lock_guard<std::mutex> lock(sets_mu_);
+  // Every thread's RecordedMemo stops matching: the object going away may be named in one.
+  recorded_generation.fetch_add(1, std::memory_order_acq_rel);
   std::erase_if(recorded_sets_, [&](const RecordedSet& r) {
     if (kernel != nullptr && r.kernel != kernel) return false;
     if (buffer == VK_NULL_HANDLE) return true;
@@ -859,16 +864,22 @@ Status VulkanDevice::launch_on(const CompiledKernel& kernel, const LaunchDims& d
     return Status(StatusCode::invalid_argument, "vulkan: null command buffer");
   auto k = own_kernel(kernel);
   if (!k.ok()) return k.status();
-  // Reused by this thread's recordings: once it has the capacity, binding allocates nothing
-  // (a recorded hit allocates nothing: tests/vulkan/vulkan_interop_test.cpp counts).
-  thread_local BoundArgs bound;
-  TUNE_RETURN_IF_ERROR(bind_args(**k, dims, args, &bound));
   TUNE_RETURN_IF_ERROR(check_usable());
-  auto set = recorded_set(**k, bound);
-  if (!set.ok()) return set.status();
+  // This thread's last recording (recorded_memo.hpp): the same dispatch again binds nothing.
+  // Its vectors keep their capacity, so a recorded hit allocates nothing
+  // (tests/vulkan/vulkan_interop_test.cpp counts).
+  thread_local RecordedMemo memo;
+  if (!memo.matches(this, *k, dims, args)) {
+    const std::uint64_t generation = recorded_generation.load(std::memory_order_acquire);
+    memo.device = nullptr;  // stale until remembered again
+    TUNE_RETURN_IF_ERROR(bind_args(**k, dims, args, &memo.bound));
+    auto set = recorded_set(**k, memo.bound);
+    if (!set.ok()) return set.status();
+    memo.remember(this, *k, generation, dims, args, *set);
+  }
   auto cmd = static_cast<VkCommandBuffer>(target.handle);
   all_commands_barrier(cmd);  // sees what the command buffer recorded before
-  record_dispatch(cmd, **k, *set, bound, dims.grid);
+  record_dispatch(cmd, **k, memo.set, memo.bound, dims.grid);
   all_commands_barrier(cmd);  // what it records after sees the dispatch's writes
   return Status::ok_status();
 }
