@@ -11,6 +11,10 @@ scripts/install-deps.sh
 
 if command -v ccache >/dev/null; then
   export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+  # The presets compile the same core sources with the same flags in different build folders:
+  # paths relative to the checkout and the build folder left out of the hash let each preset
+  # reuse what an earlier one compiled (on a fresh CI machine, core/vulkan/cuda/hip after all).
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
 fi
 # Vulkan tests run on Mesa's lavapipe unless a device is asked for.
 export VK_ICD_FILENAMES=${VK_ICD_FILENAMES:-/usr/share/vulkan/icd.d/lvp_icd.x86_64.json}
