@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "chromium.hpp"
+#include "report_dom.hpp"
 #include "t4_checks.hpp"
 #include "tune/environment.hpp"
 #include "tune_process.hpp"
@@ -299,6 +301,112 @@ TEST_CASE("cache export --format t4 writes one key's rows, failures with their r
   r = cli.run({"cache", "export", "--format", "t4", "--kernel", "nope", "-"});
   CHECK_MESSAGE(r.exit_code != 0, r.describe());
   CHECK_MESSAGE(r.err.find("no stored results") != std::string::npos, r.describe());
+}
+
+TEST_CASE("tune report of the cache renders in headless Chromium with every stored number") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  seed(cli, scratch.path() / "seed.json");
+  const fs::path page = scratch.path() / "cache-report.html";
+  ProcessResult r = cli.run({"report", "--kernel", "cli_add", "--out", page.string()});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.out.find("2 keys") != std::string::npos, r.describe());
+  const std::string html = tune::testing::read_text(page);
+  const std::string dom = tune::testing::rendered_dom(cli, tune::testing::require_chromium(), page);
+  tune::testing::check_self_contained(html, dom, 5);
+  using tune::testing::dom_elements;
+  using tune::testing::dom_number;
+
+  // Identity: the device and toolchain fingerprints of the rows.
+  bool device_shown = false;
+  for (auto& tr : dom_elements(dom, "tr"))
+    if (tr["data-field"] == "device") device_shown = true;
+  CHECK(device_shown);
+  CHECK(dom.find(kToolchain) != std::string::npos);
+
+  // One section per key with its winner; every stored row is a candidate row with its numbers.
+  auto sections = dom_elements(dom, "section", "key");
+  REQUIRE(sections.size() == 2);
+  const ProcessResult shown = cli.run({"cache", "show", "cli_add", "--json"});
+  REQUIRE_MESSAGE(shown.exit_code == 0, shown.describe());
+  const json rows = parse_json(shown);
+  REQUIRE(rows.size() == 5);
+  const auto cands = dom_elements(dom, "tr", "cand");
+  REQUIRE(cands.size() == 5);
+  for (const json& row : rows) {
+    const std::string config = row.at("config");
+    const std::string key = row.at("key");
+    CAPTURE(config);
+    CAPTURE(key);
+    std::size_t matches = 0;
+    for (const auto& s : sections) {
+      if (s.at("data-key") != key) continue;
+      // Within this key's section: find the row (configs repeat across keys).
+      const std::size_t from = dom.find("data-key=\"" + key + "\"");
+      const std::size_t to = dom.find("</section>", from);
+      const std::string part = dom.substr(from, to - from);
+      for (auto& c : dom_elements(part, "tr", "cand")) {
+        if (c["data-config"] != config) continue;
+        ++matches;
+        if (row.at("status") == "ok") {
+          CHECK(c["data-state"] != "failed");
+          CHECK(dom_number(c, "data-median-ns") == row.at("stats").at("median").get<double>());
+          CHECK(dom_number(c, "data-p20-ns") == row.at("stats").at("p20").get<double>());
+          CHECK(dom_number(c, "data-p80-ns") == row.at("stats").at("p80").get<double>());
+          CHECK(dom_number(c, "data-n") == row.at("stats").at("count").get<double>());
+        } else {
+          CHECK(c["data-state"] == "failed");
+        }
+      }
+    }
+    CHECK(matches == 1);
+  }
+  // Winners: the fastest ok row of each key; the n=1024 runner-up is 50% slower.
+  for (auto& s : sections) {
+    if (s["data-key"] == "n=1024;f32") {
+      CHECK(s["data-winner"] == "BLOCK=128");
+      CHECK(s["data-failed"] == "1");
+    } else {
+      CHECK(s["data-winner"] == "BLOCK=256");
+    }
+    CHECK(s["data-measured"] == "false");
+  }
+  const auto margins = dom_elements(dom, "dd", "margin");
+  REQUIRE(margins.size() == 2);
+  CHECK(dom.find("is +50.0% slower") != std::string::npos);
+
+  // The failure with its code and its whole reason.
+  const auto failures = dom_elements(dom, "li", "failure");
+  REQUIRE(failures.size() == 1);
+  CHECK(failures[0].at("data-config") == "BLOCK=256");
+  CHECK(failures[0].at("data-code") == "compile_error");
+  CHECK(dom.find("too many registers\nsecond line of the log") != std::string::npos);
+
+  // Parameter sensitivity of BLOCK at n=1024 (two ok values) and at n=65536.
+  const auto sens = dom_elements(dom, "tr", "sens-value");
+  CHECK(sens.size() == 4);
+  // Winners across keys: BLOCK=128 wins n=1024, BLOCK=256 n=65536 (ratio 1 where each wins,
+  // 9000/7000 for BLOCK=128 at n=65536; BLOCK=256 failed at n=1024).
+  const auto heat = dom_elements(dom, "table", "heat");
+  REQUIRE(heat.size() == 1);
+  const auto cells = dom_elements(dom, "td", "cell");
+  REQUIRE(cells.size() == 4);
+  std::vector<double> ratios;
+  for (const auto& c : cells) ratios.push_back(dom_number(c, "data-ratio"));
+  CHECK(ratios[0] == 1.0);
+  CHECK(ratios[1] == HUGE_VAL);
+  CHECK(ratios[2] == doctest::Approx(9000.0 / 7000.0));
+  CHECK(ratios[3] == 1.0);
+  // No racing, compile or time breakdown: the cache does not keep them.
+  CHECK(dom_elements(dom, "div", "times").empty());
+  CHECK(dom_elements(dom, "svg", "best-so-far").empty());
+
+  // Nothing matching is an error that says so, and writes no file.
+  const fs::path none = scratch.path() / "none.html";
+  r = cli.run({"report", "--kernel", "nope", "--out", none.string()});
+  CHECK_MESSAGE(r.exit_code != 0, r.describe());
+  CHECK_MESSAGE(r.err.find("nothing to report") != std::string::npos, r.describe());
+  CHECK_FALSE(fs::exists(none));
 }
 
 TEST_CASE("cache clear --kernel removes only that kernel's rows") {
