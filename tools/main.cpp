@@ -7,6 +7,7 @@
 //                                     a table per kernel and size, verifies the winner; the
 //                                     HTML report of those tunings into FILE
 //   tune report ...                   the HTML report of the cache's keys
+//   tune import-space <t1.json>       Kernel Tuner's T1 input as a libtune space file
 //   tune cache ...
 #include <CLI/CLI.hpp>
 
@@ -24,6 +25,7 @@
 #include "cache_command.hpp"
 #include "host_text.hpp"
 #include "html_report.hpp"
+#include "import_space_command.hpp"
 #include "progress_line.hpp"
 #include "report_command.hpp"
 
@@ -293,6 +295,7 @@ int main(int argc, char** argv) {
 
   tune::cli::add_cache_command(app);
   tune::cli::add_report_command(app);
+  tune::cli::add_import_space_command(app);
 
   try {
     app.parse(argc, argv);

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -407,6 +408,135 @@ TEST_CASE("tune report of the cache renders in headless Chromium with every stor
   CHECK_MESSAGE(r.exit_code != 0, r.describe());
   CHECK_MESSAGE(r.err.find("nothing to report") != std::string::npos, r.describe());
   CHECK_FALSE(fs::exists(none));
+}
+
+// The T1 example's space, enumerated here: the points and those both conditions accept.
+std::pair<int, int> stencil_points() {
+  int total = 0, valid = 0;
+  for (int bx = 16; bx <= 128; bx += 16)
+    for (int by : {1, 2, 4, 8})
+      for (int tx : {1, 2, 4})
+        for (int shared : {0, 1}) {
+          (void)tx;
+          ++total;
+          if (bx * by <= 256 && (shared == 0 || bx % 32 == 0)) ++valid;
+        }
+  return {total, valid};
+}
+
+TEST_CASE("import-space reads a T1 file into a space file with the values evaluated") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  const std::string t1 = std::string(TUNE_TOOLS_TEST_DATA) + "/t1_stencil.json";
+  // The example is valid T1 by Kernel Tuner's schema.
+  tune::testing::check_schema(cli, t1, std::string(TUNE_T1_SCHEMA_DIR) + "/input-schema.json");
+
+  const fs::path out = scratch.path() / "space.json";
+  ProcessResult r = cli.run({"import-space", t1, "--out", out.string()});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  const auto [total, valid] = stencil_points();
+  CHECK_MESSAGE(r.out.find(std::to_string(total) + " points, " + std::to_string(valid) +
+                           " valid") != std::string::npos,
+                r.describe());
+  const json space = json::parse(tune::testing::read_text(out));
+  CHECK(space.at("format") == "libtune-space");
+  CHECK(space.at("kernel") == "stencil_kernel");
+  CHECK(space.at("language") == "cuda");
+  CHECK(space.at("kernel_file") == std::string(TUNE_TOOLS_TEST_DATA) + "/stencil.cu");
+  CHECK(space.at("compiler_options") == json::array({"-std=c++17"}));
+  REQUIRE(space.at("parameters").size() == 4);
+  CHECK(space.at("parameters")[0] ==
+        json({{"name", "block_size_x"}, {"values", {16, 32, 48, 64, 80, 96, 112, 128}}}));
+  CHECK(space.at("parameters")[1].at("values") == json({1, 2, 4, 8}));
+  CHECK(space.at("parameters")[2].at("values") == json({1, 2, 4}));
+  CHECK(space.at("parameters")[3].at("values") == json({0, 1}));
+  CHECK(space.at("constraints").size() == 2);
+  CHECK(space.at("block") == json({{"x", "block_size_x"}, {"y", "block_size_y"}, {"z", "1"}}));
+  CHECK(space.at("grid").at("x") == "(4096 // block_size_x) // tile_size_x");
+  CHECK(space.at("arguments").size() == 3);
+  CHECK(space.at("points") == total);
+  CHECK(space.at("valid_points") == valid);
+
+  // '-' (the default) writes the same document to stdout.
+  r = cli.run({"import-space", t1});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  json again = parse_json(r);
+  CHECK(again == space);
+}
+
+TEST_CASE("import-space refuses hostile and broken T1 files, naming the field") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  const json base =
+      json::parse(tune::testing::read_text(std::string(TUNE_TOOLS_TEST_DATA) + "/t1_stencil.json"));
+  struct Case {
+    const char* what;
+    std::function<void(json&)> edit;
+    const char* expect;
+  };
+  const Case cases[] = {
+      {"no kernel specification", [](json& d) { d.erase("KernelSpecification"); },
+       "KernelSpecification: missing"},
+      {"unknown language", [](json& d) { d["KernelSpecification"]["Language"] = "Metal"; },
+       "KernelSpecification.Language: 'Metal'"},
+      {"values of another type",
+       [](json& d) { d["ConfigurationSpace"]["TuningParameters"][2]["Values"] = "[1, 'x']"; },
+       "TuningParameters[2].Values: 'x' is not of the declared Type int"},
+      {"a huge range",
+       [](json& d) {
+         d["ConfigurationSpace"]["TuningParameters"][0]["Values"] = "[i for i in range(10**12)]";
+       },
+       "TuningParameters[0].Values: a list of more than"},
+      {"code instead of values",
+       [](json& d) {
+         d["ConfigurationSpace"]["TuningParameters"][0]["Values"] =
+             "__import__('os').system('touch pwned')";
+       },
+       "TuningParameters[0].Values: the call '__import__(...)' is not supported"},
+      {"a condition over an unknown name",
+       [](json& d) { d["ConfigurationSpace"]["Conditions"][1]["Expression"] = "bogus > 1"; },
+       "Conditions[1].Expression: unknown name 'bogus'"},
+      {"a condition naming a parameter that is not declared",
+       [](json& d) { d["ConfigurationSpace"]["Conditions"][0]["Parameters"][0] = "nope"; },
+       "Conditions[0].Parameters: 'nope' is not a parameter"},
+      {"conditions no point passes",
+       [](json& d) { d["ConfigurationSpace"]["Conditions"][0]["Expression"] = "False"; },
+       "no point of the space passes"},
+      {"a parameter declared twice",
+       [](json& d) { d["ConfigurationSpace"]["TuningParameters"][1]["Name"] = "block_size_x"; },
+       "TuningParameters[1].Name: 'block_size_x' is declared twice"},
+      {"a launch size that divides by zero",
+       [](json& d) { d["KernelSpecification"]["GlobalSize"]["X"] = "4096 // (block_size_x - 16)"; },
+       "KernelSpecification.GlobalSize.X: division by zero"},
+      {"a name that is not a string",
+       [](json& d) { d["ConfigurationSpace"]["TuningParameters"][0]["Name"] = 7; },
+       "TuningParameters[0].Name: not a string"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    json doc = base;
+    c.edit(doc);
+    const fs::path file = scratch.path() / "bad.json";
+    tune::testing::write_text(file, doc.dump());
+    const fs::path out = scratch.path() / "bad-space.json";
+    const ProcessResult r = cli.run({"import-space", file.string(), "--out", out.string()});
+    CHECK_MESSAGE(r.exit_code != 0, r.describe());
+    CHECK_MESSAGE(r.err.find(c.expect) != std::string::npos, r.describe());
+    CHECK_FALSE(fs::exists(out));
+  }
+  CHECK_FALSE(fs::exists(scratch.path() / "pwned"));
+  CHECK_FALSE(fs::exists(cli.home() / "pwned"));
+
+  // Not a file, not JSON, missing.
+  ProcessResult r = cli.run({"import-space", scratch.path().string()});
+  CHECK_MESSAGE(r.exit_code != 0, r.describe());
+  CHECK_MESSAGE(r.err.find("not a regular file") != std::string::npos, r.describe());
+  const fs::path junk = scratch.path() / "junk.json";
+  tune::testing::write_text(junk, "{\"ConfigurationSpace\": [");
+  r = cli.run({"import-space", junk.string()});
+  CHECK_MESSAGE(r.err.find("is not JSON") != std::string::npos, r.describe());
+  r = cli.run({"import-space", (scratch.path() / "absent.json").string()});
+  CHECK_MESSAGE(r.err.find("no such file") != std::string::npos, r.describe());
 }
 
 TEST_CASE("cache clear --kernel removes only that kernel's rows") {
