@@ -20,6 +20,8 @@ fi
 export VK_ICD_FILENAMES=${VK_ICD_FILENAMES:-/usr/share/vulkan/icd.d/lvp_icd.x86_64.json}
 # Tests must never write the user's tuning cache.
 export TUNE_CACHE_DIR=${TUNE_CACHE_DIR:-$(mktemp -d)}
+# Files tests keep for CI to upload (the HTML report and its headless-Chromium screenshot).
+export TUNE_TEST_ARTIFACTS=${TUNE_TEST_ARTIFACTS:-$PWD/build/test-artifacts}
 
 # Formatting: every C++/CUDA source must match the repo's .clang-format.
 if command -v clang-format >/dev/null; then

@@ -2,9 +2,12 @@
 //
 //   tune devices                      devices of every compiled-in backend
 //   tune env                          the environment variables libtune reads, and their values
-//   tune demo [--device SPEC] [--kernel NAME] [--quick] [--no-cache]
+//   tune demo [--device SPEC] [--kernel NAME] [--quick] [--no-cache] [--report FILE]
 //                                     tunes the bundled kernels on the default device, prints
-//                                     a table per kernel and size, verifies the winner
+//                                     a table per kernel and size, verifies the winner; the
+//                                     HTML report of those tunings into FILE
+//   tune report ...                   the HTML report of the cache's keys
+//   tune import-space <t1.json>       Kernel Tuner's T1 input as a libtune space file
 //   tune cache ...
 #include <CLI/CLI.hpp>
 
@@ -12,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -19,7 +23,11 @@
 #include "tune/tune.hpp"
 
 #include "cache_command.hpp"
+#include "host_text.hpp"
+#include "html_report.hpp"
+#include "import_space_command.hpp"
 #include "progress_line.hpp"
+#include "report_command.hpp"
 
 namespace {
 
@@ -79,7 +87,22 @@ struct DemoOptions {
   std::string kernel;
   bool quick = false;
   bool no_cache = false;
+  std::string report;  // the HTML report's file; empty: none
 };
+
+// The identity rows of the HTML report for `info`.
+std::vector<std::pair<std::string, std::string>> identity_of(const DeviceInfo& info) {
+  return {{"device", info.name},
+          {"backend", info.backend},
+          {"vendor", info.vendor},
+          {"architecture", info.arch},
+          {"driver", info.driver_version},
+          {"compiler", info.compiler_version},
+          {"fingerprint", info.fingerprint()},
+          {"toolchain", info.toolchain_fingerprint()},
+          {"host", cli::host_os_text()},
+          {"libtune", std::string(kVersion)}};
+}
 
 int cmd_demo(const DemoOptions& o) {
   auto opened = open_device(o.device);
@@ -102,6 +125,9 @@ int cmd_demo(const DemoOptions& o) {
                  o.kernel.empty() ? "" : " named ", o.kernel.c_str(), info.backend.c_str());
     return 1;
   }
+  cli::ReportInput page;
+  page.title = "libtune demo tuning on " + info.name;
+  page.identity = identity_of(info);
   int total = 0, step = 0, failures = 0;
   for (const auto& k : ks) total += o.quick ? 1 : static_cast<int>(k.demo_sizes.size());
 
@@ -121,9 +147,12 @@ int cmd_demo(const DemoOptions& o) {
     };
     // The live line of the size being tuned (null between tunings).
     cli::ProgressLine* live = nullptr;
+    // Best-so-far of the size being tuned, for the HTML report.
+    std::vector<cli::ProgressPoint> points;
     // The line stops at the tuning's last event, before TUNE_PRINT_AUTOTUNING's report
     // (printed after it) could land in the middle of it.
-    opts.progress = [&live](const TuningProgress& p) {
+    opts.progress = [&live, &points](const TuningProgress& p) {
+      points.push_back({p.elapsed_ms, p.best_ns, p.candidates, p.compiled, p.timed, p.raced_out});
       if (live == nullptr) return;
       live->update(p);
       if (p.done) live->done();
@@ -146,6 +175,7 @@ int cmd_demo(const DemoOptions& o) {
         continue;
       }
       have_report = false;
+      points.clear();
       Result<Config> best = Status(StatusCode::internal, "not tuned");
       double wall_s = 0;
       {
@@ -161,6 +191,14 @@ int cmd_demo(const DemoOptions& o) {
       if (!have_report) {
         auto last = (*tuner)->last_report(*dev, w->args());
         if (last) report = *last, have_report = true;
+      }
+      if (have_report && !o.report.empty()) {
+        cli::ReportKey key;
+        key.report = report;
+        key.toolchain = info.toolchain_fingerprint();
+        key.measured = true;
+        key.progress = points;
+        page.keys.push_back(std::move(key));
       }
       if (have_report) {
         auto rows = report.results;
@@ -204,6 +242,17 @@ int cmd_demo(const DemoOptions& o) {
     tuner->reset();  // before the device
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!o.report.empty()) {
+    std::ofstream out(o.report, std::ios::binary | std::ios::trunc);
+    out << cli::html_report(page);
+    out.close();
+    if (out) {
+      std::printf("\nreport: %s\n", o.report.c_str());
+    } else {
+      std::fprintf(stderr, "tune demo: cannot write the report %s\n", o.report.c_str());
+      ++failures;
+    }
+  }
   std::printf("\n%d kernel/size pairs in %.1f s, %d failure%s\n", total, secs, failures,
               failures == 1 ? "" : "s");
   return failures == 0 ? 0 : 1;
@@ -240,8 +289,13 @@ int main(int argc, char** argv) {
                    "only this kernel (vector_add, reduce_sum, matmul_f32, matmul_f16)");
   demo->add_flag("--quick", demo_opts.quick, "first demo size only, short timing budgets");
   demo->add_flag("--no-cache", demo_opts.no_cache, "do not read or write the tuning cache");
+  demo->add_option("--report", demo_opts.report,
+                   "write an HTML report of these tunings (racing, compile and time "
+                   "breakdown included) into this file");
 
   tune::cli::add_cache_command(app);
+  tune::cli::add_report_command(app);
+  tune::cli::add_import_space_command(app);
 
   try {
     app.parse(argc, argv);

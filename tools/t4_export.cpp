@@ -1,8 +1,6 @@
 // See t4_export.hpp.
 #include "t4_export.hpp"
 
-#include <sys/utsname.h>
-
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -11,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "host_text.hpp"
 #include "tune/backend/hash.hpp"
 #include "tune/config.hpp"
 #include "tune/version.hpp"
@@ -150,9 +149,7 @@ Result<std::string> t4_results_json(std::span<const CacheRow> rows) {
 }
 
 std::string t4_metadata_json(const StoreKey& key) {
-  std::string os = "unknown";
-  utsname u{};
-  if (::uname(&u) == 0) os = std::string(u.sysname) + " " + u.release + " " + u.machine;
+  const std::string os = host_os_text();
   json device = {{"kernel", key.kernel},
                  {"key", key.key},
                  {"device", key.device},

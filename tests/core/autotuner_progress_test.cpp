@@ -1,6 +1,7 @@
 // AutotunerOptions::progress on the simulated device: counts that only grow, a last event
 // (done) with the report's totals, stored rows counted as stored, no events where nothing is
-// tuned, and a callback that throws ignored.
+// tuned, a callback that throws ignored, and a search strategy's tuning reported as it
+// evaluates.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "sim_fixture.hpp"
+#include "tune/search.hpp"
 
 namespace {
 
@@ -157,6 +159,59 @@ TEST_CASE("progress: no events when tuning is disabled or one candidate remains"
   auto single = make_tuner(sim_kernel(bm_space({32})), recording(one));
   REQUIRE(single->tune(rig.dev, rig.args(100)).ok());
   CHECK(one.events.empty());
+}
+
+TEST_CASE("progress: a search strategy's tuning reports each stretch of evaluations") {
+  SimRig rig;
+  rig.dev.set_cost_model(bm_model(48));
+  // Slow compiles (over the 100 ms interval between events) so that events come during the
+  // search, not only its last one.
+  rig.dev.compile_delay_if([](const Config&) { return true; }, 120);
+  rig.dev.fail_compile_if([](const Config& c) { return c.get_int("BM") == 8; });
+  Heard heard;
+  KernelDef def = sim_kernel(bm_space({8, 16, 32, 48, 64, 96, 128, 256}));
+  def.search.strategy = make_search("exhaustive");
+  def.search.budget.max_evaluations = 5;
+  auto tuner = make_tuner(std::move(def), recording(heard));
+  auto best = tuner->tune(rig.dev, rig.args(1000));
+  REQUIRE_MESSAGE(best.ok(), best.status().to_string());
+  const TuningReport& r = heard.report;
+  REQUIRE(r.results.size() == 5);
+
+  // Several events; counts only grow; the number of points grows with the search.
+  REQUIRE(heard.events.size() >= 2);
+  for (std::size_t i = 0; i < heard.events.size(); ++i) {
+    const TuningProgress& p = heard.events[i];
+    CAPTURE(i);
+    CHECK(p.kernel == "sim_kernel");
+    CHECK(p.key == r.key);
+    CHECK(p.done == (i + 1 == heard.events.size()));
+    CHECK(p.compiled + p.stored <= p.candidates);
+    CHECK(p.timed <= p.compiled);
+    CHECK(p.raced_out == 0);
+    if (i == 0) continue;
+    const TuningProgress& q = heard.events[i - 1];
+    CHECK(p.candidates >= q.candidates);
+    CHECK(p.compiled >= q.compiled);
+    CHECK(p.timed >= q.timed);
+    CHECK(p.failed >= q.failed);
+    CHECK(p.elapsed_ms >= q.elapsed_ms);
+    if (!p.done) CHECK(p.best_ns <= q.best_ns);  // best so far never gets worse
+  }
+  CHECK(heard.events.front().candidates < 5);
+
+  // The last event has the report's totals and its winner.
+  const TuningProgress& last = heard.events.back();
+  CHECK(last.candidates == 5);
+  CHECK(last.stored == 0);
+  CHECK(last.compiled == 5);
+  CHECK(last.failed == count_if_result(r, [](const ConfigResult& c) { return !c.status.ok(); }));
+  CHECK(last.timed == count_if_result(r, [](const ConfigResult& c) { return c.status.ok(); }));
+  CHECK(last.best == r.winner);
+  CHECK(last.best == *best);
+  for (const auto& c : r.results)
+    if (c.config == r.winner) CHECK(last.best_ns == c.stats.median);
+  CHECK(last.elapsed_ms <= r.wall_ms);
 }
 
 }  // namespace

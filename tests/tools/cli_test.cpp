@@ -5,10 +5,13 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "chromium.hpp"
+#include "report_dom.hpp"
 #include "t4_checks.hpp"
 #include "tune/environment.hpp"
 #include "tune_process.hpp"
@@ -299,6 +302,241 @@ TEST_CASE("cache export --format t4 writes one key's rows, failures with their r
   r = cli.run({"cache", "export", "--format", "t4", "--kernel", "nope", "-"});
   CHECK_MESSAGE(r.exit_code != 0, r.describe());
   CHECK_MESSAGE(r.err.find("no stored results") != std::string::npos, r.describe());
+}
+
+TEST_CASE("tune report of the cache renders in headless Chromium with every stored number") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  seed(cli, scratch.path() / "seed.json");
+  const fs::path page = scratch.path() / "cache-report.html";
+  ProcessResult r = cli.run({"report", "--kernel", "cli_add", "--out", page.string()});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.out.find("2 keys") != std::string::npos, r.describe());
+  const std::string html = tune::testing::read_text(page);
+  const std::string dom = tune::testing::rendered_dom(cli, tune::testing::require_chromium(), page);
+  tune::testing::check_self_contained(html, dom, 5);
+  using tune::testing::dom_elements;
+  using tune::testing::dom_number;
+
+  // Identity: the device and toolchain fingerprints of the rows.
+  bool device_shown = false;
+  for (auto& tr : dom_elements(dom, "tr"))
+    if (tr["data-field"] == "device") device_shown = true;
+  CHECK(device_shown);
+  CHECK(dom.find(kToolchain) != std::string::npos);
+
+  // One section per key with its winner; every stored row is a candidate row with its numbers.
+  auto sections = dom_elements(dom, "section", "key");
+  REQUIRE(sections.size() == 2);
+  const ProcessResult shown = cli.run({"cache", "show", "cli_add", "--json"});
+  REQUIRE_MESSAGE(shown.exit_code == 0, shown.describe());
+  const json rows = parse_json(shown);
+  REQUIRE(rows.size() == 5);
+  const auto cands = dom_elements(dom, "tr", "cand");
+  REQUIRE(cands.size() == 5);
+  for (const json& row : rows) {
+    const std::string config = row.at("config");
+    const std::string key = row.at("key");
+    CAPTURE(config);
+    CAPTURE(key);
+    std::size_t matches = 0;
+    for (const auto& s : sections) {
+      if (s.at("data-key") != key) continue;
+      // Within this key's section: find the row (configs repeat across keys).
+      const std::size_t from = dom.find("data-key=\"" + key + "\"");
+      const std::size_t to = dom.find("</section>", from);
+      const std::string part = dom.substr(from, to - from);
+      for (auto& c : dom_elements(part, "tr", "cand")) {
+        if (c["data-config"] != config) continue;
+        ++matches;
+        if (row.at("status") == "ok") {
+          CHECK(c["data-state"] != "failed");
+          CHECK(dom_number(c, "data-median-ns") == row.at("stats").at("median").get<double>());
+          CHECK(dom_number(c, "data-p20-ns") == row.at("stats").at("p20").get<double>());
+          CHECK(dom_number(c, "data-p80-ns") == row.at("stats").at("p80").get<double>());
+          CHECK(dom_number(c, "data-n") == row.at("stats").at("count").get<double>());
+        } else {
+          CHECK(c["data-state"] == "failed");
+        }
+      }
+    }
+    CHECK(matches == 1);
+  }
+  // Winners: the fastest ok row of each key; the n=1024 runner-up is 50% slower.
+  for (auto& s : sections) {
+    if (s["data-key"] == "n=1024;f32") {
+      CHECK(s["data-winner"] == "BLOCK=128");
+      CHECK(s["data-failed"] == "1");
+    } else {
+      CHECK(s["data-winner"] == "BLOCK=256");
+    }
+    CHECK(s["data-measured"] == "false");
+  }
+  const auto margins = dom_elements(dom, "dd", "margin");
+  REQUIRE(margins.size() == 2);
+  CHECK(dom.find("is +50.0% slower") != std::string::npos);
+
+  // The failure with its code and its whole reason.
+  const auto failures = dom_elements(dom, "li", "failure");
+  REQUIRE(failures.size() == 1);
+  CHECK(failures[0].at("data-config") == "BLOCK=256");
+  CHECK(failures[0].at("data-code") == "compile_error");
+  CHECK(dom.find("too many registers\nsecond line of the log") != std::string::npos);
+
+  // Parameter sensitivity of BLOCK at n=1024 (two ok values) and at n=65536.
+  const auto sens = dom_elements(dom, "tr", "sens-value");
+  CHECK(sens.size() == 4);
+  // Winners across keys: BLOCK=128 wins n=1024, BLOCK=256 n=65536 (ratio 1 where each wins,
+  // 9000/7000 for BLOCK=128 at n=65536; BLOCK=256 failed at n=1024).
+  const auto heat = dom_elements(dom, "table", "heat");
+  REQUIRE(heat.size() == 1);
+  const auto cells = dom_elements(dom, "td", "cell");
+  REQUIRE(cells.size() == 4);
+  std::vector<double> ratios;
+  for (const auto& c : cells) ratios.push_back(dom_number(c, "data-ratio"));
+  CHECK(ratios[0] == 1.0);
+  CHECK(ratios[1] == HUGE_VAL);
+  CHECK(ratios[2] == doctest::Approx(9000.0 / 7000.0));
+  CHECK(ratios[3] == 1.0);
+  // No racing, compile or time breakdown: the cache does not keep them.
+  CHECK(dom_elements(dom, "div", "times").empty());
+  CHECK(dom_elements(dom, "svg", "best-so-far").empty());
+
+  // Nothing matching is an error that says so, and writes no file.
+  const fs::path none = scratch.path() / "none.html";
+  r = cli.run({"report", "--kernel", "nope", "--out", none.string()});
+  CHECK_MESSAGE(r.exit_code != 0, r.describe());
+  CHECK_MESSAGE(r.err.find("nothing to report") != std::string::npos, r.describe());
+  CHECK_FALSE(fs::exists(none));
+}
+
+// The T1 example's space, enumerated here: the points and those both conditions accept.
+std::pair<int, int> stencil_points() {
+  int total = 0, valid = 0;
+  for (int bx = 16; bx <= 128; bx += 16)
+    for (int by : {1, 2, 4, 8})
+      for (int tx : {1, 2, 4})
+        for (int shared : {0, 1}) {
+          (void)tx;
+          ++total;
+          if (bx * by <= 256 && (shared == 0 || bx % 32 == 0)) ++valid;
+        }
+  return {total, valid};
+}
+
+TEST_CASE("import-space reads a T1 file into a space file with the values evaluated") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  const std::string t1 = std::string(TUNE_TOOLS_TEST_DATA) + "/t1_stencil.json";
+  // The example is valid T1 by Kernel Tuner's schema.
+  tune::testing::check_schema(cli, t1, std::string(TUNE_T1_SCHEMA_DIR) + "/input-schema.json");
+
+  const fs::path out = scratch.path() / "space.json";
+  ProcessResult r = cli.run({"import-space", t1, "--out", out.string()});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  const auto [total, valid] = stencil_points();
+  CHECK_MESSAGE(r.out.find(std::to_string(total) + " points, " + std::to_string(valid) +
+                           " valid") != std::string::npos,
+                r.describe());
+  const json space = json::parse(tune::testing::read_text(out));
+  CHECK(space.at("format") == "libtune-space");
+  CHECK(space.at("kernel") == "stencil_kernel");
+  CHECK(space.at("language") == "cuda");
+  CHECK(space.at("kernel_file") == std::string(TUNE_TOOLS_TEST_DATA) + "/stencil.cu");
+  CHECK(space.at("compiler_options") == json::array({"-std=c++17"}));
+  REQUIRE(space.at("parameters").size() == 4);
+  CHECK(space.at("parameters")[0] ==
+        json({{"name", "block_size_x"}, {"values", {16, 32, 48, 64, 80, 96, 112, 128}}}));
+  CHECK(space.at("parameters")[1].at("values") == json({1, 2, 4, 8}));
+  CHECK(space.at("parameters")[2].at("values") == json({1, 2, 4}));
+  CHECK(space.at("parameters")[3].at("values") == json({0, 1}));
+  CHECK(space.at("constraints").size() == 2);
+  CHECK(space.at("block") == json({{"x", "block_size_x"}, {"y", "block_size_y"}, {"z", "1"}}));
+  CHECK(space.at("grid").at("x") == "(4096 // block_size_x) // tile_size_x");
+  CHECK(space.at("arguments").size() == 3);
+  CHECK(space.at("points") == total);
+  CHECK(space.at("valid_points") == valid);
+
+  // '-' (the default) writes the same document to stdout.
+  r = cli.run({"import-space", t1});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  json again = parse_json(r);
+  CHECK(again == space);
+}
+
+TEST_CASE("import-space refuses hostile and broken T1 files, naming the field") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  const json base =
+      json::parse(tune::testing::read_text(std::string(TUNE_TOOLS_TEST_DATA) + "/t1_stencil.json"));
+  struct Case {
+    const char* what;
+    std::function<void(json&)> edit;
+    const char* expect;
+  };
+  const Case cases[] = {
+      {"no kernel specification", [](json& d) { d.erase("KernelSpecification"); },
+       "KernelSpecification: missing"},
+      {"unknown language", [](json& d) { d["KernelSpecification"]["Language"] = "Metal"; },
+       "KernelSpecification.Language: 'Metal'"},
+      {"values of another type",
+       [](json& d) { d["ConfigurationSpace"]["TuningParameters"][2]["Values"] = "[1, 'x']"; },
+       "TuningParameters[2].Values: 'x' is not of the declared Type int"},
+      {"a huge range",
+       [](json& d) {
+         d["ConfigurationSpace"]["TuningParameters"][0]["Values"] = "[i for i in range(10**12)]";
+       },
+       "TuningParameters[0].Values: a list of more than"},
+      {"code instead of values",
+       [](json& d) {
+         d["ConfigurationSpace"]["TuningParameters"][0]["Values"] =
+             "__import__('os').system('touch pwned')";
+       },
+       "TuningParameters[0].Values: the call '__import__(...)' is not supported"},
+      {"a condition over an unknown name",
+       [](json& d) { d["ConfigurationSpace"]["Conditions"][1]["Expression"] = "bogus > 1"; },
+       "Conditions[1].Expression: unknown name 'bogus'"},
+      {"a condition naming a parameter that is not declared",
+       [](json& d) { d["ConfigurationSpace"]["Conditions"][0]["Parameters"][0] = "nope"; },
+       "Conditions[0].Parameters: 'nope' is not a parameter"},
+      {"conditions no point passes",
+       [](json& d) { d["ConfigurationSpace"]["Conditions"][0]["Expression"] = "False"; },
+       "no point of the space passes"},
+      {"a parameter declared twice",
+       [](json& d) { d["ConfigurationSpace"]["TuningParameters"][1]["Name"] = "block_size_x"; },
+       "TuningParameters[1].Name: 'block_size_x' is declared twice"},
+      {"a launch size that divides by zero",
+       [](json& d) { d["KernelSpecification"]["GlobalSize"]["X"] = "4096 // (block_size_x - 16)"; },
+       "KernelSpecification.GlobalSize.X: division by zero"},
+      {"a name that is not a string",
+       [](json& d) { d["ConfigurationSpace"]["TuningParameters"][0]["Name"] = 7; },
+       "TuningParameters[0].Name: not a string"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    json doc = base;
+    c.edit(doc);
+    const fs::path file = scratch.path() / "bad.json";
+    tune::testing::write_text(file, doc.dump());
+    const fs::path out = scratch.path() / "bad-space.json";
+    const ProcessResult r = cli.run({"import-space", file.string(), "--out", out.string()});
+    CHECK_MESSAGE(r.exit_code != 0, r.describe());
+    CHECK_MESSAGE(r.err.find(c.expect) != std::string::npos, r.describe());
+    CHECK_FALSE(fs::exists(out));
+  }
+  CHECK_FALSE(fs::exists(scratch.path() / "pwned"));
+  CHECK_FALSE(fs::exists(cli.home() / "pwned"));
+
+  // Not a file, not JSON, missing.
+  ProcessResult r = cli.run({"import-space", scratch.path().string()});
+  CHECK_MESSAGE(r.exit_code != 0, r.describe());
+  CHECK_MESSAGE(r.err.find("not a regular file") != std::string::npos, r.describe());
+  const fs::path junk = scratch.path() / "junk.json";
+  tune::testing::write_text(junk, "{\"ConfigurationSpace\": [");
+  r = cli.run({"import-space", junk.string()});
+  CHECK_MESSAGE(r.err.find("is not JSON") != std::string::npos, r.describe());
+  r = cli.run({"import-space", (scratch.path() / "absent.json").string()});
+  CHECK_MESSAGE(r.err.find("no such file") != std::string::npos, r.describe());
 }
 
 TEST_CASE("cache clear --kernel removes only that kernel's rows") {

@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "chromium.hpp"
 #include "python_helpers.hpp"
+#include "report_dom.hpp"
 #include "skip.hpp"
 #include "t4_checks.hpp"
 #include "tune_process.hpp"
@@ -250,6 +252,126 @@ TEST_CASE("tune demo draws a live progress line on a terminal, none into a pipe"
   CHECK_MESSAGE(piped.err.find("configs:") == std::string::npos, piped.describe());
   CHECK_MESSAGE(piped.err.find('\r') == std::string::npos, piped.describe());
   CHECK_MESSAGE(piped.err.find("[1/1] tuning vector_add") != std::string::npos, piped.describe());
+}
+
+TEST_CASE("tune demo --report: the page of a real tuning renders in headless Chromium") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  require_vulkan(cli);
+  const std::string chromium = tune::testing::require_chromium();
+  const fs::path page = scratch.path() / "report.html";
+  const ProcessResult tuned = cli.run(demo_args({"--report", page.string()}));
+  REQUIRE_MESSAGE(tuned.exit_code == 0, tuned.describe());
+  CHECK_MESSAGE(tuned.out.find("report: " + page.string()) != std::string::npos, tuned.describe());
+  const std::string chosen = field(tuned.out, "chosen:");
+
+  // The rows the tuning stored are the ones the page shows (the tuning measured them all).
+  const ProcessResult shown = cli.run({"cache", "show", kKernel, "--json"});
+  REQUIRE_MESSAGE(shown.exit_code == 0, shown.describe());
+  const json rows = parse_json(shown);
+  REQUIRE(rows.size() > 1);
+
+  const std::string html = tune::testing::read_text(page);
+  const std::string dom = tune::testing::rendered_dom(cli, chromium, page);
+  tune::testing::check_self_contained(html, dom, rows.size());
+  using tune::testing::dom_elements;
+  using tune::testing::dom_number;
+
+  // Identity: the device the demo printed, its driver and compiler.
+  std::map<std::string, std::string> identity;
+  for (const auto& tr : dom_elements(dom, "tr"))
+    if (tr.count("data-field") != 0) identity[tr.at("data-field")] = "";
+  for (const char* f : {"device", "driver", "compiler", "fingerprint", "toolchain", "libtune"})
+    CHECK_MESSAGE(identity.count(f) == 1, f);
+  if (kOnLavapipe) CHECK(dom.find("llvmpipe") != std::string::npos);
+  CHECK(dom.find(rows[0].at("toolchain").get<std::string>()) != std::string::npos);
+
+  auto sections = dom_elements(dom, "section", "key");
+  REQUIRE(sections.size() == 1);
+  CHECK(sections[0]["data-winner"] == chosen);
+  CHECK(sections[0]["data-measured"] == "true");
+  CHECK(sections[0]["data-key"] == rows[0].at("key"));
+
+  // Every stored row is a candidate row with the same numbers; exactly one winner.
+  const auto cands = dom_elements(dom, "tr", "cand");
+  REQUIRE(cands.size() == rows.size());
+  std::size_t winners = 0;
+  double winner_ns = 0;
+  for (const json& row : rows) {
+    const std::string config = row.at("config");
+    CAPTURE(config);
+    std::size_t found = 0;
+    for (auto c : cands) {
+      if (c["data-config"] != config) continue;
+      ++found;
+      if (row.at("status") != "ok") {
+        CHECK(c["data-state"] == "failed");
+        continue;
+      }
+      const json& st = row.at("stats");
+      CHECK(dom_number(c, "data-median-ns") == doctest::Approx(st.at("median").get<double>()));
+      CHECK(dom_number(c, "data-p20-ns") == doctest::Approx(st.at("p20").get<double>()));
+      CHECK(dom_number(c, "data-p80-ns") == doctest::Approx(st.at("p80").get<double>()));
+      CHECK(dom_number(c, "data-n") == st.at("count").get<double>());
+      CHECK(dom_number(c, "data-compile-ms") >= 0);
+      const std::string state = c["data-state"];
+      CHECK_MESSAGE(
+          (state == "winner" || state == "ok" || state == "raced-out" || state == "settled"),
+          state);
+      if (state == "winner") {
+        ++winners;
+        winner_ns = dom_number(c, "data-median-ns");
+        CHECK(config == chosen);
+      }
+    }
+    CHECK(found == 1);
+  }
+  CHECK(winners == 1);
+
+  // Where the time went: the seven parts, summing to the wall time.
+  const auto times = dom_elements(dom, "div", "times");
+  REQUIRE(times.size() == 1);
+  const auto parts = dom_elements(dom, "tr", "time-part");
+  CHECK(parts.size() == 7);
+  double sum = 0;
+  for (const auto& p : parts) sum += dom_number(p, "data-ms");
+  CHECK(sum == doctest::Approx(dom_number(times[0], "data-wall-ms")).epsilon(1e-6));
+  // Best so far against time: ends at the winner's median (the last progress event).
+  const auto best = dom_elements(dom, "svg", "best-so-far");
+  REQUIRE(best.size() == 1);
+  CHECK(dom_number(best[0], "data-points") >= 1);
+  CHECK(dom_number(best[0], "data-last-ns") == winner_ns);
+  CHECK(dom_number(best[0], "data-first-ns") >= winner_ns);
+  // Sensitivity of each parameter of vector_add's space.
+  for (const char* param : {"EPT", "VEC4", "block"}) {
+    bool present = false;
+    for (auto t : dom_elements(dom, "table", "sens")) present = present || t["data-param"] == param;
+    CHECK_MESSAGE(present, param);
+  }
+
+  // A screenshot: a PNG of the requested size with real content (a blank page of this size
+  // compresses to a few kilobytes).
+  const fs::path png = scratch.path() / "report.png";
+  tune::testing::screenshot(cli, chromium, page, png, 1200, 900);
+  const std::string bytes = tune::testing::read_text(png);
+  REQUIRE(bytes.size() > 24);
+  CHECK(bytes.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0);
+  auto be32 = [&bytes](std::size_t at) {
+    return (static_cast<unsigned>(static_cast<unsigned char>(bytes[at])) << 24) |
+           (static_cast<unsigned>(static_cast<unsigned char>(bytes[at + 1])) << 16) |
+           (static_cast<unsigned>(static_cast<unsigned char>(bytes[at + 2])) << 8) |
+           static_cast<unsigned>(static_cast<unsigned char>(bytes[at + 3]));
+  };
+  CHECK(be32(16) == 1200);
+  CHECK(be32(20) == 900);
+  CHECK_MESSAGE(bytes.size() > 20000, "a near-blank screenshot: " << bytes.size() << " bytes");
+  // Kept for CI to upload when TUNE_TEST_ARTIFACTS names a folder.
+  if (const char* dir = std::getenv("TUNE_TEST_ARTIFACTS"); dir != nullptr && *dir != '\0') {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    fs::copy_file(png, fs::path(dir) / "report.png", fs::copy_options::overwrite_existing, ec);
+    fs::copy_file(page, fs::path(dir) / "report.html", fs::copy_options::overwrite_existing, ec);
+  }
 }
 
 TEST_CASE("cache import rejects configs outside a bundled kernel's space") {

@@ -86,7 +86,8 @@ using TuningListener = std::function<void(const TuningReport&)>;
 
 // Where a tuning stands while it runs (AutotunerOptions::progress). Counts only grow within
 // one tuning; the last event (done) has the report's totals and its winner as `best`. A
-// search strategy's tuning (KernelDef::search) reports no progress.
+// search strategy's tuning (KernelDef::search) counts the points evaluated so far as its
+// candidates (it does not know in advance how many it will evaluate) and races none.
 struct TuningProgress {
   std::string kernel;
   std::string key;             // TuningReport::key

@@ -30,7 +30,8 @@ class SearchSession {
         clock_(report.times),
         hooks_(dev, ctx.def, args, ctx.zero_idx, ctx.restore_idx),
         stored_(ctx.store, forms.store_key, ctx.def, forms.heuristics),
-        heuristics_(forms.heuristics) {
+        heuristics_(forms.heuristics),
+        key_text_(forms.text) {
     const SearchBudget& b = def_.search.budget;
     double ms = b.max_ms > 0 ? b.max_ms : 0;
     if (ctx.opts.tuning_budget_ms > 0)
@@ -53,9 +54,12 @@ class SearchSession {
       auto timer = clock_.measure(&TuningTimes::store);
       stored_.save(new_rows_);
     }
-    TUNE_RETURN_IF_ERROR(searched);
-    TUNE_RETURN_IF_ERROR(finished);
-    return choose_winner();
+    Result<Selection> chosen = !searched.ok()   ? Result<Selection>(searched)
+                               : !finished.ok() ? Result<Selection>(finished)
+                                                : choose_winner();
+    if (progress_.due(/*done=*/true))
+      report_progress(/*done=*/true, chosen.ok() ? &chosen->config : nullptr);
+    return chosen;
   }
 
  private:
@@ -94,13 +98,45 @@ class SearchSession {
     Config c = point;
     for (const auto& [name, value] : heuristics_.params()) c.set(name, value);
     ConfigResult r = measure(c);
-    objective_ms_ += ms_since(t0);
     report_.results.push_back(r);
+    if (progress_.due(/*done=*/false)) report_progress(/*done=*/false, nullptr);
+    objective_ms_ += ms_since(t0);
     if (ends_tuning(r.status)) {
       stop_ = Status(r.status).with_context("config {" + c.to_string() + "}");
       throw BudgetSpent{};
     }
     return r.stats.median;
+  }
+
+  // Tells AutotunerOptions::progress where the search stands, from the points evaluated so
+  // far: a search does not know in advance how many it will evaluate, so `candidates` grows
+  // with them, and nothing races. The last event (done) has the chosen configuration as the
+  // best (`winner`; null when the search chose none).
+  void report_progress(bool done, const Config* winner) {
+    TuningProgress p;
+    p.kernel = def_.name;
+    p.key = key_text_;
+    p.candidates = report_.results.size();
+    p.best_ns = kInf;
+    for (const ConfigResult& r : report_.results) {
+      if (r.from_store) ++p.stored;
+      if (!r.from_store) ++p.compiled;
+      if (!r.from_store && r.status.ok()) ++p.timed;
+      if (!r.status.ok()) ++p.failed;
+      if (!done && r.status.ok() && r.stats.median < p.best_ns) {
+        p.best_ns = r.stats.median;
+        p.best = r.config;
+      }
+    }
+    for (const ConfigResult& r : report_.results) {
+      if (winner != nullptr && r.status.ok() && r.config == *winner) {
+        p.best_ns = r.stats.median;
+        p.best = r.config;
+      }
+    }
+    p.elapsed_ms = ms_since(clock_.start());
+    p.done = done;
+    progress_.send(p);
   }
 
   ConfigResult measure(const Config& c) {
@@ -210,6 +246,8 @@ class SearchSession {
   HookRunner hooks_;
   StoredResults stored_;
   const Config& heuristics_;
+  std::string key_text_;  // TuningReport::key
+  ProgressNotifier progress_{ctx_.opts.progress, def_.name};
   Clock::time_point deadline_ = Clock::time_point::max();
   ClockWatch clock_watch_;
   std::uint64_t evaluations_ = 0;

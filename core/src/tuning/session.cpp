@@ -33,8 +33,6 @@ constexpr auto kRaceWhileCompiling = std::chrono::milliseconds(10);
 constexpr auto kClaimTtl = std::chrono::milliseconds(60000);
 constexpr auto kClaimRenew = std::chrono::milliseconds(10000);
 constexpr auto kClaimPoll = std::chrono::milliseconds(50);
-// AutotunerOptions::progress hears from a tuning at most this often (and once at its end).
-constexpr auto kProgressInterval = std::chrono::milliseconds(100);
 
 // How the candidates of one key are decided.
 enum class Plan : std::uint8_t { disabled, single, all_stored, time_the_rest };
@@ -376,15 +374,13 @@ class KeySession {
     return Status(StatusCode::all_failed, msg);
   }
 
-  // Tells AutotunerOptions::progress where the tuning stands: at most every kProgressInterval,
-  // and always when `done`. Counts come from this session's own tallies and the race, so they
-  // only grow; the best so far is the fastest median among the stored rows and the race (when
-  // done: the report's fastest, which the winner is unless it no longer compiled).
+  // Tells AutotunerOptions::progress where the tuning stands: at most every
+  // ProgressNotifier::kInterval, and always when `done`. Counts come from this session's own
+  // tallies and the race, so they only grow; the best so far is the fastest median among the stored
+  // rows and the race (when done: the report's fastest, which the winner is unless it no longer
+  // compiled).
   void report_progress(bool done) {
-    if (!ctx_.opts.progress) return;
-    const auto now = Clock::now();
-    if (!done && now - last_progress_ < kProgressInterval) return;
-    last_progress_ = now;
+    if (!progress_.due(done)) return;
     TuningProgress p;
     p.kernel = def_.name;
     p.key = forms_.text;
@@ -421,14 +417,7 @@ class KeySession {
     if (best != kNone) p.best = cands_[best];
     p.elapsed_ms = ms_since(clock_.start());
     p.done = done;
-    Status st = call_user_status("progress", nullptr, [&] {
-      ctx_.opts.progress(p);
-      return Status();
-    });
-    if (!st.ok() && !progress_warned_) {  // once per tuning, not at every event
-      progress_warned_ = true;
-      log_warning("kernel " + def_.name + ": " + st.message() + " (ignored)");
-    }
+    progress_.send(p);
   }
 
   Clock::time_point deadline() const {
@@ -460,8 +449,7 @@ class KeySession {
   // Progress tallies: compiles finished now, candidates dropped with an error outside the race.
   std::size_t compiled_ = 0;
   std::size_t failed_ = 0;
-  Clock::time_point last_progress_{};
-  bool progress_warned_ = false;
+  ProgressNotifier progress_{ctx_.opts.progress, def_.name};
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "tune/log.hpp"
 #include "user_code.hpp"
 
 namespace tune::detail {
@@ -47,6 +48,25 @@ bool ends_tuning(const Status& st) noexcept {
 StoredResult row_of(const ConfigResult& r) {
   return {r.config.to_string(), r.status.code(), r.status.message(), r.stats,
           static_cast<std::int64_t>(std::time(nullptr))};
+}
+
+bool ProgressNotifier::due(bool done) {
+  if (!listener_) return false;
+  const auto now = Clock::now();
+  if (!done && now - last_ < kInterval) return false;
+  last_ = now;
+  return true;
+}
+
+void ProgressNotifier::send(const TuningProgress& p) {
+  Status st = call_user_status("progress", nullptr, [&] {
+    listener_(p);
+    return Status();
+  });
+  if (!st.ok() && !warned_) {  // once per tuning, not at every event
+    warned_ = true;
+    log_warning("kernel " + kernel_ + ": " + st.message() + " (ignored)");
+  }
 }
 
 }  // namespace tune::detail

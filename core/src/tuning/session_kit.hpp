@@ -59,4 +59,26 @@ bool ends_tuning(const Status& st) noexcept;
 // The stored form of one configuration's outcome, stamped now.
 StoredResult row_of(const ConfigResult& r);
 
+// AutotunerOptions::progress for one tuning (both ways of tuning a key): events at most every
+// kInterval, and always the last one (done); an exception the listener throws is logged once
+// per tuning and ignored. Not thread-safe: used by the one thread that tunes the key.
+class ProgressNotifier {
+ public:
+  static constexpr auto kInterval = std::chrono::milliseconds(100);
+  // `listener` and `kernel` must outlive the notifier.
+  ProgressNotifier(const ProgressListener& listener, const std::string& kernel)
+      : listener_(listener), kernel_(kernel) {}
+  // Whether an event is wanted now: never without a listener, always when `done`, else once
+  // kInterval has passed since the last one. Counts the event as sent.
+  bool due(bool done);
+  // Calls the listener with `p`.
+  void send(const TuningProgress& p);
+
+ private:
+  const ProgressListener& listener_;
+  const std::string& kernel_;
+  Clock::time_point last_{};
+  bool warned_ = false;
+};
+
 }  // namespace tune::detail
