@@ -108,9 +108,12 @@ int main(int argc, char** argv) {
   int nkeys = 6;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
-    if (a == "--device") device = v;
-    else if (a == "--size") size = std::atoll(v.c_str());
-    else if (a == "--keys") nkeys = std::atoi(v.c_str());
+    if (a == "--device")
+      device = v;
+    else if (a == "--size")
+      size = std::atoll(v.c_str());
+    else if (a == "--keys")
+      nkeys = std::atoi(v.c_str());
   }
   ::setenv("TUNE_CACHE", "off", 1);
   MPI_Comm node;

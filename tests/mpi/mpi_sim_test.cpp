@@ -294,7 +294,7 @@ int share_space_ties() {
 }
 
 int share_keys() {
-  Rig rig({10, 20, 30, 40, 50, 60});
+  Rig rig({8, 16, 24, 32, 40, 48});
   rig.dev.set_cost_model([](const Config& c, ArgList a) {
     return 1000.0 + 10.0 * std::abs(static_cast<double>(c.get_int("BM") - a[1].as_int()));
   });
@@ -313,7 +313,7 @@ int share_keys() {
     check(rep.has_value() && (rep->source == ResultSource::shared) == !mine,
           "the report says shared for keys tuned elsewhere");
   }
-  check((*out)[2].config.to_string() == "BM=32" && (*out)[5].config.to_string() == "BM=64",
+  check((*out)[2].config.to_string() == "BM=24" && (*out)[5].config.to_string() == "BM=48",
         "the modelled best");
   check_same_everywhere(*out);
   check_adopted(*tuner, rig, *out);
@@ -459,11 +459,6 @@ int main(int argc, char** argv) {
   }
   if (rc == 0 && g_failures > 0) rc = 1;
   if (rc == 0 && g_rank == 0) std::printf("%s: passed on %d ranks\n", scenario.c_str(), g_size);
-  if (scenario == "stall") {
-    // Collectives abandoned at the timeout are still pending: leave without MPI_Finalize.
-    std::fflush(nullptr);
-    std::_Exit(rc);
-  }
   MPI_Finalize();
   return rc;
 }

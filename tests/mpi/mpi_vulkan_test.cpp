@@ -45,7 +45,8 @@ std::vector<std::string> allgather(const std::string& text) {
                  MPI_COMM_WORLD);
   std::vector<std::string> out;
   for (std::size_t i = 0; i < sizes.size(); ++i)
-    out.push_back(all.substr(static_cast<std::size_t>(displs[i]), static_cast<std::size_t>(sizes[i])));
+    out.push_back(
+        all.substr(static_cast<std::size_t>(displs[i]), static_cast<std::size_t>(sizes[i])));
   return out;
 }
 
@@ -86,8 +87,9 @@ int run(const std::string& mode) {
   auto tuner = Autotuner::make(def, opts);
   check(tuner.ok(), "Autotuner::make: " + tuner.status().to_string());
   if (!tuner.ok()) return 1;
-  const std::vector<std::int64_t> sizes = mode == "share_keys" ? std::vector<std::int64_t>{1000, 3000, 5000, 7000, 9000}
-                                                               : std::vector<std::int64_t>{4099};
+  const std::vector<std::int64_t> sizes =
+      mode == "share_keys" ? std::vector<std::int64_t>{1000, 3000, 5000, 7000, 9000}
+                           : std::vector<std::int64_t>{4099};
   std::vector<std::unique_ptr<kernels::Workload>> loads;
   std::vector<ArgList> calls;
   for (std::int64_t n : sizes) {
@@ -111,7 +113,8 @@ int run(const std::string& mode) {
   for (const auto& o : *out) mine += o.key + "=>" + o.config.to_string() + ";";
   auto everyone = allgather(mine);
   for (int r = 0; r < g_size; ++r)
-    check(everyone[static_cast<std::size_t>(r)] == everyone[0], "rank " + std::to_string(r) + " decided the same");
+    check(everyone[static_cast<std::size_t>(r)] == everyone[0],
+          "rank " + std::to_string(r) + " decided the same");
   // Who verified (= measured) what.
   auto cands = (*tuner)->candidates(**dev, calls[0]);
   check(cands.ok(), "candidates");
@@ -123,13 +126,16 @@ int run(const std::string& mode) {
     for (const auto& c : (*out)[0].measured_here) share.insert(c.to_string());
     std::set<std::string> first_round;  // the leader also verifies its finalists again
     for (const auto& v : verified) first_round.insert(v);
-    if (g_rank != 0) check(std::multiset<std::string>(share.begin(), share.end()) == verified, "measured exactly its share");
+    if (g_rank != 0)
+      check(std::multiset<std::string>(share.begin(), share.end()) == verified,
+            "measured exactly its share");
     std::string text;
     for (const auto& c : share) text += c + ";";
     std::map<std::string, int> count;
     for (const auto& s : allgather(text)) {
       std::size_t p = 0;
-      for (std::size_t q; (q = s.find(';', p)) != std::string::npos; p = q + 1) ++count[s.substr(p, q - p)];
+      for (std::size_t q; (q = s.find(';', p)) != std::string::npos; p = q + 1)
+        ++count[s.substr(p, q - p)];
     }
     check(count.size() == cands->size(), "every candidate measured");
     for (const auto& [c, n] : count) check(n == 1, c + " measured by exactly one rank");
