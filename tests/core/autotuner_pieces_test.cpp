@@ -157,7 +157,7 @@ TEST_CASE("Autotuner::adopt: a configuration decided elsewhere becomes a memory 
     REQUIRE(saved.size() == 1);
     CHECK(saved[0].config == "BM=32");
     CHECK(saved[0].stats.median == 1100);
-    CHECK(store->last_key.key == report->key);
+    CHECK(store->saves == 1);
   }
   SUBCASE("it replaces a configuration tuned before") {
     REQUIRE(tuner->run(rig.dev, args).ok());
