@@ -2,11 +2,15 @@
 // markdown tables for bench/RESULTS.md. A plain program (not Google Benchmark): each figure is
 // one run of a whole tuning, too long to repeat.
 //
-//   mpirun -np 2 build/gpu/bench/mpi_tuning [--device cuda] [--size 2048] [--keys 6]
+//   mpirun -np 2 build/gpu/bench/mpi_tuning [--device cuda] [--size 2048] [--keys 6] [--warm]
 //
-// Each rank opens "<device>:<node-local rank>" (one GPU per rank). TUNE_CACHE is set to off,
-// so no phase finds rows or compiled variants of an earlier one (every phase also has a fresh
-// Autotuner). Phases:
+// Each rank opens "<device>:<node-local rank>" (one GPU per rank). Every phase has a fresh
+// memory-only Autotuner, so none finds rows of an earlier one. Compiles: by default TUNE_CACHE
+// is set to off, so every phase compiles all it times (NVRTC on the host's cores, which the
+// ranks of one host share: a compile-bound tuning cannot speed up with the GPU count). With
+// --warm, the caches stay on (point TUNE_CACHE_DIR at a scratch directory) and rank 0 first
+// compiles the whole wide space (Autotuner::warmup), so both phases load compiled variants
+// from disk and the comparison is of the GPU work. Phases:
 //   1. single GPU, exhaustive: rank 0 tunes matmul_f32 over the wide space (>= 500
 //      configurations; 1329 on an H200) with Autotuner::tune, the others wait;
 //   2. share_space on every rank's GPU: the same key, the candidates dealt over the ranks,
@@ -106,8 +110,15 @@ int main(int argc, char** argv) {
   std::string device = "cuda";
   std::int64_t size = 2048;
   int nkeys = 6;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string a = argv[i], v = argv[i + 1];
+  bool warm = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--warm") {
+      warm = true;
+      continue;
+    }
+    if (i + 1 >= argc) break;
+    const std::string v = argv[++i];
     if (a == "--device")
       device = v;
     else if (a == "--size")
@@ -115,7 +126,7 @@ int main(int argc, char** argv) {
     else if (a == "--keys")
       nkeys = std::atoi(v.c_str());
   }
-  ::setenv("TUNE_CACHE", "off", 1);
+  if (!warm) ::setenv("TUNE_CACHE", "off", 1);
   MPI_Comm node;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &node);
   int local = 0;
@@ -136,6 +147,16 @@ int main(int argc, char** argv) {
                 dev->info().name.c_str(), dev->info().fingerprint().c_str(),
                 static_cast<long long>(size), static_cast<long long>(size),
                 static_cast<long long>(size));
+  }
+
+  if (warm) {
+    if (g_rank == 0) {
+      const double t0 = now_ms();
+      if (Status st = fresh_tuner(wide)->warmup(*dev); !st.ok()) die("warmup", st);
+      std::printf("compiled the wide space into the cache in %.1f s (--warm)\n\n",
+                  (now_ms() - t0) / 1000);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
   }
 
   // 1. One GPU, exhaustive.
