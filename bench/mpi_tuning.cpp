@@ -17,7 +17,8 @@
 //      finalists timed again on rank 0; speed-up = phase 1 wall / phase 2 wall, and both
 //      winners timed again together on rank 0 (the shared winner's median over the exhaustive
 //      winner's: the target is <= 1.02);
-//   3. tune_collective over --keys matrix sizes with the bundled space: the leader's wall
+//   3. tune_collective over --keys shapes (1024 x 1024 x 128, 256, ...) with the bundled space: the
+//   leader's wall
 //      (tuning) and the waiting ranks' (waiting, then compiling the winner in adopt);
 //   4. share_keys over the same sizes with a fresh Autotuner;
 //   agreement: every rank's decision for every key of phases 2-4, compared (allgather).
@@ -84,8 +85,9 @@ struct Problem {
   ArgList args;
 };
 
-Problem square(const kernels::BundledKernel& k, Device& dev, std::int64_t n) {
-  const std::int64_t dims[] = {n, n, n};
+Problem matmul(const kernels::BundledKernel& k, Device& dev, std::int64_t m, std::int64_t n,
+               std::int64_t kk) {
+  const std::int64_t dims[] = {m, n, kk};
   Problem p;
   p.load = k.workload(dims);
   if (Status st = p.load->setup(dev, 11); !st.ok()) die("workload setup", st);
@@ -137,7 +139,7 @@ int main(int argc, char** argv) {
   if (!k) die("matmul_f32", Status(StatusCode::not_found, "no bundled matmul_f32 here"));
   KernelDef wide = k->def;
   wide.space = value_or_die(kernels::wide_matmul_f32_space(*k, dev->language()), "wide space");
-  Problem big = square(*k, *dev, size);
+  Problem big = matmul(*k, *dev, size, size, size);
   const std::vector<ArgList> big_calls = {big.args};
   mpi::CoordinatorOptions co;
   co.timeout_ms = 1800000;  // a whole tuning of the wide space may be waited for
@@ -193,7 +195,7 @@ int main(int argc, char** argv) {
   std::vector<Problem> keys;
   std::vector<ArgList> calls;
   for (int i = 0; i < nkeys; ++i) {
-    keys.push_back(square(*k, *dev, 512 + 256 * i));
+    keys.push_back(matmul(*k, *dev, 1024, 1024, std::int64_t{128} << i));  // distinct pow2 keys
     calls.push_back(keys.back().args);
   }
   auto one = fresh_tuner(k->def);

@@ -252,6 +252,27 @@ std::string key_item(const Result<std::string>& key, const std::string& suffix =
   return "K" + *key + suffix;
 }
 
+// The calls whose key has not appeared in an earlier call, in order: a key given twice (two
+// argument lists in one bucket) is decided once.
+std::vector<std::size_t> distinct(const std::vector<std::string>& keys) {
+  std::vector<std::size_t> out;
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    if (seen.emplace(keys[i], i).second) out.push_back(i);
+  return out;
+}
+
+// Each repeated key's outcome is its first call's.
+void fill_repeats(const std::vector<std::string>& keys, std::vector<KeyOutcome>& out) {
+  std::map<std::string, std::size_t> first;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    auto [it, fresh] = first.emplace(keys[i], i);
+    if (fresh) continue;
+    out[i] = out[it->second];
+    out[i].measured_here.clear();
+  }
+}
+
 }  // namespace
 
 Result<std::vector<KeyOutcome>> Coordinator::tune_collective(Autotuner& tuner, Device& dev,
@@ -268,7 +289,7 @@ Result<std::vector<KeyOutcome>> Coordinator::tune_collective(Autotuner& tuner, D
   TUNE_RETURN_IF_ERROR(m.agree(mode, items));
   std::vector<KeyOutcome> out(calls.size());
   Status adopt_failed;
-  for (std::size_t i = 0; i < calls.size(); ++i) {
+  for (std::size_t i : distinct(keys)) {
     KeyOutcome& o = out[i];
     o.key = keys[i];
     o.decided_by = 0;
@@ -288,6 +309,7 @@ Result<std::vector<KeyOutcome>> Coordinator::tune_collective(Autotuner& tuner, D
     }
   }
   TUNE_RETURN_IF_ERROR(m.commit(mode, adopt_failed));
+  fill_repeats(keys, out);
   return out;
 }
 
@@ -321,7 +343,7 @@ Result<std::vector<KeyOutcome>> Coordinator::share_space(Autotuner& tuner, Devic
   const int n = m.ex->size(), me = m.ex->rank();
   std::vector<KeyOutcome> out(calls.size());
   Status adopt_failed;
-  for (std::size_t i = 0; i < calls.size(); ++i) {
+  for (std::size_t i : distinct(keys)) {
     KeyOutcome& o = out[i];
     o.key = keys[i];
     o.decided_by = 0;
@@ -356,6 +378,7 @@ Result<std::vector<KeyOutcome>> Coordinator::share_space(Autotuner& tuner, Devic
     if (adopt_failed.ok()) adopt_failed = st;
   }
   TUNE_RETURN_IF_ERROR(m.commit(mode, adopt_failed));
+  fill_repeats(keys, out);
   return out;
 }
 
@@ -374,10 +397,13 @@ Result<std::vector<KeyOutcome>> Coordinator::share_keys(Autotuner& tuner, Device
   const auto n = static_cast<std::size_t>(m.ex->size());
   const auto me = static_cast<std::size_t>(m.ex->rank());
   std::vector<KeyOutcome> out(calls.size());
-  // Key i is tuned by group rank i % n; each rank sends its decisions in key order.
+  // The u-th distinct key is tuned by group rank u % n; each rank sends its decisions in order.
+  const std::vector<std::size_t> uniq = distinct(keys);
   std::vector<std::string> mine;
-  for (std::size_t i = me; i < calls.size(); i += n)
+  for (std::size_t u = me; u < uniq.size(); u += n) {
+    const std::size_t i = uniq[u];
     mine.push_back(detail::encode(Impl::tune_here(tuner, dev, calls[i], &out[i].source)));
+  }
   auto all = m.ex->allgather(detail::encode_texts(mine),
                              mode + ": waiting for every rank's tunings of its keys");
   TUNE_RETURN_IF_ERROR(all.status());
@@ -388,8 +414,8 @@ Result<std::vector<KeyOutcome>> Coordinator::share_keys(Autotuner& tuner, Device
     by_rank.push_back(std::move(*l));
   }
   std::vector<Decision> decided(calls.size());
-  for (std::size_t i = 0; i < calls.size(); ++i) {
-    const std::size_t r = i % n, k = i / n;
+  for (std::size_t u = 0; u < uniq.size(); ++u) {
+    const std::size_t i = uniq[u], r = u % n, k = u / n;
     if (k >= by_rank[r].size())
       return Status(StatusCode::data_loss, mode + ": " + m.rank_name(static_cast<int>(r)) +
                                                " sent no decision for key {" + keys[i] + "}");
@@ -399,17 +425,19 @@ Result<std::vector<KeyOutcome>> Coordinator::share_keys(Autotuner& tuner, Device
     decided[i] = std::move(*d);
   }
   Status adopt_failed;
-  for (std::size_t i = 0; i < calls.size(); ++i) {
+  for (std::size_t u = 0; u < uniq.size(); ++u) {
+    const std::size_t i = uniq[u];
     KeyOutcome& o = out[i];
     o.key = keys[i];
     o.config = decided[i].config;
-    o.decided_by = static_cast<int>(i % n);
-    if (i % n == me) continue;
+    o.decided_by = static_cast<int>(u % n);
+    if (u % n == me) continue;
     o.source = ResultSource::shared;
     Status st = tuner.adopt(dev, calls[i], decided[i].config, decided[i].results);
     if (adopt_failed.ok()) adopt_failed = st;
   }
   TUNE_RETURN_IF_ERROR(m.commit(mode, adopt_failed));
+  fill_repeats(keys, out);
   return out;
 }
 

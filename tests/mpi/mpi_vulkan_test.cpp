@@ -88,7 +88,7 @@ int run(const std::string& mode) {
   check(tuner.ok(), "Autotuner::make: " + tuner.status().to_string());
   if (!tuner.ok()) return 1;
   const std::vector<std::int64_t> sizes =
-      mode == "share_keys" ? std::vector<std::int64_t>{1000, 3000, 5000, 7000, 9000}
+      mode == "share_keys" ? std::vector<std::int64_t>{1000, 3000, 5000, 7000, 9000, 20000}
                            : std::vector<std::int64_t>{4099};
   std::vector<std::unique_ptr<kernels::Workload>> loads;
   std::vector<ArgList> calls;
@@ -130,17 +130,19 @@ int run(const std::string& mode) {
       check(std::multiset<std::string>(share.begin(), share.end()) == verified,
             "measured exactly its share");
     std::string text;
-    for (const auto& c : share) text += c + ";";
+    for (const auto& c : share) text += c + "\n";  // config texts hold ';'
     std::map<std::string, int> count;
     for (const auto& s : allgather(text)) {
       std::size_t p = 0;
-      for (std::size_t q; (q = s.find(';', p)) != std::string::npos; p = q + 1)
+      for (std::size_t q; (q = s.find('\n', p)) != std::string::npos; p = q + 1)
         ++count[s.substr(p, q - p)];
     }
     check(count.size() == cands->size(), "every candidate measured");
     for (const auto& [c, n] : count) check(n == 1, c + " measured by exactly one rank");
-    for (const auto& f : (*out)[0].finalists)
-      if (g_rank == 0) check(first_round.count(f) == 1, "the leader timed finalist " + f);
+    // Two or more finalists are timed again (and so verified again) on the leader.
+    if (g_rank == 0 && (*out)[0].finalists.size() >= 2)
+      for (const auto& f : (*out)[0].finalists)
+        check(first_round.count(f) == 1, "the leader timed finalist " + f);
   }
   // The decided configuration launches and computes the right answer on every rank.
   for (std::size_t i = 0; i < calls.size(); ++i) {

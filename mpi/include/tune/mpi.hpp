@@ -13,8 +13,11 @@
 //     remove GPU-to-GPU spread, picks the winner with pick_shared_winner (lowest median; a
 //     tie goes to the lower Config::to_string text) and broadcasts it. Every key given is
 //     measured, even one remembered or stored: use tune_collective for keys that may be known.
-//   share_keys (mode 3): the calls are dealt round-robin over the group's ranks; each tunes
-//     its own (Autotuner::tune); every winner goes to every rank of the group.
+//   share_keys (mode 3): the distinct keys are dealt round-robin over the group's ranks (the
+//     u-th to group rank u % n); each tunes its own (Autotuner::tune); every winner goes to
+//     every rank of the group.
+// Calls whose arguments give the same key (one bucket) are decided once; the later ones get
+// the first one's outcome.
 //
 // Collectiveness: make() and each mode are collective over the communicator: every rank
 // calls them, in the same order, with the same list of calls (the same keys, in the same
