@@ -3,11 +3,13 @@
 // one run of a whole tuning, too long to repeat.
 //
 //   mpirun -np 2 build/gpu/bench/mpi_tuning [--device cuda] [--size 2048] [--keys 6] [--warm]
+//                                          [--space wide|bundled]
 //
-// Each rank opens "<device>:<node-local rank>" (one GPU per rank). Every phase has a fresh
-// memory-only Autotuner, so none finds rows of an earlier one. Compiles: by default TUNE_CACHE
-// is set to off, so every phase compiles all it times (NVRTC on the host's cores, which the
-// ranks of one host share: a compile-bound tuning cannot speed up with the GPU count). With
+// Each rank opens "<device>:<node-local rank>" (one GPU per rank; a --device with its own
+// ':' selector is opened as given, e.g. vulkan:0 on a machine with one device). Every phase has a
+// fresh memory-only Autotuner, so none finds rows of an earlier one. Compiles: by default
+// TUNE_CACHE is set to off, so every phase compiles all it times (NVRTC on the host's cores, which
+// the ranks of one host share: a compile-bound tuning cannot speed up with the GPU count). With
 // --warm, the caches stay on (point TUNE_CACHE_DIR at a scratch directory) and rank 0 first
 // compiles the whole wide space (Autotuner::warmup), so both phases load compiled variants
 // from disk and the comparison is of the GPU work. Phases:
@@ -55,6 +57,11 @@ T value_or_die(Result<T> r, const std::string& what) {
 double now_ms() {
   using namespace std::chrono;
   return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
+}
+
+// One line on stderr per finished phase (rank 0), so a long run shows where it is.
+void progress(const char* phase, double ms) {
+  if (g_rank == 0) std::fprintf(stderr, "[mpi_tuning] %s done in %.1f s\n", phase, ms / 1000);
 }
 
 std::vector<std::string> allgather(const std::string& text) {
@@ -113,6 +120,7 @@ int main(int argc, char** argv) {
   std::int64_t size = 2048;
   int nkeys = 6;
   bool warm = false;
+  std::string space = "wide";  // or "bundled": a smoke test (lavapipe cannot time the wide one)
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--warm") {
@@ -127,6 +135,8 @@ int main(int argc, char** argv) {
       size = std::atoll(v.c_str());
     else if (a == "--keys")
       nkeys = std::atoi(v.c_str());
+    else if (a == "--space")
+      space = v;
   }
   if (!warm) ::setenv("TUNE_CACHE", "off", 1);
   MPI_Comm node;
@@ -134,11 +144,15 @@ int main(int argc, char** argv) {
   int local = 0;
   MPI_Comm_rank(node, &local);
   MPI_Comm_free(&node);
-  auto dev = value_or_die(open_device(device + ":" + std::to_string(local)), "open_device");
+  auto dev = value_or_die(
+      open_device(device.find(':') == std::string::npos ? device + ":" + std::to_string(local)
+                                                        : device),
+      "open_device");
   auto k = kernels::bundled_kernel(dev->language(), "matmul_f32");
   if (!k) die("matmul_f32", Status(StatusCode::not_found, "no bundled matmul_f32 here"));
   KernelDef wide = k->def;
-  wide.space = value_or_die(kernels::wide_matmul_f32_space(*k, dev->language()), "wide space");
+  if (space == "wide")
+    wide.space = value_or_die(kernels::wide_matmul_f32_space(*k, dev->language()), "wide space");
   Problem big = matmul(*k, *dev, size, size, size);
   const std::vector<ArgList> big_calls = {big.args};
   mpi::CoordinatorOptions co;
@@ -172,6 +186,7 @@ int main(int argc, char** argv) {
     w1 = value_or_die(solo->tune(*dev, big.args), "single-GPU tuning");
     t1 = now_ms() - t0;
   }
+  progress("phase 1 (one GPU, exhaustive)", t1);
   MPI_Barrier(MPI_COMM_WORLD);
 
   // 2. share_space over every rank's GPU.
@@ -180,6 +195,7 @@ int main(int argc, char** argv) {
   const double t2s = now_ms();
   auto out2 = value_or_die(coord->share_space(*shared, *dev, big_calls), "share_space");
   const double t2 = now_ms() - t2s;
+  progress("phase 2 (share_space)", t2);
   const Config w2 = out2[0].config;
   double m1 = 0, m2 = 0;
   if (g_rank == 0) {
@@ -203,6 +219,7 @@ int main(int argc, char** argv) {
   const double t3s = now_ms();
   auto out3 = value_or_die(coord->tune_collective(*one, *dev, calls), "tune_collective");
   const double t3 = now_ms() - t3s;
+  progress("phase 3 (tune_collective)", t3);
   agree += decisions(out3);
   const auto walls3 = allgather(std::to_string(t3));
 
@@ -212,6 +229,7 @@ int main(int argc, char** argv) {
   const double t4s = now_ms();
   auto out4 = value_or_die(coord->share_keys(*many, *dev, calls), "share_keys");
   const double t4 = now_ms() - t4s;
+  progress("phase 4 (share_keys)", t4);
   agree += decisions(out4);
 
   const auto everyone = allgather(agree);
