@@ -19,13 +19,15 @@
 //      finalists timed again on rank 0; speed-up = phase 1 wall / phase 2 wall, and both
 //      winners timed again together on rank 0 (the shared winner's median over the exhaustive
 //      winner's: the target is <= 1.02);
-//   3. tune_collective over --keys shapes (1024 x 1024 x 128, 256, ...) with the bundled space: the
+//   3. tune_collective over --keys shapes (size/2 x size/2 x size/16 << i: 1024 x 1024 x 128,
+//      256, ... at 2048) with the bundled space: the
 //   leader's wall
 //      (tuning) and the waiting ranks' (waiting, then compiling the winner in adopt);
 //   4. share_keys over the same sizes with a fresh Autotuner;
 //   agreement: every rank's decision for every key of phases 2-4, compared (allgather).
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -211,7 +213,8 @@ int main(int argc, char** argv) {
   std::vector<Problem> keys;
   std::vector<ArgList> calls;
   for (int i = 0; i < nkeys; ++i) {
-    keys.push_back(matmul(*k, *dev, 1024, 1024, std::int64_t{128} << i));  // distinct pow2 keys
+    // Distinct pow2 keys: (size/2) x (size/2) x (size/16 << i); 1024 x 1024 x 128.. at 2048.
+    keys.push_back(matmul(*k, *dev, size / 2, size / 2, std::max<std::int64_t>(1, size / 16) << i));
     calls.push_back(keys.back().args);
   }
   auto one = fresh_tuner(k->def);
@@ -255,6 +258,7 @@ int main(int argc, char** argv) {
     std::printf("agreement: %zu of %d ranks decided the same %zu keys (%s)\n", same, g_size, nk,
                 same == everyone.size() ? "100%" : "DISAGREE");
   }
+  coord.reset();  // frees its communicators: before MPI_Finalize
   MPI_Finalize();
   return same == everyone.size() ? 0 : 1;
 }

@@ -57,6 +57,8 @@ struct Coordinator::Impl {
   ~Impl() {
     // A communicator with an abandoned collective is left alone: freeing it may wait for it.
     if (ex != nullptr && ex->broken()) return;
+    int finalized = 0;  // after MPI_Finalize no MPI call is allowed: nothing is freed
+    if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized != 0) return;
     if (group != MPI_COMM_NULL) MPI_Comm_free(&group);
     if (world != MPI_COMM_NULL) MPI_Comm_free(&world);
   }

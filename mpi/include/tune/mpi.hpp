@@ -90,6 +90,8 @@ class Coordinator {
   // within options.timeout_ms, invalid_argument for bad options.
   static Result<std::unique_ptr<Coordinator>> make(MPI_Comm comm, const Device& dev,
                                                    CoordinatorOptions options = {});
+  // Frees its communicators (not after a timeout, and not once MPI_Finalize was called:
+  // destroy it before MPI_Finalize).
   ~Coordinator();
   Coordinator(const Coordinator&) = delete;
   Coordinator& operator=(const Coordinator&) = delete;
