@@ -54,6 +54,27 @@ class KeySession {
 
   ~KeySession() { stored_.release_claim(); }
 
+  // Times exactly `configs` (Autotuner::measure): stage 3 alone, with no stored rows and no
+  // store (the context given has none), then the hooks' restores. A failure that ends a
+  // tuning (a callback that threw, a lost device) is returned; one configuration's failure
+  // is in its result.
+  Result<std::vector<ConfigResult>> measure(std::span<const Config> configs) {
+    cands_.assign(configs.begin(), configs.end());
+    report_.results.resize(cands_.size());
+    for (std::size_t i = 0; i < cands_.size(); ++i) {
+      report_.results[i].config = cands_[i];
+      report_.results[i].stats.median = kInf;
+    }
+    need_.assign(cands_.size(), true);
+    report_.source = ResultSource::tuned;
+    Status timed = cands_.empty() ? Status() : time_candidates();
+    Status finished = hooks_.finish(timed);
+    new_rows_.clear();  // nothing persists
+    TUNE_RETURN_IF_ERROR(timed);
+    TUNE_RETURN_IF_ERROR(finished);
+    return report_.results;
+  }
+
   Result<Selection> run() {
     TUNE_RETURN_IF_ERROR(find_candidates());
     load_stored();
@@ -490,6 +511,37 @@ Result<Selection> first_candidate(const SessionContext& ctx, Device& dev, ArgLis
   } catch (...) {
     return current_exception_status("libtune", nullptr);
   }
+}
+
+Result<std::vector<ConfigResult>> measure_configs(const SessionContext& ctx, Device& dev,
+                                                  ArgList args, const KeyForms& forms,
+                                                  std::span<const Config> configs,
+                                                  TuningReport& report) {
+  report.kernel = ctx.def.name;
+  report.key = forms.text;
+  report.device = dev.info().fingerprint();
+  Result<std::vector<ConfigResult>> out = Status(StatusCode::internal, "not measured");
+  try {
+    const KernelSource* src = ctx.def.source_for(dev.language());
+    if (src == nullptr) {
+      out = Status(StatusCode::unavailable, "kernel " + ctx.def.name + " has no " +
+                                                std::string(to_string(dev.language())) +
+                                                " source for device " + dev.info().name);
+    } else {
+      // No store: measuring remembers and persists nothing. Never disabled: the caller asked.
+      const SessionContext bare{ctx.def,      ctx.opts,     false,          nullptr,
+                                ctx.variants, ctx.zero_idx, ctx.restore_idx};
+      out = KeySession(bare, dev, args, forms, *src, report).measure(configs);
+    }
+  } catch (const std::bad_alloc&) {
+    out = Status(StatusCode::out_of_resources, "out of host memory");
+  } catch (...) {
+    out = current_exception_status("libtune", nullptr);
+  }
+  if (!out.ok()) {
+    out = Status(out.status()).with_context("measuring " + ctx.def.name + " for " + forms.text);
+  }
+  return out;
 }
 
 Result<Selection> tune_one_key(const SessionContext& ctx, Device& dev, ArgList args,

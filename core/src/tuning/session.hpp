@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,15 @@ struct Selection {
 // success and on failure.
 Result<Selection> tune_one_key(const SessionContext& ctx, Device& dev, ArgList args,
                                const KeyForms& forms, TuningReport& report);
+
+// Compiles, verifies and times exactly `configs` with the tuning's rules (BenchOptions,
+// hooks, restores, resets, the race, the tuning budget) and returns one result each, in
+// order. Reads and writes no store and remembers nothing (Autotuner::measure). `report`
+// collects the time ledger. Never throws.
+Result<std::vector<ConfigResult>> measure_configs(const SessionContext& ctx, Device& dev,
+                                                  ArgList args, const KeyForms& forms,
+                                                  std::span<const Config> configs,
+                                                  TuningReport& report);
 
 // The configuration TUNE_DISABLE would pick for `forms.key`, without timing anything: the
 // first candidate left after heuristics and pruning that compiles (through the variant cache).
