@@ -6,6 +6,8 @@
 //                                     tunes the bundled kernels on the default device, prints
 //                                     a table per kernel and size, verifies the winner
 //   tune cache ...
+//   tune stability [--device SPEC] [--kernel NAME] [--runs N] [--quick] [--json]
+//                                     how often the winner changes when a key is re-tuned
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -20,6 +22,7 @@
 
 #include "cache_command.hpp"
 #include "progress_line.hpp"
+#include "stability_command.hpp"
 
 namespace {
 
@@ -242,6 +245,7 @@ int main(int argc, char** argv) {
   demo->add_flag("--no-cache", demo_opts.no_cache, "do not read or write the tuning cache");
 
   tune::cli::add_cache_command(app);
+  tune::cli::add_stability_command(app);
 
   try {
     app.parse(argc, argv);

@@ -58,6 +58,7 @@ DeviceInfo SimDevice::default_info() {
   d.arch = "sim";
   d.driver_version = "sim-1";
   d.compiler_version = "simcc-1";
+  d.uuid = "sim-0";
   d.compute_units = 132;
   d.max_threads_per_block = 1024;
   d.max_block = {1024, 1024, 64};
