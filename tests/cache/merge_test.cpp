@@ -49,7 +49,7 @@ void fill(SqliteStore& a, SqliteStore& b) {
   // Shared key on sim: A has more samples of BM=32 (wins), B a newer BM=16 with as many (wins),
   // B a measurement of BM=8 where A has a failure (B's stays), A a measurement where B failed.
   StoredResult a_fail = ok_row("BM=8", 0);
-  a_fail.status = StatusCode::launch_error;
+  a_fail.status = StatusCode::launch_failed;
   a_fail.reason = "bad launch";
   a_fail.stats = SampleStats{};
   StoredResult b_fail = a_fail;

@@ -31,6 +31,16 @@ void check_refusal(const Status& st, const Device& dev) {
   CHECK(st.message().find("tune it first") != std::string::npos);
 }
 
+// A measured row as a store holds it: 20 samples, all at `median` ns.
+StoredResult stored_ok(const std::string& config, double median) {
+  StoredResult r;
+  r.config = config;
+  r.stats.count = 20;
+  r.stats.min = r.stats.p20 = r.stats.median = r.stats.p80 = r.stats.max = r.stats.mean = median;
+  r.unix_time = 1700000000;
+  return r;
+}
+
 // Tunes n=1000 without strict mode into `store`; returns the winner.
 std::string tune_into(const std::shared_ptr<MemoryStore>& store, SimRig& rig, KernelDef def) {
   AutotunerOptions o = quiet_options();
@@ -80,17 +90,16 @@ TEST_CASE("strict mode: rows covering part of the candidates decide among themse
   rig.dev.set_cost_model(bm_model(64));
   auto store = std::make_shared<MemoryStore>();
   store->serve_everything = true;
-  StoredResult a{"BM=16", StatusCode::ok, "", {}, 0};
-  a.stats.median = 1500;
-  StoredResult b{"BM=32", StatusCode::ok, "", {}, 0};
-  b.stats.median = 1200;
-  store->seeded = {a, b};
+  store->seeded = {stored_ok("BM=16", 1500), stored_ok("BM=32", 1200)};
   auto tuner = make_tuner(sim_kernel(bm_space({16, 32, 64})), strict_options(store));
   REQUIRE(tuner->run(rig.dev, rig.args(1000)).ok());
   CHECK(rig.dev.time_calls() == 0);
   CHECK(best_of(*tuner, rig.dev, rig.args(1000)) == "BM=32");
   // Failed rows only: no winner.
-  StoredResult f{"BM=64", StatusCode::compile_error, "broken", {}, 0};
+  StoredResult f;
+  f.config = "BM=64";
+  f.status = StatusCode::compile_error;
+  f.reason = "broken";
   store->seeded = {f};
   auto other = make_tuner(sim_kernel(bm_space({16, 32, 64})), strict_options(store));
   check_refusal(other->run(rig.dev, rig.args(1000)), rig.dev);

@@ -53,7 +53,7 @@ TEST_CASE("winner rule: within the tolerance canonical order decides, beyond it 
   // BM=128 sorts first as text ("BM=128" < "BM=32" < "BM=64").
   std::vector<ConfigResult> rs = {result(64, 1000), result(32, 1008), result(128, 1004),
                                   result(16, 1015),
-                                  result(8, 1, Status(StatusCode::launch_error, "x"))};
+                                  result(8, 1, Status(StatusCode::launch_failed, "x"))};
   CHECK(winner_of(rs, 0.01) == "BM=128");
   // No tolerance: the strictly fastest.
   CHECK(winner_of(rs, 0.0) == "BM=64");

@@ -105,8 +105,8 @@ GpuLock GpuLock::acquire(const DeviceInfo& info, const std::string& dir, const s
       return lock;
     }
     if (now >= next_log) {
-      log_info(who + " waits for " + info.name + ": another process is timing on it (" + path +
-               ")");
+      log_warning(who + " waits for " + info.name + ": another process is timing on it (" + path +
+                  ")");
       next_log = now + kLogEvery;
     }
     std::this_thread::sleep_for(kPoll);
