@@ -50,6 +50,7 @@ struct LockDir {
 
 // Whether another open file description can take the lock now (it is released at once).
 bool lock_is_free(const std::string& file) {
+  std::filesystem::create_directories(std::filesystem::path(file).parent_path());
   int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   REQUIRE_MESSAGE(fd >= 0, file);
   const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
