@@ -88,9 +88,14 @@ void within_watchdog(const std::function<void()>& fn, Holder& holder) {
 }  // namespace
 
 TEST_CASE("gpu lock: the lock file is named by the device UUID, else fingerprint and ordinal") {
+  // Every SimDevice is a GPU of its own unless its DeviceInfo names one.
+  SimDevice a, b;
+  CHECK(a.info().uuid.rfind("sim-", 0) == 0);
+  CHECK(a.info().uuid != b.info().uuid);
   DeviceInfo info = SimDevice::default_info();
-  CHECK(info.uuid == "sim-0");
-  CHECK(detail::gpu_lock_path(info, "/d") == "/d/gpu-sim-0.lock");
+  info.uuid = "sim-shared";
+  CHECK(SimDevice(info).info().uuid == "sim-shared");
+  CHECK(detail::gpu_lock_path(info, "/d") == "/d/gpu-sim-shared.lock");
   info.uuid.clear();
   info.reopen_spec = "cuda:1";
   const std::string fallback = detail::gpu_lock_path(info, "/d");
@@ -203,6 +208,23 @@ TEST_CASE("gpu lock: a tuning waits for the holder and times once it lets go") {
   CHECK_FALSE(timed_while_held.load());
 }
 
+TEST_CASE("gpu lock: a tuning budget bounds the wait; the call then fails as out of budget") {
+  LockDir dir;
+  SimRig rig;
+  Holder other(dir.lock_file(rig.dev));
+  AutotunerOptions o = quiet_options();
+  o.tuning_budget_ms = 50;
+  auto tuner = make_tuner(sim_kernel(bm_space({16, 32})), o);
+  within_watchdog(
+      [&] {
+        Status st = tuner->run(rig.dev, rig.args(1000));
+        CHECK(st.code() == StatusCode::timeout);
+        CHECK(st.message().find("tuning_budget_ms") != std::string::npos);
+      },
+      other);
+  CHECK(rig.dev.time_calls() == 0);
+}
+
 TEST_CASE("gpu lock: two processes tuning one GPU time one after the other") {
   LockDir dir;
   const std::string events = dir.path + "/events";
@@ -218,7 +240,9 @@ TEST_CASE("gpu lock: two processes tuning one GPU time one after the other") {
       (void)!::read(start[0], &c, 1);  // both start together (EOF)
       int out = ::open(events.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
       if (out < 0) std::_Exit(3);
-      SimRig rig;  // the same simulated GPU (uuid sim-0) in both processes
+      DeviceInfo same = SimDevice::default_info();
+      same.uuid = "sim-lock-test";  // the same simulated GPU in both processes
+      SimRig rig(same);
       rig.dev.set_cost_model(bm_model(64));
       KernelDef def = sim_kernel(bm_space({16, 32, 64, 128}));
       const std::string line = std::to_string(id) + "\n";

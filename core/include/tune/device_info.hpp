@@ -25,9 +25,10 @@ struct DeviceInfo {
   std::string reopen_spec;
   // This physical device's identity, the same in every process and across reboots: the
   // driver's device UUID as format_uuid() writes it (CUDA cuDeviceGetUuid, HIP
-  // hipDeviceGetUuid, Vulkan VkPhysicalDeviceIDProperties::deviceUUID); "sim-0" for the
-  // simulated device. Empty when the driver cannot say. Names the per-GPU timing lock
-  // (AutotunerOptions::gpu_lock); results are keyed by fingerprint(), never by this.
+  // hipDeviceGetUuid, Vulkan VkPhysicalDeviceIDProperties::deviceUUID); for a SimDevice
+  // "sim-<pid>-<n>", its own, unless its DeviceInfo names one. Empty when the driver cannot say.
+  // Names the per-GPU timing lock (AutotunerOptions::gpu_lock); results are keyed by fingerprint(),
+  // never by this.
   std::string uuid;
 
   std::uint32_t compute_units = 0;                 // SMs, CUs, or 0 when unknown

@@ -74,7 +74,8 @@ std::string gpu_lock_path(const DeviceInfo& info, const std::string& dir) {
   return dir + "/gpu-" + file_safe(id) + ".lock";
 }
 
-GpuLock GpuLock::acquire(const DeviceInfo& info, const std::string& dir, const std::string& who) {
+GpuLock GpuLock::acquire(const DeviceInfo& info, const std::string& dir, const std::string& who,
+                         std::chrono::steady_clock::time_point deadline) {
   GpuLock lock;
   if (dir.empty()) return lock;
   const std::string path = gpu_lock_path(info, dir);
@@ -97,6 +98,10 @@ GpuLock GpuLock::acquire(const DeviceInfo& info, const std::string& dir, const s
       return lock;
     }
     const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {  // the tuning budget is spent: the tuning ends without timing
+      ::close(fd);
+      return lock;
+    }
     if (now - start >= kMaxWait) {
       log_warning("per-GPU timing lock " + path + " still held by another tuning after " +
                   std::to_string(kMaxWait.count()) + " s; " + who +

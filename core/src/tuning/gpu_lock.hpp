@@ -11,8 +11,9 @@
 // without waiting. The lock file is created once (O_NOFOLLOW: never through a link) and never
 // deleted (deleting a flock'ed file would let two holders in).
 //
-// Blocking: acquire() waits for the holder, logging every kLogEvery, at most kMaxWait; after
-// that it proceeds unlocked with a warning (a hung holder must not hang every other process).
+// Blocking: acquire() waits for the holder, logging every kLogEvery, at most kMaxWait (or until
+// the tuning budget's deadline, which then ends the tuning); after that it proceeds unlocked
+// with a warning (a hung holder must not hang every other process).
 // A lock that cannot be made (no cache directory, a read-only one, a link at the path) is one
 // warning and no lock: the tuning goes on. Thread-safe; a GpuLock object is owned by one
 // thread and released by its destructor.
@@ -32,8 +33,11 @@ class GpuLock {
 
   GpuLock() = default;
   // Takes the lock of `info`'s GPU in `dir` (created when missing); `who` names the tuning
-  // in the log ("kernel matmul key {...}"). An empty `dir`: no lock.
-  static GpuLock acquire(const DeviceInfo& info, const std::string& dir, const std::string& who);
+  // in the log ("kernel matmul key {...}"). An empty `dir`: no lock. Waiting ends at
+  // `deadline` too (the tuning budget's: waiting counts against it), without the lock.
+  static GpuLock acquire(const DeviceInfo& info, const std::string& dir, const std::string& who,
+                         std::chrono::steady_clock::time_point deadline =
+                             std::chrono::steady_clock::time_point::max());
   ~GpuLock() { release(); }
   GpuLock(GpuLock&& o) noexcept : fd_(o.fd_), path_(std::move(o.path_)) { o.fd_ = -1; }
   GpuLock& operator=(GpuLock&& o) noexcept;

@@ -50,7 +50,7 @@ class SearchSession {
     }
     if (ctx_.strict) return stored_winner();
     if (hooks_.active() || def_.verify) TUNE_RETURN_IF_ERROR(hooks_.snapshot());
-    GpuLock gpu = lock_gpu_for_timing(ctx_, dev_, forms_);
+    GpuLock gpu = lock_gpu_for_timing(ctx_, dev_, forms_, deadline_);
     Status searched = search();
     Status finished = hooks_.finish(searched);
     gpu.release();

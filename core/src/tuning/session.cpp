@@ -75,7 +75,7 @@ class KeySession {
       plan = choose_plan();
     }
     if (plan == Plan::time_the_rest) {
-      GpuLock gpu = lock_gpu_for_timing(ctx_, dev_, forms_);
+      GpuLock gpu = lock_gpu_for_timing(ctx_, dev_, forms_, deadline());
       Status timed = time_candidates();
       Status finished = hooks_.finish(timed);
       gpu.release();
@@ -464,9 +464,10 @@ class KeySession {
 
 }  // namespace
 
-GpuLock lock_gpu_for_timing(const SessionContext& ctx, const Device& dev, const KeyForms& forms) {
+GpuLock lock_gpu_for_timing(const SessionContext& ctx, const Device& dev, const KeyForms& forms,
+                            Clock::time_point deadline) {
   return GpuLock::acquire(dev.info(), ctx.gpu_lock_dir,
-                          "tuning " + ctx.def.name + " key {" + forms.text + "}");
+                          "tuning " + ctx.def.name + " key {" + forms.text + "}", deadline);
 }
 
 Status strict_refusal(const KernelDef& def, const DeviceInfo& info, const KeyForms& forms) {

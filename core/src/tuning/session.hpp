@@ -53,7 +53,9 @@ struct Selection {
 
 // The per-GPU timing lock of `dev` for this key's timing (gpu_lock.hpp), or no lock when
 // ctx.gpu_lock_dir is empty. Blocks while another tuning times on the GPU.
-GpuLock lock_gpu_for_timing(const SessionContext& ctx, const Device& dev, const KeyForms& forms);
+// Waiting ends at `deadline` (the tuning budget's), without the lock.
+GpuLock lock_gpu_for_timing(const SessionContext& ctx, const Device& dev, const KeyForms& forms,
+                            Clock::time_point deadline);
 
 // Tunes `forms.key` on `dev` with the call's arguments. Fills `report` (status included) on
 // success and on failure.
