@@ -465,7 +465,7 @@ class KeySession {
 }  // namespace
 
 GpuLock lock_gpu_for_timing(const SessionContext& ctx, const Device& dev, const KeyForms& forms,
-                            Clock::time_point deadline) {
+                            std::chrono::steady_clock::time_point deadline) {
   return GpuLock::acquire(dev.info(), ctx.gpu_lock_dir,
                           "tuning " + ctx.def.name + " key {" + forms.text + "}", deadline);
 }

@@ -10,6 +10,7 @@
 // Never throws: user callbacks that throw become callback_failed (see user_code.hpp).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,7 +56,7 @@ struct Selection {
 // ctx.gpu_lock_dir is empty. Blocks while another tuning times on the GPU.
 // Waiting ends at `deadline` (the tuning budget's), without the lock.
 GpuLock lock_gpu_for_timing(const SessionContext& ctx, const Device& dev, const KeyForms& forms,
-                            Clock::time_point deadline);
+                            std::chrono::steady_clock::time_point deadline);
 
 // Tunes `forms.key` on `dev` with the call's arguments. Fills `report` (status included) on
 // success and on failure.
