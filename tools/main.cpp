@@ -9,6 +9,8 @@
 //   tune report ...                   the HTML report of the cache's keys
 //   tune import-space <t1.json>       Kernel Tuner's T1 input as a libtune space file
 //   tune cache ...
+//   tune stability [--device SPEC] [--kernel NAME] [--runs N] [--quick] [--json]
+//                                     how often the winner changes when a key is re-tuned
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -28,6 +30,7 @@
 #include "import_space_command.hpp"
 #include "progress_line.hpp"
 #include "report_command.hpp"
+#include "stability_command.hpp"
 
 namespace {
 
@@ -296,6 +299,7 @@ int main(int argc, char** argv) {
   tune::cli::add_cache_command(app);
   tune::cli::add_report_command(app);
   tune::cli::add_import_space_command(app);
+  tune::cli::add_stability_command(app);
 
   try {
     app.parse(argc, argv);

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <thread>
 
+#include "tuning/winner_rule.hpp"
+
 namespace tune {
 namespace {
 
@@ -23,6 +25,10 @@ Status validate(const ShareOptions& opts) {
     return Status(StatusCode::invalid_argument,
                   "ShareOptions::finalist_margin must be a finite number >= 0, not " +
                       std::to_string(opts.finalist_margin));
+  if (!std::isfinite(opts.tie_tolerance) || opts.tie_tolerance < 0 || opts.tie_tolerance >= 1)
+    return Status(StatusCode::invalid_argument,
+                  "ShareOptions::tie_tolerance must be a finite number in [0, 1), not " +
+                      std::to_string(opts.tie_tolerance));
   if (opts.max_finalists < 1)
     return Status(StatusCode::invalid_argument, "ShareOptions::max_finalists must be >= 1, not " +
                                                     std::to_string(opts.max_finalists));
@@ -64,15 +70,18 @@ Result<SharedWinner> pick_shared_winner(std::vector<ConfigResult> results, const
                                               " results for " + std::to_string(fin.size()) +
                                               " finalists");
     for (std::size_t k = 0; k < fin.size(); ++k) results[fin[k]] = (*again)[k];
-    std::stable_sort(fin.begin(), fin.end(), [&](std::size_t a, std::size_t b) {
-      if (usable(results[a]) != usable(results[b])) return usable(results[a]);
-      return faster(results[a], results[b]);
-    });
-    if (!usable(results[fin[0]])) {
+    const std::vector<std::size_t> ranked =
+        detail::rank_by_winner_rule(*again, opts.tie_tolerance);  // indices into *again
+    if (ranked.empty()) {
       return Status(StatusCode::all_failed, "every finalist failed when timed again; the first: {" +
                                                 results[fin[0]].config.to_string() +
                                                 "}: " + results[fin[0]].status.to_string());
     }
+    std::vector<std::size_t> reordered;
+    for (std::size_t k : ranked) reordered.push_back(fin[k]);
+    for (std::size_t i : fin)
+      if (!usable(results[i])) reordered.push_back(i);  // failed again: listed last
+    fin = std::move(reordered);
     best = fin[0];
   }
   for (std::size_t i : fin) out.finalists.push_back(results[i].config);

@@ -113,6 +113,8 @@ struct Autotuner::Impl {
   KeyBuilder keys;
   bool print = false;
   bool disabled = false;
+  bool strict = false;       // opts.strict, else TUNE_STRICT
+  std::string gpu_lock_dir;  // empty: no per-GPU timing lock (opts.gpu_lock, TUNE_GPU_LOCK)
   std::shared_ptr<TuningStore> store;
   std::vector<int> zero_idx, restore_idx;  // buffer argument positions of the hooks
   std::vector<int> float_key_idx;          // float scalars among the key arguments
@@ -148,7 +150,8 @@ struct Autotuner::Impl {
   }
 
   detail::SessionContext context() {
-    return {def, opts, disabled, store.get(), variants, zero_idx, restore_idx};
+    return {def,      opts,     disabled,    strict,      store.get(),
+            variants, zero_idx, restore_idx, gpu_lock_dir};
   }
 
   // Keeps the Autotuner alive (the destructor waits) while a call is off the hit path.
@@ -311,8 +314,9 @@ struct Autotuner::Impl {
       return report.status;
     }
     auto ctx = context();
-    // Disabled tuning launches nothing: no worker is needed.
-    if (opts.isolation.enabled && !disabled) return tune_isolated(ctx, dev, args, forms, report);
+    // Disabled and strict tuning time nothing: no worker is needed.
+    if (opts.isolation.enabled && !disabled && !strict)
+      return tune_isolated(ctx, dev, args, forms, report);
     return detail::tune_one_key(ctx, dev, args, forms, report);
   }
 
@@ -513,7 +517,8 @@ Status Autotuner::Impl::resolve_slow(Device& dev, ArgList args, const TuningKey&
         return {};
       }
       auto it = inflight.find(key.hash);
-      const bool background = opts.mode == TuningMode::background;
+      // Strict mode never tunes, in the background either: a new key is read or refused here.
+      const bool background = opts.mode == TuningMode::background && !strict;
       if (background && (it == inflight.end() || it->second->background)) {
         // Launch the nearest tuned key's config now; tune this key off the critical path.
         if (const Entry* near = nearest(dev, key)) {
@@ -780,6 +785,9 @@ Result<std::unique_ptr<Autotuner>> Autotuner::make(KernelDef def, AutotunerOptio
   impl->keys = std::move(*kb);
   impl->print = opts.print.value_or(env_flag("TUNE_PRINT_AUTOTUNING"));
   impl->disabled = opts.disable.value_or(env_flag("TUNE_DISABLE"));
+  impl->strict = opts.strict.value_or(env_flag("TUNE_STRICT"));
+  if (opts.gpu_lock.value_or(env_flag("TUNE_GPU_LOCK", true)))
+    impl->gpu_lock_dir = detail::gpu_lock_dir();
   impl->store = opts.store ? opts.store : (opts.persistent ? default_store() : nullptr);
   impl->def = std::move(def);
   impl->opts = std::move(opts);

@@ -77,6 +77,33 @@ TEST_CASE("pick_shared_winner: finalists within the margin are timed again; ties
     ShareOptions o;
     o.max_finalists = 0;
     CHECK(pick_shared_winner(rs, o, nullptr).status().code() == StatusCode::invalid_argument);
+    ShareOptions t;
+    t.tie_tolerance = -0.5;
+    CHECK(pick_shared_winner(rs, t, nullptr).status().code() == StatusCode::invalid_argument);
+  }
+  SUBCASE("second timings within tie_tolerance decide by text, as the winner rule does") {
+    auto w = pick_shared_winner(rs, ShareOptions{}, [&](std::span<const Config> fin) {
+      std::vector<ConfigResult> out;  // BM=64 0.5% faster than BM=16: a tie under 1%
+      for (const Config& c : fin) {
+        const int bm = static_cast<int>(c.get_int("BM"));
+        out.push_back(measured(bm, bm == 64 ? 995.0 : bm == 16 ? 1000.0 : 1100.0));
+      }
+      return Result<std::vector<ConfigResult>>(out);
+    });
+    REQUIRE(w.ok());
+    CHECK(w->config.to_string() == "BM=16");
+    ShareOptions strict;
+    strict.tie_tolerance = 0;
+    auto s = pick_shared_winner(rs, strict, [&](std::span<const Config> fin) {
+      std::vector<ConfigResult> out;
+      for (const Config& c : fin) {
+        const int bm = static_cast<int>(c.get_int("BM"));
+        out.push_back(measured(bm, bm == 64 ? 995.0 : bm == 16 ? 1000.0 : 1100.0));
+      }
+      return Result<std::vector<ConfigResult>>(out);
+    });
+    REQUIRE(s.ok());
+    CHECK(s->config.to_string() == "BM=64");
   }
 }
 

@@ -177,6 +177,21 @@ struct AutotunerOptions {
   // Never time: use the first candidate that remains after heuristics and pruning. Defaults
   // to TUNE_DISABLE=1 in the environment.
   std::optional<bool> disable;
+  // Strict mode, for production runs that must not tune: a key with no stored winner (in
+  // memory or in the store) fails with failed_precondition naming the kernel, the key and the
+  // device, instead of tuning; stored keys work as usual (stored rows that cover only part of
+  // the candidates decide among themselves). `disable` wins (nothing is timed either way);
+  // a single-candidate space needs no winner; background mode acts as sync (a stored key is
+  // read on the calling thread, a missing one is an error, never the nearest key's config);
+  // warmup() (compiles only) is unaffected. Defaults to TUNE_STRICT=1 in the environment.
+  std::optional<bool> strict;
+  // The per-GPU timing lock (README, "One GPU, one timing at a time"): while a tuning times
+  // candidates it holds an exclusive flock on <cache dir>/locks/gpu-<DeviceInfo::uuid>.lock,
+  // so two processes of this user never time on one GPU at once. Waiting logs every 10 s and
+  // gives up after 10 minutes (then times unlocked, with a warning). Never taken on a cache
+  // hit, for stored keys, TUNE_DISABLE, strict mode or a single candidate. Defaults to
+  // TUNE_GPU_LOCK in the environment, on when unset.
+  std::optional<bool> gpu_lock;
   TuningMode mode = TuningMode::sync;
   CaptureMiss capture_miss = CaptureMiss::fallback;
   IsolationOptions isolation;

@@ -10,8 +10,9 @@
 //   share_space (mode 2): each key's candidates (Autotuner::candidates) are dealt round-robin
 //     over the group's ranks; each times its share (Autotuner::measure); the leader gathers
 //     the results, re-times the finalists (CoordinatorOptions::share) on its own device to
-//     remove GPU-to-GPU spread, picks the winner with pick_shared_winner (lowest median; a
-//     tie goes to the lower Config::to_string text) and broadcasts it. Every key given is
+//     remove GPU-to-GPU spread, picks the winner with pick_shared_winner (the winner rule:
+//     within ShareOptions::tie_tolerance of the fastest, the first Config::to_string text) and
+//     broadcasts it. Every key given is
 //     measured, even one remembered or stored: use tune_collective for keys that may be known.
 //   share_keys (mode 3): the distinct keys are dealt round-robin over the group's ranks (the
 //     u-th to group rank u % n); each tunes its own (Autotuner::tune); every winner goes to
