@@ -165,7 +165,7 @@ TEST_CASE("cache commands on tuned rows: list, show, export, clear, import") {
   const json shown = parse_json(r);
   CHECK(shown.size() == nrows);
   REQUIRE_FALSE(shown.empty());
-  CHECK(shown[0].at("config") == chosen);  // fastest first
+  CHECK(shown[0].at("config") == chosen);  // the winner rule's pick first
   r = cli.run({"cache", "show", kKernel});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
   CHECK_MESSAGE(r.out.find("CONFIG") != std::string::npos, r.describe());
@@ -341,7 +341,9 @@ TEST_CASE("tune demo --report: the page of a real tuning renders in headless Chr
   REQUIRE(best.size() == 1);
   CHECK(dom_number(best[0], "data-points") >= 1);
   CHECK(dom_number(best[0], "data-last-ns") == winner_ns);
-  CHECK(dom_number(best[0], "data-first-ns") >= winner_ns);
+  // The winner rule may pick a configuration up to race_tolerance (1%) slower than the
+  // fastest one timed (a tie broken by text), so best-so-far never drops below winner / 1.01.
+  CHECK(dom_number(best[0], "data-first-ns") >= winner_ns / 1.01 * (1 - 1e-9));
   // Sensitivity of each parameter of vector_add's space.
   for (const char* param : {"EPT", "VEC4", "block"}) {
     bool present = false;

@@ -84,7 +84,9 @@ struct CacheRow {
 // One StoreKey's summary, as `tune cache list` shows it.
 struct CacheEntry {
   StoreKey key;
-  std::string best_config;  // lowest median among ok rows; empty when none is ok
+  // The winner by the one winner rule (README, "The same decision everywhere"; the default
+  // BenchOptions::race_tolerance) among ok rows; empty when none is ok.
+  std::string best_config;
   SampleStats best_stats;
   std::size_t rows = 0;          // configs stored for this key
   std::size_t failed = 0;        // of which not ok
@@ -159,7 +161,9 @@ class SqliteStore final : public TuningStore {
 
   // Library side of `tune cache`.
   Result<std::vector<CacheEntry>> list_entries(const CacheFilter& filter = {});
-  // Every row matching the filter, ordered by kernel, key, device, toolchain, then median.
+  // Every row matching the filter, ordered by kernel, key, device, toolchain; within one key
+  // the ok rows in the winner rule's order (the winner first: within the default
+  // race_tolerance of the fastest, by config text; then by median), then the failed ones.
   Result<std::vector<CacheRow>> rows(const CacheFilter& filter = {});
   // Deletes the rows matching the filter; returns how many. failed_precondition-like
   // invalid_argument when the store is not writable.

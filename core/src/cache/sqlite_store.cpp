@@ -16,6 +16,7 @@
 #include "cache/row_codec.hpp"
 #include "cache/row_rules.hpp"
 #include "cache/store_schema.hpp"
+#include "tune/benchmark.hpp"
 #include "tune/log.hpp"
 
 namespace tune {
@@ -170,7 +171,36 @@ struct SqliteStore::Impl {
       return st;
     }
     for (const auto& [k, reasons] : dropped) warn_dropped(where() + " (" + k + ")", reasons);
+    order_by_winner_rule(out);
     return out;
+  }
+
+  // Within each key's rows (SQL gave: ok first, by median, then config), the ok rows whose
+  // median is within the default race_tolerance of the fastest move to the front in config
+  // text order: the order core/src/tuning/winner_rule.hpp ranks ConfigResults in, applied to
+  // stored rows, so `tune cache list/show` name the winner a tuning of these rows picks.
+  static void order_by_winner_rule(std::vector<CacheRow>& rows) {
+    const double tolerance = BenchOptions{}.race_tolerance;
+    auto same_key = [](const StoreKey& a, const StoreKey& b) {
+      return a.kernel == b.kernel && a.key == b.key && a.device == b.device &&
+             a.toolchain == b.toolchain && a.source_hash == b.source_hash;
+    };
+    for (std::size_t i = 0; i < rows.size();) {
+      std::size_t end = i;
+      while (end < rows.size() && same_key(rows[end].key, rows[i].key)) ++end;
+      if (rows[i].result.status == StatusCode::ok) {
+        const double limit = rows[i].result.stats.median * (1.0 + tolerance);
+        std::size_t band = i;
+        while (band < end && rows[band].result.status == StatusCode::ok &&
+               rows[band].result.stats.median <= limit)
+          ++band;
+        std::stable_sort(
+            rows.begin() + static_cast<std::ptrdiff_t>(i),
+            rows.begin() + static_cast<std::ptrdiff_t>(band),
+            [](const CacheRow& a, const CacheRow& b) { return a.result.config < b.result.config; });
+      }
+      i = end;
+    }
   }
 
   Result<std::size_t> clear(const CacheFilter& f) {
@@ -331,7 +361,7 @@ Result<std::vector<CacheEntry>> SqliteStore::list_entries(const CacheFilter& fil
     e.newest_time = std::max(e.newest_time, r.result.unix_time);
     if (r.result.status != StatusCode::ok) {
       ++e.failed;
-    } else if (e.best_config.empty() || r.result.stats.median < e.best_stats.median) {
+    } else if (e.best_config.empty()) {  // rows() puts the winner rule's pick first
       e.best_config = r.result.config;
       e.best_stats = r.result.stats;
     }
