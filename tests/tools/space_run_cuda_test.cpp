@@ -10,6 +10,7 @@
 #include "skip.hpp"
 #include "space_files.hpp"
 #include "space_run.hpp"
+#include "tune/cuda.hpp"
 #include "tune_process.hpp"
 
 namespace {
@@ -26,6 +27,24 @@ std::unique_ptr<tune::Device> open_cuda_or_skip() {
 }
 
 }  // namespace
+
+// NVRTC alone (no driver needed): the kernel file compiles with the definitions of points that
+// cover every parameter's extremes, so a GPU run of this suite fails on tuning, not on source.
+TEST_CASE("the T1 stencil compiles with NVRTC at the corners of its space") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  const tune::cli::SpaceFile space = tune::testing::load_example(cli, scratch, "t1_stencil.json");
+  auto def = tune::cli::kernel_def_from_space(space);
+  REQUIRE_MESSAGE(def.ok(), def.status().to_string());
+  for (const auto& [bx, by, tile, shared] :
+       std::vector<std::array<int, 4>>{{16, 1, 1, 0}, {32, 8, 4, 1}, {128, 2, 4, 1}}) {
+    tune::Config c{{"block_size_x", bx}, {"block_size_y", by}, {"tile_size_x", tile},
+                   {"use_shared", shared}};
+    c.launch().block = {static_cast<std::uint32_t>(bx), static_cast<std::uint32_t>(by), 1};
+    auto out = tune::cuda::compile("sm_90", def->sources[0], c);
+    CHECK_MESSAGE(out.ok(), c.to_string() << ": " << out.status().to_string());
+  }
+}
 
 TEST_CASE("the T1 stencil tunes on CUDA and the winner's output matches the CPU stencil") {
   auto dev = open_cuda_or_skip();
