@@ -229,13 +229,16 @@ TEST_CASE("a T1 file round-trips: T1 -> space -> T1 gives the same document, val
           0);
     const json a = normalised_t1(original, TUNE_TOOLS_TEST_DATA);
     const json b = normalised_t1(exported, back.parent_path());
-    for (const auto& [key, value] : a.items()) {
+    for (const auto& item : a.items()) {
+      const std::string key = item.key();
+      const json& value = item.value();
       CAPTURE(key);
       REQUIRE(b.contains(key));
       if (value.is_object()) {
-        for (const auto& [field, v] : value.items()) {
+        for (const auto& sub : value.items()) {
+          const std::string field = sub.key();
           CAPTURE(field);
-          CHECK(b.at(key).at(field) == v);
+          CHECK(b.at(key).at(field) == sub.value());
         }
       }
       CHECK(b.at(key) == value);
