@@ -32,6 +32,16 @@ install(TARGETS tune_testing EXPORT libtune-testingTargets ${_archive})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/testing/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT libtune-testingTargets NAMESPACE tune:: DESTINATION ${_cmake_dir})
 
+# tune::mpi, when built: the `mpi` component (its consumer needs MPI's C library).
+if(TARGET tune_mpi)
+  list(APPEND TUNE_COMPONENTS mpi)
+  install(TARGETS tune_mpi EXPORT libtune-mpiTargets ${_archive})
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/mpi/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(EXPORT libtune-mpiTargets NAMESPACE tune:: DESTINATION ${_cmake_dir})
+  install(FILES ${PROJECT_SOURCE_DIR}/mpi/package.cmake DESTINATION ${_cmake_dir}
+          RENAME libtune-mpi-deps.cmake)
+endif()
+
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/libtuneConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/libtuneConfig.cmake INSTALL_DESTINATION ${_cmake_dir})
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/libtuneConfigVersion.cmake

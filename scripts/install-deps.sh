@@ -10,6 +10,7 @@ packages=(
   vulkan-validationlayers
   python3-jsonschema  # tests only: T4 export checked against its JSON schema
   chromium  # tests only: the HTML report rendered headless (DOM and screenshot checked)
+  libopenmpi-dev openmpi-bin  # for the optional tune::mpi component and its tests
 )
 # HIP (Debian's ROCm 5.2) without the recommends (~350 MB instead of ~650 MB).
 hip_packages=(hipcc libamdhip64-dev)

@@ -36,7 +36,7 @@ struct CacheArgs {
   std::string db;  // empty: the default path
   bool json = false;
   CacheFilter filter;
-  std::string file;                // export / import
+  std::string file;                // export / import / merge
   std::string format = "libtune";  // export: libtune | t4
   std::string metadata;            // export --format t4: the metadata file
 };
@@ -320,26 +320,42 @@ std::string read_import_file(const std::string& file) {
   return text;
 }
 
-void cmd_import(const CacheArgs& a) {
-  std::string text = read_import_file(a.file);
-  auto store = open_for(a, true);
-  BundledSpaces spaces;
-  ImportOptions opts;
-  opts.space_for = [&spaces](const StoreKey& k) { return spaces.find(k); };
-  auto stats = store->import_json(text, opts);
-  if (!stats.ok()) fail(stats.status().with_context("importing " + a.file));
+// What import and merge did, as text or JSON.
+void print_import_stats(const CacheArgs& a, const SqliteStore& store, const ImportStats& stats) {
   if (a.json) {
-    return print_json({{"added", stats->added},
-                       {"replaced", stats->replaced},
-                       {"kept", stats->kept},
-                       {"rejected", stats->rejected},
-                       {"problems", stats->problems}});
+    return print_json({{"added", stats.added},
+                       {"replaced", stats.replaced},
+                       {"kept", stats.kept},
+                       {"rejected", stats.rejected},
+                       {"problems", stats.problems}});
   }
   std::printf(
       "%s: %zu added, %zu replaced, %zu kept (stored rows have better provenance), "
       "%zu rejected\n",
-      store->path().c_str(), stats->added, stats->replaced, stats->kept, stats->rejected);
-  for (const auto& p : stats->problems) std::printf("  rejected %s\n", p.c_str());
+      store.path().c_str(), stats.added, stats.replaced, stats.kept, stats.rejected);
+  for (const auto& p : stats.problems) std::printf("  rejected %s\n", p.c_str());
+}
+
+ImportOptions bundled_import_options(const std::shared_ptr<BundledSpaces>& spaces) {
+  ImportOptions opts;
+  opts.space_for = [spaces](const StoreKey& k) { return spaces->find(k); };
+  return opts;
+}
+
+void cmd_import(const CacheArgs& a) {
+  std::string text = read_import_file(a.file);
+  auto store = open_for(a, true);
+  auto stats = store->import_json(text, bundled_import_options(std::make_shared<BundledSpaces>()));
+  if (!stats.ok()) fail(stats.status().with_context("importing " + a.file));
+  print_import_stats(a, *store, *stats);
+}
+
+void cmd_merge(const CacheArgs& a) {
+  auto store = open_for(a, true);
+  auto stats =
+      store->merge_database(a.file, bundled_import_options(std::make_shared<BundledSpaces>()));
+  if (!stats.ok()) fail(stats.status());
+  print_import_stats(a, *store, *stats);
 }
 
 void cmd_path(const CacheArgs& a) {
@@ -404,6 +420,15 @@ void add_cache_command(CLI::App& app) {
       ->required();
   imp->add_flag("--json", args->json, "Machine-readable output");
   imp->callback([args] { cmd_import(*args); });
+
+  CLI::App* merge = cache->add_subcommand(
+      "merge",
+      "Merge every row of another tuning database (another machine's tune.db): rows keep "
+      "their device and toolchain; a conflict is decided as import decides it; idempotent");
+  merge->add_option("other", args->file, "The database file to merge in (read, never modified)")
+      ->required();
+  merge->add_flag("--json", args->json, "Machine-readable output");
+  merge->callback([args] { cmd_merge(*args); });
 
   CLI::App* path = cache->add_subcommand("path", "Print the database file in use");
   path->add_flag("--json", args->json, "Machine-readable output");

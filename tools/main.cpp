@@ -11,6 +11,8 @@
 //   tune run-space <space.json>       tunes a space file's kernel on a device (--list: its points)
 //   tune export-space <space.json>    a space file written back as T1
 //   tune cache ...
+//   tune stability [--device SPEC] [--kernel NAME] [--runs N] [--quick] [--json]
+//                                     how often the winner changes when a key is re-tuned
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -31,6 +33,7 @@
 #include "progress_line.hpp"
 #include "report_command.hpp"
 #include "run_space_command.hpp"
+#include "stability_command.hpp"
 
 namespace {
 
@@ -287,6 +290,7 @@ int main(int argc, char** argv) {
   tune::cli::add_import_space_command(app);
   tune::cli::add_run_space_command(app);
   tune::cli::add_export_space_command(app);
+  tune::cli::add_stability_command(app);
 
   try {
     app.parse(argc, argv);

@@ -12,6 +12,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "cache/cache_validation.hpp"
 #include "hit_memo.hpp"
 #include "isolation/worker_device.hpp"
 #include "tune/backend/hash.hpp"
@@ -21,6 +22,7 @@
 #include "tuning/hook_runner.hpp"
 #include "tuning/session.hpp"
 #include "tuning/session_kit.hpp"
+#include "tuning/stored_results.hpp"
 #include "tuning/user_code.hpp"
 #include "tuning/variants.hpp"
 
@@ -38,6 +40,8 @@ std::string_view to_string(ResultSource s) noexcept {
       return "single";
     case ResultSource::disabled:
       return "disabled";
+    case ResultSource::shared:
+      return "shared";
   }
   return "unknown";
 }
@@ -109,6 +113,8 @@ struct Autotuner::Impl {
   KeyBuilder keys;
   bool print = false;
   bool disabled = false;
+  bool strict = false;       // opts.strict, else TUNE_STRICT
+  std::string gpu_lock_dir;  // empty: no per-GPU timing lock (opts.gpu_lock, TUNE_GPU_LOCK)
   std::shared_ptr<TuningStore> store;
   std::vector<int> zero_idx, restore_idx;  // buffer argument positions of the hooks
   std::vector<int> float_key_idx;          // float scalars among the key arguments
@@ -144,7 +150,8 @@ struct Autotuner::Impl {
   }
 
   detail::SessionContext context() {
-    return {def, opts, disabled, store.get(), variants, zero_idx, restore_idx};
+    return {def,      opts,     disabled,    strict,      store.get(),
+            variants, zero_idx, restore_idx, gpu_lock_dir};
   }
 
   // Keeps the Autotuner alive (the destructor waits) while a call is off the hit path.
@@ -307,8 +314,9 @@ struct Autotuner::Impl {
       return report.status;
     }
     auto ctx = context();
-    // Disabled tuning launches nothing: no worker is needed.
-    if (opts.isolation.enabled && !disabled) return tune_isolated(ctx, dev, args, forms, report);
+    // Disabled and strict tuning time nothing: no worker is needed.
+    if (opts.isolation.enabled && !disabled && !strict)
+      return tune_isolated(ctx, dev, args, forms, report);
     return detail::tune_one_key(ctx, dev, args, forms, report);
   }
 
@@ -438,6 +446,52 @@ struct Autotuner::Impl {
     return out;
   }
 
+  // Whether `c` is one of this key's points: a point of the space with the key's heuristic
+  // values that the constraints accept. invalid_argument naming it and why not.
+  Status check_point_of_key(const Device& dev, const detail::KeyForms& forms,
+                            const Config& c) const {
+    Status st = check_point(c, def.space, &forms.heuristics);
+    std::string by;
+    if (st.ok()) {
+      try {
+        if (!def.space.accepts(c, dev.info(), &by))
+          st = Status(StatusCode::invalid_argument, "constraint '" + by + "' rejects it");
+      } catch (...) {
+        st = detail::current_exception_status("the config space", &c);
+      }
+    }
+    if (st.ok()) return {};
+    return Status(StatusCode::invalid_argument,
+                  "config {" + c.to_string() + "} is not one of kernel " + def.name +
+                      "'s configurations for key {" + forms.text + "}: " + st.message());
+  }
+
+  // Key and forms of a call, for the pieces (key_text, candidates, measure, adopt).
+  Status forms_of(const Device& dev, ArgList args, detail::KeyForms* forms) const {
+    TuningKey key{TuningKey::Unfilled{}};
+    TUNE_RETURN_IF_ERROR(key_of(dev, args, &key));
+    return build_forms(dev, args, key, forms).with_context("kernel " + def.name);
+  }
+
+  // Publishes `e`, replacing an entry of the same device and key (kept allocated: a reader
+  // may still hold it). Caller holds mu.
+  void replace(std::unique_ptr<Entry> e) {
+    auto old = std::find_if(entries.begin(), entries.end(), [&](const auto& x) {
+      return x->device == e->device && x->key == e->key;
+    });
+    if (old != entries.end()) {
+      // A thread's HitMemo may still name the old entry: no memo matches after this.
+      detail::hit_generation.fetch_add(1, std::memory_order_acq_rel);
+      released.push_back(std::move(*old));
+      entries.erase(old);
+      auto t = std::make_unique<Table>(tables.empty() ? 16 : tables.back()->slots.size());
+      for (const auto& x : entries) t->insert(x.get());
+      table.store(t.get(), std::memory_order_release);
+      tables.push_back(std::move(t));
+    }
+    publish(std::move(e));
+  }
+
   Status resolve_slow(Device& dev, ArgList args, const TuningKey& key, const Entry** out,
                       bool* launched_on_args);
   Status start_background(Device& dev, ArgList args, const TuningKey& key);
@@ -463,7 +517,8 @@ Status Autotuner::Impl::resolve_slow(Device& dev, ArgList args, const TuningKey&
         return {};
       }
       auto it = inflight.find(key.hash);
-      const bool background = opts.mode == TuningMode::background;
+      // Strict mode never tunes, in the background either: a new key is read or refused here.
+      const bool background = opts.mode == TuningMode::background && !strict;
       if (background && (it == inflight.end() || it->second->background)) {
         // Launch the nearest tuned key's config now; tune this key off the critical path.
         if (const Entry* near = nearest(dev, key)) {
@@ -730,6 +785,9 @@ Result<std::unique_ptr<Autotuner>> Autotuner::make(KernelDef def, AutotunerOptio
   impl->keys = std::move(*kb);
   impl->print = opts.print.value_or(env_flag("TUNE_PRINT_AUTOTUNING"));
   impl->disabled = opts.disable.value_or(env_flag("TUNE_DISABLE"));
+  impl->strict = opts.strict.value_or(env_flag("TUNE_STRICT"));
+  if (opts.gpu_lock.value_or(env_flag("TUNE_GPU_LOCK", true)))
+    impl->gpu_lock_dir = detail::gpu_lock_dir();
   impl->store = opts.store ? opts.store : (opts.persistent ? default_store() : nullptr);
   impl->def = std::move(def);
   impl->opts = std::move(opts);
@@ -803,6 +861,86 @@ Status Autotuner::warmup(Device& dev) {
   if (!any && !futures.empty())
     return Status(StatusCode::all_failed,
                   "warmup of " + m.def.name + ": every configuration failed:" + why);
+  return {};
+}
+
+Result<std::string> Autotuner::key_text(const Device& dev, ArgList args) const {
+  detail::KeyForms forms;
+  TUNE_RETURN_IF_ERROR(impl_->forms_of(dev, args, &forms));
+  return forms.text;
+}
+
+Result<std::vector<Config>> Autotuner::candidates(const Device& dev, ArgList args) const {
+  const Impl& m = *impl_;
+  detail::KeyForms forms;
+  TUNE_RETURN_IF_ERROR(m.forms_of(dev, args, &forms));
+  auto cands = detail::make_candidates(m.def, dev.info(), args, forms.heuristics);
+  if (!cands.ok())
+    return Status(cands.status())
+        .with_context("kernel " + m.def.name + " key {" + forms.text + "}");
+  return std::move(cands->configs);
+}
+
+Result<std::vector<ConfigResult>> Autotuner::measure(Device& dev, ArgList args,
+                                                     std::span<const Config> configs) {
+  Impl& m = *impl_;
+  Impl::CallGuard guard(m);
+  if (!guard.admitted())
+    return Status(StatusCode::unavailable,
+                  "kernel " + m.def.name + ": the Autotuner is being destroyed");
+  detail::KeyForms forms;
+  TUNE_RETURN_IF_ERROR(m.forms_of(dev, args, &forms));
+  for (const Config& c : configs) TUNE_RETURN_IF_ERROR(m.check_point_of_key(dev, forms, c));
+  TuningReport scratch;  // the session's ledger; measure() reports nothing
+  return detail::measure_configs(m.context(), dev, args, forms, configs, scratch);
+}
+
+Status Autotuner::adopt(Device& dev, ArgList args, const Config& config,
+                        std::span<const ConfigResult> results) {
+  Impl& m = *impl_;
+  Impl::CallGuard guard(m);
+  if (!guard.admitted())
+    return Status(StatusCode::unavailable,
+                  "kernel " + m.def.name + ": the Autotuner is being destroyed");
+  TuningKey key{TuningKey::Unfilled{}};
+  TUNE_RETURN_IF_ERROR(m.key_of(dev, args, &key));
+  detail::KeyForms forms;
+  TUNE_RETURN_IF_ERROR(m.build_forms(dev, args, key, &forms).with_context("kernel " + m.def.name));
+  const std::string what = "adopting {" + config.to_string() + "} for kernel " + m.def.name;
+  TUNE_RETURN_IF_ERROR(m.check_point_of_key(dev, forms, config));
+  for (const ConfigResult& r : results)
+    TUNE_RETURN_IF_ERROR(m.check_point_of_key(dev, forms, r.config).with_context(what));
+  const KernelSource* src = m.def.source_for(dev.language());
+  if (src == nullptr) {
+    return Status(StatusCode::unavailable, what + ": no " + std::string(to_string(dev.language())) +
+                                               " source for device " + dev.info().name);
+  }
+  auto v = m.variants.compile(dev, *src, {config}).front().get();
+  TUNE_RETURN_IF_ERROR(Status(v->status).with_context(what));
+  if (!results.empty() && m.store != nullptr) {
+    std::vector<StoredResult> rows;
+    rows.reserve(results.size());
+    for (const ConfigResult& r : results) rows.push_back(detail::row_of(r));
+    detail::StoredResults(m.store.get(), forms.store_key, m.def, forms.heuristics).save(rows);
+  }
+  TuningReport report;
+  report.kernel = m.def.name;
+  report.key = forms.text;
+  report.device = dev.info().fingerprint();
+  report.source = ResultSource::shared;
+  report.results.assign(results.begin(), results.end());
+  report.winner = config;
+  auto e = std::make_unique<Entry>();
+  e->key = key;
+  e->device = &dev;
+  e->config = config;
+  e->variant = std::move(v);
+  {
+    std::lock_guard lock(m.mu);
+    m.replace(std::move(e));
+    m.reports[{&dev, key.hash}] = report;
+  }
+  m.announce(report);
   return {};
 }
 

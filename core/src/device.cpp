@@ -66,6 +66,20 @@ std::string DeviceInfo::fingerprint() const {
   return backend + "|" + name + "|" + arch + "|" + driver_version;
 }
 
+std::string format_uuid(const void* bytes16) {
+  const auto* b = static_cast<const unsigned char*>(bytes16);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  bool any = false;
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += kHex[b[i] >> 4];
+    out += kHex[b[i] & 15];
+    any = any || b[i] != 0;
+  }
+  return any ? out : std::string();
+}
+
 std::uint64_t DeviceInfo::fingerprint_hash() const { return stable_hash(fingerprint()); }
 
 std::string DeviceInfo::toolchain_fingerprint() const {

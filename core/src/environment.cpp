@@ -36,6 +36,13 @@ constexpr EnvVariable kVariables[] = {
     {"TUNE_DISABLE",
      "boolean: never time: use heuristics or the first configuration that survives pruning "
      "(`AutotunerOptions::disable` wins)"},
+    {"TUNE_STRICT",
+     "boolean: never tune: a key with no stored winner is an error (failed_precondition) "
+     "instead of a tuning (`AutotunerOptions::strict` wins)"},
+    {"TUNE_GPU_LOCK",
+     "boolean, on when unset: hold a per-GPU lock file (`<cache dir>/locks/`) while a tuning "
+     "times, so two processes never time on one GPU at once (`AutotunerOptions::gpu_lock` "
+     "wins)"},
     {"TUNE_WORKER",
      "the isolated tuning worker executable (`AutotunerOptions::isolation.worker` wins; "
      "default: the `tune-worker` installed with libtune)"},

@@ -76,6 +76,18 @@ TEST_CASE("hit memo: after release the same call tunes again") {
   CHECK(best_of(*tuner, rig.dev, rig.args(1000)) == "BM=32");
 }
 
+TEST_CASE("hit memo: a configuration adopted for a known key is launched from then on") {
+  SimRig rig;
+  rig.dev.set_cost_model(bm_model(32));
+  auto tuner = make_tuner(sim_kernel(bm_space({16, 32})));
+  REQUIRE(tuner->run(rig.dev, rig.args(1000)).ok());
+  REQUIRE(tuner->run(rig.dev, rig.args(1000)).ok());  // a hit: remembered
+  CHECK(last_launch(rig.dev) == "BM=32");
+  REQUIRE(tuner->adopt(rig.dev, rig.args(1000), Config().set("BM", 16), {}).ok());
+  REQUIRE(tuner->run(rig.dev, rig.args(1000)).ok());
+  CHECK(last_launch(rig.dev) == "BM=16");  // the adopted entry, not the replaced one
+}
+
 TEST_CASE("hit memo: a new Autotuner where a destroyed one lived tunes its own kernel") {
   SimRig rig;
   rig.dev.set_cost_model(bm_model(128));

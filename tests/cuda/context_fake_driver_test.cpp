@@ -117,6 +117,10 @@ Driver fake_driver() {
     std::strncpy(name, "Fake H200", static_cast<std::size_t>(len));
     return ok();
   };
+  d.cuDeviceGetUuid = [](CUuuid* u, CUdevice) {
+    for (int i = 0; i < 16; ++i) u->bytes[i] = static_cast<char>(0x10 + i);
+    return ok();
+  };
   d.cuDeviceGetAttribute = [](int* v, CUdevice_attribute a, CUdevice) {
     *v = attribute(a);
     return ok();
@@ -313,6 +317,8 @@ TEST_CASE("opening on an application's context or by selector leaves the binding
     REQUIRE_MESSAGE(by_selector.ok(), by_selector.status().to_string());
     CHECK(Binding::now() == before);
     CHECK((*by_selector)->info().name == "Fake H200");
+    // DeviceInfo::uuid comes from cuDeviceGetUuid (the per-GPU timing lock's name).
+    CHECK((*by_selector)->info().uuid == "10111213-1415-1617-1819-1a1b1c1d1e1f");
   }
   CHECK(Binding::now() == before);
   CHECK(g.retains == 1);

@@ -601,6 +601,45 @@ TEST_CASE("cache import of a damaged, foreign or missing file fails and names th
   }
 }
 
+TEST_CASE("cache merge adds another database's rows once; a damaged one is refused") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  // The other machine's database: the seed rows, and one of another device.
+  const fs::path other = scratch.path() / "other" / "tune.db";
+  json doc = seed_document();
+  json foreign_row = row("cli_add", "n=1024;f32", "BLOCK=64", 2500);
+  foreign_row["device"] = "cuda|NVIDIA H200|sm_90|580.1";
+  doc["rows"].push_back(foreign_row);
+  const fs::path file = scratch.path() / "seed.json";
+  tune::testing::write_text(file, doc.dump());
+  ProcessResult r = cli.run({"cache", "--db", other.string(), "import", file.string()});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+
+  r = cli.run({"cache", "merge", other.string(), "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  json j = parse_json(r);
+  CHECK(j.at("added") == kSeedRows + 1);
+  CHECK(j.at("rejected") == 0);
+  const json once = list_json(cli);
+  CHECK(once.size() == 4);  // 3 keys on the test GPU, 1 on the H200: identities kept
+  r = cli.run({"cache", "merge", other.string()});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.out.find("0 added, 0 replaced, " + std::to_string(kSeedRows + 1) + " kept") !=
+                    std::string::npos,
+                r.describe());
+  CHECK(list_json(cli) == once);
+
+  const fs::path damaged = scratch.path() / "damaged.db";
+  tune::testing::write_text(damaged, std::string(8192, 'x'));
+  r = cli.run({"cache", "merge", damaged.string()});
+  CHECK_MESSAGE(r.exit_code != 0, r.describe());
+  CHECK_MESSAGE(r.err.find(damaged.string()) != std::string::npos, r.describe());
+  CHECK(list_json(cli) == once);
+  r = cli.run({"cache", "merge", (scratch.path() / "missing.db").string()});
+  CHECK_MESSAGE(r.exit_code != 0, r.describe());
+  CHECK_MESSAGE(r.err.find("missing.db") != std::string::npos, r.describe());
+}
+
 TEST_CASE("cache import rejects bad rows one by one and keeps the good ones") {
   ScratchDir scratch;
   TuneCli cli(scratch);
@@ -673,7 +712,7 @@ TEST_CASE("--version and --help exit 0") {
   CHECK_MESSAGE(!r.out.empty(), r.describe());
   r = cli.run({"cache", "--help"});
   CHECK_MESSAGE(r.exit_code == 0, r.describe());
-  for (const char* sub : {"list", "show", "clear", "export", "import", "path"})
+  for (const char* sub : {"list", "show", "clear", "export", "import", "merge", "path"})
     CHECK_MESSAGE(r.out.find(sub) != std::string::npos, r.describe());
 }
 

@@ -215,6 +215,14 @@ TEST_CASE("DeviceInfo and diagnostics come from the physical device") {
   std::snprintf(arch, sizeof arch, "vk:%x:%x", diag->vendor_id, diag->device_id);
   CHECK(info.arch == arch);
   CHECK(info.compiler_version.find("shaderc") != std::string::npos);
+  // VkPhysicalDeviceIDProperties::deviceUUID (lavapipe and NVIDIA both report one): the
+  // per-GPU timing lock's name, the same when the device is opened again.
+  CHECK(info.uuid.size() == 36);
+  {
+    auto again = open_vulkan_or_skip();
+    CHECK(again->info().uuid == info.uuid);
+  }
+  MESSAGE(info.name << " uuid=" << info.uuid);
   MESSAGE(info.name << " type=" << diag->device_type << " valid_bits=" << diag->timestamp_valid_bits
                     << " period=" << info.timer_resolution_ns << " subgroup=" << info.warp_size
                     << " smem=" << info.shared_bytes_per_block << " flush=" << diag->flush_bytes);

@@ -223,6 +223,10 @@ Result<DeviceInfo> query_info(const Driver& d, CUdevice dev) {
   if (CUresult rc = d.cuDeviceGetName(name, sizeof name - 1, dev); rc != CUDA_SUCCESS)
     return call_failed(d, "cuDeviceGetName", rc);
   info.name = name;
+  CUuuid uuid{};
+  if (CUresult rc = d.cuDeviceGetUuid(&uuid, dev); rc != CUDA_SUCCESS)
+    return call_failed(d, "cuDeviceGetUuid", rc);
+  info.uuid = format_uuid(uuid.bytes);
 
   struct Attr {
     CUdevice_attribute attr;

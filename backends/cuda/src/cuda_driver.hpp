@@ -16,6 +16,7 @@ namespace tune::cuda::detail {
   X(cuDeviceGetCount)                    \
   X(cuDeviceGet)                         \
   X(cuDeviceGetName)                     \
+  X(cuDeviceGetUuid)                     \
   X(cuDeviceGetAttribute)                \
   X(cuDeviceTotalMem)                    \
   X(cuDevicePrimaryCtxRetain)            \

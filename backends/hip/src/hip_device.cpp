@@ -231,6 +231,13 @@ Result<DeviceInfo> query_info(int ordinal) {
   info.reopen_spec = "hip:" + std::to_string(ordinal);
   info.vendor = "AMD";
   info.name = p.name;
+  hipDevice_t device = 0;
+  if (hipError_t rc = hipDeviceGet(&device, ordinal); rc != hipSuccess)
+    return hip_failed("hipDeviceGet", rc);
+  hipUUID uuid{};
+  if (hipError_t rc = hipDeviceGetUuid(&uuid, device); rc != hipSuccess)
+    return hip_failed("hipDeviceGetUuid", rc);
+  info.uuid = format_uuid(uuid.bytes);
   std::string arch = p.gcnArchName;  // "gfx90a:sramecc+:xnack-": the target is before ':'
   info.arch = arch.substr(0, arch.find(':'));
   int version = 0;

@@ -45,11 +45,14 @@ void query_properties(VkPhysicalDevice pd, DeviceCaps& c) {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES, &sub);
   auto drv = vk_struct<VkPhysicalDeviceDriverProperties>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES);
+  auto id =
+      vk_struct<VkPhysicalDeviceIDProperties>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES, &m3);
   auto p2 =
-      vk_struct<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &m3);
+      vk_struct<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &id);
   if (c.props.apiVersion >= VK_API_VERSION_1_2) sub.pNext = &drv;
   vkGetPhysicalDeviceProperties2(pd, &p2);
   c.max_allocation_bytes = m3.maxMemoryAllocationSize;
+  c.uuid = format_uuid(id.deviceUUID);
   c.subgroup_size = sub.subgroupSize;
   c.subgroup_ops = sub.supportedOperations;
   c.subgroup_in_compute = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
@@ -229,6 +232,7 @@ DeviceInfo device_info(const DeviceCaps& caps, std::string compiler_version) {
   info.backend = "vulkan";
   info.vendor = vendor_name(p.vendorID);
   info.name = p.deviceName;
+  info.uuid = caps.uuid;
   info.arch = "vk:" + hex(p.vendorID) + ":" + hex(p.deviceID);
   info.driver_version = driver_version(caps);
   info.compiler_version = std::move(compiler_version);

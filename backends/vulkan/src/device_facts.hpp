@@ -33,6 +33,7 @@ struct DeviceCaps {
   bool float16 = false, int8 = false;
   bool storage16 = false, uniform_storage16 = false, storage8 = false, uniform_storage8 = false;
   std::string driver_name, driver_info;
+  std::string uuid;  // VkPhysicalDeviceIDProperties::deviceUUID (format_uuid); empty: unknown
 };
 
 // Queries what `pd` supports. `why` explains why it is unusable (empty when usable).

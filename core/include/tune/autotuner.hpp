@@ -29,6 +29,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -39,8 +40,9 @@
 namespace tune {
 
 // Where a call's configuration came from.
-// single: one candidate remained, nothing to time; disabled: tuning is off (TUNE_DISABLE).
-enum class ResultSource : std::uint8_t { memory, disk, tuned, single, disabled };
+// single: one candidate remained, nothing to time; disabled: tuning is off (TUNE_DISABLE);
+// shared: decided elsewhere (another process, rank or device) and given to Autotuner::adopt.
+enum class ResultSource : std::uint8_t { memory, disk, tuned, single, disabled, shared };
 std::string_view to_string(ResultSource s) noexcept;
 
 struct ConfigResult {
@@ -175,6 +177,21 @@ struct AutotunerOptions {
   // Never time: use the first candidate that remains after heuristics and pruning. Defaults
   // to TUNE_DISABLE=1 in the environment.
   std::optional<bool> disable;
+  // Strict mode, for production runs that must not tune: a key with no stored winner (in
+  // memory or in the store) fails with failed_precondition naming the kernel, the key and the
+  // device, instead of tuning; stored keys work as usual (stored rows that cover only part of
+  // the candidates decide among themselves). `disable` wins (nothing is timed either way);
+  // a single-candidate space needs no winner; background mode acts as sync (a stored key is
+  // read on the calling thread, a missing one is an error, never the nearest key's config);
+  // warmup() (compiles only) is unaffected. Defaults to TUNE_STRICT=1 in the environment.
+  std::optional<bool> strict;
+  // The per-GPU timing lock (README, "One GPU, one timing at a time"): while a tuning times
+  // candidates it holds an exclusive flock on <cache dir>/locks/gpu-<DeviceInfo::uuid>.lock,
+  // so two processes of this user never time on one GPU at once. Waiting logs every 10 s and
+  // gives up after 10 minutes (then times unlocked, with a warning). Never taken on a cache
+  // hit, for stored keys, TUNE_DISABLE, strict mode or a single candidate. Defaults to
+  // TUNE_GPU_LOCK in the environment, on when unset.
+  std::optional<bool> gpu_lock;
   TuningMode mode = TuningMode::sync;
   CaptureMiss capture_miss = CaptureMiss::fallback;
   IsolationOptions isolation;
@@ -219,6 +236,47 @@ class Autotuner {
   // Compiles every configuration the space accepts on `dev` (Triton's warmup), so later
   // tuning times only. Failures are recorded, not returned, unless every one fails.
   Status warmup(Device& dev);
+
+  // Pieces of a tuning for tuning spread over processes or devices (tune::mpi, tune_across).
+  // Each is safe to call concurrently with run() on other keys; none launches the winner.
+
+  // The key text of these arguments (KeyBuilder text plus heuristic values; TuningReport::key
+  // and the store's key): equal texts on two processes with the same definition and device
+  // fingerprint mean the same key. Runs the heuristics; builds nothing.
+  Result<std::string> key_text(const Device& dev, ArgList args) const;
+
+  // The configurations a tuning of this key would consider: the space's points that pass the
+  // constraints, with heuristic values set, after early_prune and the perf model, in that
+  // order: the space's enumeration order (ConfigSpace::at), or the perf model's (best estimate
+  // first, ties in space order) when one is set. Stored rows do not shorten it. The list and
+  // its order depend only on the definition, the arguments' key and DeviceInfo, so processes
+  // with the same definition and device fingerprint get the same list. Errors as a tuning's:
+  // invalid_argument (nothing passes the constraints), callback_failed (a callback threw).
+  Result<std::vector<Config>> candidates(const Device& dev, ArgList args) const;
+
+  // Compiles, verifies and times exactly `configs` (each a point of the space that the
+  // constraints accept, with this key's heuristic values, else invalid_argument naming it) with the
+  // tuning's own rules: the same BenchOptions, hooks, restore_value restores, reset_to_zero resets,
+  // race and tuning budget. Returns one result per configuration, in order; a configuration that
+  // fails has its reason and median +inf, and one that the race dropped early is marked raced_out
+  // (its median is from fewer samples). Remembers nothing and stores nothing: no entry, no row, no
+  // report, no listener. Fails only for what would end a tuning (a callback that threw:
+  // callback_failed; a lost device). Blocks while it times; launches on the caller's buffers as a
+  // tuning does.
+  Result<std::vector<ConfigResult>> measure(Device& dev, ArgList args,
+                                            std::span<const Config> configs);
+
+  // Remembers `config` for this key on `dev`, as decided elsewhere (another rank's or
+  // device's tuning): it is checked as measure() checks its configurations (else
+  // invalid_argument naming it), compiled (a compile failure is returned), and published, so that
+  // later run() and tune() calls are memory hits. A configuration remembered before for the key is
+  // replaced. `results` (e.g. the measurements that decided it) are saved to the Autotuner's store
+  // when given and the store writes (a read-only store keeps nothing; see tune/mpi.hpp's node
+  // writer); results of configurations the space does not accept are refused as a whole. The
+  // key's last_report() then says ResultSource::shared with these results and the listener
+  // hears it. Blocks while compiling.
+  Status adopt(Device& dev, ArgList args, const Config& config,
+               std::span<const ConfigResult> results = {});
 
   // The configuration remembered in memory for these arguments, if any.
   std::optional<Config> best(const Device& dev, ArgList args) const;

@@ -23,6 +23,13 @@ struct DeviceInfo {
   // "hip:1"): the isolated tuning worker opens it (AutotunerOptions::isolation). Empty when
   // the backend cannot say (Vulkan, the simulated device).
   std::string reopen_spec;
+  // This physical device's identity, the same in every process and across reboots: the
+  // driver's device UUID as format_uuid() writes it (CUDA cuDeviceGetUuid, HIP
+  // hipDeviceGetUuid, Vulkan VkPhysicalDeviceIDProperties::deviceUUID); for a SimDevice
+  // "sim-<pid>-<n>", its own, unless its DeviceInfo names one. Empty when the driver cannot say.
+  // Names the per-GPU timing lock (AutotunerOptions::gpu_lock); results are keyed by fingerprint(),
+  // never by this.
+  std::string uuid;
 
   std::uint32_t compute_units = 0;                 // SMs, CUs, or 0 when unknown
   std::uint32_t max_threads_per_block = 0;         // maxComputeWorkGroupInvocations for Vulkan
@@ -49,5 +56,9 @@ struct DeviceInfo {
   // compiler_version plus libtune's version: a change invalidates stored timings.
   std::string toolchain_fingerprint() const;
 };
+
+// 16 UUID bytes as "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (lowercase hex); empty when every
+// byte is zero (drivers that do not know it report zeros).
+std::string format_uuid(const void* bytes16);
 
 }  // namespace tune

@@ -182,6 +182,17 @@ class SqliteStore final : public TuningStore {
   // stored one is a failure, or, between two rows of the same kind, when it has more samples,
   // then when it is newer; on a full tie the stored row stays.
   Result<ImportStats> import_json(std::string_view text, const ImportOptions& opts = {});
+  // `tune cache merge`: every row of the database file `other` (another machine's, say),
+  // merged in by import_json's validation and provenance rule, each row keeping its own
+  // identity (kernel, source hash, key, device and toolchain fingerprints), so results of
+  // other devices sit next to this machine's and are used only on a matching device.
+  // Idempotent: merging the same file again changes nothing (a full tie keeps the stored row).
+  // `other` is opened read-only and never modified; it is refused before anything is written
+  // (this database left as it was) when it is absent, a link or special file, empty, not a
+  // libtune database, damaged, of a newer schema, or this database itself: invalid_argument,
+  // data_loss, failed_precondition or not_found naming the file and the problem. Its rows
+  // that fail the row checks are skipped with a warning, as on load.
+  Result<ImportStats> merge_database(const std::string& other, const ImportOptions& opts = {});
 
  private:
   struct Impl;

@@ -5,6 +5,7 @@
 // backends it asks for; the backend kit (tune/backend/*.hpp) for backend authors; the bundled
 // kernels (tune/kernels/bundled.hpp); the simulated device (tune/testing/*.hpp).
 #pragma once
+#include "tune/across.hpp"
 #include "tune/args.hpp"
 #include "tune/autotuner.hpp"
 #include "tune/benchmark.hpp"

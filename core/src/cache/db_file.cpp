@@ -363,6 +363,16 @@ void DbFile::open_readonly() {
               " (TUNE_CACHE=readonly: file left as is, the cache is treated as empty)");
 }
 
+Finding DbFile::open_source() {
+  writable_ = false;
+  if (inspect_path(path_).kind == PathKind::absent)
+    return {Verdict::unusable, "no such file", false};
+  if (std::string bad = unsafe_files(); !bad.empty()) return {Verdict::unusable, bad, false};
+  Finding f = open_ro_and_inspect();
+  if (f.verdict != Verdict::ok) close();
+  return f;
+}
+
 // Readwrite was asked but the file cannot be written (`why`): its rows are used, nothing
 // is written, created or moved, with one warning. Unusable as well: rows in memory.
 void DbFile::open_readonly_in_rw(const std::string& why) {

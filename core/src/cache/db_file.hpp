@@ -48,6 +48,12 @@ class DbFile {
   // memory could be had): the store then behaves as empty.
   void open();
 
+  // Opens the file read-only for a caller that must know what is wrong with it (the source of
+  // `tune cache merge`): never creates, writes or moves anything and logs nothing. Returns
+  // the finding: ok (db() is usable), fresh (an empty file), damaged, newer, or unusable (also
+  // when the path is absent, a link or a special file; `what` says which).
+  Finding open_source();
+
   // Whether the file this connection opened is still the one at the path. When another
   // process moved it aside (or someone deleted or replaced it), reopens the path, so reads
   // and writes go to the live file. Returns false when no database is usable afterwards.

@@ -359,4 +359,37 @@ Result<ImportStats> SqliteStore::import_json(std::string_view text, const Import
   return impl_->import_rows(std::move(*parsed), std::move(stats), opts);
 }
 
+Result<ImportStats> SqliteStore::merge_database(const std::string& other,
+                                                const ImportOptions& opts) {
+  const auto refuse = [&](StatusCode code, const std::string& why) {
+    return Status(code, "cannot merge " + other + ": " + why + "; " + path() + " left as it was");
+  };
+  if (const cache::PathCheck src = cache::inspect_path(other), dst = cache::inspect_path(path());
+      src.kind == cache::PathKind::regular && dst.kind == cache::PathKind::regular &&
+      src.st.st_dev == dst.st.st_dev && src.st.st_ino == dst.st.st_ino) {
+    return refuse(StatusCode::invalid_argument, "it is the database being merged into");
+  }
+  Impl source(other, Options{CacheMode::readonly});
+  const cache::Finding f = source.file.open_source();
+  switch (f.verdict) {
+    case cache::Verdict::ok:
+      break;
+    case cache::Verdict::fresh:
+      return refuse(StatusCode::invalid_argument, "it is empty, not a libtune tuning database");
+    case cache::Verdict::damaged:
+      return refuse(StatusCode::data_loss, f.what);
+    case cache::Verdict::newer:
+      return refuse(StatusCode::failed_precondition, f.what);
+    default:
+      return refuse(cache::inspect_path(other).kind == cache::PathKind::absent
+                        ? StatusCode::not_found
+                        : StatusCode::invalid_argument,
+                    f.what);
+  }
+  Result<std::vector<CacheRow>> rows = source.select({});
+  if (!rows.ok()) return refuse(rows.status().code(), rows.status().message());
+  std::lock_guard lock(impl_->mu);
+  return impl_->import_rows(std::move(*rows), ImportStats{}, opts);
+}
+
 }  // namespace tune

@@ -9,6 +9,7 @@
 #include "stored_results.hpp"
 #include "tune/benchmark.hpp"
 #include "user_code.hpp"
+#include "winner_rule.hpp"
 
 namespace tune::detail {
 namespace {
@@ -31,6 +32,7 @@ class SearchSession {
         hooks_(dev, ctx.def, args, ctx.zero_idx, ctx.restore_idx),
         stored_(ctx.store, forms.store_key, ctx.def, forms.heuristics),
         heuristics_(forms.heuristics),
+        forms_(forms),
         key_text_(forms.text) {
     const SearchBudget& b = def_.search.budget;
     double ms = b.max_ms > 0 ? b.max_ms : 0;
@@ -47,9 +49,12 @@ class SearchSession {
       auto timer = clock_.measure(&TuningTimes::store);
       stored_.rows();
     }
+    if (ctx_.strict) return stored_winner();
     if (hooks_.active() || def_.verify) TUNE_RETURN_IF_ERROR(hooks_.snapshot());
+    GpuLock gpu = lock_gpu_for_timing(ctx_, dev_, forms_, deadline_);
     Status searched = search();
     Status finished = hooks_.finish(searched);
+    gpu.release();
     if (!new_rows_.empty()) {
       auto timer = clock_.measure(&TuningTimes::store);
       stored_.save(new_rows_);
@@ -195,18 +200,32 @@ class SearchSession {
     return {};
   }
 
-  Result<Selection> choose_winner() {
-    std::vector<std::size_t> order;
-    for (std::size_t i = 0; i < report_.results.size(); ++i) {
-      const auto& r = report_.results[i];
-      if (r.status.ok() && std::isfinite(r.stats.median)) order.push_back(i);
+  // Strict mode: the winner among the stored rows (every one the store holds for the key, as
+  // the search would have read them), never a search; none is an error.
+  Result<Selection> stored_winner() {
+    report_.source = ResultSource::disk;
+    for (const auto& [text, row] : stored_.rows()) {
+      ConfigResult r;
+      r.from_store = true;
+      auto parsed = Config::parse(text);
+      if (!parsed.ok()) continue;
+      r.config = std::move(*parsed);
+      r.stats.median = kInf;
+      if (row.status == StatusCode::ok)
+        r.stats = row.stats;
+      else
+        r.status = Status(row.status, row.reason);
+      report_.results.push_back(std::move(r));
     }
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      const auto& ra = report_.results[a];
-      const auto& rb = report_.results[b];
-      if (ra.stats.median != rb.stats.median) return ra.stats.median < rb.stats.median;
-      return ra.config.to_string() < rb.config.to_string();
-    });
+    if (rank_by_winner_rule(report_.results, ctx_.opts.bench.race_tolerance).empty())
+      return strict_refusal(def_, dev_.info(), forms_);
+    return choose_winner();
+  }
+
+  Result<Selection> choose_winner() {
+    // The winner rule (winner_rule.hpp), as for an exhaustive tuning.
+    const std::vector<std::size_t> order =
+        rank_by_winner_rule(report_.results, ctx_.opts.bench.race_tolerance);
     for (std::size_t i : order) {
       const Config& c = report_.results[i].config;
       std::shared_ptr<Variant> v;
@@ -246,6 +265,7 @@ class SearchSession {
   HookRunner hooks_;
   StoredResults stored_;
   const Config& heuristics_;
+  const KeyForms& forms_;
   std::string key_text_;  // TuningReport::key
   ProgressNotifier progress_{ctx_.opts.progress, def_.name};
   Clock::time_point deadline_ = Clock::time_point::max();

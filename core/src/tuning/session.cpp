@@ -20,6 +20,7 @@
 #include "tune/log.hpp"
 #include "tune/stats.hpp"
 #include "user_code.hpp"
+#include "winner_rule.hpp"
 
 namespace tune::detail {
 namespace {
@@ -35,7 +36,8 @@ constexpr auto kClaimRenew = std::chrono::milliseconds(10000);
 constexpr auto kClaimPoll = std::chrono::milliseconds(50);
 
 // How the candidates of one key are decided.
-enum class Plan : std::uint8_t { disabled, single, all_stored, time_the_rest };
+// refused: strict mode, and no stored row gives a winner.
+enum class Plan : std::uint8_t { disabled, single, all_stored, time_the_rest, refused };
 
 class KeySession {
  public:
@@ -54,10 +56,32 @@ class KeySession {
 
   ~KeySession() { stored_.release_claim(); }
 
+  // Times exactly `configs` (Autotuner::measure): stage 3 alone, with no stored rows and no
+  // store (the context given has none), then the hooks' restores. A failure that ends a
+  // tuning (a callback that threw, a lost device) is returned; one configuration's failure
+  // is in its result.
+  Result<std::vector<ConfigResult>> measure(std::span<const Config> configs) {
+    cands_.assign(configs.begin(), configs.end());
+    report_.results.resize(cands_.size());
+    for (std::size_t i = 0; i < cands_.size(); ++i) {
+      report_.results[i].config = cands_[i];
+      report_.results[i].stats.median = kInf;
+    }
+    need_.assign(cands_.size(), true);
+    report_.source = ResultSource::tuned;
+    Status timed = cands_.empty() ? Status() : time_candidates();
+    Status finished = hooks_.finish(timed);
+    new_rows_.clear();  // nothing persists
+    TUNE_RETURN_IF_ERROR(timed);
+    TUNE_RETURN_IF_ERROR(finished);
+    return report_.results;
+  }
+
   Result<Selection> run() {
     TUNE_RETURN_IF_ERROR(find_candidates());
     load_stored();
     Plan plan = choose_plan();
+    if (plan == Plan::refused) return strict_refusal(def_, dev_.info(), forms_);
     Result<Selection> out = run_plan(plan);
     if (plan != Plan::disabled && plan != Plan::single) report_progress(/*done=*/true);
     return out;
@@ -70,8 +94,10 @@ class KeySession {
       plan = choose_plan();
     }
     if (plan == Plan::time_the_rest) {
+      GpuLock gpu = lock_gpu_for_timing(ctx_, dev_, forms_, deadline());
       Status timed = time_candidates();
       Status finished = hooks_.finish(timed);
+      gpu.release();
       save_rows();
       TUNE_RETURN_IF_ERROR(timed);
       TUNE_RETURN_IF_ERROR(finished);
@@ -151,6 +177,13 @@ class KeySession {
     }
     const bool all_stored = std::none_of(need_.begin(), need_.end(), [](bool b) { return b; });
     if (all_stored && ranked().size() > 0) {
+      report_.source = ResultSource::disk;
+      return Plan::all_stored;
+    }
+    if (ctx_.strict) {
+      // Never time: stored rows that cover only part of the candidates (a tuning cut short
+      // by its budget) still decide, among themselves; no stored winner is an error.
+      if (ranked().empty()) return Plan::refused;
       report_.source = ResultSource::disk;
       return Plan::all_stored;
     }
@@ -303,20 +336,10 @@ class KeySession {
     new_rows_.clear();
   }
 
-  // Candidates with a finite median, fastest first; ties in configuration text order, so
-  // that every process decides a tie the same way.
+  // Candidates with a finite median, the winner first (winner_rule.hpp: near-ties within
+  // race_tolerance go to the first in canonical order, so every process decides alike).
   std::vector<std::size_t> ranked() const {
-    std::vector<std::size_t> order;
-    for (std::size_t i = 0; i < cands_.size(); ++i) {
-      const auto& r = report_.results[i];
-      if (r.status.ok() && std::isfinite(r.stats.median)) order.push_back(i);
-    }
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      const double ma = report_.results[a].stats.median, mb = report_.results[b].stats.median;
-      if (ma != mb) return ma < mb;
-      return report_.results[a].config.to_string() < report_.results[b].config.to_string();
-    });
-    return order;
+    return rank_by_winner_rule(report_.results, ctx_.opts.bench.race_tolerance);
   }
 
   // Stage 4: the winner, compiled. A winner read from the store was not built by this call:
@@ -454,6 +477,22 @@ class KeySession {
 
 }  // namespace
 
+GpuLock lock_gpu_for_timing(const SessionContext& ctx, const Device& dev, const KeyForms& forms,
+                            std::chrono::steady_clock::time_point deadline) {
+  return GpuLock::acquire(dev.info(), ctx.gpu_lock_dir,
+                          "tuning " + ctx.def.name + " key {" + forms.text + "}", deadline);
+}
+
+Status strict_refusal(const KernelDef& def, const DeviceInfo& info, const KeyForms& forms) {
+  return Status(StatusCode::failed_precondition,
+                "strict mode (TUNE_STRICT=1 or AutotunerOptions::strict): kernel " + def.name +
+                    " key {" + forms.text + "} on device " + info.name + " [" + info.fingerprint() +
+                    "] has no stored winner and strict mode never tunes; tune it first without "
+                    "strict mode (run the program once, or Autotuner::tune with these "
+                    "arguments) on a machine with this device and ship its database (`tune "
+                    "cache merge`), or leave TUNE_STRICT unset");
+}
+
 bool is_definition_error(const Status& st) noexcept {
   switch (st.code()) {
     case StatusCode::invalid_argument:
@@ -490,6 +529,37 @@ Result<Selection> first_candidate(const SessionContext& ctx, Device& dev, ArgLis
   } catch (...) {
     return current_exception_status("libtune", nullptr);
   }
+}
+
+Result<std::vector<ConfigResult>> measure_configs(const SessionContext& ctx, Device& dev,
+                                                  ArgList args, const KeyForms& forms,
+                                                  std::span<const Config> configs,
+                                                  TuningReport& report) {
+  report.kernel = ctx.def.name;
+  report.key = forms.text;
+  report.device = dev.info().fingerprint();
+  Result<std::vector<ConfigResult>> out = Status(StatusCode::internal, "not measured");
+  try {
+    const KernelSource* src = ctx.def.source_for(dev.language());
+    if (src == nullptr) {
+      out = Status(StatusCode::unavailable, "kernel " + ctx.def.name + " has no " +
+                                                std::string(to_string(dev.language())) +
+                                                " source for device " + dev.info().name);
+    } else {
+      // No store: measuring remembers and persists nothing. Never disabled: the caller asked.
+      const SessionContext bare{ctx.def,      ctx.opts,     false,          nullptr,
+                                ctx.variants, ctx.zero_idx, ctx.restore_idx};
+      out = KeySession(bare, dev, args, forms, *src, report).measure(configs);
+    }
+  } catch (const std::bad_alloc&) {
+    out = Status(StatusCode::out_of_resources, "out of host memory");
+  } catch (...) {
+    out = current_exception_status("libtune", nullptr);
+  }
+  if (!out.ok()) {
+    out = Status(out.status()).with_context("measuring " + ctx.def.name + " for " + forms.text);
+  }
+  return out;
 }
 
 Result<Selection> tune_one_key(const SessionContext& ctx, Device& dev, ArgList args,

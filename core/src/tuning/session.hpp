@@ -10,10 +10,13 @@
 // Never throws: user callbacks that throw become callback_failed (see user_code.hpp).
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "gpu_lock.hpp"
 #include "key_builder.hpp"
 #include "tune/autotuner.hpp"
 #include "variants.hpp"
@@ -25,10 +28,13 @@ struct SessionContext {
   const KernelDef& def;
   const AutotunerOptions& opts;
   bool disabled = false;
+  bool strict = false;  // AutotunerOptions::strict: a key without stored results is an error
   TuningStore* store = nullptr;  // null: nothing persists
   VariantCache& variants;
   const std::vector<int>& zero_idx;     // reset_to_zero argument positions
   const std::vector<int>& restore_idx;  // restore_value argument positions
+  // Where the per-GPU timing locks live (gpu_lock.hpp); empty: AutotunerOptions::gpu_lock off.
+  const std::string& gpu_lock_dir;
 };
 
 // A new key in every form the stages need, built once per miss.
@@ -47,10 +53,25 @@ struct Selection {
   bool launched_on_args = false;
 };
 
+// The per-GPU timing lock of `dev` for this key's timing (gpu_lock.hpp), or no lock when
+// ctx.gpu_lock_dir is empty. Blocks while another tuning times on the GPU.
+// Waiting ends at `deadline` (the tuning budget's), without the lock.
+GpuLock lock_gpu_for_timing(const SessionContext& ctx, const Device& dev, const KeyForms& forms,
+                            std::chrono::steady_clock::time_point deadline);
+
 // Tunes `forms.key` on `dev` with the call's arguments. Fills `report` (status included) on
 // success and on failure.
 Result<Selection> tune_one_key(const SessionContext& ctx, Device& dev, ArgList args,
                                const KeyForms& forms, TuningReport& report);
+
+// Compiles, verifies and times exactly `configs` with the tuning's rules (BenchOptions,
+// hooks, restores, resets, the race, the tuning budget) and returns one result each, in
+// order. Reads and writes no store and remembers nothing (Autotuner::measure). `report`
+// collects the time ledger. Never throws.
+Result<std::vector<ConfigResult>> measure_configs(const SessionContext& ctx, Device& dev,
+                                                  ArgList args, const KeyForms& forms,
+                                                  std::span<const Config> configs,
+                                                  TuningReport& report);
 
 // The configuration TUNE_DISABLE would pick for `forms.key`, without timing anything: the
 // first candidate left after heuristics and pruning that compiles (through the variant cache).
@@ -58,6 +79,10 @@ Result<Selection> tune_one_key(const SessionContext& ctx, Device& dev, ArgList a
 // stream captures a graph (CaptureMiss::fallback). Never throws.
 Result<Selection> first_candidate(const SessionContext& ctx, Device& dev, ArgList args,
                                   const KeyForms& forms);
+
+// The error of strict mode (AutotunerOptions::strict) for a key with no stored winner:
+// failed_precondition naming the kernel, the key, the device and how to tune it.
+Status strict_refusal(const KernelDef& def, const DeviceInfo& info, const KeyForms& forms);
 
 // Whether a failed tuning's error belongs to the definition (every caller would get it:
 // shared with concurrent waiters, kept for background retries) rather than to the one call

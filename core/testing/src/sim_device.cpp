@@ -1,6 +1,9 @@
 #include "tune/testing/sim_device.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -72,7 +75,14 @@ DeviceInfo SimDevice::default_info() {
   return d;
 }
 
-SimDevice::SimDevice(DeviceInfo info) : info_(std::move(info)) { info_.backend = "simulated"; }
+SimDevice::SimDevice(DeviceInfo info) : info_(std::move(info)) {
+  info_.backend = "simulated";
+  // Each SimDevice is a GPU of its own (its per-GPU timing lock is its own), unless the caller
+  // names one: processes that set the same uuid share a lock.
+  static std::atomic<std::uint64_t> next{0};
+  if (info_.uuid.empty())
+    info_.uuid = "sim-" + std::to_string(::getpid()) + "-" + std::to_string(next++);
+}
 
 SimDevice::~SimDevice() = default;
 

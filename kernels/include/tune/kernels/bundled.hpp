@@ -65,6 +65,11 @@ std::unique_ptr<Workload> make_reduce_sum(std::int64_t n);
 std::unique_ptr<Workload> make_matmul(std::int64_t m, std::int64_t n, std::int64_t k,
                                       ElemType type);
 
+// matmul_f32 (`k`, as bundled_kernel gives it for `lang`) over wider domains of its own
+// parameters: 3456 points on CUDA/HIP (1329 accepted on sm_90), 3200 in GLSL; the bundled
+// space's constraints still apply. invalid_argument for another kernel or language.
+Result<ConfigSpace> wide_matmul_f32_space(const BundledKernel& k, Language lang);
+
 // IEEE half <-> float on the host (round to nearest even).
 std::uint16_t float_to_half(float f) noexcept;
 float half_to_float(std::uint16_t h) noexcept;

@@ -1,0 +1,154 @@
+// `tune stability`. See stability_command.hpp.
+#include "stability_command.hpp"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tune/kernels/bundled.hpp"
+#include "tune/tune.hpp"
+
+namespace tune::cli {
+namespace {
+
+struct StabilityArgs {
+  std::string device;
+  std::string kernel;
+  int runs = 5;
+  bool quick = false;
+  bool json = false;
+};
+
+// One key's outcome over the runs.
+struct KeyOutcome {
+  std::string kernel, size;
+  std::map<std::string, int> winners;  // config text -> runs that picked it
+  int failed = 0;                      // runs whose tuning failed
+  int runs = 0;
+  // Runs that picked the most frequent winner, over all runs.
+  double agreement() const {
+    int top = 0;
+    for (const auto& [c, n] : winners) top = std::max(top, n);
+    return runs == 0 ? 0.0 : 100.0 * top / runs;
+  }
+};
+
+[[noreturn]] void fail(const std::string& message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "tune stability: %s\n", message.c_str());
+  throw CLI::RuntimeError(message, 1);
+}
+
+// Tunes one workload `runs` times, each with a fresh Autotuner and no database.
+KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
+                       const std::vector<std::int64_t>& size, const StabilityArgs& a,
+                       unsigned seed) {
+  KeyOutcome out;
+  out.kernel = k.name;
+  auto w = k.workload(size);
+  out.size = w->size_text();
+  if (Status st = w->setup(dev, seed); !st.ok())
+    fail(k.name + " " + out.size + ": setup failed: " + st.to_string());
+  AutotunerOptions opts;
+  opts.persistent = false;  // every run tunes from nothing
+  if (a.quick) {
+    opts.bench.warmup_ms = 2;
+    opts.bench.rep_ms = 10;
+  }
+  for (int r = 0; r < a.runs; ++r) {
+    auto tuner = Autotuner::make(k.def, opts);
+    if (!tuner.ok()) fail(k.name + ": " + tuner.status().to_string());
+    auto best = (*tuner)->tune(dev, w->args());
+    ++out.runs;
+    if (best.ok())
+      ++out.winners[best->to_string()];
+    else
+      ++out.failed;
+  }
+  return out;
+}
+
+void print_text(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int runs) {
+  std::printf("device: %s (%s)\n%d runs per key, no tuning database\n\n", info.name.c_str(),
+              info.backend.c_str(), runs);
+  std::printf("%-12s %-22s %9s  %s\n", "kernel", "size", "agreement", "winners (runs)");
+  double sum = 0;
+  int unanimous = 0;
+  for (const auto& k : keys) {
+    std::string w;
+    std::vector<std::pair<std::string, int>> sorted(k.winners.begin(), k.winners.end());
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& x, const auto& y) { return x.second > y.second; });
+    for (const auto& [c, n] : sorted)
+      w += (w.empty() ? "" : "; ") + c + " (" + std::to_string(n) + ")";
+    if (k.failed > 0)
+      w += (w.empty() ? "" : "; ") + std::string("failed (") + std::to_string(k.failed) + ")";
+    std::printf("%-12s %-22s %8.0f%%  %s\n", k.kernel.c_str(), k.size.c_str(), k.agreement(),
+                w.c_str());
+    sum += k.agreement();
+    unanimous += k.winners.size() == 1 && k.failed == 0 ? 1 : 0;
+  }
+  if (!keys.empty()) {
+    std::printf("\n%zu keys: mean agreement %.0f%%, %d with the same winner in every run\n",
+                keys.size(), sum / static_cast<double>(keys.size()), unanimous);
+  }
+}
+
+void print_json(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int runs) {
+  nlohmann::json j = {{"device", info.name}, {"backend", info.backend}, {"runs", runs}};
+  j["keys"] = nlohmann::json::array();
+  for (const auto& k : keys) {
+    j["keys"].push_back({{"kernel", k.kernel},
+                         {"size", k.size},
+                         {"agreement", k.agreement()},
+                         {"winners", k.winners},
+                         {"failed", k.failed}});
+  }
+  std::printf("%s\n", j.dump(2).c_str());
+}
+
+void cmd_stability(const StabilityArgs& a) {
+  auto opened = open_device(a.device);
+  if (!opened.ok()) fail(opened.status().to_string());
+  std::unique_ptr<Device> dev = std::move(*opened);
+  std::vector<KeyOutcome> keys;
+  bool any = false;
+  for (const auto& k : kernels::bundled_kernels(dev->language())) {
+    if (!a.kernel.empty() && k.name != a.kernel) continue;
+    any = true;
+    const std::size_t sizes = a.quick ? 1 : k.demo_sizes.size();
+    for (std::size_t s = 0; s < sizes; ++s)
+      keys.push_back(measure_key(*dev, k, k.demo_sizes[s], a, 42 + static_cast<unsigned>(s)));
+  }
+  if (!any)
+    fail("no bundled kernel" + (a.kernel.empty() ? "" : " named " + a.kernel) + " for " +
+         dev->info().backend);
+  if (a.json)
+    print_json(dev->info(), keys, a.runs);
+  else
+    print_text(dev->info(), keys, a.runs);
+}
+
+}  // namespace
+
+void add_stability_command(CLI::App& app) {
+  auto args = std::make_shared<StabilityArgs>();
+  CLI::App* c = app.add_subcommand(
+      "stability",
+      "Tune each bundled kernel's sizes several times without the database and report how "
+      "often the winner changes");
+  c->add_option("--device", args->device,
+                "backend[:index|name] (default: TUNE_DEVICE, else the first GPU, else lavapipe)");
+  c->add_option("--kernel", args->kernel, "only this kernel");
+  c->add_option("--runs", args->runs, "tunings per key")->check(CLI::Range(2, 1000));
+  c->add_flag("--quick", args->quick, "first demo size only, short timing budgets");
+  c->add_flag("--json", args->json, "Machine-readable output");
+  c->callback([args] { cmd_stability(*args); });
+}
+
+}  // namespace tune::cli
