@@ -546,9 +546,11 @@ Result<std::vector<ConfigResult>> measure_configs(const SessionContext& ctx, Dev
                                                 std::string(to_string(dev.language())) +
                                                 " source for device " + dev.info().name);
     } else {
-      // No store: measuring remembers and persists nothing. Never disabled: the caller asked.
-      const SessionContext bare{ctx.def,      ctx.opts,     false,          nullptr,
-                                ctx.variants, ctx.zero_idx, ctx.restore_idx};
+      // No store: measuring remembers and persists nothing. Never disabled or strict: the
+      // caller asked for timings. The GPU lock still applies: these are timings like any.
+      const SessionContext bare{ctx.def,      ctx.opts,        false,
+                                false,        nullptr,         ctx.variants,
+                                ctx.zero_idx, ctx.restore_idx, ctx.gpu_lock_dir};
       out = KeySession(bare, dev, args, forms, *src, report).measure(configs);
     }
   } catch (const std::bad_alloc&) {
