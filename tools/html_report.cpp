@@ -9,6 +9,7 @@
 #include <map>
 #include <tuple>
 
+#include "host_text.hpp"
 #include "time_text.hpp"
 #include "tune/version.hpp"
 
@@ -577,6 +578,19 @@ std::vector<ReportKey> report_keys_from_rows(std::span<const CacheRow> rows) {
     r.results.push_back(std::move(c));
   }
   return out;
+}
+
+std::vector<std::pair<std::string, std::string>> report_identity(const DeviceInfo& info) {
+  return {{"device", info.name},
+          {"backend", info.backend},
+          {"vendor", info.vendor},
+          {"architecture", info.arch},
+          {"driver", info.driver_version},
+          {"compiler", info.compiler_version},
+          {"fingerprint", info.fingerprint()},
+          {"toolchain", info.toolchain_fingerprint()},
+          {"host", host_os_text()},
+          {"libtune", std::string(kVersion)}};
 }
 
 }  // namespace tune::cli

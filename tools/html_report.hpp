@@ -58,6 +58,9 @@ struct ReportInput {
 // The page.
 std::string html_report(const ReportInput& in);
 
+// The identity rows of a report of tunings run on `info` (device, backend, driver, ...).
+std::vector<std::pair<std::string, std::string>> report_identity(const DeviceInfo& info);
+
 // One ReportKey per StoreKey of `rows` (in their order): results from the stored rows, the
 // winner the fastest ok row (none when none is ok), source disk, measured false.
 std::vector<ReportKey> report_keys_from_rows(std::span<const CacheRow> rows);

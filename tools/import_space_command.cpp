@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "space/space_file.hpp"
 #include "t1_expression.hpp"
 
 namespace tune::cli {
@@ -64,32 +65,10 @@ const json& member(const json& obj, const std::string& path, const char* name, b
   return *it;
 }
 
-json to_json(const PyValue& v) {
-  return std::visit(
-      [](const auto& x) -> json {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, PyList>) {
-          json a = json::array();
-          for (const auto& e : x) a.push_back(to_json(e));
-          return a;
-        } else {
-          return json(x);
-        }
-      },
-      v.v);
-}
-
 PyValue from_json(const json& j, const std::string& path) {
-  if (j.is_boolean()) return PyValue{j.get<bool>()};
-  if (j.is_number_integer()) return PyValue{j.get<std::int64_t>()};
-  if (j.is_number()) return PyValue{j.get<double>()};
-  if (j.is_string()) return PyValue{j.get<std::string>()};
-  if (j.is_array()) {
-    PyList l;
-    for (const auto& e : j) l.push_back(from_json(e, path));
-    return PyValue{l};
-  }
-  fail(path + ": a value T1 cannot hold");
+  auto v = py_from_json(j);
+  if (!v.ok()) fail(path + ": " + v.status().message());
+  return *v;
 }
 
 // Whether `v` is of the T1 Type `type`.
@@ -105,6 +84,7 @@ bool of_type(const PyValue& v, const std::string& type) {
 
 struct Parameter {
   std::string name;
+  std::string type;
   PyList values;
 };
 
@@ -138,7 +118,7 @@ std::vector<Parameter> read_parameters(const json& space) {
     for (const auto& e : *l)
       if (!of_type(e, type))
         fail(path + ".Values: " + py_repr(e) + " is not of the declared Type " + type);
-    out.push_back({name, std::move(*l)});
+    out.push_back({name, type, std::move(*l)});
   }
   return out;
 }
@@ -146,6 +126,7 @@ std::vector<Parameter> read_parameters(const json& space) {
 struct Condition {
   std::string expression;
   std::string path;
+  json parameters;  // the names T1 lists, checked to be parameters
 };
 
 std::vector<Condition> read_conditions(const json& space, const std::vector<Parameter>& params) {
@@ -162,7 +143,8 @@ std::vector<Condition> read_conditions(const json& space, const std::vector<Para
       for (const auto& p : params) known = known || p.name == n.get<std::string>();
       if (!known) fail(path + ".Parameters: '" + n.get<std::string>() + "' is not a parameter");
     }
-    out.push_back({member(list[i], path, "Expression", true, &json::is_string, "a string"), path});
+    out.push_back(
+        {member(list[i], path, "Expression", true, &json::is_string, "a string"), path, names});
   }
   return out;
 }
@@ -170,9 +152,10 @@ std::vector<Condition> read_conditions(const json& space, const std::vector<Para
 // The number of points, and of those every condition accepts (-1 past kMaxCountedPoints).
 // A condition that fails to evaluate, or evaluates to something other than a truth value,
 // fails naming it and the point.
-std::pair<std::uint64_t, std::int64_t> count_points(const std::vector<Parameter>& params,
-                                                    const std::vector<Condition>& conds,
-                                                    PyNames* first_valid) {
+// Out of line: inlined into cmd_import_space, GCC 12 reports a false free-nonheap-object.
+[[gnu::noinline]] std::pair<std::uint64_t, std::int64_t> count_points(
+    const std::vector<Parameter>& params, const std::vector<Condition>& conds,
+    PyNames* first_valid) {
   std::uint64_t total = 1;
   for (const auto& p : params)
     total = total > kMaxCountedPoints * 1000 ? total : total * p.values.size();
@@ -218,6 +201,20 @@ json launch_size(const json& spec, const char* name, const PyNames& point) {
   return out;
 }
 
+// The T1 fields the space file does not hold otherwise, kept for `tune export-space`.
+json t1_extra(const json& doc) {
+  static const char* const kSpecFields[] = {"Language",   "CompilerOptions", "KernelName",
+                                            "KernelFile", "GlobalSizeType",  "LocalSize",
+                                            "GlobalSize", "ProblemSize",     "Arguments"};
+  json extra = json::object();
+  for (const auto& [key, value] : doc.items())
+    if (key != "ConfigurationSpace" && key != "KernelSpecification") extra[key] = value;
+  json spec = doc.at("KernelSpecification");
+  for (const char* f : kSpecFields) spec.erase(f);
+  if (!spec.empty()) extra["KernelSpecification"] = spec;
+  return extra;
+}
+
 void cmd_import_space(const ImportArgs& a) {
   const std::string text = read_t1(a.file);
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -241,6 +238,9 @@ void cmd_import_space(const ImportArgs& a) {
   PyNames first;
   const auto [total, valid] = count_points(params, conds, &first);
   if (valid == 0) fail("ConfigurationSpace.Conditions: no point of the space passes them all");
+  // Launch sizes may read ProblemSize, as Kernel Tuner lets argument sizes do.
+  if (spec.contains("ProblemSize"))
+    first["ProblemSize"] = from_json(spec.at("ProblemSize"), "KernelSpecification.ProblemSize");
 
   json out = {{"format", "libtune-space"}, {"version", 1}, {"from", "T1 1.0.0: " + a.file}};
   out["kernel"] = kernel;
@@ -255,13 +255,14 @@ void cmd_import_space(const ImportArgs& a) {
   json ps = json::array();
   for (const auto& p : params) {
     json values = json::array();
-    for (const auto& v : p.values) values.push_back(to_json(v));
-    ps.push_back({{"name", p.name}, {"values", values}});
+    for (const auto& v : p.values) values.push_back(py_to_json(v));
+    ps.push_back({{"name", p.name}, {"type", p.type}, {"values", values}});
   }
   out["parameters"] = ps;
   json cs = json::array();
-  for (const auto& c : conds) cs.push_back(c.expression);
-  out["constraints"] = cs;
+  for (const auto& c : conds)
+    cs.push_back({{"expression", c.expression}, {"parameters", c.parameters}});
+  out["conditions"] = cs;
   out["block"] = launch_size(spec, "LocalSize", first);
   out["grid"] = launch_size(spec, "GlobalSize", first);
   out["grid_type"] = spec.value("GlobalSizeType", language == "CUDA" ? "CUDA" : "OpenCL");
@@ -271,6 +272,7 @@ void cmd_import_space(const ImportArgs& a) {
   out["arguments"] = args.is_null() ? json::array() : args;
   out["points"] = total;
   out["valid_points"] = valid < 0 ? json(nullptr) : json(valid);
+  out["t1_extra"] = t1_extra(doc);
 
   const std::string dumped = out.dump(2) + "\n";
   if (a.out == "-") {

@@ -8,6 +8,8 @@
 //                                     HTML report of those tunings into FILE
 //   tune report ...                   the HTML report of the cache's keys
 //   tune import-space <t1.json>       Kernel Tuner's T1 input as a libtune space file
+//   tune run-space <space.json>       tunes a space file's kernel on a device (--list: its points)
+//   tune export-space <space.json>    a space file written back as T1
 //   tune cache ...
 //   tune stability [--device SPEC] [--kernel NAME] [--runs N] [--quick] [--json]
 //                                     how often the winner changes when a key is re-tuned
@@ -25,11 +27,12 @@
 #include "tune/tune.hpp"
 
 #include "cache_command.hpp"
-#include "host_text.hpp"
+#include "export_space_command.hpp"
 #include "html_report.hpp"
 #include "import_space_command.hpp"
 #include "progress_line.hpp"
 #include "report_command.hpp"
+#include "run_space_command.hpp"
 #include "stability_command.hpp"
 
 namespace {
@@ -93,20 +96,6 @@ struct DemoOptions {
   std::string report;  // the HTML report's file; empty: none
 };
 
-// The identity rows of the HTML report for `info`.
-std::vector<std::pair<std::string, std::string>> identity_of(const DeviceInfo& info) {
-  return {{"device", info.name},
-          {"backend", info.backend},
-          {"vendor", info.vendor},
-          {"architecture", info.arch},
-          {"driver", info.driver_version},
-          {"compiler", info.compiler_version},
-          {"fingerprint", info.fingerprint()},
-          {"toolchain", info.toolchain_fingerprint()},
-          {"host", cli::host_os_text()},
-          {"libtune", std::string(kVersion)}};
-}
-
 int cmd_demo(const DemoOptions& o) {
   auto opened = open_device(o.device);
   if (!opened.ok()) {
@@ -130,7 +119,7 @@ int cmd_demo(const DemoOptions& o) {
   }
   cli::ReportInput page;
   page.title = "libtune demo tuning on " + info.name;
-  page.identity = identity_of(info);
+  page.identity = cli::report_identity(info);
   int total = 0, step = 0, failures = 0;
   for (const auto& k : ks) total += o.quick ? 1 : static_cast<int>(k.demo_sizes.size());
 
@@ -299,6 +288,8 @@ int main(int argc, char** argv) {
   tune::cli::add_cache_command(app);
   tune::cli::add_report_command(app);
   tune::cli::add_import_space_command(app);
+  tune::cli::add_run_space_command(app);
+  tune::cli::add_export_space_command(app);
   tune::cli::add_stability_command(app);
 
   try {

@@ -194,7 +194,7 @@ class Evaluator {
       return PyValue{-as_double(v)};
     }
     if (accept("+")) return unary();
-    PyValue base = atom();
+    PyValue base = subscripted();
     if (accept("**")) return binary(base, unary(), '^');
     return base;
   }
@@ -264,6 +264,26 @@ class Evaluator {
            (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_'))
       ++pos_;
     return std::string(s_.substr(start, pos_ - start));
+  }
+
+  // An atom and its subscriptions, list[i] (a negative i counts from the end, as in Python):
+  // T1 sizes read ProblemSize[0].
+  PyValue subscripted() {
+    PyValue v = atom();
+    while (accept("[")) {
+      const PyValue index = expr();
+      expect("]");
+      const auto* list = std::get_if<PyList>(&v.v);
+      if (list == nullptr) fail("subscript of " + py_repr(v) + ", which is not a list");
+      const auto* i = std::get_if<std::int64_t>(&index.v);
+      if (i == nullptr) fail("list index " + py_repr(index) + " is not an integer");
+      const auto size = static_cast<std::int64_t>(list->size());
+      const std::int64_t k = *i < 0 ? *i + size : *i;
+      if (k < 0 || k >= size) fail("list index " + std::to_string(*i) + " is out of range");
+      PyValue element = (*list)[static_cast<std::size_t>(k)];
+      v = std::move(element);
+    }
+    return v;
   }
 
   PyValue atom() {

@@ -4,7 +4,8 @@
 //
 // Supported: integers, floats, 'strings', True/False; names bound by the caller; + - * / //
 // % ** (integers stay integers except /); comparisons (chained, as in Python); and, or, not;
-// parentheses; lists; one-level comprehensions `[EXPR for NAME in range(...)]` and
+// parentheses; lists and subscripts (ProblemSize[0], negative from the end); one-level
+// comprehensions `[EXPR for NAME in range(...)]` and
 // `[EXPR for NAME in [..]]`; calls range, min, max, len, int. Anything else (attributes,
 // other calls, lambdas, imports) is refused with invalid_argument naming the offending text:
 // a T1 file is data, never code that runs. Lists are capped at kMaxListSize elements and

@@ -12,6 +12,7 @@
 
 #include "chromium.hpp"
 #include "report_dom.hpp"
+#include "space_files.hpp"
 #include "t4_checks.hpp"
 #include "tune/environment.hpp"
 #include "tune_process.hpp"
@@ -411,19 +412,6 @@ TEST_CASE("tune report of the cache renders in headless Chromium with every stor
 }
 
 // The T1 example's space, enumerated here: the points and those both conditions accept.
-std::pair<int, int> stencil_points() {
-  int total = 0, valid = 0;
-  for (int bx = 16; bx <= 128; bx += 16)
-    for (int by : {1, 2, 4, 8})
-      for (int tx : {1, 2, 4})
-        for (int shared : {0, 1}) {
-          (void)tx;
-          ++total;
-          if (bx * by <= 256 && (shared == 0 || bx % 32 == 0)) ++valid;
-        }
-  return {total, valid};
-}
-
 TEST_CASE("import-space reads a T1 file into a space file with the values evaluated") {
   ScratchDir scratch;
   TuneCli cli(scratch);
@@ -434,7 +422,7 @@ TEST_CASE("import-space reads a T1 file into a space file with the values evalua
   const fs::path out = scratch.path() / "space.json";
   ProcessResult r = cli.run({"import-space", t1, "--out", out.string()});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
-  const auto [total, valid] = stencil_points();
+  const auto [total, valid] = tune::testing::stencil_points();
   CHECK_MESSAGE(r.out.find(std::to_string(total) + " points, " + std::to_string(valid) +
                            " valid") != std::string::npos,
                 r.describe());
@@ -445,14 +433,20 @@ TEST_CASE("import-space reads a T1 file into a space file with the values evalua
   CHECK(space.at("kernel_file") == std::string(TUNE_TOOLS_TEST_DATA) + "/stencil.cu");
   CHECK(space.at("compiler_options") == json::array({"-std=c++17"}));
   REQUIRE(space.at("parameters").size() == 4);
-  CHECK(space.at("parameters")[0] ==
-        json({{"name", "block_size_x"}, {"values", {16, 32, 48, 64, 80, 96, 112, 128}}}));
+  CHECK(space.at("parameters")[0] == json({{"name", "block_size_x"},
+                                           {"type", "int"},
+                                           {"values", {16, 32, 48, 64, 80, 96, 112, 128}}}));
   CHECK(space.at("parameters")[1].at("values") == json({1, 2, 4, 8}));
   CHECK(space.at("parameters")[2].at("values") == json({1, 2, 4}));
   CHECK(space.at("parameters")[3].at("values") == json({0, 1}));
-  CHECK(space.at("constraints").size() == 2);
+  REQUIRE(space.at("conditions").size() == 2);
+  CHECK(space.at("conditions")[1] ==
+        json({{"expression", "use_shared == 0 or block_size_x % 32 == 0"},
+              {"parameters", {"use_shared", "block_size_x"}}}));
+  CHECK(space.at("t1_extra").at("General").at("TimeUnit") == "Milliseconds");
   CHECK(space.at("block") == json({{"x", "block_size_x"}, {"y", "block_size_y"}, {"z", "1"}}));
-  CHECK(space.at("grid").at("x") == "(4096 // block_size_x) // tile_size_x");
+  CHECK(space.at("grid").at("x") ==
+        "(4096 + block_size_x * tile_size_x - 1) // (block_size_x * tile_size_x)");
   CHECK(space.at("arguments").size() == 3);
   CHECK(space.at("points") == total);
   CHECK(space.at("valid_points") == valid);

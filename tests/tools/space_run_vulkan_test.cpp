@@ -1,0 +1,58 @@
+// An imported Kernel Tuner T1 problem tuned for real on Vulkan (label vulkan; lavapipe unless a
+// device is asked for): t1_vector_add.json's GLSL kernel, its arguments filled from the T1
+// Arguments, the winner's output checked against a CPU reference, and `tune run-space` doing
+// the same from the command line with its HTML report.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "space_files.hpp"
+#include "space_run.hpp"
+#include "tune_process.hpp"
+#include "vulkan_test_device.hpp"
+
+namespace {
+
+using tune::testing::ProcessResult;
+using tune::testing::ScratchDir;
+using tune::testing::TuneCli;
+
+}  // namespace
+
+TEST_CASE("a T1 vector add tunes on Vulkan and the winner's output is a + b") {
+  auto dev = tune::testing::open_vulkan_or_skip();
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  const tune::cli::SpaceFile space =
+      tune::testing::load_example(cli, scratch, "t1_vector_add.json");
+  tune::Config chosen;
+  const auto host = tune::testing::tune_and_read(space, *dev, /*poisoned=*/0, &chosen);
+  MESSAGE("chosen: " << chosen.to_string());
+  REQUIRE(host.size() == 3);
+  const auto& c = host[0];
+  const auto& a = host[1];
+  const auto& b = host[2];
+  REQUIRE(c.size() == 100003);
+  // The Random fills are in [0, 1) and differ between the two seeds.
+  CHECK(a != b);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!(a[i] >= 0.0f && a[i] < 1.0f && b[i] >= 0.0f && b[i] < 1.0f)) FAIL("fill at " << i);
+    if (c[i] != a[i] + b[i]) FAIL("c[" << i << "] = " << c[i] << ", CPU " << a[i] + b[i]);
+  }
+}
+
+TEST_CASE("tune run-space tunes the T1 vector add on Vulkan and writes the report") {
+  (void)tune::testing::open_vulkan_or_skip();
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  const std::string space = tune::testing::import_example(cli, scratch, "t1_vector_add.json");
+  const std::string report = (scratch.path() / "report.html").string();
+  const ProcessResult r = cli.run(
+      {"run-space", space, "--device", "vulkan", "--quick", "--no-cache", "--report", report});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.has("chosen: block_size_x="), r.describe());
+  CHECK_MESSAGE(r.has("* block_size_x="), r.describe());  // the winner's row
+  const std::string page = tune::testing::read_text(report);
+  CHECK(page.find("<html") != std::string::npos);
+  CHECK(page.find("vector_add") != std::string::npos);
+}
