@@ -445,16 +445,25 @@ int record_pair_interleaved() {
     }
     fresh = false;
   };
-  bench::PairFigure f;
-  if (!bench::measure_pair(
-          400, static_cast<int>(kRecordsPerBuffer / 2), 20,
-          [&] { return report(app.tuner->run(*app.dev, app.args, target)); },
-          [&] { return report(record_raw(app)); }, between, &f))
+  // The pair, then its decomposition: the backend's recording alone (no Autotuner) against
+  // the hand-recorded one, and the harness against itself (its own bias: both sides equal).
+  auto hit = [&] { return report(app.tuner->run(*app.dev, app.args, target)); };
+  auto backend = [&] {
+    return report(app.dev->launch_on(*app.best, app.dims, app.args, target));
+  };
+  auto hand = [&] { return report(record_raw(app)); };
+  const int calls = static_cast<int>(kRecordsPerBuffer / 2);
+  bench::PairFigure f, fb, fc;
+  if (!bench::measure_pair(400, calls, 20, hit, hand, between, &f) ||
+      !bench::measure_pair(400, calls, 20, backend, hand, between, &fb) ||
+      !bench::measure_pair(400, calls, 20, hand, hand, between, &fc))
     return 1;
   std::printf("device: %s, driver %s\n", g_device->info().name.c_str(),
               g_device->info().driver_version.c_str());
   bench::print_pair_header();
   bench::print_pair("recorded vector_add: Autotuner::run on a command buffer vs hand-recorded", f);
+  bench::print_pair("  the backend alone: Device::launch_on vs hand-recorded", fb);
+  bench::print_pair("  control: hand-recorded vs itself (the harness's bias)", fc);
   return 0;
 }
 
