@@ -11,7 +11,8 @@
 //   tune run-space <space.json>       tunes a space file's kernel on a device (--list: its points)
 //   tune export-space <space.json>    a space file written back as T1
 //   tune cache ...
-//   tune stability [--device SPEC] [--kernel NAME] [--runs N] [--quick] [--json]
+//   tune stability [--device SPEC] [--kernel NAME] [--runs N] [--quick] [--json] [--quality]
+//                  [--heat-ms MS]
 //                                     how often the winner changes when a key is re-tuned
 #include <CLI/CLI.hpp>
 

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "stability_reference.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
 
@@ -22,7 +24,13 @@ struct StabilityArgs {
   int runs = 5;
   bool quick = false;
   bool json = false;
+  bool quality = false;      // compare each pick with an exhaustive reference timing
+  double heat_ms = 0;        // heavy GPU load before each tuning
+  bool no_showdown = false;  // BenchOptions::showdown_rounds = 0 (to measure what it buys)
 };
+
+// A pick more than this much slower than the reference's fastest is a wrong pick (issue 15).
+constexpr double kWrongPick = 1.02;
 
 // One key's outcome over the runs.
 struct KeyOutcome {
@@ -30,6 +38,19 @@ struct KeyOutcome {
   std::map<std::string, int> winners;  // config text -> runs that picked it
   int failed = 0;                      // runs whose tuning failed
   int runs = 0;
+  // With --quality: each candidate's reference median, and each run's pick over the fastest.
+  std::map<std::string, double> reference;
+  std::vector<double> pick_ratios;
+  int wrong_picks() const {
+    return static_cast<int>(std::count_if(pick_ratios.begin(), pick_ratios.end(), [](double r) {
+      return !(r <= kWrongPick);  // a pick missing from the reference (NaN) counts as wrong
+    }));
+  }
+  double worst_ratio() const {
+    double w = 0;
+    for (double r : pick_ratios) w = std::isnan(r) ? r : std::max(w, r);
+    return w;
+  }
   // Runs that picked the most frequent winner, over all runs.
   double agreement() const {
     int top = 0;
@@ -56,19 +77,34 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
     fail(k.name + " " + out.size + ": setup failed: " + st.to_string());
   AutotunerOptions opts;
   opts.persistent = false;  // every run tunes from nothing
+  if (a.no_showdown) opts.bench.showdown_rounds = 0;
   if (a.quick) {
     opts.bench.warmup_ms = 2;
     opts.bench.rep_ms = 10;
   }
+  double fastest_ns = INFINITY;
+  if (a.quality) {
+    auto ref = reference_medians(dev, k, *w, a.quick ? 20.0 : 100.0);
+    if (!ref.ok())
+      fail(k.name + " " + out.size + ": reference timing: " + ref.status().to_string());
+    out.reference = std::move(*ref);
+    fastest_ns = fastest(out.reference);
+  }
   for (int r = 0; r < a.runs; ++r) {
+    if (Status st = heat_gpu(dev, a.heat_ms); !st.ok()) fail(st.to_string());
     auto tuner = Autotuner::make(k.def, opts);
     if (!tuner.ok()) fail(k.name + ": " + tuner.status().to_string());
     auto best = (*tuner)->tune(dev, w->args());
     ++out.runs;
-    if (best.ok())
-      ++out.winners[best->to_string()];
-    else
+    if (!best.ok()) {
       ++out.failed;
+      continue;
+    }
+    ++out.winners[best->to_string()];
+    if (a.quality) {
+      auto it = out.reference.find(best->to_string());
+      out.pick_ratios.push_back(it == out.reference.end() ? NAN : it->second / fastest_ns);
+    }
   }
   return out;
 }
@@ -90,6 +126,9 @@ void print_text(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int
       w += (w.empty() ? "" : "; ") + std::string("failed (") + std::to_string(k.failed) + ")";
     std::printf("%-12s %-22s %8.0f%%  %s\n", k.kernel.c_str(), k.size.c_str(), k.agreement(),
                 w.c_str());
+    if (!k.pick_ratios.empty())
+      std::printf("%-35s picks > %.0f%% from the reference's fastest: %d of %zu, worst %.3fx\n", "",
+                  (kWrongPick - 1) * 100, k.wrong_picks(), k.pick_ratios.size(), k.worst_ratio());
     sum += k.agreement();
     unanimous += k.winners.size() == 1 && k.failed == 0 ? 1 : 0;
   }
@@ -97,6 +136,15 @@ void print_text(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int
     std::printf("\n%zu keys: mean agreement %.0f%%, %d with the same winner in every run\n",
                 keys.size(), sum / static_cast<double>(keys.size()), unanimous);
   }
+  int wrong = 0;
+  std::size_t picks = 0;
+  for (const auto& k : keys) {
+    wrong += k.wrong_picks();
+    picks += k.pick_ratios.size();
+  }
+  if (picks > 0)
+    std::printf("wrong picks (> %.0f%% slower than the reference's fastest): %d of %zu tunings\n",
+                (kWrongPick - 1) * 100, wrong, picks);
 }
 
 void print_json(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int runs) {
@@ -107,7 +155,10 @@ void print_json(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int
                          {"size", k.size},
                          {"agreement", k.agreement()},
                          {"winners", k.winners},
-                         {"failed", k.failed}});
+                         {"failed", k.failed},
+                         {"reference_ns", k.reference},
+                         {"pick_ratios", k.pick_ratios},
+                         {"wrong_picks", k.wrong_picks()}});
   }
   std::printf("%s\n", j.dump(2).c_str());
 }
@@ -148,6 +199,15 @@ void add_stability_command(CLI::App& app) {
   c->add_option("--runs", args->runs, "tunings per key")->check(CLI::Range(2, 1000));
   c->add_flag("--quick", args->quick, "first demo size only, short timing budgets");
   c->add_flag("--json", args->json, "Machine-readable output");
+  c->add_flag("--quality", args->quality,
+              "Also time every candidate exhaustively (two passes, the second reversed) and count "
+              "the picks more than 2% slower than the fastest");
+  c->add_option("--heat-ms", args->heat_ms,
+                "Before each tuning, load the GPU this long with the largest bundled matmul")
+      ->check(CLI::Range(0.0, 600000.0));
+  c->add_flag("--no-showdown", args->no_showdown,
+              "Tune without the finalists' interleaved showdown (BenchOptions::showdown_rounds "
+              "= 0), to compare");
   c->callback([args] { cmd_stability(*args); });
 }
 

@@ -680,6 +680,15 @@ std::string TuningReport::to_string() const {
                 times.candidates, times.store, times.compile, times.verify, times.benchmark,
                 times.strategy, times.overhead);
   s += buf;
+  if (showdown.finalists > 0) {
+    std::snprintf(buf, sizeof buf, "  showdown: %d finalists, %d interleaved rounds%s\n",
+                  showdown.finalists, showdown.rounds,
+                  showdown.retimed == 0 ? ""
+                  : showdown.stationary
+                      ? ", re-timed after a shift"
+                      : ", samples still shifting after the retries (timing conditions changed)");
+    s += buf;
+  }
   for (const auto& r : results) {
     s += "  {" + r.config.to_string() + "} ";
     if (!r.status.ok())

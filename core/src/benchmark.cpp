@@ -1,5 +1,6 @@
 #include "tune/benchmark.hpp"
 #include "race.hpp"
+#include "showdown.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -36,7 +37,8 @@ Status validate(const BenchOptions& o) {
                                                          {"warmup_next_ms", o.warmup_next_ms},
                                                          {"settle_max_ms", o.settle_max_ms},
                                                          {"settle_tolerance", o.settle_tolerance},
-                                                         {"race_tolerance", o.race_tolerance}};
+                                                         {"race_tolerance", o.race_tolerance},
+                                                         {"showdown_margin", o.showdown_margin}};
   for (const auto& [field, v] : non_negative)
     if (!finite_at_least(v, 0)) return bad(field, "must be a finite number >= 0, not " + text(v));
   if (!finite_at_least(o.timeout_ms, 0) || o.timeout_ms == 0)
@@ -59,6 +61,12 @@ Status validate(const BenchOptions& o) {
   if (o.max_reps < o.min_reps)
     return bad("max_reps", "(" + std::to_string(o.max_reps) + ") is below min_reps (" +
                                std::to_string(o.min_reps) + ")");
+  const std::pair<const char*, int> non_negative_counts[] = {
+      {"showdown_rounds", o.showdown_rounds}, {"showdown_retries", o.showdown_retries}};
+  for (const auto& [field, v] : non_negative_counts)
+    if (v < 0) return bad(field, "must be >= 0, not " + std::to_string(v));
+  if (o.showdown_finalists < 2)
+    return bad("showdown_finalists", "must be >= 2, not " + std::to_string(o.showdown_finalists));
   if (o.warmup_count < 0 || o.rep_count < 0)
     return bad(o.rep_count < 0 ? "rep_count" : "warmup_count", "must be >= 0");
   if (o.warmup_count > 0 && o.rep_count == 0)
@@ -295,6 +303,17 @@ void Race::decide() {
       ++left;
   }
   undecided_ = left;
+}
+
+Result<ShowdownReport> Race::finish() {
+  // Fixed counts promise rep_count and nothing else; without racing every contestant had its
+  // whole budget in the same rounds.
+  if (!opts_.racing || opts_.rep_count > 0 || opts_.showdown_rounds <= 0 || entries_.size() < 2)
+    return ShowdownReport{};
+  if (clock_.needs_settling()) TUNE_RETURN_IF_ERROR(settle());
+  auto out = run_showdown(dev_, args_, opts_, entries_);
+  clock_.busy();
+  return out;
 }
 
 Status Race::run() {

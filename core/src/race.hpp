@@ -77,6 +77,9 @@ class Race {
   Result<bool> round();
   // Rounds until every contestant is out of budget or decided.
   Status run();
+  // After the last round: the finalists' showdown (run_showdown in showdown.hpp), when racing
+  // and not with fixed counts. Non-ok only for device_lost.
+  Result<ShowdownReport> finish();
   // Racing, and the last round left only the leader undecided: more rounds would time it
   // alone. A contestant added since resets this.
   bool decided() const noexcept;

@@ -85,6 +85,9 @@ TEST_CASE("racing: near-ties stop at the tolerance instead of spending their who
     auto opts = quiet_options();
     opts.bench = racing_bench(true);
     opts.bench.race_tolerance = tolerance;
+    // The race alone: a showdown would replace the race's samples (counted below) with its own
+    // fixed rounds (tests/core/showdown_test.cpp).
+    opts.bench.showdown_rounds = 0;
     auto tuner = Autotuner::make(sim_kernel(bm_space({1, 2, 3})), opts).value();
     auto args = rig.args(10);
     Config c = tuner->tune(rig.dev, args).value();

@@ -436,4 +436,36 @@ TEST_CASE("tune demo: an unknown kernel or device index exits non-zero with a me
   CHECK_FALSE(fs::exists(cli.db_path()));
 }
 
+TEST_CASE("tune stability --quality: every pick compared with an exhaustive reference") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  require_vulkan(cli);
+  const ProcessResult r =
+      cli.run({"stability", "--device", "vulkan", "--kernel", kKernel, "--quick", "--runs", "2",
+               "--quality", "--heat-ms", "20", "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  const json j = json::parse(r.out);
+  REQUIRE(j["keys"].size() == 1);
+  const json& key = j["keys"][0];
+  CHECK(key["kernel"] == kKernel);
+  // The reference timed every candidate (24 for vector_add), each with a positive median.
+  CHECK(key["reference_ns"].size() == 24);
+  double fastest = 1e300;
+  for (const auto& [config, ns] : key["reference_ns"].items()) {
+    CHECK(ns.get<double>() > 0);
+    fastest = std::min(fastest, ns.get<double>());
+  }
+  // One ratio per run, each the pick's reference median over the fastest: at least 1.
+  REQUIRE(key["pick_ratios"].size() == 2);
+  int wrong = 0;
+  for (const auto& ratio : key["pick_ratios"]) {
+    CHECK(ratio.get<double>() >= 1.0);
+    wrong += ratio.get<double>() > 1.02 ? 1 : 0;
+  }
+  CHECK(key["wrong_picks"] == wrong);  // lavapipe's noise may make picks wrong; the count is right
+  for (const auto& [config, n] : key["winners"].items())
+    CHECK_MESSAGE(key["reference_ns"].contains(config), config);
+  CHECK_FALSE(fs::exists(cli.db_path()));  // stability never writes the database
+}
+
 }  // namespace

@@ -81,6 +81,7 @@ struct TuningReport {
   Config winner;
   double wall_ms = 0;  // total tuning time of this key, compiling included
   TuningTimes times;
+  ShowdownReport showdown;        // the finalists' re-timing (BenchOptions::showdown_rounds)
   std::string to_string() const;  // the TUNE_PRINT_AUTOTUNING text
 };
 

@@ -89,6 +89,31 @@ struct BenchOptions {
   int race_min_samples = 10;
   double race_confidence = 0.99;
   double race_tolerance = 0.01;
+
+  // The showdown (racing only, not with rep_count): once the race has narrowed the field, the
+  // contestants whose median is within `showdown_margin` of the fastest (raced out or not:
+  // racing compared samples that may come from different clock states), at most the fastest
+  // `showdown_finalists` of them, are re-timed together in
+  // `showdown_rounds` interleaved rounds of race_batch repetitions (A B C, then C B A, ...),
+  // and those samples decide between them, so a clock or power state that changed during the
+  // race cannot favour whichever was timed after the change. An attempt whose samples shifted
+  // between its first and second half (disjoint race_confidence intervals of the two halves'
+  // medians, differing by more than race_tolerance) is re-timed, at most `showdown_retries`
+  // times. A contestant outside the showdown whose earlier median is within race_tolerance of
+  // the finalists' best joins it. Costs about finalists x rounds x race_batch repetitions.
+  // showdown_rounds 0: off.
+  int showdown_rounds = 6;
+  int showdown_finalists = 3;
+  double showdown_margin = 0.10;
+  int showdown_retries = 2;
+};
+
+// What a tuning's showdown did (TuningReport::showdown; see BenchOptions::showdown_rounds).
+struct ShowdownReport {
+  int finalists = 0;       // contestants timed in it; 0: no showdown was held
+  int rounds = 0;          // rounds timed, re-timed attempts included
+  int retimed = 0;         // attempts thrown away because their samples shifted
+  bool stationary = true;  // false: even the last attempt shifted (it was kept; see the log)
 };
 
 // Median and quantiles of the timed repetitions, in nanoseconds. `before` (optional) runs

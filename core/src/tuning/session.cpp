@@ -235,6 +235,7 @@ class KeySession {
       if (!*timed) break;
       report_progress(/*done=*/false);
     }
+    if (!deadline_passed()) TUNE_RETURN_IF_ERROR(hold_showdown(race));
     return collect(race);
   }
 
@@ -298,6 +299,13 @@ class KeySession {
   Result<bool> timed_round(Race& race) {
     auto timer = clock_.measure(&TuningTimes::benchmark);
     return race.round();
+  }
+
+  // The finalists re-timed together (Race::finish): the race's last stage, counted as timing.
+  Status hold_showdown(Race& race) {
+    auto timer = clock_.measure(&TuningTimes::benchmark);
+    TUNE_ASSIGN_OR_RETURN(report_.showdown, race.finish());
+    return {};
   }
 
   // The race's samples and outcomes into the report, and the rows to store.

@@ -1,0 +1,155 @@
+#include "showdown.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tune/stats.hpp"
+
+namespace tune {
+namespace {
+
+bool timed_ok(const RaceEntry& e) { return e.status.ok() && !e.samples.empty(); }
+
+double median_of(const RaceEntry& e) { return quantile(e.samples, 0.5); }
+
+// The contestants that can still win: timed without error, raced out or not (racing compares
+// samples that may come from different clock states), whose median is within `margin` of the
+// fastest; fastest first, at most `limit` of them.
+std::vector<std::size_t> pick_finalists(const std::vector<RaceEntry>& entries, double margin,
+                                        int limit) {
+  double best = INFINITY;
+  for (const auto& e : entries)
+    if (timed_ok(e)) best = std::min(best, median_of(e));
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    if (timed_ok(entries[i]) && median_of(entries[i]) <= best * (1.0 + margin)) out.push_back(i);
+  std::stable_sort(out.begin(), out.end(), [&](std::size_t a, std::size_t b) {
+    return median_of(entries[a]) < median_of(entries[b]);
+  });
+  if (out.size() > static_cast<std::size_t>(limit)) out.resize(static_cast<std::size_t>(limit));
+  return out;
+}
+
+// One batch of `e` in the showdown. Returns non-ok only for device_lost; any other failure
+// drops the contestant with its reason.
+Status time_batch(Device& dev, ArgList args, const BenchOptions& opts, RaceEntry& e,
+                  std::vector<double>& into) {
+  auto s = time_reps(dev, *e.kernel, e.dims, args, opts, std::max(1, opts.race_batch), e.before);
+  Status after = e.after_batch ? e.after_batch(s.status()) : Status();
+  if (!s.ok() && s.status().code() == StatusCode::device_lost) return s.status();
+  if (after.code() == StatusCode::device_lost) return after;
+  if (!s.ok())
+    e.status = s.status();
+  else if (!after.ok())
+    e.status = after;
+  else if (s->empty())
+    e.status = Status(StatusCode::internal, "device returned no timing samples");
+  else
+    into.insert(into.end(), s->begin(), s->end());
+  return {};
+}
+
+// One attempt: `rounds` rounds over the finalists, forward then backward. samples[k] is
+// finalist k's; per_round[k][r] where its round-r samples begin.
+struct Attempt {
+  std::vector<std::vector<double>> samples;
+  std::vector<std::vector<std::size_t>> round_start;
+};
+
+Result<Attempt> time_attempt(Device& dev, ArgList args, const BenchOptions& opts,
+                             std::vector<RaceEntry>& entries,
+                             const std::vector<std::size_t>& finalists) {
+  Attempt a;
+  a.samples.resize(finalists.size());
+  a.round_start.resize(finalists.size());
+  for (int r = 0; r < opts.showdown_rounds; ++r) {
+    for (std::size_t n = 0; n < finalists.size(); ++n) {
+      const std::size_t k = (r % 2 == 0) ? n : finalists.size() - 1 - n;
+      RaceEntry& e = entries[finalists[k]];
+      if (!e.status.ok()) continue;
+      a.round_start[k].push_back(a.samples[k].size());
+      TUNE_RETURN_IF_ERROR(time_batch(dev, args, opts, e, a.samples[k]));
+    }
+  }
+  return a;
+}
+
+// Whether any finalist's first-half rounds differ from its second-half rounds.
+bool attempt_shifted(const Attempt& a, const std::vector<RaceEntry>& entries,
+                     const std::vector<std::size_t>& finalists, const BenchOptions& opts) {
+  for (std::size_t k = 0; k < finalists.size(); ++k) {
+    if (!entries[finalists[k]].status.ok()) continue;
+    const auto& starts = a.round_start[k];
+    if (starts.size() < 2) continue;
+    const auto mid = static_cast<std::ptrdiff_t>(starts[starts.size() / 2]);
+    const auto& s = a.samples[k];
+    std::vector<double> first(s.begin(), s.begin() + mid), second(s.begin() + mid, s.end());
+    if (first.empty() || second.empty()) continue;
+    if (shifted(first, second, opts.race_confidence, opts.race_tolerance)) return true;
+  }
+  return false;
+}
+
+// Standing contestants outside `finalists` whose median is within race_tolerance of the
+// fastest finalist's (or below it).
+std::vector<std::size_t> undercutters(const std::vector<RaceEntry>& entries,
+                                      const std::vector<std::size_t>& finalists, double tolerance) {
+  double best = INFINITY;
+  for (std::size_t i : finalists)
+    if (timed_ok(entries[i])) best = std::min(best, median_of(entries[i]));
+  std::vector<std::size_t> out;
+  if (!std::isfinite(best)) return out;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const auto& e = entries[i];
+    if (!e.status.ok() || e.samples.empty()) continue;
+    if (std::find(finalists.begin(), finalists.end(), i) != finalists.end()) continue;
+    if (median_of(e) <= best * (1.0 + std::max(0.0, tolerance))) out.push_back(i);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool shifted(const std::vector<double>& first, const std::vector<double>& second, double confidence,
+             double tolerance) {
+  const Interval a = median_interval(first, confidence);
+  const Interval b = median_interval(second, confidence);
+  const bool disjoint = a.hi < b.lo || b.hi < a.lo;
+  if (!disjoint) return false;
+  const double ma = quantile(first, 0.5), mb = quantile(second, 0.5);
+  const double lo = std::min(ma, mb), hi = std::max(ma, mb);
+  return lo > 0 && hi / lo - 1.0 > std::max(0.0, tolerance);
+}
+
+Result<ShowdownReport> run_showdown(Device& dev, ArgList args, const BenchOptions& opts,
+                                    std::vector<RaceEntry>& entries) {
+  ShowdownReport out;
+  if (opts.showdown_rounds <= 0) return out;
+  std::vector<std::size_t> finalists = pick_finalists(entries, std::max(0.0, opts.showdown_margin),
+                                                      std::max(2, opts.showdown_finalists));
+  // Each pass either ends or adds at least one contestant, so there are at most
+  // entries.size() passes.
+  for (std::size_t pass = 0; finalists.size() >= 2 && pass <= entries.size(); ++pass) {
+    Attempt kept;
+    for (int attempt = 0;; ++attempt) {
+      TUNE_ASSIGN_OR_RETURN(kept, time_attempt(dev, args, opts, entries, finalists));
+      out.rounds += opts.showdown_rounds;
+      out.stationary = !attempt_shifted(kept, entries, finalists, opts);
+      if (out.stationary || attempt >= opts.showdown_retries) break;
+      ++out.retimed;
+    }
+    for (std::size_t k = 0; k < finalists.size(); ++k) {
+      RaceEntry& e = entries[finalists[k]];
+      if (!e.status.ok() || kept.samples[k].empty()) continue;
+      e.samples = std::move(kept.samples[k]);
+      e.raced_out = false;
+    }
+    out.finalists = static_cast<int>(finalists.size());
+    const auto join = undercutters(entries, finalists, opts.race_tolerance);
+    if (join.empty()) break;
+    finalists.insert(finalists.end(), join.begin(), join.end());
+  }
+  return out;
+}
+
+}  // namespace tune

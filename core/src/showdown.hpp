@@ -1,0 +1,42 @@
+// The finalists of a race decided in an interleaved showdown (internal: not installed).
+//
+// Racing times each contestant in batches as it joins, so two near-equal configurations may
+// have been measured at different moments: one while the GPU sat in a lower clock or power
+// state, the other after it moved. Their medians then differ by the state, not by the code
+// (seen on the H200: a fresh process's fp16 samples split into two groups and the pick was 4%
+// slower than the best). The showdown re-times the few contestants that can still win under
+// the same conditions: rounds of one batch each, A B C then C B A, so a drift or a step of the
+// clock falls on all of them alike; their decisive samples are the showdown's.
+#pragma once
+
+#include <vector>
+
+#include "race.hpp"
+
+namespace tune {
+
+// Whether `first` and `second` (two halves of one contestant's samples, timed in that order)
+// come from different conditions: their medians' `confidence` intervals are disjoint and the
+// medians differ by more than `tolerance`. Noise-aware: a noisy device has wide intervals and
+// is not called non-stationary for its noise alone. Pure; thread-safe.
+bool shifted(const std::vector<double>& first, const std::vector<double>& second, double confidence,
+             double tolerance);
+
+// Runs the showdown over `entries` (a race that has ended) per opts.showdown_*:
+//  1. the finalists are the contestants timed without error whose median is within
+//     opts.showdown_margin of the fastest, raced out or not (racing compared samples that may
+//     come from different clock states), the fastest opts.showdown_finalists of them;
+//  2. they are timed in opts.showdown_rounds interleaved rounds of race_batch repetitions; an
+//     attempt in which any finalist's samples shifted between its first and second half
+//     (`shifted`) is thrown away and re-timed, at most opts.showdown_retries times (the last
+//     attempt is kept and reported non-stationary);
+//  3. the finalists' samples are replaced by the kept attempt's;
+//  4. a contestant outside the showdown whose median is now within race_tolerance of the
+//     fastest finalist (its samples were taken in other conditions, and the winner rule would
+//     weigh them against the showdown's) joins the finalists and the showdown runs again.
+// A contestant whose timing fails is dropped with that reason (like a race); device_lost ends
+// the showdown at once. Does nothing with fewer than two finalists. Blocks; not thread-safe.
+Result<ShowdownReport> run_showdown(Device& dev, ArgList args, const BenchOptions& opts,
+                                    std::vector<RaceEntry>& entries);
+
+}  // namespace tune

@@ -1,0 +1,287 @@
+// The finalists' showdown (core/src/showdown.hpp): re-timed together, interleaved, so that a
+// change of clock or power state during the race cannot decide between near-equals.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "race.hpp"
+#include "showdown.hpp"
+#include "sim_fixture.hpp"
+#include "tune/benchmark.hpp"
+#include "tune/stats.hpp"
+
+using namespace tune;
+using namespace tune::testing;
+
+namespace {
+
+// n samples around `centre`, lognormal with `sigma`, from `seed`.
+std::vector<double> samples_around(double centre, double sigma, int n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> z(0.0, 1.0);
+  std::vector<double> out;
+  for (int i = 0; i < n; ++i) out.push_back(centre * std::exp(sigma * z(gen)));
+  return out;
+}
+
+// Showdown options: racing with the default showdown, no clock settling (it would run the
+// modelled clock up before the showdown, which these tests model on purpose).
+BenchOptions showdown_bench() {
+  BenchOptions b = tiny_bench();
+  b.racing = true;
+  b.race_batch = 5;
+  b.settle_max_ms = 0;
+  return b;
+}
+
+// The sim device with a BM cost model from a table, and one compiled kernel per BM.
+struct Contest {
+  SimRig rig;
+  std::vector<std::unique_ptr<CompiledKernel>> kernels;
+  std::vector<Value> bms;
+
+  explicit Contest(std::map<std::int64_t, double> ns) {
+    rig.dev.set_cost_model([ns](const Config& c, ArgList) { return ns.at(c.get_int("BM")); });
+    for (const auto& [bm, t] : ns)
+      kernels.push_back(rig.dev.compile(sim_source(), Config{{"BM", bm}}).value());
+  }
+  // An entry for kernel k with `samples` already taken (as if timed earlier in the race).
+  RaceEntry entry(std::size_t k, std::vector<double> samples) const {
+    RaceEntry e;
+    e.kernel = kernels[k].get();
+    e.estimate_ns = samples.empty() ? 1000.0 : quantile(samples, 0.5);
+    e.samples = std::move(samples);
+    return e;
+  }
+};
+
+double median_of(const RaceEntry& e) { return quantile(e.samples, 0.5); }
+
+}  // namespace
+
+TEST_CASE("shifted: a step between the halves, not noise, is a shift") {
+  const auto flat = samples_around(1000, 0.002, 30, 1);
+  const auto flat2 = samples_around(1000, 0.002, 30, 2);
+  CHECK_FALSE(shifted(flat, flat2, 0.99, 0.01));
+  const auto stepped = samples_around(1050, 0.002, 30, 3);  // 5% slower: a clock step
+  CHECK(shifted(flat, stepped, 0.99, 0.01));
+  CHECK(shifted(stepped, flat, 0.99, 0.01));  // either direction
+  // The same 5% on a device whose noise is wider than the step: not called a shift.
+  const auto noisy = samples_around(1000, 0.3, 30, 4);
+  const auto noisy_step = samples_around(1050, 0.3, 30, 5);
+  CHECK_FALSE(shifted(noisy, noisy_step, 0.99, 0.01));
+  // A real but negligible change (0.5%) within the tolerance: not worth re-timing.
+  const auto tiny_step = samples_around(1005, 0.0005, 30, 6);
+  const auto tight = samples_around(1000, 0.0005, 30, 7);
+  CHECK_FALSE(shifted(tight, tiny_step, 0.99, 0.01));
+  CHECK(shifted(tight, tiny_step, 0.99, 0.001));
+}
+
+TEST_CASE("showdown: finalists timed in another clock state are re-timed together") {
+  // BM=1 is truly 3% faster than BM=2, but the race timed it while the GPU sat in a state
+  // 10% slower; BM=2's samples came after the change. The race's medians pick BM=2.
+  Contest c({{1, 1000.0}, {2, 1030.0}, {3, 1500.0}});
+  const auto args = c.rig.args(1024);
+  Race race(c.rig.dev, args, showdown_bench());
+  race.add(c.entry(0, samples_around(1100, 0.001, 20, 1)));
+  race.add(c.entry(1, samples_around(1030, 0.001, 20, 2)));
+  RaceEntry slow = c.entry(2, samples_around(1500, 0.001, 20, 3));
+  slow.raced_out = true;
+  race.add(slow);
+  REQUIRE(median_of(race.entries()[0]) > median_of(race.entries()[1]));
+  c.rig.dev.clear_events();
+
+  auto out = race.finish();
+  REQUIRE(out.ok());
+  CHECK(out->finalists == 2);  // the raced-out one stays out: it cannot win
+  CHECK(out->rounds == 6);
+  CHECK(out->retimed == 0);
+  CHECK(out->stationary);
+  // The showdown's samples decide: same conditions, the true order.
+  CHECK(median_of(race.entries()[0]) == doctest::Approx(1000.0).epsilon(0.001));
+  CHECK(median_of(race.entries()[1]) == doctest::Approx(1030.0).epsilon(0.001));
+  CHECK(race.entries()[0].samples.size() == 30);  // 6 rounds x race_batch 5
+  CHECK(race.entries()[2].raced_out);
+  CHECK(race.entries()[2].samples.size() == 20);  // untouched
+  // Interleaved: the race's fastest first, then the order reversed every round.
+  const auto timed = events_with(c.rig.dev.events(), "time ");
+  REQUIRE(timed.size() == 12);
+  CHECK(timed[0] == "time BM=2 reps=5");
+  CHECK(timed[1] == "time BM=1 reps=5");
+  CHECK(timed[2] == "time BM=1 reps=5");
+  CHECK(timed[3] == "time BM=2 reps=5");
+}
+
+TEST_CASE("showdown: a raced-out contestant within the margin is a finalist, one beyond is not") {
+  // BM=1 was raced out by samples from a slower moment; it is within showdown_margin (10%) of
+  // the fastest, so it is re-timed with the others, and wins. BM=3 is 40% slower: left out.
+  Contest c({{1, 1000.0}, {2, 1030.0}, {3, 1450.0}});
+  const auto args = c.rig.args(1024);
+  Race race(c.rig.dev, args, showdown_bench());
+  RaceEntry early = c.entry(0, samples_around(1100, 0.001, 20, 1));
+  early.raced_out = true;
+  race.add(early);
+  race.add(c.entry(1, samples_around(1030, 0.001, 20, 2)));
+  RaceEntry slow = c.entry(2, samples_around(1450, 0.001, 20, 3));
+  slow.raced_out = true;
+  race.add(slow);
+  auto out = race.finish();
+  REQUIRE(out.ok());
+  CHECK(out->finalists == 2);
+  CHECK_FALSE(race.entries()[0].raced_out);
+  CHECK(median_of(race.entries()[0]) == doctest::Approx(1000.0).epsilon(0.001));
+  CHECK(race.entries()[2].raced_out);
+  CHECK(race.entries()[2].samples.size() == 20);
+}
+
+TEST_CASE("showdown: a contestant outside it whose old median could still win joins it") {
+  // Only two finalists are held. The showdown's medians come out slower than the stale ones
+  // the race left (taken in a faster moment), so BM=3, left out as third, now looks faster
+  // than the showdown's best on its stale samples: the winner rule would weigh it unfairly.
+  // It joins, and the showdown runs again with all three, on equal terms.
+  Contest c({{1, 1000.0}, {2, 1030.0}, {3, 990.0}});
+  const auto args = c.rig.args(1024);
+  BenchOptions opts = showdown_bench();
+  opts.showdown_finalists = 2;
+  Race race(c.rig.dev, args, opts);
+  race.add(c.entry(0, samples_around(950, 0.001, 20, 1)));
+  race.add(c.entry(1, samples_around(960, 0.001, 20, 2)));
+  race.add(c.entry(2, samples_around(970, 0.001, 20, 3)));
+  auto out = race.finish();
+  REQUIRE(out.ok());
+  CHECK(out->finalists == 3);
+  CHECK(out->rounds == 12);  // the first pass, then again with the newcomer
+  CHECK(median_of(race.entries()[2]) == doctest::Approx(990.0).epsilon(0.001));
+  CHECK(median_of(race.entries()[0]) == doctest::Approx(1000.0).epsilon(0.001));
+  CHECK(median_of(race.entries()[1]) == doctest::Approx(1030.0).epsilon(0.001));
+}
+
+TEST_CASE("showdown: an attempt whose samples shift is re-timed, and said when it never settles") {
+  Contest c({{1, 1000.0}, {2, 1030.0}});
+  const auto args = c.rig.args(1024);
+  BenchOptions opts = showdown_bench();
+  SUBCASE("a clock step inside the first attempt: re-timed once, then stationary") {
+    // The first 30 us of timed work run 20% slower, then 1x: the step lands mid-attempt
+    // (an attempt is 2 x 6 x 5 repetitions of about 1 us).
+    c.rig.dev.set_clock_ramp(1.2, 30000.0, 1);
+    Race race(c.rig.dev, args, opts);
+    race.add(c.entry(0, samples_around(1000, 0.001, 20, 1)));
+    race.add(c.entry(1, samples_around(1030, 0.001, 20, 2)));
+    auto out = race.finish();
+    REQUIRE(out.ok());
+    CHECK(out->retimed == 1);
+    CHECK(out->stationary);
+    CHECK(out->rounds == 12);
+    CHECK(median_of(race.entries()[0]) == doctest::Approx(1000.0).epsilon(0.001));
+    CHECK(median_of(race.entries()[1]) == doctest::Approx(1030.0).epsilon(0.001));
+  }
+  SUBCASE("a clock still drifting after every retry: the last attempt is kept and flagged") {
+    c.rig.dev.set_clock_ramp(2.0, 1e6);  // a slow linear ramp over 1 ms of work
+    opts.showdown_retries = 1;
+    Race race(c.rig.dev, args, opts);
+    race.add(c.entry(0, samples_around(1000, 0.001, 20, 1)));
+    race.add(c.entry(1, samples_around(1030, 0.001, 20, 2)));
+    auto out = race.finish();
+    REQUIRE(out.ok());
+    CHECK(out->retimed == 1);
+    CHECK_FALSE(out->stationary);
+    CHECK(out->rounds == 12);
+    // Interleaving still ranks them right under the drift.
+    CHECK(median_of(race.entries()[0]) < median_of(race.entries()[1]));
+  }
+}
+
+TEST_CASE("showdown: a finalist that fails is dropped with its reason, the other decides") {
+  Contest c({{1, 1000.0}, {2, 1030.0}, {3, 1040.0}});
+  const auto args = c.rig.args(1024);
+  c.rig.dev.fail_launch_if([](const Config& cfg) { return cfg.get_int("BM") == 1; });
+  Race race(c.rig.dev, args, showdown_bench());
+  race.add(c.entry(0, samples_around(1000, 0.001, 20, 1)));
+  race.add(c.entry(1, samples_around(1030, 0.001, 20, 2)));
+  race.add(c.entry(2, samples_around(1040, 0.001, 20, 3)));
+  auto out = race.finish();
+  REQUIRE(out.ok());
+  CHECK(race.entries()[0].status.code() == StatusCode::launch_failed);
+  CHECK(median_of(race.entries()[1]) == doctest::Approx(1030.0).epsilon(0.001));
+  CHECK(median_of(race.entries()[2]) == doctest::Approx(1040.0).epsilon(0.001));
+}
+
+TEST_CASE("showdown: not held when off, with fixed counts, without racing or with one left") {
+  Contest c({{1, 1000.0}, {2, 1030.0}});
+  const auto args = c.rig.args(1024);
+  BenchOptions opts = showdown_bench();
+  SUBCASE("showdown_rounds 0") { opts.showdown_rounds = 0; }
+  SUBCASE("rep_count: exactly the counts asked for") {
+    opts.rep_count = 10;
+    opts.warmup_count = 1;
+  }
+  SUBCASE("racing off: every contestant had its budget in the same rounds") { opts.racing = false; }
+  Race race(c.rig.dev, args, opts);
+  race.add(c.entry(0, samples_around(1100, 0.001, 20, 1)));
+  race.add(c.entry(1, samples_around(1030, 0.001, 20, 2)));
+  c.rig.dev.clear_events();
+  auto out = race.finish();
+  REQUIRE(out.ok());
+  CHECK(out->finalists == 0);
+  CHECK(c.rig.dev.time_calls() == 0);
+  CHECK(median_of(race.entries()[0]) == doctest::Approx(1100.0).epsilon(0.01));
+}
+
+TEST_CASE("showdown options are validated, naming the field") {
+  BenchOptions b;
+  b.showdown_finalists = 1;
+  auto st = validate(b);
+  CHECK(st.code() == StatusCode::invalid_argument);
+  CHECK(st.message().find("showdown_finalists") != std::string::npos);
+  b = BenchOptions{};
+  b.showdown_rounds = -1;
+  CHECK(validate(b).message().find("showdown_rounds") != std::string::npos);
+  b = BenchOptions{};
+  b.showdown_retries = -2;
+  CHECK(validate(b).message().find("showdown_retries") != std::string::npos);
+  b = BenchOptions{};
+  b.showdown_margin = NAN;
+  CHECK(validate(b).message().find("showdown_margin") != std::string::npos);
+}
+
+TEST_CASE("showdown: an Autotuner whose race spans a clock step still picks the best") {
+  // The best configuration compiles first and is timed against a slow one while the clock is
+  // low; the runner-up (3% slower) compiles late and is timed after the clock rose. The race
+  // alone would compare them across the step; the showdown re-times them together.
+  SimRig rig;
+  rig.dev.set_cost_model([](const Config& c, ArgList) {
+    switch (c.get_int("BM")) {
+      case 16:
+        return 1000.0;
+      case 32:
+        return 1030.0;
+      default:
+        return 2000.0;
+    }
+  });
+  rig.dev.compile_delay_if([](const Config& c) { return c.get_int("BM") == 32; }, 200.0);
+  auto opts = quiet_options();
+  opts.bench = showdown_bench();
+  opts.bench.rep_ms = 0.2;
+  opts.bench.max_reps = 200;
+  auto tuner = make_tuner(sim_kernel(bm_space({16, 32, 64})), opts);
+  const auto args = rig.args(1000);
+  rig.dev.set_clock_ramp(1.1, 150000.0, 1);  // 10% slow for the first 150 us of timed work
+  CHECK(tuner->tune(rig.dev, args).value().get_int("BM") == 16);
+  const auto report = tuner->last_report(rig.dev, args).value();
+  CHECK(report.showdown.finalists >= 2);
+  CHECK(report.to_string().find("showdown:") != std::string::npos);
+  // The two that could win were timed together: their medians stand in the modelled ratio,
+  // whichever clock state the showdown ran in.
+  double m16 = 0, m32 = 0;
+  for (const auto& r : report.results) {
+    if (r.config.get_int("BM") == 16) m16 = r.stats.median;
+    if (r.config.get_int("BM") == 32) m32 = r.stats.median;
+  }
+  REQUIRE(m16 > 0);
+  REQUIRE(m32 > 0);
+  CHECK(m32 / m16 == doctest::Approx(1.03).epsilon(0.005));
+}

@@ -1,0 +1,30 @@
+// What `tune stability --quality` compares each tuning's pick against, and the heavy load it
+// may put on the GPU before each tuning (issue 15: wrong picks after heavy load).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "tune/kernels/bundled.hpp"
+#include "tune/tune.hpp"
+
+namespace tune::cli {
+
+// Each candidate's reference median in nanoseconds, by Config::to_string(): every candidate
+// of the key timed with its whole budget (no racing, no showdown), in two passes, the second
+// in reverse order, and the mean of the two medians kept, so a clock that changes during the
+// reference does not favour either end of the list. A candidate that failed has none.
+// Blocks; compiles and times on `dev`.
+Result<std::map<std::string, double>> reference_medians(Device& dev,
+                                                        const kernels::BundledKernel& k,
+                                                        const kernels::Workload& w, double rep_ms);
+
+// The fastest reference median (+inf when none).
+double fastest(const std::map<std::string, double>& reference);
+
+// Heavy GPU load for about `ms` milliseconds: the backend's largest bundled matmul demo size,
+// launched back to back with its default configuration, then a synchronize. Does nothing for
+// ms <= 0. Errors name the stage (no matmul for this backend, setup, launch).
+Status heat_gpu(Device& dev, double ms);
+
+}  // namespace tune::cli
