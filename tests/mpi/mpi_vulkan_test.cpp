@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "interop_data.hpp"
 #include "mpi_rig.hpp"
 #include "skip.hpp"
 #include "tune/kernels/bundled.hpp"
@@ -59,14 +60,7 @@ int run(const std::string& mode) {
     verified.insert(c.to_string());
     return Status();
   };
-  AutotunerOptions opts;
-  opts.persistent = false;
-  opts.print = false;
-  opts.bench.warmup_ms = 1;
-  opts.bench.rep_ms = 2;
-  opts.bench.min_reps = 3;
-  opts.bench.max_reps = 20;
-  auto tuner = Autotuner::make(def, opts);
+  auto tuner = Autotuner::make(def, tune::testing::interop_options());
   check(tuner.ok(), "Autotuner::make: " + tuner.status().to_string());
   if (!tuner.ok()) return 1;
   const std::vector<std::int64_t> sizes =
