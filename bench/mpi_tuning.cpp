@@ -44,10 +44,10 @@ using namespace tune;
 
 namespace {
 
-tune::testing::MpiRank g;
+tune::testing::MpiRank me;  // this process: its rank and failed checks
 
 [[noreturn]] void die(const std::string& what, const Status& st) {
-  std::fprintf(stderr, "rank %d: %s: %s\n", g.rank, what.c_str(), st.to_string().c_str());
+  std::fprintf(stderr, "rank %d: %s: %s\n", me.rank, what.c_str(), st.to_string().c_str());
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::exit(1);
 }
@@ -65,7 +65,7 @@ double now_ms() {
 
 // One line on stderr per finished phase (rank 0), so a long run shows where it is.
 void progress(const char* phase, double ms) {
-  if (g.rank == 0) std::fprintf(stderr, "[mpi_tuning] %s done in %.1f s\n", phase, ms / 1000);
+  if (me.rank == 0) std::fprintf(stderr, "[mpi_tuning] %s done in %.1f s\n", phase, ms / 1000);
 }
 
 std::unique_ptr<Autotuner> fresh_tuner(KernelDef def) {
@@ -85,7 +85,7 @@ void add_matmul(tune::testing::WorkloadCalls& work, const kernels::BundledKernel
 }  // namespace
 
 int main(int argc, char** argv) {
-  g = tune::testing::MpiRank::start(&argc, &argv);
+  me = tune::testing::MpiRank::start(&argc, &argv);
   std::string device = "cuda";
   std::int64_t size = 2048;
   int nkeys = 6;
@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
   }
   if (!warm) ::setenv("TUNE_CACHE", "off", 1);
   MPI_Comm node;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g.rank, MPI_INFO_NULL, &node);
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me.rank, MPI_INFO_NULL, &node);
   int local = 0;
   MPI_Comm_rank(node, &local);
   MPI_Comm_free(&node);
@@ -128,15 +128,15 @@ int main(int argc, char** argv) {
   const ArgList big_args = big.calls[0];
   // A whole tuning of the wide space may be waited for: 30 minutes.
   auto coord = value_or_die(tune::testing::world_coordinator(*dev, 1800000), "Coordinator");
-  if (g.rank == 0) {
-    std::printf("# mpi_tuning: %d ranks, device %s (%s), matmul_f32 %lldx%lldx%lld\n\n", g.size,
+  if (me.rank == 0) {
+    std::printf("# mpi_tuning: %d ranks, device %s (%s), matmul_f32 %lldx%lldx%lld\n\n", me.size,
                 dev->info().name.c_str(), dev->info().fingerprint().c_str(),
                 static_cast<long long>(size), static_cast<long long>(size),
                 static_cast<long long>(size));
   }
 
   if (warm) {
-    if (g.rank == 0) {
+    if (me.rank == 0) {
       const double t0 = now_ms();
       if (Status st = fresh_tuner(wide)->warmup(*dev); !st.ok()) die("warmup", st);
       std::printf("compiled the wide space into the cache in %.1f s (--warm)\n\n",
@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   double t1 = 0;
   Config w1;
-  if (g.rank == 0) {
+  if (me.rank == 0) {
     const double t0 = now_ms();
     w1 = value_or_die(solo->tune(*dev, big_args), "single-GPU tuning");
     t1 = now_ms() - t0;
@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
   progress("phase 2 (share_space)", t2);
   const Config w2 = out2[0].config;
   double m1 = 0, m2 = 0;
-  if (g.rank == 0) {
+  if (me.rank == 0) {
     // Both winners timed again, together, on rank 0's GPU.
     const std::vector<Config> pair = {w1, w2};
     auto again = value_or_die(solo->measure(*dev, big_args, pair), "timing the winners again");
@@ -202,27 +202,27 @@ int main(int argc, char** argv) {
   progress("phase 4 (share_keys)", t4);
   agree += tune::testing::decisions_text(out4);
 
-  const int same = tune::testing::decisions_agree(g, agree);
+  const int same = tune::testing::decisions_agree(me, agree);
   const std::size_t nk = out2.size() + out3.size() + out4.size();
 
-  if (g.rank == 0) {
+  if (me.rank == 0) {
     std::printf("| phase | what | wall | result |\n|---|---|---|---|\n");
     std::printf("| 1 | one GPU, exhaustive, %zu configs | %.1f s | {%s} %.1f us |\n", ncands,
                 t1 / 1000, w1.to_string().c_str(), m1 / 1000);
-    std::printf("| 2 | share_space on %d GPUs (finalists %zu) | %.1f s | {%s} %.1f us |\n", g.size,
+    std::printf("| 2 | share_space on %d GPUs (finalists %zu) | %.1f s | {%s} %.1f us |\n", me.size,
                 out2[0].finalists.size(), t2 / 1000, w2.to_string().c_str(), m2 / 1000);
     std::printf("| 3 | tune_collective, %d keys: leader | %.1f s | tunes |\n", nkeys,
                 std::atof(walls3[0].c_str()) / 1000);
-    for (int r = 1; r < g.size; ++r)
+    for (int r = 1; r < me.size; ++r)
       std::printf("| 3 | tune_collective, %d keys: rank %d | %.1f s | waits, then adopts |\n",
                   nkeys, r, std::atof(walls3[static_cast<std::size_t>(r)].c_str()) / 1000);
     std::printf("| 4 | share_keys, %d keys | %.1f s | |\n\n", nkeys, t4 / 1000);
     std::printf("speed-up of share_space over one GPU: %.2fx (target >= 1.8x)\n", t1 / t2);
     std::printf("shared winner / exhaustive winner, timed again together: %.4f (target <= 1.02)\n",
                 m2 / m1);
-    std::printf("agreement: %d of %d ranks decided the same %zu keys (%s)\n", same, g.size, nk,
-                same == g.size ? "100%" : "DISAGREE");
+    std::printf("agreement: %d of %d ranks decided the same %zu keys (%s)\n", same, me.size, nk,
+                same == me.size ? "100%" : "DISAGREE");
   }
   coord.reset();  // frees its communicators: before MPI_Finalize
-  return g.finish(same == g.size ? 0 : 1);
+  return me.finish(same == me.size ? 0 : 1);
 }

@@ -31,9 +31,9 @@ using tune::testing::SimDevice;
 
 namespace {
 
-tune::testing::MpiRank g;
+tune::testing::MpiRank me;  // this process: its rank and failed checks
 
-void check(bool ok, const std::string& what) { g.check(ok, what); }
+void check(bool ok, const std::string& what) { me.check(ok, what); }
 
 // sim_kernel(x: f32 buffer, n: i32 scalar), key n, over BM.
 KernelDef sim_kernel(std::vector<int> bms) {
@@ -95,7 +95,7 @@ std::unique_ptr<Autotuner> make_tuner(KernelDef def, std::shared_ptr<TuningStore
   o.persistent = o.store != nullptr;
   auto t = Autotuner::make(std::move(def), o);
   if (!t.ok()) {
-    std::fprintf(stderr, "rank %d: Autotuner::make: %s\n", g.rank, t.status().to_string().c_str());
+    std::fprintf(stderr, "rank %d: Autotuner::make: %s\n", me.rank, t.status().to_string().c_str());
     std::exit(1);
   }
   return std::move(*t);
@@ -104,7 +104,7 @@ std::unique_ptr<Autotuner> make_tuner(KernelDef def, std::shared_ptr<TuningStore
 std::unique_ptr<mpi::Coordinator> make_coordinator(const Device& dev, double timeout_ms = 20000) {
   auto c = tune::testing::world_coordinator(dev, timeout_ms);
   if (!c.ok()) {
-    std::fprintf(stderr, "rank %d: Coordinator::make: %s\n", g.rank,
+    std::fprintf(stderr, "rank %d: Coordinator::make: %s\n", me.rank,
                  c.status().to_string().c_str());
     std::exit(1);
   }
@@ -114,7 +114,7 @@ std::unique_ptr<mpi::Coordinator> make_coordinator(const Device& dev, double tim
 // The node store on a fresh database in this test's TUNE_CACHE_DIR.
 std::shared_ptr<TuningStore> fresh_node_store() {
   const std::string path = default_cache_path();
-  if (g.rank == 0 && !path.empty()) {
+  if (me.rank == 0 && !path.empty()) {
     std::error_code ec;
     for (const char* suffix : {"", "-wal", "-shm", "-journal"})
       std::filesystem::remove(path + suffix, ec);
@@ -132,10 +132,10 @@ std::map<std::string, std::size_t> check_one_writer(const std::shared_ptr<Tuning
   check(sq != nullptr, "node_store gave a SqliteStore");
   std::map<std::string, std::size_t> per_key;
   if (sq == nullptr) return per_key;
-  check(sq->writable() == (g.rank == 0),
+  check(sq->writable() == (me.rank == 0),
         "only node rank 0 writes (writable=" + std::to_string(sq->writable()) + ")");
   MPI_Barrier(MPI_COMM_WORLD);
-  if (g.rank == 0) {
+  if (me.rank == 0) {
     auto rows = SqliteStore::open(sq->path(), SqliteStore::Options{CacheMode::readonly})->rows();
     check(rows.ok(), "reading the database back");
     if (rows.ok())
@@ -146,7 +146,7 @@ std::map<std::string, std::size_t> check_one_writer(const std::shared_ptr<Tuning
 
 // Each rank's outcome configs, compared across ranks: all equal.
 void check_same_everywhere(const std::vector<mpi::KeyOutcome>& outcomes) {
-  tune::testing::decisions_agree(g, tune::testing::decisions_text(outcomes));
+  tune::testing::decisions_agree(me, tune::testing::decisions_text(outcomes));
 }
 
 // Later run() calls are memory hits that launch the decided config.
@@ -172,13 +172,13 @@ int one_tunes() {
   auto store = fresh_node_store();
   auto tuner = make_tuner(sim_kernel(bm_values(12)), store);
   auto coord = make_coordinator(rig.dev);
-  check(coord->group_size() == g.size && coord->groups() == 1, "one fingerprint group of all");
+  check(coord->group_size() == me.size && coord->groups() == 1, "one fingerprint group of all");
   auto out = coord->tune_collective(*tuner, rig.dev, rig.calls);
   check(out.ok(), "tune_collective: " + out.status().to_string());
   if (!out.ok()) return 1;
   // The leader tuned; the others timed nothing while waiting.
   const auto timed = timed_configs(rig.dev);
-  if (g.rank == 0) {
+  if (me.rank == 0) {
     check(timed.size() == 12, "the leader timed every candidate");
   } else {
     check(timed.empty(), "a waiting rank timed nothing");
@@ -190,7 +190,7 @@ int one_tunes() {
   check_same_everywhere(*out);
   check_adopted(*tuner, rig, *out);
   auto rows = check_one_writer(store);
-  if (g.rank == 0) {
+  if (me.rank == 0) {
     check(rows.size() == 3, "rows of 3 keys in the database");
     for (const auto& [k, n] : rows) check(n == 12, "12 rows for key " + k);
   }
@@ -198,7 +198,7 @@ int one_tunes() {
   rig.dev.clear_events();
   auto again = coord->tune_collective(*tuner, rig.dev, rig.calls);
   check(again.ok() && timed_configs(rig.dev).empty(), "a second tune_collective times nothing");
-  if (again.ok() && g.rank == 0) check((*again)[0].source == ResultSource::memory, "memory");
+  if (again.ok() && me.rank == 0) check((*again)[0].source == ResultSource::memory, "memory");
   return 0;
 }
 
@@ -223,7 +223,7 @@ int share_space() {
   check(times.size() == 13, "13 configs timed in all, not " + std::to_string(times.size()));
   for (const auto& [c, n] : times)
     check(n == 1, c + " timed by exactly one rank, not " + std::to_string(n));
-  check(o.measured_here.size() == (g.rank == 0 ? 4u : 3u), "round-robin share size");
+  check(o.measured_here.size() == (me.rank == 0 ? 4u : 3u), "round-robin share size");
   check_same_everywhere(*out);
   check_adopted(*tuner, rig, *out);
   return 0;
@@ -249,7 +249,7 @@ int share_space_ties() {
   check(o.config.to_string() == "BM=16", "the tie went to BM=16, not " + o.config.to_string());
   check(o.finalists == std::vector<std::string>{"BM=16", "BM=40", "BM=64"},
         "finalists BM=16, BM=40, BM=64 (the winner rule's order: one tie band, text order)");
-  if (g.rank == 0) {
+  if (me.rank == 0) {
     const auto timed = timed_configs(rig.dev);
     for (const char* f : {"BM=16", "BM=64", "BM=40"})
       check(timed.count(f) == 1, std::string("the leader timed finalist ") + f);
@@ -275,8 +275,8 @@ int share_keys() {
         "a repeated key gets its first call's outcome");
   for (std::size_t i = 0; i < 6; ++i) {
     const auto& o = (*out)[i];
-    const bool mine = static_cast<int>(i % static_cast<std::size_t>(g.size)) == g.rank;
-    check(o.decided_by == static_cast<int>(i) % g.size, "key i is tuned by rank i % n");
+    const bool mine = static_cast<int>(i % static_cast<std::size_t>(me.size)) == me.rank;
+    check(o.decided_by == static_cast<int>(i) % me.size, "key i is tuned by rank i % n");
     check(mine == (o.source != ResultSource::shared), "own keys tuned here, the rest shared");
     auto rep = tuner->last_report(rig.dev, rig.calls[i]);
     check(rep.has_value() && (rep->source == ResultSource::shared) == !mine,
@@ -288,7 +288,7 @@ int share_keys() {
   check_adopted(*tuner, rig, *out);
   // Only rank 0 writes, and it saved the rows of the keys that ranks 1..3 tuned.
   auto rows = check_one_writer(store);
-  if (g.rank == 0) {
+  if (me.rank == 0) {
     check(rows.size() == 6,
           "rows of all 6 keys in the database, not " + std::to_string(rows.size()));
     for (const auto& [k, n] : rows) check(n == 8, "8 rows for key " + k);
@@ -297,7 +297,7 @@ int share_keys() {
 }
 
 int keys_differ() {
-  Rig rig({100, g.rank == 3 ? 999 : 200});
+  Rig rig({100, me.rank == 3 ? 999 : 200});
   auto tuner = make_tuner(sim_kernel(bm_values(4)), nullptr);
   auto coord = make_coordinator(rig.dev);
   for (int mode = 0; mode < 3; ++mode) {
@@ -321,7 +321,7 @@ int throws() {
   KernelDef def = sim_kernel(bm_values(8));
   auto dims = def.dims;
   def.dims = [dims](const Config& c, ArgList a) {
-    if (g.rank == 2) throw std::runtime_error("rank 2's dims gave up");
+    if (me.rank == 2) throw std::runtime_error("rank 2's dims gave up");
     return dims(c, a);
   };
   auto tuner = make_tuner(def, nullptr);
@@ -336,7 +336,7 @@ int throws() {
   // Mode 1: the leader's dims throws while tuning; the waiting ranks get its error. The
   // Coordinator is still usable after an error every rank received.
   def.dims = [dims](const Config& c, ArgList a) {
-    if (g.rank == 0) throw std::runtime_error("the leader's dims gave up");
+    if (me.rank == 0) throw std::runtime_error("the leader's dims gave up");
     return dims(c, a);
   };
   auto tuner1 = make_tuner(def, nullptr);
@@ -348,9 +348,9 @@ int throws() {
             out1.status().message().find("the leader's dims gave up") != std::string::npos,
         "the error names rank 0 and its exception: " + out1.status().message());
   // Mode 3: every configuration fails to launch on rank 1: all_failed everywhere.
-  rig.dev.fail_launch_if([](const Config&) { return g.rank == 1; });
+  rig.dev.fail_launch_if([](const Config&) { return me.rank == 1; });
   Rig keys({1, 2, 3, 4});
-  keys.dev.fail_launch_if([](const Config&) { return g.rank == 1; });
+  keys.dev.fail_launch_if([](const Config&) { return me.rank == 1; });
   auto tuner3 = make_tuner(sim_kernel(bm_values(3)), nullptr);
   auto out3 = coord->share_keys(*tuner3, keys.dev, keys.calls);
   check(!out3.ok() && out3.status().code() == StatusCode::all_failed,
@@ -365,7 +365,7 @@ int stall() {
   Rig rig({1000});
   auto tuner = make_tuner(sim_kernel(bm_values(4)), nullptr);
   auto coord = make_coordinator(rig.dev, 1000);
-  if (g.rank == 2) std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  if (me.rank == 2) std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   auto out = coord->tune_collective(*tuner, rig.dev, rig.calls);
   check(!out.ok() && out.status().code() == StatusCode::timeout,
         "a stalled rank makes the call time out: " + out.status().to_string());
@@ -375,7 +375,7 @@ int stall() {
   check(coord->broken(), "the Coordinator is broken after a timeout");
   auto again = coord->tune_collective(*tuner, rig.dev, rig.calls);
   check(again.status().code() == StatusCode::failed_precondition, "and refuses later calls");
-  std::fprintf(stderr, "rank %d: %s\n", g.rank, out.status().to_string().c_str());
+  std::fprintf(stderr, "rank %d: %s\n", me.rank, out.status().to_string().c_str());
   return 0;
 }
 
@@ -386,7 +386,7 @@ int exits() {
   KernelDef def = sim_kernel(bm_values(8));
   auto dims = def.dims;
   def.dims = [dims](const Config& c, ArgList a) {
-    if (g.rank == 1) std::_Exit(3);
+    if (me.rank == 1) std::_Exit(3);
     return dims(c, a);
   };
   auto tuner = make_tuner(def, nullptr);
@@ -399,11 +399,11 @@ int exits() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  g = tune::testing::MpiRank::start(&argc, &argv);
+  me = tune::testing::MpiRank::start(&argc, &argv);
   const std::string scenario = argc > 1 ? argv[1] : "";
   int rc = 2;
-  if (g.size != 4) {
-    std::fprintf(stderr, "run with mpirun -np 4 (got %d ranks)\n", g.size);
+  if (me.size != 4) {
+    std::fprintf(stderr, "run with mpirun -np 4 (got %d ranks)\n", me.size);
   } else if (scenario == "one_tunes") {
     rc = one_tunes();
   } else if (scenario == "share_space") {
@@ -423,5 +423,5 @@ int main(int argc, char** argv) {
   } else {
     std::fprintf(stderr, "unknown scenario '%s'\n", scenario.c_str());
   }
-  return g.finish(rc, scenario);
+  return me.finish(rc, scenario);
 }

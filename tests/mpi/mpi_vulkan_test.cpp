@@ -29,9 +29,9 @@ using namespace tune;
 
 namespace {
 
-tune::testing::MpiRank g;
+tune::testing::MpiRank me;  // this process: its rank and failed checks
 
-void check(bool ok, const std::string& what) { g.check(ok, what); }
+void check(bool ok, const std::string& what) { me.check(ok, what); }
 
 int run(const std::string& mode) {
   tune::testing::use_lavapipe_unless_asked();
@@ -42,10 +42,11 @@ int run(const std::string& mode) {
     const std::string why = dev.ok() ? "another rank opened no Vulkan device"
                                      : "no Vulkan device: " + dev.status().to_string();
     if (tune::testing::in_ci()) {
-      std::fprintf(stderr, "rank %d: FAILED: %s (CI runs this on lavapipe)\n", g.rank, why.c_str());
+      std::fprintf(stderr, "rank %d: FAILED: %s (CI runs this on lavapipe)\n", me.rank,
+                   why.c_str());
       return 1;
     }
-    if (g.rank == 0) std::printf("SKIPPED: %s\n", why.c_str());
+    if (me.rank == 0) std::printf("SKIPPED: %s\n", why.c_str());
     return 77;
   }
   auto k = kernels::bundled_kernel(Language::glsl, "vector_add");
@@ -83,26 +84,26 @@ int run(const std::string& mode) {
   check(out.ok(), mode + ": " + out.status().to_string());
   if (!out.ok()) return 1;
   // Every rank decided the same configurations.
-  tune::testing::decisions_agree(g, tune::testing::decisions_text(*out));
+  tune::testing::decisions_agree(me, tune::testing::decisions_text(*out));
   // Who verified (= measured) what.
   auto cands = (*tuner)->candidates(**dev, calls[0]);
   check(cands.ok(), "candidates");
   if (mode == "one_tunes") {
-    check(g.rank == 0 ? verified.size() == cands->size() : verified.empty(),
+    check(me.rank == 0 ? verified.size() == cands->size() : verified.empty(),
           "only the leader measured (" + std::to_string(verified.size()) + " here)");
   } else if (mode == "share_space") {
     std::set<std::string> share;
     for (const auto& c : (*out)[0].measured_here) share.insert(c.to_string());
     std::set<std::string> first_round;  // the leader also verifies its finalists again
     for (const auto& v : verified) first_round.insert(v);
-    if (g.rank != 0)
+    if (me.rank != 0)
       check(std::multiset<std::string>(share.begin(), share.end()) == verified,
             "measured exactly its share");
     const auto count = tune::testing::measured_counts((*out)[0].measured_here);
     check(count.size() == cands->size(), "every candidate measured");
     for (const auto& [c, n] : count) check(n == 1, c + " measured by exactly one rank");
     // Two or more finalists are timed again (and so verified again) on the leader.
-    if (g.rank == 0 && (*out)[0].finalists.size() >= 2)
+    if (me.rank == 0 && (*out)[0].finalists.size() >= 2)
       for (const auto& f : (*out)[0].finalists)
         check(first_round.count(f) == 1, "the leader timed finalist " + f);
   }
@@ -121,7 +122,7 @@ int run(const std::string& mode) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  g = tune::testing::MpiRank::start(&argc, &argv);
+  me = tune::testing::MpiRank::start(&argc, &argv);
   const std::string mode = argc > 1 ? argv[1] : "one_tunes";
-  return g.finish(run(mode), mode + " on lavapipe");
+  return me.finish(run(mode), mode + " on lavapipe");
 }
