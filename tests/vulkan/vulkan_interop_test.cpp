@@ -222,6 +222,13 @@ struct App {
     return buffers.back();
   }
 
+  // A buffer of `values.size()` floats holding `values`.
+  AppBuffer& make_buffer(const std::vector<float>& values) {
+    AppBuffer& b = make_buffer(values.size() * sizeof(float));
+    std::memcpy(b.mapped, values.data(), b.bytes);
+    return b;
+  }
+
   vulkan::ExternalDevice external() {
     vulkan::ExternalDevice e;
     e.instance = instance;
@@ -466,11 +473,9 @@ TEST_CASE("interop: a recorded hit with buffers recorded before allocates nothin
   constexpr int n = 1000;
   constexpr VkDeviceSize bytes = n * sizeof(float);
   constexpr int kHits = 50;
-  AppBuffer& x = app.make_buffer(bytes);
-  AppBuffer& y = app.make_buffer(bytes);
   const auto x0 = random_floats(n, 21), y0 = random_floats(n, 22);
-  std::memcpy(x.mapped, x0.data(), bytes);
-  std::memcpy(y.mapped, y0.data(), bytes);
+  AppBuffer& x = app.make_buffer(x0);
+  AppBuffer& y = app.make_buffer(y0);
   const float a = 0.5f;
   auto dev = vulkan::open_device(app.external());
   REQUIRE_MESSAGE(dev.ok(), dev.status().to_string());
@@ -510,13 +515,10 @@ TEST_CASE("interop: repeated recordings follow changed scalars and replaced buff
   if (!app.setup(false)) skip_or_fail_without_vulkan("application setup: " + app.why);
   constexpr int n = 1000;
   constexpr VkDeviceSize bytes = n * sizeof(float);
-  AppBuffer& x = app.make_buffer(bytes);
-  AppBuffer& y1 = app.make_buffer(bytes);
-  AppBuffer& y2 = app.make_buffer(bytes);
   const auto x0 = random_floats(n, 31), y10 = random_floats(n, 32), y20 = random_floats(n, 33);
-  std::memcpy(x.mapped, x0.data(), bytes);
-  std::memcpy(y1.mapped, y10.data(), bytes);
-  std::memcpy(y2.mapped, y20.data(), bytes);
+  AppBuffer& x = app.make_buffer(x0);
+  AppBuffer& y1 = app.make_buffer(y10);
+  AppBuffer& y2 = app.make_buffer(y20);
   auto dev = vulkan::open_device(app.external());
   REQUIRE_MESSAGE(dev.ok(), dev.status().to_string());
   {
@@ -575,9 +577,8 @@ TEST_CASE("interop: 8 threads recording shared and own keys each get their own d
   constexpr int kThreads = 8, kRounds = 6, kLen = 12000;
   constexpr VkDeviceSize bytes = kLen * sizeof(float);
   constexpr int kShared = 1000;  // key 1024 (pow2), every thread's
-  AppBuffer& x = app.make_buffer(bytes);
   const auto x0 = random_floats(kLen, 41);
-  std::memcpy(x.mapped, x0.data(), bytes);
+  AppBuffer& x = app.make_buffer(x0);
   struct Caller {
     AppBuffer* y = nullptr;
     std::vector<float> want;
@@ -589,9 +590,8 @@ TEST_CASE("interop: 8 threads recording shared and own keys each get their own d
   std::vector<Caller> callers(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     Caller& c = callers[static_cast<std::size_t>(t)];
-    c.y = &app.make_buffer(bytes);
     c.want = random_floats(kLen, 50 + static_cast<std::uint32_t>(t));
-    std::memcpy(c.y->mapped, c.want.data(), bytes);
+    c.y = &app.make_buffer(c.want);
   }
   auto dev = vulkan::open_device(app.external());
   REQUIRE_MESSAGE(dev.ok(), dev.status().to_string());
@@ -651,12 +651,10 @@ TEST_CASE("interop: kernels and a device re-created at reused addresses record t
   if (!app.setup(false)) skip_or_fail_without_vulkan("application setup: " + app.why);
   constexpr int n = 1000;
   constexpr VkDeviceSize bytes = n * sizeof(float);
-  AppBuffer& x = app.make_buffer(bytes);
-  AppBuffer& y = app.make_buffer(bytes);
   const auto x0 = random_floats(n, 61);
   std::vector<float> want = random_floats(n, 62);
-  std::memcpy(x.mapped, x0.data(), bytes);
-  std::memcpy(y.mapped, want.data(), bytes);
+  AppBuffer& x = app.make_buffer(x0);
+  AppBuffer& y = app.make_buffer(want);
   const void* last_device = nullptr;
   bool device_reused = false;
   for (int round = 0; round < 4 && !device_reused; ++round) {
