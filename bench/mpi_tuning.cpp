@@ -34,18 +34,20 @@
 #include <string>
 #include <vector>
 
+#include "mpi_rig.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/mpi.hpp"
 #include "tune/tune.hpp"
+#include "workload_calls.hpp"
 
 using namespace tune;
 
 namespace {
 
-int g_rank = 0, g_size = 1;
+tune::testing::MpiRank me;  // this process: its rank and failed checks
 
 [[noreturn]] void die(const std::string& what, const Status& st) {
-  std::fprintf(stderr, "rank %d: %s: %s\n", g_rank, what.c_str(), st.to_string().c_str());
+  std::fprintf(stderr, "rank %d: %s: %s\n", me.rank, what.c_str(), st.to_string().c_str());
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::exit(1);
 }
@@ -63,23 +65,7 @@ double now_ms() {
 
 // One line on stderr per finished phase (rank 0), so a long run shows where it is.
 void progress(const char* phase, double ms) {
-  if (g_rank == 0) std::fprintf(stderr, "[mpi_tuning] %s done in %.1f s\n", phase, ms / 1000);
-}
-
-std::vector<std::string> allgather(const std::string& text) {
-  int n = static_cast<int>(text.size());
-  std::vector<int> sizes(static_cast<std::size_t>(g_size)), displs(sizes.size());
-  MPI_Allgather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, MPI_COMM_WORLD);
-  int total = 0;
-  for (std::size_t i = 0; i < sizes.size(); ++i) displs[i] = total, total += sizes[i];
-  std::string all(static_cast<std::size_t>(total), '\0');
-  MPI_Allgatherv(text.data(), n, MPI_CHAR, all.data(), sizes.data(), displs.data(), MPI_CHAR,
-                 MPI_COMM_WORLD);
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < sizes.size(); ++i)
-    out.push_back(
-        all.substr(static_cast<std::size_t>(displs[i]), static_cast<std::size_t>(sizes[i])));
-  return out;
+  if (me.rank == 0) std::fprintf(stderr, "[mpi_tuning] %s done in %.1f s\n", phase, ms / 1000);
 }
 
 std::unique_ptr<Autotuner> fresh_tuner(KernelDef def) {
@@ -89,35 +75,17 @@ std::unique_ptr<Autotuner> fresh_tuner(KernelDef def) {
   return value_or_die(Autotuner::make(std::move(def), o), "Autotuner::make");
 }
 
-struct Problem {
-  std::unique_ptr<kernels::Workload> load;
-  ArgList args;
-};
-
-Problem matmul(const kernels::BundledKernel& k, Device& dev, std::int64_t m, std::int64_t n,
-               std::int64_t kk) {
+// A workload of matmul_f32 for m x n x kk on `dev`, and its call.
+void add_matmul(tune::testing::WorkloadCalls& work, const kernels::BundledKernel& k, Device& dev,
+                std::int64_t m, std::int64_t n, std::int64_t kk) {
   const std::int64_t dims[] = {m, n, kk};
-  Problem p;
-  p.load = k.workload(dims);
-  if (Status st = p.load->setup(dev, 11); !st.ok()) die("workload setup", st);
-  p.args = p.load->args();
-  return p;
-}
-
-// Keys decided in a phase, as "key=>config;" text, for the agreement check.
-std::string decisions(const std::vector<mpi::KeyOutcome>& out) {
-  std::string s;
-  for (const auto& o : out) s += o.key + "=>" + o.config.to_string() + ";";
-  return s;
+  if (Status st = work.add(k, dev, dims, 11); !st.ok()) die("workload setup", st);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  me = tune::testing::MpiRank::start(&argc, &argv);
   std::string device = "cuda";
   std::int64_t size = 2048;
   int nkeys = 6;
@@ -142,7 +110,7 @@ int main(int argc, char** argv) {
   }
   if (!warm) ::setenv("TUNE_CACHE", "off", 1);
   MPI_Comm node;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &node);
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me.rank, MPI_INFO_NULL, &node);
   int local = 0;
   MPI_Comm_rank(node, &local);
   MPI_Comm_free(&node);
@@ -155,20 +123,20 @@ int main(int argc, char** argv) {
   KernelDef wide = k->def;
   if (space == "wide")
     wide.space = value_or_die(kernels::wide_matmul_f32_space(*k, dev->language()), "wide space");
-  Problem big = matmul(*k, *dev, size, size, size);
-  const std::vector<ArgList> big_calls = {big.args};
-  mpi::CoordinatorOptions co;
-  co.timeout_ms = 1800000;  // a whole tuning of the wide space may be waited for
-  auto coord = value_or_die(mpi::Coordinator::make(MPI_COMM_WORLD, *dev, co), "Coordinator");
-  if (g_rank == 0) {
-    std::printf("# mpi_tuning: %d ranks, device %s (%s), matmul_f32 %lldx%lldx%lld\n\n", g_size,
+  tune::testing::WorkloadCalls big;
+  add_matmul(big, *k, *dev, size, size, size);
+  const ArgList big_args = big.calls[0];
+  // A whole tuning of the wide space may be waited for: 30 minutes.
+  auto coord = value_or_die(tune::testing::world_coordinator(*dev, 1800000), "Coordinator");
+  if (me.rank == 0) {
+    std::printf("# mpi_tuning: %d ranks, device %s (%s), matmul_f32 %lldx%lldx%lld\n\n", me.size,
                 dev->info().name.c_str(), dev->info().fingerprint().c_str(),
                 static_cast<long long>(size), static_cast<long long>(size),
                 static_cast<long long>(size));
   }
 
   if (warm) {
-    if (g_rank == 0) {
+    if (me.rank == 0) {
       const double t0 = now_ms();
       if (Status st = fresh_tuner(wide)->warmup(*dev); !st.ok()) die("warmup", st);
       std::printf("compiled the wide space into the cache in %.1f s (--warm)\n\n",
@@ -179,13 +147,13 @@ int main(int argc, char** argv) {
 
   // 1. One GPU, exhaustive.
   auto solo = fresh_tuner(wide);
-  const std::size_t ncands = value_or_die(solo->candidates(*dev, big.args), "candidates").size();
+  const std::size_t ncands = value_or_die(solo->candidates(*dev, big_args), "candidates").size();
   MPI_Barrier(MPI_COMM_WORLD);
   double t1 = 0;
   Config w1;
-  if (g_rank == 0) {
+  if (me.rank == 0) {
     const double t0 = now_ms();
-    w1 = value_or_die(solo->tune(*dev, big.args), "single-GPU tuning");
+    w1 = value_or_die(solo->tune(*dev, big_args), "single-GPU tuning");
     t1 = now_ms() - t0;
   }
   progress("phase 1 (one GPU, exhaustive)", t1);
@@ -195,36 +163,35 @@ int main(int argc, char** argv) {
   auto shared = fresh_tuner(wide);
   MPI_Barrier(MPI_COMM_WORLD);
   const double t2s = now_ms();
-  auto out2 = value_or_die(coord->share_space(*shared, *dev, big_calls), "share_space");
+  auto out2 = value_or_die(coord->share_space(*shared, *dev, big.calls), "share_space");
   const double t2 = now_ms() - t2s;
   progress("phase 2 (share_space)", t2);
   const Config w2 = out2[0].config;
   double m1 = 0, m2 = 0;
-  if (g_rank == 0) {
+  if (me.rank == 0) {
     // Both winners timed again, together, on rank 0's GPU.
     const std::vector<Config> pair = {w1, w2};
-    auto again = value_or_die(solo->measure(*dev, big.args, pair), "timing the winners again");
+    auto again = value_or_die(solo->measure(*dev, big_args, pair), "timing the winners again");
     m1 = again[0].stats.median;
     m2 = again[1].stats.median;
   }
-  std::string agree = decisions(out2);
+  std::string agree = tune::testing::decisions_text(out2);
 
   // 3. tune_collective over several sizes, bundled space: the cost of waiting.
-  std::vector<Problem> keys;
-  std::vector<ArgList> calls;
+  tune::testing::WorkloadCalls keys;
   for (int i = 0; i < nkeys; ++i) {
     // Distinct pow2 keys: (size/2) x (size/2) x (size/16 << i); 1024 x 1024 x 128.. at 2048.
-    keys.push_back(matmul(*k, *dev, size / 2, size / 2, std::max<std::int64_t>(1, size / 16) << i));
-    calls.push_back(keys.back().args);
+    add_matmul(keys, *k, *dev, size / 2, size / 2, std::max<std::int64_t>(1, size / 16) << i);
   }
+  const std::vector<ArgList>& calls = keys.calls;
   auto one = fresh_tuner(k->def);
   MPI_Barrier(MPI_COMM_WORLD);
   const double t3s = now_ms();
   auto out3 = value_or_die(coord->tune_collective(*one, *dev, calls), "tune_collective");
   const double t3 = now_ms() - t3s;
   progress("phase 3 (tune_collective)", t3);
-  agree += decisions(out3);
-  const auto walls3 = allgather(std::to_string(t3));
+  agree += tune::testing::decisions_text(out3);
+  const auto walls3 = tune::testing::allgather_texts(std::to_string(t3));
 
   // 4. share_keys over the same sizes.
   auto many = fresh_tuner(k->def);
@@ -233,32 +200,29 @@ int main(int argc, char** argv) {
   auto out4 = value_or_die(coord->share_keys(*many, *dev, calls), "share_keys");
   const double t4 = now_ms() - t4s;
   progress("phase 4 (share_keys)", t4);
-  agree += decisions(out4);
+  agree += tune::testing::decisions_text(out4);
 
-  const auto everyone = allgather(agree);
-  std::size_t same = 0;
-  for (const auto& s : everyone) same += s == everyone[0] ? 1 : 0;
+  const int same = tune::testing::decisions_agree(me, agree);
   const std::size_t nk = out2.size() + out3.size() + out4.size();
 
-  if (g_rank == 0) {
+  if (me.rank == 0) {
     std::printf("| phase | what | wall | result |\n|---|---|---|---|\n");
     std::printf("| 1 | one GPU, exhaustive, %zu configs | %.1f s | {%s} %.1f us |\n", ncands,
                 t1 / 1000, w1.to_string().c_str(), m1 / 1000);
-    std::printf("| 2 | share_space on %d GPUs (finalists %zu) | %.1f s | {%s} %.1f us |\n", g_size,
+    std::printf("| 2 | share_space on %d GPUs (finalists %zu) | %.1f s | {%s} %.1f us |\n", me.size,
                 out2[0].finalists.size(), t2 / 1000, w2.to_string().c_str(), m2 / 1000);
     std::printf("| 3 | tune_collective, %d keys: leader | %.1f s | tunes |\n", nkeys,
                 std::atof(walls3[0].c_str()) / 1000);
-    for (int r = 1; r < g_size; ++r)
+    for (int r = 1; r < me.size; ++r)
       std::printf("| 3 | tune_collective, %d keys: rank %d | %.1f s | waits, then adopts |\n",
                   nkeys, r, std::atof(walls3[static_cast<std::size_t>(r)].c_str()) / 1000);
     std::printf("| 4 | share_keys, %d keys | %.1f s | |\n\n", nkeys, t4 / 1000);
     std::printf("speed-up of share_space over one GPU: %.2fx (target >= 1.8x)\n", t1 / t2);
     std::printf("shared winner / exhaustive winner, timed again together: %.4f (target <= 1.02)\n",
                 m2 / m1);
-    std::printf("agreement: %zu of %d ranks decided the same %zu keys (%s)\n", same, g_size, nk,
-                same == everyone.size() ? "100%" : "DISAGREE");
+    std::printf("agreement: %d of %d ranks decided the same %zu keys (%s)\n", same, me.size, nk,
+                same == me.size ? "100%" : "DISAGREE");
   }
   coord.reset();  // frees its communicators: before MPI_Finalize
-  MPI_Finalize();
-  return same == everyone.size() ? 0 : 1;
+  return me.finish(same == me.size ? 0 : 1);
 }

@@ -10,12 +10,6 @@
 namespace tune {
 namespace {
 
-// Fastest first; a tie in configuration text order (the same on every process).
-bool faster(const ConfigResult& a, const ConfigResult& b) {
-  if (a.stats.median != b.stats.median) return a.stats.median < b.stats.median;
-  return a.config.to_string() < b.config.to_string();
-}
-
 bool usable(const ConfigResult& r) { return r.status.ok() && std::isfinite(r.stats.median); }
 
 }  // namespace
@@ -38,9 +32,9 @@ Status validate(const ShareOptions& opts) {
 Result<SharedWinner> pick_shared_winner(std::vector<ConfigResult> results, const ShareOptions& opts,
                                         const Retime& retime) {
   TUNE_RETURN_IF_ERROR(validate(opts));
-  std::vector<std::size_t> order;
-  for (std::size_t i = 0; i < results.size(); ++i)
-    if (usable(results[i])) order.push_back(i);
+  // Fastest first, an equal median in configuration text order (the same on every process):
+  // the winner rule with no tolerance.
+  const std::vector<std::size_t> order = detail::rank_by_winner_rule(results, 0.0);
   if (order.empty()) {
     std::string msg = "every configuration failed:";
     for (const auto& r : results) {
@@ -49,8 +43,6 @@ Result<SharedWinner> pick_shared_winner(std::vector<ConfigResult> results, const
     }
     return Status(StatusCode::all_failed, msg);
   }
-  std::sort(order.begin(), order.end(),
-            [&](std::size_t a, std::size_t b) { return faster(results[a], results[b]); });
   const double limit = results[order[0]].stats.median * (1.0 + opts.finalist_margin);
   std::vector<std::size_t> fin;
   for (std::size_t i : order) {

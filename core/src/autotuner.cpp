@@ -14,7 +14,8 @@
 
 #include "cache/cache_validation.hpp"
 #include "hit_memo.hpp"
-#include "isolation/worker_device.hpp"
+#include "isolation/isolated_tuning.hpp"
+#include "isolation/worker_pool.hpp"
 #include "tune/backend/hash.hpp"
 #include "tune/environment.hpp"
 #include "tune/log.hpp"
@@ -123,8 +124,7 @@ struct Autotuner::Impl {
   std::atomic<const Table*> table{nullptr};
   // Isolated tuning: one worker proxy per device, spawned on its first call. Declared before
   // `variants` so the proxies outlive the proxy kernels the cache holds.
-  std::mutex workers_mu;
-  std::map<const Device*, std::unique_ptr<detail::WorkerDevice>> workers;
+  detail::WorkerPool workers;
   detail::VariantCache variants;
 
   std::mutex mu;  // guards everything below
@@ -316,89 +316,8 @@ struct Autotuner::Impl {
     auto ctx = context();
     // Disabled and strict tuning time nothing: no worker is needed.
     if (opts.isolation.enabled && !disabled && !strict)
-      return tune_isolated(ctx, dev, args, forms, report);
+      return detail::tune_isolated(ctx, workers, dev, args, forms, report);
     return detail::tune_one_key(ctx, dev, args, forms, report);
-  }
-
-  // The worker proxy of `dev`, made on first use (the process itself starts on its first call).
-  Result<detail::WorkerDevice*> worker_for(const Device& dev) {
-    std::lock_guard lock(workers_mu);
-    auto& w = workers[&dev];
-    if (w != nullptr) return w.get();
-    const IsolationOptions& iso = opts.isolation;
-    detail::WorkerSettings s;
-    s.path = !iso.worker.empty() ? iso.worker : env_text("TUNE_WORKER");
-    if (s.path.empty()) s.path = TUNE_WORKER_INSTALLED;
-    s.spec = !iso.device.empty() ? iso.device : dev.info().reopen_spec;
-    if (s.spec.empty()) {
-      workers.erase(&dev);
-      return Status(StatusCode::unavailable, "isolated tuning: device '" + dev.info().name + "' (" +
-                                                 dev.info().backend +
-                                                 ") cannot say how another process opens it; set "
-                                                 "AutotunerOptions::isolation.device");
-    }
-    const auto ms = [](double v) {
-      return std::chrono::milliseconds(static_cast<std::int64_t>(v));
-    };
-    s.call_limit = ms(iso.call_timeout_ms);
-    s.compile_limit = ms(iso.compile_timeout_ms);
-    s.startup = std::max(s.compile_limit, std::chrono::milliseconds(120000));
-    w = std::make_unique<detail::WorkerDevice>(dev.info(), dev.language(), std::move(s));
-    return w.get();
-  }
-
-  // Tunes on the worker proxy with copies of the call's buffers (downloaded from `dev` in queue
-  // order: call_slow has ordered the queue after the caller's target), then compiles the winner
-  // on `dev`. The caller's buffers are never launched on; launched_on_args keeps the session's
-  // answer so that run() zeroes reset_to_zero buffers as after an in-process tuning.
-  Result<detail::Selection> tune_isolated(const detail::SessionContext& ctx, Device& dev,
-                                          ArgList args, const detail::KeyForms& forms,
-                                          TuningReport& report) {
-    const auto fail = [&](Status st) -> Result<detail::Selection> {
-      report.kernel = def.name;
-      report.key = forms.text;
-      report.device = dev.info().fingerprint();
-      report.status = st.with_context("isolated tuning of " + def.name + " for " + forms.text);
-      return report.status;
-    };
-    const KernelSource* src = def.source_for(dev.language());
-    if (src == nullptr) return detail::tune_one_key(ctx, dev, args, forms, report);
-    auto proxy = worker_for(dev);
-    if (!proxy.ok()) return fail(proxy.status());
-    // The first start's failure is the tuning's (a missing worker, another protocol version);
-    // a later restart's ends the session as device_lost (WorkerDevice::exchange).
-    if (Status st = (*proxy)->start(); !st.ok()) return fail(st);
-    Device& pd = **proxy;
-    std::vector<Buffer> mirrors;
-    std::vector<ArgValue> mirrored(args.begin(), args.end());
-    std::vector<std::byte> host;
-    std::map<const DeviceBuffer*, DeviceBuffer*> mirror_of;  // a buffer passed twice aliases
-    for (ArgValue& a : mirrored) {
-      if (a.kind != ArgKind::buffer) continue;
-      if (auto it = mirror_of.find(a.buffer); it != mirror_of.end()) {
-        a.buffer = it->second;
-        continue;
-      }
-      const std::uint64_t n = a.buffer->size_bytes();
-      host.resize(n);
-      if (Status st = dev.download(*a.buffer, host.data(), n); !st.ok()) return fail(st);
-      auto b = pd.alloc(n);
-      if (!b.ok()) return fail(b.status());
-      if (Status st = pd.upload(**b, host.data(), n); !st.ok()) return fail(st);
-      mirror_of[a.buffer] = b->get();
-      a.buffer = b->get();
-      mirrors.push_back(std::move(*b));
-    }
-    auto selected = detail::tune_one_key(ctx, pd, mirrored, forms, report);
-    mirrors.clear();
-    if (!selected.ok()) return selected;
-    auto v = variants.compile(dev, *src, {selected->config}).front().get();
-    if (!v->status.ok()) {
-      return fail(Status(v->status).with_context("the winner {" + selected->config.to_string() +
-                                                 "} on this process's device"));
-    }
-    selected->variant = std::move(v);
-    return selected;
   }
 
   void announce(const TuningReport& report) const {
@@ -975,13 +894,8 @@ void Autotuner::release(const Device& dev) {
   detail::hit_generation.fetch_add(1, std::memory_order_acq_rel);  // no HitMemo finds dev's entries
   m.join_jobs(&dev);
   m.variants.release(dev);
-  {
-    std::lock_guard lock(m.workers_mu);
-    if (auto it = m.workers.find(&dev); it != m.workers.end()) {
-      m.variants.release(*it->second);  // its kernels before the worker proxy itself
-      m.workers.erase(it);
-    }
-  }
+  // The worker proxy's kernels before the proxy itself.
+  m.workers.release(dev, [&](detail::WorkerDevice& proxy) { m.variants.release(proxy); });
   std::lock_guard lock(m.mu);
   // Entries stay allocated (a reader on another device may still probe an old table), but
   // drop their variants so that every kernel of `dev` is destroyed now.

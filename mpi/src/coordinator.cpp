@@ -68,18 +68,36 @@ struct Coordinator::Impl {
     return "rank " + std::to_string(members[static_cast<std::size_t>(group_rank)]);
   }
 
-  // Every rank's key items (one per call: "K<text>" or "E<status>"); the first error any rank
-  // met, or the first disagreement with the leader's list, is every rank's error.
-  Status agree(const std::string& mode, const std::vector<std::string>& mine) {
-    auto all = ex->allgather(detail::encode_texts(mine),
-                             mode + ": exchanging the key texts of every rank's calls");
+  // Every rank's list of texts `mine`, indexed by group rank. `what` names the step awaited
+  // (in a timeout), `decoded` the lists (in a malformed one's error).
+  Result<std::vector<std::vector<std::string>>> allgather_lists(
+      const std::vector<std::string>& mine, const std::string& what, const std::string& decoded) {
+    auto all = ex->allgather(detail::encode_texts(mine), what);
     TUNE_RETURN_IF_ERROR(all.status());
     std::vector<std::vector<std::string>> lists;
     for (const auto& blob : *all) {
-      auto l = detail::decode_texts(blob, mode + ": key texts");
+      auto l = detail::decode_texts(blob, decoded);
       TUNE_RETURN_IF_ERROR(l.status());
       lists.push_back(std::move(*l));
     }
+    return lists;
+  }
+
+  // The leader's decision on every rank: `blob` is its encoded Decision at the leader (ignored
+  // elsewhere). `what` names the mode, key and rank awaited in every error.
+  Result<Decision> receive_decision(const std::string& blob, const std::string& what) {
+    auto got = ex->broadcast(0, blob, what);
+    TUNE_RETURN_IF_ERROR(got.status());
+    return detail::decode_decision(*got, what);
+  }
+
+  // Every rank's key items (one per call: "K<text>" or "E<status>"); the first error any rank
+  // met, or the first disagreement with the leader's list, is every rank's error.
+  Status agree(const std::string& mode, const std::vector<std::string>& mine) {
+    auto gathered = allgather_lists(mine, mode + ": exchanging the key texts of every rank's calls",
+                                    mode + ": key texts");
+    TUNE_RETURN_IF_ERROR(gathered.status());
+    const std::vector<std::vector<std::string>>& lists = *gathered;
     for (std::size_t r = 0; r < lists.size(); ++r) {
       for (std::size_t i = 0; i < lists[r].size(); ++i) {
         const std::string& item = lists[r][i];
@@ -254,6 +272,16 @@ std::string key_item(const Result<std::string>& key, const std::string& suffix =
   return "K" + *key + suffix;
 }
 
+// Each call's key text ("" when it has none) and its key item for Impl::agree.
+void key_texts(Autotuner& tuner, Device& dev, std::span<const ArgList> calls,
+               std::vector<std::string>* keys, std::vector<std::string>* items) {
+  for (ArgList args : calls) {
+    auto k = tuner.key_text(dev, args);
+    keys->push_back(k.ok() ? *k : std::string());
+    items->push_back(key_item(k));
+  }
+}
+
 // The calls whose key has not appeared in an earlier call, in order: a key given twice (two
 // argument lists in one bucket) is decided once.
 std::vector<std::size_t> distinct(const std::vector<std::string>& keys) {
@@ -283,11 +311,7 @@ Result<std::vector<KeyOutcome>> Coordinator::tune_collective(Autotuner& tuner, D
   const std::string mode = "tune_collective";
   TUNE_RETURN_IF_ERROR(m.usable(mode));
   std::vector<std::string> keys, items;
-  for (ArgList args : calls) {
-    auto k = tuner.key_text(dev, args);
-    keys.push_back(k.ok() ? *k : std::string());
-    items.push_back(key_item(k));
-  }
+  key_texts(tuner, dev, calls, &keys, &items);
   TUNE_RETURN_IF_ERROR(m.agree(mode, items));
   std::vector<KeyOutcome> out(calls.size());
   Status adopt_failed;
@@ -299,9 +323,7 @@ Result<std::vector<KeyOutcome>> Coordinator::tune_collective(Autotuner& tuner, D
     if (m.leader()) blob = detail::encode(Impl::tune_here(tuner, dev, calls[i], &o.source));
     const std::string what =
         mode + ", key {" + keys[i] + "}: waiting for " + m.rank_name(0) + "'s tuning";
-    auto got = m.ex->broadcast(0, blob, what);
-    TUNE_RETURN_IF_ERROR(got.status());
-    auto d = detail::decode_decision(*got, what);
+    auto d = m.receive_decision(blob, what);
     TUNE_RETURN_IF_ERROR(d.status());
     TUNE_RETURN_IF_ERROR(m.failed(mode, *d, 0, keys[i]));
     o.config = d->config;
@@ -368,9 +390,7 @@ Result<std::vector<KeyOutcome>> Coordinator::share_space(Autotuner& tuner, Devic
       }));
     }
     const std::string what = key_what + ": waiting for " + m.rank_name(0) + "'s decision";
-    auto got = m.ex->broadcast(0, decision, what);
-    TUNE_RETURN_IF_ERROR(got.status());
-    auto d = detail::decode_decision(*got, what);
+    auto d = m.receive_decision(decision, what);
     TUNE_RETURN_IF_ERROR(d.status());
     if (!d->status.ok()) return d->status;  // decide() named the mode, key and rank
     o.config = d->config;
@@ -390,11 +410,7 @@ Result<std::vector<KeyOutcome>> Coordinator::share_keys(Autotuner& tuner, Device
   const std::string mode = "share_keys";
   TUNE_RETURN_IF_ERROR(m.usable(mode));
   std::vector<std::string> keys, items;
-  for (ArgList args : calls) {
-    auto k = tuner.key_text(dev, args);
-    keys.push_back(k.ok() ? *k : std::string());
-    items.push_back(key_item(k));
-  }
+  key_texts(tuner, dev, calls, &keys, &items);
   TUNE_RETURN_IF_ERROR(m.agree(mode, items));
   const auto n = static_cast<std::size_t>(m.ex->size());
   const auto me = static_cast<std::size_t>(m.ex->rank());
@@ -406,15 +422,10 @@ Result<std::vector<KeyOutcome>> Coordinator::share_keys(Autotuner& tuner, Device
     const std::size_t i = uniq[u];
     mine.push_back(detail::encode(Impl::tune_here(tuner, dev, calls[i], &out[i].source)));
   }
-  auto all = m.ex->allgather(detail::encode_texts(mine),
-                             mode + ": waiting for every rank's tunings of its keys");
-  TUNE_RETURN_IF_ERROR(all.status());
-  std::vector<std::vector<std::string>> by_rank;
-  for (const auto& blob : *all) {
-    auto l = detail::decode_texts(blob, mode + ": decisions");
-    TUNE_RETURN_IF_ERROR(l.status());
-    by_rank.push_back(std::move(*l));
-  }
+  auto gathered = m.allgather_lists(mine, mode + ": waiting for every rank's tunings of its keys",
+                                    mode + ": decisions");
+  TUNE_RETURN_IF_ERROR(gathered.status());
+  const std::vector<std::vector<std::string>>& by_rank = *gathered;
   std::vector<Decision> decided(calls.size());
   for (std::size_t u = 0; u < uniq.size(); ++u) {
     const std::size_t i = uniq[u], r = u % n, k = u / n;

@@ -76,6 +76,12 @@ Status Exchange::wait(MPI_Request& req, const std::string& what) {
   }
 }
 
+Status Exchange::complete(int start_error, const char* call, MPI_Request& req,
+                          const std::string& what) {
+  TUNE_RETURN_IF_ERROR(check(start_error, call, what));
+  return wait(req, what);
+}
+
 Result<std::vector<std::string>> Exchange::allgather(const std::string& mine,
                                                      const std::string& what) {
   TUNE_RETURN_IF_ERROR(usable(what));
@@ -84,19 +90,17 @@ Result<std::vector<std::string>> Exchange::allgather(const std::string& mine,
   std::vector<std::int64_t> sizes(n);
   MPI_Request req = MPI_REQUEST_NULL;
   TUNE_RETURN_IF_ERROR(
-      check(MPI_Iallgather(&my_size, 1, MPI_INT64_T, sizes.data(), 1, MPI_INT64_T, comm_, &req),
-            "MPI_Iallgather", what));
-  TUNE_RETURN_IF_ERROR(wait(req, what));
+      complete(MPI_Iallgather(&my_size, 1, MPI_INT64_T, sizes.data(), 1, MPI_INT64_T, comm_, &req),
+               "MPI_Iallgather", req, what));
   std::vector<int> counts, displs;
   std::size_t total = 0;
   if (!displacements(sizes, &counts, &displs, &total))
     return Status(StatusCode::invalid_argument, what + ": more than 2 GiB to exchange");
   std::string all(total, '\0');
   TUNE_RETURN_IF_ERROR(
-      check(MPI_Iallgatherv(mine.data(), static_cast<int>(mine.size()), MPI_CHAR, all.data(),
-                            counts.data(), displs.data(), MPI_CHAR, comm_, &req),
-            "MPI_Iallgatherv", what));
-  TUNE_RETURN_IF_ERROR(wait(req, what));
+      complete(MPI_Iallgatherv(mine.data(), static_cast<int>(mine.size()), MPI_CHAR, all.data(),
+                               counts.data(), displs.data(), MPI_CHAR, comm_, &req),
+               "MPI_Iallgatherv", req, what));
   std::vector<std::string> out(n);
   for (std::size_t i = 0; i < n; ++i)
     out[i] = all.substr(static_cast<std::size_t>(displs[i]), static_cast<std::size_t>(counts[i]));
@@ -109,15 +113,13 @@ Result<std::string> Exchange::broadcast(int root, const std::string& mine,
   std::int64_t size = rank_ == root ? static_cast<std::int64_t>(mine.size()) : 0;
   MPI_Request req = MPI_REQUEST_NULL;
   TUNE_RETURN_IF_ERROR(
-      check(MPI_Ibcast(&size, 1, MPI_INT64_T, root, comm_, &req), "MPI_Ibcast", what));
-  TUNE_RETURN_IF_ERROR(wait(req, what));
+      complete(MPI_Ibcast(&size, 1, MPI_INT64_T, root, comm_, &req), "MPI_Ibcast", req, what));
   if (size < 0 || size > INT32_MAX)
     return Status(StatusCode::invalid_argument, what + ": more than 2 GiB to broadcast");
   std::string text = rank_ == root ? mine : std::string(static_cast<std::size_t>(size), '\0');
   TUNE_RETURN_IF_ERROR(
-      check(MPI_Ibcast(text.data(), static_cast<int>(size), MPI_CHAR, root, comm_, &req),
-            "MPI_Ibcast", what));
-  TUNE_RETURN_IF_ERROR(wait(req, what));
+      complete(MPI_Ibcast(text.data(), static_cast<int>(size), MPI_CHAR, root, comm_, &req),
+               "MPI_Ibcast", req, what));
   return text;
 }
 
@@ -128,20 +130,18 @@ Result<std::vector<std::string>> Exchange::gather(int root, const std::string& m
   std::int64_t my_size = static_cast<std::int64_t>(mine.size());
   std::vector<std::int64_t> sizes(rank_ == root ? n : 0);
   MPI_Request req = MPI_REQUEST_NULL;
-  TUNE_RETURN_IF_ERROR(
-      check(MPI_Igather(&my_size, 1, MPI_INT64_T, sizes.data(), 1, MPI_INT64_T, root, comm_, &req),
-            "MPI_Igather", what));
-  TUNE_RETURN_IF_ERROR(wait(req, what));
+  TUNE_RETURN_IF_ERROR(complete(
+      MPI_Igather(&my_size, 1, MPI_INT64_T, sizes.data(), 1, MPI_INT64_T, root, comm_, &req),
+      "MPI_Igather", req, what));
   std::vector<int> counts, displs;
   std::size_t total = 0;
   if (rank_ == root && !displacements(sizes, &counts, &displs, &total))
     return Status(StatusCode::invalid_argument, what + ": more than 2 GiB to gather");
   std::string all(total, '\0');
   TUNE_RETURN_IF_ERROR(
-      check(MPI_Igatherv(mine.data(), static_cast<int>(mine.size()), MPI_CHAR, all.data(),
-                         counts.data(), displs.data(), MPI_CHAR, root, comm_, &req),
-            "MPI_Igatherv", what));
-  TUNE_RETURN_IF_ERROR(wait(req, what));
+      complete(MPI_Igatherv(mine.data(), static_cast<int>(mine.size()), MPI_CHAR, all.data(),
+                            counts.data(), displs.data(), MPI_CHAR, root, comm_, &req),
+               "MPI_Igatherv", req, what));
   std::vector<std::string> out;
   if (rank_ != root) return out;
   out.resize(n);
@@ -153,16 +153,14 @@ Result<std::vector<std::string>> Exchange::gather(int root, const std::string& m
 Status Exchange::barrier(const std::string& what) {
   TUNE_RETURN_IF_ERROR(usable(what));
   MPI_Request req = MPI_REQUEST_NULL;
-  TUNE_RETURN_IF_ERROR(check(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier", what));
-  return wait(req, what);
+  return complete(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier", req, what);
 }
 
 Result<MPI_Comm> Exchange::duplicate(const std::string& what) {
   TUNE_RETURN_IF_ERROR(usable(what));
   MPI_Comm out = MPI_COMM_NULL;
   MPI_Request req = MPI_REQUEST_NULL;
-  TUNE_RETURN_IF_ERROR(check(MPI_Comm_idup(comm_, &out, &req), "MPI_Comm_idup", what));
-  TUNE_RETURN_IF_ERROR(wait(req, what));
+  TUNE_RETURN_IF_ERROR(complete(MPI_Comm_idup(comm_, &out, &req), "MPI_Comm_idup", req, what));
   return out;
 }
 

@@ -45,6 +45,10 @@ class Exchange {
   Result<MPI_Comm> duplicate(const std::string& what);
 
  private:
+  // The stage every collective above is made of: `start_error` is what the non-blocking MPI
+  // call `call` (which set `req`) returned; an error there, else `req` polled to the deadline.
+  // Every error names `what` (the step and rank awaited) and the MPI call, a timeout its ms.
+  Status complete(int start_error, const char* call, MPI_Request& req, const std::string& what);
   // Polls `req` until it completes or the deadline; timeout (and broken) when it passes.
   Status wait(MPI_Request& req, const std::string& what);
   Status check(int mpi_error, const char* call, const std::string& what);

@@ -34,6 +34,22 @@ KernelDef constrained_kernel() {
   return sim_kernel(std::move(space));
 }
 
+// A tuner of BM over 16..256 on the simulated device (modelled best BM=64) with a memory store
+// that counts loads and saves, and the arguments of key n = 1000.
+struct StoredTuning {
+  SimRig rig;
+  std::shared_ptr<MemoryStore> store = std::make_shared<MemoryStore>();
+  std::unique_ptr<Autotuner> tuner;
+  std::vector<ArgValue> args = rig.args(1000);
+
+  StoredTuning() {
+    rig.dev.set_cost_model(bm_model(64));
+    AutotunerOptions opts = quiet_options();
+    opts.store = store;
+    tuner = make_tuner(sim_kernel(bm_space({16, 32, 64, 128, 256})), opts);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("Autotuner::candidates: the constrained space in space order, equal on equal devices") {
@@ -64,13 +80,11 @@ TEST_CASE("Autotuner::key_text: the text a tuning reports for the key") {
 }
 
 TEST_CASE("Autotuner::measure: times exactly the configs given, remembers and stores nothing") {
-  SimRig rig;
-  rig.dev.set_cost_model(bm_model(64));
-  auto store = std::make_shared<MemoryStore>();
-  AutotunerOptions opts = quiet_options();
-  opts.store = store;
-  auto tuner = make_tuner(sim_kernel(bm_space({16, 32, 64, 128, 256})), opts);
-  auto args = rig.args(1000);
+  StoredTuning t;
+  SimRig& rig = t.rig;
+  auto& store = t.store;
+  auto& tuner = t.tuner;
+  auto& args = t.args;
   const std::vector<Config> some = {Config().set("BM", 256), Config().set("BM", 32)};
   auto res = tuner->measure(rig.dev, args, some);
   REQUIRE_MESSAGE(res.ok(), res.status().to_string());
@@ -126,13 +140,11 @@ TEST_CASE("Autotuner::measure: a callback that throws ends it as callback_failed
 }
 
 TEST_CASE("Autotuner::adopt: a configuration decided elsewhere becomes a memory hit") {
-  SimRig rig;
-  rig.dev.set_cost_model(bm_model(64));
-  auto store = std::make_shared<MemoryStore>();
-  AutotunerOptions opts = quiet_options();
-  opts.store = store;
-  auto tuner = make_tuner(sim_kernel(bm_space({16, 32, 64, 128, 256})), opts);
-  auto args = rig.args(1000);
+  StoredTuning t;
+  SimRig& rig = t.rig;
+  auto& store = t.store;
+  auto& tuner = t.tuner;
+  auto& args = t.args;
 
   SUBCASE("adopted, then run() launches it without timing anything") {
     ConfigResult row;

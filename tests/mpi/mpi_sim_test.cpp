@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "mpi_rig.hpp"
 #include "tune/mpi.hpp"
 #include "tune/testing/quick_options.hpp"
 #include "tune/testing/sim_device.hpp"
@@ -30,30 +31,9 @@ using tune::testing::SimDevice;
 
 namespace {
 
-int g_rank = 0, g_size = 1, g_failures = 0;
+tune::testing::MpiRank me;  // this process: its rank and failed checks
 
-void check(bool ok, const std::string& what) {
-  if (ok) return;
-  ++g_failures;
-  std::fprintf(stderr, "rank %d: FAILED: %s\n", g_rank, what.c_str());
-}
-
-// Every rank's `text`, in rank order (plain blocking MPI: used only where every rank is alive).
-std::vector<std::string> allgather(const std::string& text) {
-  int n = static_cast<int>(text.size());
-  std::vector<int> sizes(static_cast<std::size_t>(g_size)), displs(sizes.size());
-  MPI_Allgather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, MPI_COMM_WORLD);
-  int total = 0;
-  for (std::size_t i = 0; i < sizes.size(); ++i) displs[i] = total, total += sizes[i];
-  std::string all(static_cast<std::size_t>(total), '\0');
-  MPI_Allgatherv(text.data(), n, MPI_CHAR, all.data(), sizes.data(), displs.data(), MPI_CHAR,
-                 MPI_COMM_WORLD);
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < sizes.size(); ++i)
-    out.push_back(
-        all.substr(static_cast<std::size_t>(displs[i]), static_cast<std::size_t>(sizes[i])));
-  return out;
-}
+void check(bool ok, const std::string& what) { me.check(ok, what); }
 
 // sim_kernel(x: f32 buffer, n: i32 scalar), key n, over BM.
 KernelDef sim_kernel(std::vector<int> bms) {
@@ -115,18 +95,16 @@ std::unique_ptr<Autotuner> make_tuner(KernelDef def, std::shared_ptr<TuningStore
   o.persistent = o.store != nullptr;
   auto t = Autotuner::make(std::move(def), o);
   if (!t.ok()) {
-    std::fprintf(stderr, "rank %d: Autotuner::make: %s\n", g_rank, t.status().to_string().c_str());
+    std::fprintf(stderr, "rank %d: Autotuner::make: %s\n", me.rank, t.status().to_string().c_str());
     std::exit(1);
   }
   return std::move(*t);
 }
 
 std::unique_ptr<mpi::Coordinator> make_coordinator(const Device& dev, double timeout_ms = 20000) {
-  mpi::CoordinatorOptions o;
-  o.timeout_ms = timeout_ms;
-  auto c = mpi::Coordinator::make(MPI_COMM_WORLD, dev, o);
+  auto c = tune::testing::world_coordinator(dev, timeout_ms);
   if (!c.ok()) {
-    std::fprintf(stderr, "rank %d: Coordinator::make: %s\n", g_rank,
+    std::fprintf(stderr, "rank %d: Coordinator::make: %s\n", me.rank,
                  c.status().to_string().c_str());
     std::exit(1);
   }
@@ -136,7 +114,7 @@ std::unique_ptr<mpi::Coordinator> make_coordinator(const Device& dev, double tim
 // The node store on a fresh database in this test's TUNE_CACHE_DIR.
 std::shared_ptr<TuningStore> fresh_node_store() {
   const std::string path = default_cache_path();
-  if (g_rank == 0 && !path.empty()) {
+  if (me.rank == 0 && !path.empty()) {
     std::error_code ec;
     for (const char* suffix : {"", "-wal", "-shm", "-journal"})
       std::filesystem::remove(path + suffix, ec);
@@ -154,10 +132,10 @@ std::map<std::string, std::size_t> check_one_writer(const std::shared_ptr<Tuning
   check(sq != nullptr, "node_store gave a SqliteStore");
   std::map<std::string, std::size_t> per_key;
   if (sq == nullptr) return per_key;
-  check(sq->writable() == (g_rank == 0),
+  check(sq->writable() == (me.rank == 0),
         "only node rank 0 writes (writable=" + std::to_string(sq->writable()) + ")");
   MPI_Barrier(MPI_COMM_WORLD);
-  if (g_rank == 0) {
+  if (me.rank == 0) {
     auto rows = SqliteStore::open(sq->path(), SqliteStore::Options{CacheMode::readonly})->rows();
     check(rows.ok(), "reading the database back");
     if (rows.ok())
@@ -168,13 +146,7 @@ std::map<std::string, std::size_t> check_one_writer(const std::shared_ptr<Tuning
 
 // Each rank's outcome configs, compared across ranks: all equal.
 void check_same_everywhere(const std::vector<mpi::KeyOutcome>& outcomes) {
-  std::string mine;
-  for (const auto& o : outcomes) mine += o.key + "=>" + o.config.to_string() + ";";
-  auto all = allgather(mine);
-  for (int r = 0; r < g_size; ++r)
-    check(all[static_cast<std::size_t>(r)] == all[0], "rank " + std::to_string(r) + " decided '" +
-                                                          all[static_cast<std::size_t>(r)] +
-                                                          "', rank 0 '" + all[0] + "'");
+  tune::testing::decisions_agree(me, tune::testing::decisions_text(outcomes));
 }
 
 // Later run() calls are memory hits that launch the decided config.
@@ -200,13 +172,13 @@ int one_tunes() {
   auto store = fresh_node_store();
   auto tuner = make_tuner(sim_kernel(bm_values(12)), store);
   auto coord = make_coordinator(rig.dev);
-  check(coord->group_size() == g_size && coord->groups() == 1, "one fingerprint group of all");
+  check(coord->group_size() == me.size && coord->groups() == 1, "one fingerprint group of all");
   auto out = coord->tune_collective(*tuner, rig.dev, rig.calls);
   check(out.ok(), "tune_collective: " + out.status().to_string());
   if (!out.ok()) return 1;
   // The leader tuned; the others timed nothing while waiting.
   const auto timed = timed_configs(rig.dev);
-  if (g_rank == 0) {
+  if (me.rank == 0) {
     check(timed.size() == 12, "the leader timed every candidate");
   } else {
     check(timed.empty(), "a waiting rank timed nothing");
@@ -218,7 +190,7 @@ int one_tunes() {
   check_same_everywhere(*out);
   check_adopted(*tuner, rig, *out);
   auto rows = check_one_writer(store);
-  if (g_rank == 0) {
+  if (me.rank == 0) {
     check(rows.size() == 3, "rows of 3 keys in the database");
     for (const auto& [k, n] : rows) check(n == 12, "12 rows for key " + k);
   }
@@ -226,7 +198,7 @@ int one_tunes() {
   rig.dev.clear_events();
   auto again = coord->tune_collective(*tuner, rig.dev, rig.calls);
   check(again.ok() && timed_configs(rig.dev).empty(), "a second tune_collective times nothing");
-  if (again.ok() && g_rank == 0) check((*again)[0].source == ResultSource::memory, "memory");
+  if (again.ok() && me.rank == 0) check((*again)[0].source == ResultSource::memory, "memory");
   return 0;
 }
 
@@ -247,19 +219,11 @@ int share_space() {
   std::set<std::string> share;
   for (const auto& c : o.measured_here) share.insert(c.to_string());
   check(timed_configs(rig.dev) == share, "this rank timed exactly its share");
-  std::string mine;
-  for (const auto& c : share) mine += c + "\n";
-  auto all = allgather(mine);
-  std::map<std::string, int> times;
-  for (const auto& s : all) {
-    std::size_t p = 0;
-    for (std::size_t q; (q = s.find('\n', p)) != std::string::npos; p = q + 1)
-      ++times[s.substr(p, q - p)];
-  }
+  const auto times = tune::testing::measured_counts(o.measured_here);
   check(times.size() == 13, "13 configs timed in all, not " + std::to_string(times.size()));
   for (const auto& [c, n] : times)
     check(n == 1, c + " timed by exactly one rank, not " + std::to_string(n));
-  check(o.measured_here.size() == (g_rank == 0 ? 4u : 3u), "round-robin share size");
+  check(o.measured_here.size() == (me.rank == 0 ? 4u : 3u), "round-robin share size");
   check_same_everywhere(*out);
   check_adopted(*tuner, rig, *out);
   return 0;
@@ -285,7 +249,7 @@ int share_space_ties() {
   check(o.config.to_string() == "BM=16", "the tie went to BM=16, not " + o.config.to_string());
   check(o.finalists == std::vector<std::string>{"BM=16", "BM=40", "BM=64"},
         "finalists BM=16, BM=40, BM=64 (the winner rule's order: one tie band, text order)");
-  if (g_rank == 0) {
+  if (me.rank == 0) {
     const auto timed = timed_configs(rig.dev);
     for (const char* f : {"BM=16", "BM=64", "BM=40"})
       check(timed.count(f) == 1, std::string("the leader timed finalist ") + f);
@@ -311,8 +275,8 @@ int share_keys() {
         "a repeated key gets its first call's outcome");
   for (std::size_t i = 0; i < 6; ++i) {
     const auto& o = (*out)[i];
-    const bool mine = static_cast<int>(i % static_cast<std::size_t>(g_size)) == g_rank;
-    check(o.decided_by == static_cast<int>(i) % g_size, "key i is tuned by rank i % n");
+    const bool mine = static_cast<int>(i % static_cast<std::size_t>(me.size)) == me.rank;
+    check(o.decided_by == static_cast<int>(i) % me.size, "key i is tuned by rank i % n");
     check(mine == (o.source != ResultSource::shared), "own keys tuned here, the rest shared");
     auto rep = tuner->last_report(rig.dev, rig.calls[i]);
     check(rep.has_value() && (rep->source == ResultSource::shared) == !mine,
@@ -324,7 +288,7 @@ int share_keys() {
   check_adopted(*tuner, rig, *out);
   // Only rank 0 writes, and it saved the rows of the keys that ranks 1..3 tuned.
   auto rows = check_one_writer(store);
-  if (g_rank == 0) {
+  if (me.rank == 0) {
     check(rows.size() == 6,
           "rows of all 6 keys in the database, not " + std::to_string(rows.size()));
     for (const auto& [k, n] : rows) check(n == 8, "8 rows for key " + k);
@@ -333,7 +297,7 @@ int share_keys() {
 }
 
 int keys_differ() {
-  Rig rig({100, g_rank == 3 ? 999 : 200});
+  Rig rig({100, me.rank == 3 ? 999 : 200});
   auto tuner = make_tuner(sim_kernel(bm_values(4)), nullptr);
   auto coord = make_coordinator(rig.dev);
   for (int mode = 0; mode < 3; ++mode) {
@@ -357,7 +321,7 @@ int throws() {
   KernelDef def = sim_kernel(bm_values(8));
   auto dims = def.dims;
   def.dims = [dims](const Config& c, ArgList a) {
-    if (g_rank == 2) throw std::runtime_error("rank 2's dims gave up");
+    if (me.rank == 2) throw std::runtime_error("rank 2's dims gave up");
     return dims(c, a);
   };
   auto tuner = make_tuner(def, nullptr);
@@ -372,7 +336,7 @@ int throws() {
   // Mode 1: the leader's dims throws while tuning; the waiting ranks get its error. The
   // Coordinator is still usable after an error every rank received.
   def.dims = [dims](const Config& c, ArgList a) {
-    if (g_rank == 0) throw std::runtime_error("the leader's dims gave up");
+    if (me.rank == 0) throw std::runtime_error("the leader's dims gave up");
     return dims(c, a);
   };
   auto tuner1 = make_tuner(def, nullptr);
@@ -384,9 +348,9 @@ int throws() {
             out1.status().message().find("the leader's dims gave up") != std::string::npos,
         "the error names rank 0 and its exception: " + out1.status().message());
   // Mode 3: every configuration fails to launch on rank 1: all_failed everywhere.
-  rig.dev.fail_launch_if([](const Config&) { return g_rank == 1; });
+  rig.dev.fail_launch_if([](const Config&) { return me.rank == 1; });
   Rig keys({1, 2, 3, 4});
-  keys.dev.fail_launch_if([](const Config&) { return g_rank == 1; });
+  keys.dev.fail_launch_if([](const Config&) { return me.rank == 1; });
   auto tuner3 = make_tuner(sim_kernel(bm_values(3)), nullptr);
   auto out3 = coord->share_keys(*tuner3, keys.dev, keys.calls);
   check(!out3.ok() && out3.status().code() == StatusCode::all_failed,
@@ -401,7 +365,7 @@ int stall() {
   Rig rig({1000});
   auto tuner = make_tuner(sim_kernel(bm_values(4)), nullptr);
   auto coord = make_coordinator(rig.dev, 1000);
-  if (g_rank == 2) std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  if (me.rank == 2) std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   auto out = coord->tune_collective(*tuner, rig.dev, rig.calls);
   check(!out.ok() && out.status().code() == StatusCode::timeout,
         "a stalled rank makes the call time out: " + out.status().to_string());
@@ -411,7 +375,7 @@ int stall() {
   check(coord->broken(), "the Coordinator is broken after a timeout");
   auto again = coord->tune_collective(*tuner, rig.dev, rig.calls);
   check(again.status().code() == StatusCode::failed_precondition, "and refuses later calls");
-  std::fprintf(stderr, "rank %d: %s\n", g_rank, out.status().to_string().c_str());
+  std::fprintf(stderr, "rank %d: %s\n", me.rank, out.status().to_string().c_str());
   return 0;
 }
 
@@ -422,7 +386,7 @@ int exits() {
   KernelDef def = sim_kernel(bm_values(8));
   auto dims = def.dims;
   def.dims = [dims](const Config& c, ArgList a) {
-    if (g_rank == 1) std::_Exit(3);
+    if (me.rank == 1) std::_Exit(3);
     return dims(c, a);
   };
   auto tuner = make_tuner(def, nullptr);
@@ -435,14 +399,11 @@ int exits() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  me = tune::testing::MpiRank::start(&argc, &argv);
   const std::string scenario = argc > 1 ? argv[1] : "";
   int rc = 2;
-  if (g_size != 4) {
-    std::fprintf(stderr, "run with mpirun -np 4 (got %d ranks)\n", g_size);
+  if (me.size != 4) {
+    std::fprintf(stderr, "run with mpirun -np 4 (got %d ranks)\n", me.size);
   } else if (scenario == "one_tunes") {
     rc = one_tunes();
   } else if (scenario == "share_space") {
@@ -462,8 +423,5 @@ int main(int argc, char** argv) {
   } else {
     std::fprintf(stderr, "unknown scenario '%s'\n", scenario.c_str());
   }
-  if (rc == 0 && g_failures > 0) rc = 1;
-  if (rc == 0 && g_rank == 0) std::printf("%s: passed on %d ranks\n", scenario.c_str(), g_size);
-  MPI_Finalize();
-  return rc;
+  return me.finish(rc, scenario);
 }

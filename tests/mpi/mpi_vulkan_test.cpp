@@ -15,40 +15,23 @@
 #include <string>
 #include <vector>
 
+#include "interop_data.hpp"
+#include "mpi_rig.hpp"
 #include "skip.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/mpi.hpp"
 #include "tune/tune.hpp"
 #include "tune/vulkan.hpp"
 #include "vulkan_env.hpp"
+#include "workload_calls.hpp"
 
 using namespace tune;
 
 namespace {
 
-int g_rank = 0, g_size = 1, g_failures = 0;
+tune::testing::MpiRank me;  // this process: its rank and failed checks
 
-void check(bool ok, const std::string& what) {
-  if (ok) return;
-  ++g_failures;
-  std::fprintf(stderr, "rank %d: FAILED: %s\n", g_rank, what.c_str());
-}
-
-std::vector<std::string> allgather(const std::string& text) {
-  int n = static_cast<int>(text.size());
-  std::vector<int> sizes(static_cast<std::size_t>(g_size)), displs(sizes.size());
-  MPI_Allgather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, MPI_COMM_WORLD);
-  int total = 0;
-  for (std::size_t i = 0; i < sizes.size(); ++i) displs[i] = total, total += sizes[i];
-  std::string all(static_cast<std::size_t>(total), '\0');
-  MPI_Allgatherv(text.data(), n, MPI_CHAR, all.data(), sizes.data(), displs.data(), MPI_CHAR,
-                 MPI_COMM_WORLD);
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < sizes.size(); ++i)
-    out.push_back(
-        all.substr(static_cast<std::size_t>(displs[i]), static_cast<std::size_t>(sizes[i])));
-  return out;
-}
+void check(bool ok, const std::string& what) { me.check(ok, what); }
 
 int run(const std::string& mode) {
   tune::testing::use_lavapipe_unless_asked();
@@ -59,10 +42,11 @@ int run(const std::string& mode) {
     const std::string why = dev.ok() ? "another rank opened no Vulkan device"
                                      : "no Vulkan device: " + dev.status().to_string();
     if (tune::testing::in_ci()) {
-      std::fprintf(stderr, "rank %d: FAILED: %s (CI runs this on lavapipe)\n", g_rank, why.c_str());
+      std::fprintf(stderr, "rank %d: FAILED: %s (CI runs this on lavapipe)\n", me.rank,
+                   why.c_str());
       return 1;
     }
-    if (g_rank == 0) std::printf("SKIPPED: %s\n", why.c_str());
+    if (me.rank == 0) std::printf("SKIPPED: %s\n", why.c_str());
     return 77;
   }
   auto k = kernels::bundled_kernel(Language::glsl, "vector_add");
@@ -77,30 +61,21 @@ int run(const std::string& mode) {
     verified.insert(c.to_string());
     return Status();
   };
-  AutotunerOptions opts;
-  opts.persistent = false;
-  opts.print = false;
-  opts.bench.warmup_ms = 1;
-  opts.bench.rep_ms = 2;
-  opts.bench.min_reps = 3;
-  opts.bench.max_reps = 20;
-  auto tuner = Autotuner::make(def, opts);
+  auto tuner = Autotuner::make(def, tune::testing::interop_options());
   check(tuner.ok(), "Autotuner::make: " + tuner.status().to_string());
   if (!tuner.ok()) return 1;
   const std::vector<std::int64_t> sizes =
       mode == "share_keys" ? std::vector<std::int64_t>{1000, 3000, 5000, 7000, 9000, 20000}
                            : std::vector<std::int64_t>{4099};
-  std::vector<std::unique_ptr<kernels::Workload>> loads;
-  std::vector<ArgList> calls;
+  tune::testing::WorkloadCalls work;
   for (std::int64_t n : sizes) {
     const std::int64_t dims[] = {n};
-    loads.push_back(k->workload(dims));
-    check(loads.back()->setup(**dev, 7).ok(), "workload setup");
-    calls.push_back(loads.back()->args());
+    Status st = work.add(*k, **dev, dims, 7);
+    check(st.ok(), "workload setup: " + st.to_string());
+    if (!st.ok()) return 1;
   }
-  mpi::CoordinatorOptions co;
-  co.timeout_ms = 50000;
-  auto coord = mpi::Coordinator::make(MPI_COMM_WORLD, **dev, co);
+  const std::vector<ArgList>& calls = work.calls;
+  auto coord = tune::testing::world_coordinator(**dev, 50000);
   check(coord.ok(), "Coordinator::make: " + coord.status().to_string());
   if (!coord.ok()) return 1;
   auto out = mode == "one_tunes"     ? (*coord)->tune_collective(**tuner, **dev, calls)
@@ -109,46 +84,34 @@ int run(const std::string& mode) {
   check(out.ok(), mode + ": " + out.status().to_string());
   if (!out.ok()) return 1;
   // Every rank decided the same configurations.
-  std::string mine;
-  for (const auto& o : *out) mine += o.key + "=>" + o.config.to_string() + ";";
-  auto everyone = allgather(mine);
-  for (int r = 0; r < g_size; ++r)
-    check(everyone[static_cast<std::size_t>(r)] == everyone[0],
-          "rank " + std::to_string(r) + " decided the same");
+  tune::testing::decisions_agree(me, tune::testing::decisions_text(*out));
   // Who verified (= measured) what.
   auto cands = (*tuner)->candidates(**dev, calls[0]);
   check(cands.ok(), "candidates");
   if (mode == "one_tunes") {
-    check(g_rank == 0 ? verified.size() == cands->size() : verified.empty(),
+    check(me.rank == 0 ? verified.size() == cands->size() : verified.empty(),
           "only the leader measured (" + std::to_string(verified.size()) + " here)");
   } else if (mode == "share_space") {
     std::set<std::string> share;
     for (const auto& c : (*out)[0].measured_here) share.insert(c.to_string());
     std::set<std::string> first_round;  // the leader also verifies its finalists again
     for (const auto& v : verified) first_round.insert(v);
-    if (g_rank != 0)
+    if (me.rank != 0)
       check(std::multiset<std::string>(share.begin(), share.end()) == verified,
             "measured exactly its share");
-    std::string text;
-    for (const auto& c : share) text += c + "\n";  // config texts hold ';'
-    std::map<std::string, int> count;
-    for (const auto& s : allgather(text)) {
-      std::size_t p = 0;
-      for (std::size_t q; (q = s.find('\n', p)) != std::string::npos; p = q + 1)
-        ++count[s.substr(p, q - p)];
-    }
+    const auto count = tune::testing::measured_counts((*out)[0].measured_here);
     check(count.size() == cands->size(), "every candidate measured");
     for (const auto& [c, n] : count) check(n == 1, c + " measured by exactly one rank");
     // Two or more finalists are timed again (and so verified again) on the leader.
-    if (g_rank == 0 && (*out)[0].finalists.size() >= 2)
+    if (me.rank == 0 && (*out)[0].finalists.size() >= 2)
       for (const auto& f : (*out)[0].finalists)
         check(first_round.count(f) == 1, "the leader timed finalist " + f);
   }
   // The decided configuration launches and computes the right answer on every rank.
   for (std::size_t i = 0; i < calls.size(); ++i) {
-    check(loads[i]->poison_outputs(**dev).ok(), "poison");
+    check(work.loads[i]->poison_outputs(**dev).ok(), "poison");
     check((*tuner)->run(**dev, calls[i]).ok(), "run");
-    Status st = loads[i]->check(**dev);
+    Status st = work.loads[i]->check(**dev);
     check(st.ok(), "output of " + (*out)[i].config.to_string() + ": " + st.to_string());
     auto best = (*tuner)->best(**dev, calls[i]);
     check(best && best->to_string() == (*out)[i].config.to_string(), "remembered as decided");
@@ -159,13 +122,7 @@ int run(const std::string& mode) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-  int rc = run(argc > 1 ? argv[1] : "one_tunes");
-  if (rc == 0 && g_failures > 0) rc = 1;
-  if (rc == 0 && g_rank == 0) std::printf("%s on lavapipe: passed on %d ranks\n", argv[1], g_size);
-  MPI_Finalize();
-  return rc;
+  me = tune::testing::MpiRank::start(&argc, &argv);
+  const std::string mode = argc > 1 ? argv[1] : "one_tunes";
+  return me.finish(run(mode), mode + " on lavapipe");
 }

@@ -13,6 +13,7 @@
 #include <deque>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "allocation_counter.hpp"
@@ -20,13 +21,16 @@
 #include "tune/tune.hpp"
 #include "tune/vulkan_interop.hpp"
 #include "vulkan_test_device.hpp"
+#include "watchdog.hpp"
 
 using namespace tune;
 using namespace tune::testing;
 
 namespace {
 
-constexpr const char* kSaxpy = R"(#version 450
+// The GLSL of y[i] = <update> over the first n elements (x read-only; push constants a, n).
+std::string update_shader(const std::string& update) {
+  return R"(#version 450
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
 layout(std430, set = 0, binding = 1) buffer Y { float y[]; };
@@ -35,13 +39,33 @@ void main() {
   uint base = gl_GlobalInvocationID.x * ELEMS;
   for (uint e = 0; e < ELEMS; ++e) {
     uint i = base + e;
-    if (i < uint(n)) y[i] = a * x[i] + y[i];
+    if (i < uint(n)) y[i] = )" +
+         update + R"(;
   }
 }
 )";
+}
 
 KernelDef saxpy() {
-  return saxpy_def("interop_saxpy", {Language::glsl, "main", kSaxpy}, "ELEMS", {32, 64});
+  return saxpy_def("interop_saxpy", {Language::glsl, "main", update_shader("a * x[i] + y[i]")},
+                   "ELEMS", {32, 64});
+}
+
+// Another kernel of saxpy's signature and space: y = a x - y. What it records must never be
+// saxpy's (nor the reverse), whatever addresses its objects get.
+KernelDef axmy() {
+  return saxpy_def("interop_axmy", {Language::glsl, "main", update_shader("a * x[i] - y[i]")},
+                   "ELEMS", {32, 64});
+}
+
+// CPU references of saxpy and axmy over the first n elements of y, in place.
+void saxpy_reference(std::vector<float>& y, const std::vector<float>& x, float a, int n) {
+  for (std::size_t i = 0; i < y.size() && i < static_cast<std::size_t>(n); ++i)
+    y[i] = a * x[i] + y[i];
+}
+void axmy_reference(std::vector<float>& y, const std::vector<float>& x, float a, int n) {
+  for (std::size_t i = 0; i < y.size() && i < static_cast<std::size_t>(n); ++i)
+    y[i] = a * x[i] - y[i];
 }
 
 // A Vulkan structure with its sType set and everything else zero.
@@ -79,7 +103,8 @@ struct App {
   std::uint32_t family = 0;
   VkQueue queue = VK_NULL_HANDLE;
   VkCommandPool pool = VK_NULL_HANDLE;
-  std::deque<AppBuffer> buffers;  // references stay valid as buffers are added
+  std::vector<VkCommandPool> thread_pools;  // make_pool()'s
+  std::deque<AppBuffer> buffers;            // references stay valid as buffers are added
   std::vector<std::string> validation_errors;
   std::mutex queue_mu;
   int locks = 0;    // lock_queue calls by libtune
@@ -197,6 +222,13 @@ struct App {
     return buffers.back();
   }
 
+  // A buffer of `values.size()` floats holding `values`.
+  AppBuffer& make_buffer(const std::vector<float>& values) {
+    AppBuffer& b = make_buffer(values.size() * sizeof(float));
+    std::memcpy(b.mapped, values.data(), b.bytes);
+    return b;
+  }
+
   vulkan::ExternalDevice external() {
     vulkan::ExternalDevice e;
     e.instance = instance;
@@ -213,10 +245,23 @@ struct App {
     return e;
   }
 
-  VkCommandBuffer begin() {
+  // Another command pool: a pool (and its command buffers) is recorded by one thread at a
+  // time, so each recording thread has its own. Destroyed with the application.
+  VkCommandPool make_pool() {
+    auto pci = vk_struct<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
+    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pci.queueFamilyIndex = family;
+    VkCommandPool p = VK_NULL_HANDLE;
+    REQUIRE(vkCreateCommandPool(device, &pci, nullptr, &p) == VK_SUCCESS);
+    thread_pools.push_back(p);
+    return p;
+  }
+
+  // A command buffer of `from` (default: the application's pool), begun.
+  VkCommandBuffer begin(VkCommandPool from = VK_NULL_HANDLE) {
     auto cai =
         vk_struct<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
-    cai.commandPool = pool;
+    cai.commandPool = from != VK_NULL_HANDLE ? from : pool;
     cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     cai.commandBufferCount = 1;
     VkCommandBuffer cb = VK_NULL_HANDLE;
@@ -227,8 +272,8 @@ struct App {
     return cb;
   }
 
-  // Ends, submits (under the queue lock), waits, frees.
-  void submit_and_wait(VkCommandBuffer cb) {
+  // Ends, submits (under the queue lock), waits, frees (back to `from`, as begin()).
+  void submit_and_wait(VkCommandBuffer cb, VkCommandPool from = VK_NULL_HANDLE) {
     auto host = vk_struct<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
     host.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
     host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
@@ -247,7 +292,7 @@ struct App {
     }
     REQUIRE(vkWaitForFences(device, 1, &fence, VK_TRUE, 60'000'000'000ull) == VK_SUCCESS);
     vkDestroyFence(device, fence, nullptr);
-    vkFreeCommandBuffers(device, pool, 1, &cb);
+    vkFreeCommandBuffers(device, from != VK_NULL_HANDLE ? from : pool, 1, &cb);
   }
 
   ~App() {
@@ -257,6 +302,7 @@ struct App {
         vkDestroyBuffer(device, b.buffer, nullptr);
         vkFreeMemory(device, b.memory, nullptr);
       }
+      for (VkCommandPool p : thread_pools) vkDestroyCommandPool(device, p, nullptr);
       if (pool != VK_NULL_HANDLE) vkDestroyCommandPool(device, pool, nullptr);
       vkDestroyDevice(device, nullptr);
     }
@@ -427,11 +473,9 @@ TEST_CASE("interop: a recorded hit with buffers recorded before allocates nothin
   constexpr int n = 1000;
   constexpr VkDeviceSize bytes = n * sizeof(float);
   constexpr int kHits = 50;
-  AppBuffer& x = app.make_buffer(bytes);
-  AppBuffer& y = app.make_buffer(bytes);
   const auto x0 = random_floats(n, 21), y0 = random_floats(n, 22);
-  std::memcpy(x.mapped, x0.data(), bytes);
-  std::memcpy(y.mapped, y0.data(), bytes);
+  AppBuffer& x = app.make_buffer(x0);
+  AppBuffer& y = app.make_buffer(y0);
   const float a = 0.5f;
   auto dev = vulkan::open_device(app.external());
   REQUIRE_MESSAGE(dev.ok(), dev.status().to_string());
@@ -471,13 +515,10 @@ TEST_CASE("interop: repeated recordings follow changed scalars and replaced buff
   if (!app.setup(false)) skip_or_fail_without_vulkan("application setup: " + app.why);
   constexpr int n = 1000;
   constexpr VkDeviceSize bytes = n * sizeof(float);
-  AppBuffer& x = app.make_buffer(bytes);
-  AppBuffer& y1 = app.make_buffer(bytes);
-  AppBuffer& y2 = app.make_buffer(bytes);
   const auto x0 = random_floats(n, 31), y10 = random_floats(n, 32), y20 = random_floats(n, 33);
-  std::memcpy(x.mapped, x0.data(), bytes);
-  std::memcpy(y1.mapped, y10.data(), bytes);
-  std::memcpy(y2.mapped, y20.data(), bytes);
+  AppBuffer& x = app.make_buffer(x0);
+  AppBuffer& y1 = app.make_buffer(y10);
+  AppBuffer& y2 = app.make_buffer(y20);
   auto dev = vulkan::open_device(app.external());
   REQUIRE_MESSAGE(dev.ok(), dev.status().to_string());
   {
@@ -524,4 +565,124 @@ TEST_CASE("interop: repeated recordings follow changed scalars and replaced buff
     check_close(static_cast<const float*>(y2.mapped), want2);
     check_close(static_cast<const float*>(y1.mapped), want1);  // untouched since
   }
+}
+
+// 8 threads record into their own command buffers at once through one Autotuner and device:
+// a key every thread uses and keys a few share, each recorded twice in a row (the second a
+// recording the backend's per-thread memo repeats), the scalar changing every round. Each
+// thread's y is checked against the CPU reference of every dispatch it recorded.
+TEST_CASE("interop: 8 threads recording shared and own keys each get their own dispatches") {
+  App app;
+  if (!app.setup(false)) skip_or_fail_without_vulkan("application setup: " + app.why);
+  constexpr int kThreads = 8, kRounds = 6, kLen = 12000;
+  constexpr VkDeviceSize bytes = kLen * sizeof(float);
+  constexpr int kShared = 1000;  // key 1024 (pow2), every thread's
+  const auto x0 = random_floats(kLen, 41);
+  AppBuffer& x = app.make_buffer(x0);
+  struct Caller {
+    AppBuffer* y = nullptr;
+    std::vector<float> want;
+    VkCommandPool pool = VK_NULL_HANDLE;
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    Buffer wrapped;
+    std::string failure;
+  };
+  std::vector<Caller> callers(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    Caller& c = callers[static_cast<std::size_t>(t)];
+    c.want = random_floats(kLen, 50 + static_cast<std::uint32_t>(t));
+    c.y = &app.make_buffer(c.want);
+  }
+  auto dev = vulkan::open_device(app.external());
+  REQUIRE_MESSAGE(dev.ok(), dev.status().to_string());
+  {
+    auto bx = vulkan::wrap_buffer(**dev, x.buffer, 0, bytes).value();
+    for (auto& c : callers) {
+      c.wrapped = vulkan::wrap_buffer(**dev, c.y->buffer, 0, bytes).value();
+      c.pool = app.make_pool();
+      c.cb = app.begin(c.pool);  // begun here, recorded by its thread, submitted here
+    }
+    auto tuner = Autotuner::make(saxpy(), interop_options()).value();
+    {
+      Watchdog watchdog("8 threads recording through the recorded-dispatch memo", 300);
+      std::vector<std::jthread> threads;
+      for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&, t] {
+          Caller& c = callers[static_cast<std::size_t>(t)];
+          // Threads t, t + 3 and t + 6 share their own key: 4096, 8192 or 16384 (pow2).
+          const int own = 3000 << (t % 3);
+          const LaunchTarget target = LaunchTarget::command_buffer(c.cb);
+          for (int r = 0; r < kRounds && c.failure.empty(); ++r) {
+            const float a = r % 2 == 0 ? 0.5f : 0.25f;  // exact products: bitwise references
+            for (int n : {kShared, kShared, own, own}) {
+              const std::vector<ArgValue> args = {ArgValue::buf(*bx, ElemType::f32, kLen),
+                                                  ArgValue::buf(*c.wrapped, ElemType::f32, kLen), a,
+                                                  n};
+              Status st = tuner->run(**dev, args, target);
+              if (!st.ok()) {
+                c.failure = "round " + std::to_string(r) + ", n " + std::to_string(n) + ": " +
+                            st.to_string();
+                break;
+              }
+              saxpy_reference(c.want, x0, a, n);
+            }
+          }
+        });
+      }
+    }
+    for (int t = 0; t < kThreads; ++t) {
+      Caller& c = callers[static_cast<std::size_t>(t)];
+      CAPTURE(t);
+      CHECK_MESSAGE(c.failure.empty(), c.failure);
+      app.submit_and_wait(c.cb, c.pool);
+      check_close(static_cast<const float*>(c.y->mapped), c.want);
+    }
+    for (auto& c : callers) c.wrapped.reset();  // before the device
+  }
+}
+
+// The memo names kernels and devices by address. A kernel destroyed with its Autotuner and
+// another kernel of the same signature made after it, and a device closed and opened again on
+// the same application device (with new wrappers of the same buffers), may each get the old
+// one's address: every recording must still be that of the kernel and device it was made
+// with, checked on the results.
+TEST_CASE("interop: kernels and a device re-created at reused addresses record their own") {
+  App app;
+  if (!app.setup(false)) skip_or_fail_without_vulkan("application setup: " + app.why);
+  constexpr int n = 1000;
+  constexpr VkDeviceSize bytes = n * sizeof(float);
+  const auto x0 = random_floats(n, 61);
+  std::vector<float> want = random_floats(n, 62);
+  AppBuffer& x = app.make_buffer(x0);
+  AppBuffer& y = app.make_buffer(want);
+  const void* last_device = nullptr;
+  bool device_reused = false;
+  for (int round = 0; round < 4 && !device_reused; ++round) {
+    CAPTURE(round);
+    auto dev = vulkan::open_device(app.external());
+    REQUIRE_MESSAGE(dev.ok(), dev.status().to_string());
+    device_reused = dev->get() == last_device;
+    last_device = dev->get();
+    auto bx = vulkan::wrap_buffer(**dev, x.buffer, 0, bytes).value();
+    auto by = vulkan::wrap_buffer(**dev, y.buffer, 0, bytes).value();
+    const std::vector<ArgValue> args = {ArgValue::buf(*bx, ElemType::f32, n),
+                                        ArgValue::buf(*by, ElemType::f32, n), 0.5f, n};
+    // saxpy recorded twice (tuned, then a repeat the memo remembers), its Autotuner and
+    // kernels destroyed; then axmy, a new kernel that may land where saxpy's was, the same way.
+    for (bool plus : {true, false}) {
+      CAPTURE(plus);
+      auto tuner = Autotuner::make(plus ? saxpy() : axmy(), interop_options()).value();
+      VkCommandBuffer cb = app.begin();
+      const LaunchTarget target = LaunchTarget::command_buffer(cb);
+      for (int i = 0; i < 2; ++i) {
+        REQUIRE(tuner->run(**dev, args, target).ok());
+        (plus ? saxpy_reference : axmy_reference)(want, x0, 0.5f, n);
+      }
+      app.submit_and_wait(cb);
+      check_close(static_cast<const float*>(y.mapped), want);
+    }
+    // Wrappers, then the device, closed: the next round's may get their addresses.
+  }
+  MESSAGE("a device opened again got the closed one's address: "
+          << std::string(device_reused ? "yes" : "no"));
 }

@@ -18,6 +18,7 @@
 #include "cache/store_schema.hpp"
 #include "tune/benchmark.hpp"
 #include "tune/log.hpp"
+#include "tuning/winner_rule.hpp"
 
 namespace tune {
 
@@ -175,10 +176,10 @@ struct SqliteStore::Impl {
     return out;
   }
 
-  // Within each key's rows (SQL gave: ok first, by median, then config), the ok rows whose
-  // median is within the default race_tolerance of the fastest move to the front in config
-  // text order: the order core/src/tuning/winner_rule.hpp ranks ConfigResults in, applied to
-  // stored rows, so `tune cache list/show` name the winner a tuning of these rows picks.
+  // Each key's rows in the order of the one winner rule (core/src/tuning/winner_rule.hpp,
+  // with the default race_tolerance), so `tune cache list/show` name the winner a tuning of
+  // these rows picks; the rows the rule does not rank (failed, no finite median) follow in
+  // SQL's order (ok first, by median, then config).
   static void order_by_winner_rule(std::vector<CacheRow>& rows) {
     const double tolerance = BenchOptions{}.race_tolerance;
     auto same_key = [](const StoreKey& a, const StoreKey& b) {
@@ -188,17 +189,19 @@ struct SqliteStore::Impl {
     for (std::size_t i = 0; i < rows.size();) {
       std::size_t end = i;
       while (end < rows.size() && same_key(rows[end].key, rows[i].key)) ++end;
-      if (rows[i].result.status == StatusCode::ok) {
-        const double limit = rows[i].result.stats.median * (1.0 + tolerance);
-        std::size_t band = i;
-        while (band < end && rows[band].result.status == StatusCode::ok &&
-               rows[band].result.stats.median <= limit)
-          ++band;
-        std::stable_sort(
-            rows.begin() + static_cast<std::ptrdiff_t>(i),
-            rows.begin() + static_cast<std::ptrdiff_t>(band),
-            [](const CacheRow& a, const CacheRow& b) { return a.result.config < b.result.config; });
+      std::vector<detail::RuledResult> ruled;
+      for (std::size_t r = i; r < end; ++r) {
+        const StoredResult& res = rows[r].result;
+        ruled.push_back({res.config, res.stats.median, res.status == StatusCode::ok});
       }
+      std::vector<std::size_t> order = detail::rank_by_winner_rule(ruled, tolerance);
+      std::vector<bool> ranked(ruled.size(), false);
+      for (std::size_t k : order) ranked[k] = true;
+      for (std::size_t k = 0; k < ruled.size(); ++k)
+        if (!ranked[k]) order.push_back(k);
+      std::vector<CacheRow> key_rows;
+      for (std::size_t k : order) key_rows.push_back(std::move(rows[i + k]));
+      std::move(key_rows.begin(), key_rows.end(), rows.begin() + static_cast<std::ptrdiff_t>(i));
       i = end;
     }
   }

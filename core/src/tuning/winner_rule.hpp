@@ -12,14 +12,29 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "tune/autotuner.hpp"
 
 namespace tune::detail {
 
-// Indices into `results` of the configurations with a finite median and an ok status, in the
-// order described above (the winner first). `tolerance` < 0 counts as 0.
+// One result as the rule sees it, whatever holds it (a ConfigResult of a tuning, a row of a
+// store): its configuration's canonical text (Config::to_string), its median, whether it
+// succeeded. Borrows the text: it lives as long as what it was taken from.
+struct RuledResult {
+  std::string_view config;
+  double median = 0;
+  bool ok = false;
+};
+
+// Indices into `results` of the entries that are ok with a finite median, in the order
+// described above (the winner first). `tolerance` < 0 counts as 0.
+std::vector<std::size_t> rank_by_winner_rule(std::span<const RuledResult> results,
+                                             double tolerance);
+
+// The same rule on a tuning's results: indices into `results`.
 std::vector<std::size_t> rank_by_winner_rule(const std::vector<ConfigResult>& results,
                                              double tolerance);
 
