@@ -127,6 +127,8 @@ inline int run_verify_cost(Device& dev, std::uint64_t mb, int rounds) {
     without.push_back(a);
     with.push_back(b);
     verify_parts.push_back(v);
+    std::printf("round %d: without %.1f ms, with %.1f ms (verification %.1f ms)\n", r + 1, a, b, v);
+    std::fflush(stdout);
   }
   const auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
