@@ -47,8 +47,9 @@ extern "C" __global__ void tune_compare(const unsigned* actual, const unsigned* 
   unsigned bad = 0u, first = 0xffffffffu;
   for (unsigned i = blockIdx.x * TUNE_BLOCK_X + lid; i < n; i += stride) {
     const unsigned ab = BITS(actual, i), eb = BITS(expected, i);
-    const float a = VALUE(ab), e = VALUE(eb);
+    const float e = VALUE(eb);
 #if IS_FLOAT
+    const float a = VALUE(ab);
     if (a == e) continue;
     float d = fabsf(a - e);
 #else

@@ -48,9 +48,9 @@ void main() {
   for (uint i = gl_WorkGroupID.x * TUNE_BLOCK_X + lid; i < n; i += stride) {
     const uint ab = BITS(actual, i);
     const uint eb = BITS(expected, i);
-    const float a = VALUE(ab);
     const float e = VALUE(eb);
 #if IS_FLOAT
+    const float a = VALUE(ab);
     if (a == e) continue;
     float d = abs(a - e);
 #else
