@@ -2,6 +2,8 @@
 //
 //   bench_cuda                       everything below, then a summary table of ratios
 //   bench_cuda --benchmark_filter=X  Google Benchmark's usual flags
+//   bench_cuda --verify-cost[=MB]    tuning with and without verification, side by side
+//                                    (bench/verify_cost.hpp; default 256 MiB)
 //   bench_cuda --interleaved         the app-stream dispatch pair measured interleaved in one
 //                                    loop (bench/interleaved_pair.hpp); prints a table
 //
@@ -35,6 +37,7 @@
 #include "tune/cuda.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
+#include "verify_cost.hpp"
 
 namespace {
 
@@ -569,6 +572,8 @@ int main(int argc, char** argv) {
   g_dev = dev->get();
   g_kernels = tune::kernels::bundled_kernels(tune::Language::cuda_hip);
   if (argc > 1 && std::string(argv[1]) == "--tuning-child") return tuning_child();
+  if (const std::uint64_t mb = tune::bench::verify_cost_flag(argc, argv, 256); mb > 0)
+    return tune::bench::run_verify_cost(*g_dev, mb, 3);
   if (argc > 1 && std::string(argv[1]) == "--interleaved") {
     const int rc = stream_pair_interleaved();
     g_app.reset();

@@ -8,6 +8,8 @@
 //   bench_vulkan --benchmark_filter=matmul_f32
 //   bench_vulkan --benchmark_filter=BM_record   host time per dispatch recorded into an
 //                                               application's command buffer (issue 13)
+//   bench_vulkan --verify-cost[=MB]             tuning with and without verification, side by
+//                                               side (bench/verify_cost.hpp; default 32 MiB here)
 //   bench_vulkan --interleaved                  the same pair measured interleaved in one loop
 //                                               (bench/interleaved_pair.hpp); prints a table
 //
@@ -33,6 +35,7 @@
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
 #include "tune/vulkan_interop.hpp"
+#include "verify_cost.hpp"
 #include "vulkan_device.hpp"  // backends/vulkan/src: the raw case binds the winner's VkPipeline
 
 namespace {
@@ -482,6 +485,11 @@ int main(int argc, char** argv) {
     } else {
       args.push_back(argv[i]);
     }
+  }
+  if (const std::uint64_t mb = bench::verify_cost_flag(argc, argv, 32); mb > 0) {
+    auto vdev = open_device("vulkan");
+    if (!vdev.ok()) return 1;
+    return bench::run_verify_cost(**vdev, mb, 3);
   }
   int nargs = static_cast<int>(args.size());
   benchmark::Initialize(&nargs, args.data());

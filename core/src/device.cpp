@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "tune/backend/comparison_kernel.hpp"
 #include "tune/backend/hash.hpp"
 #include "tune/backend/includes.hpp"
 #include "tune/version.hpp"
@@ -127,6 +128,11 @@ Status no_target(const Device& dev, const char* what, const LaunchTarget& target
                     " (only its own queue); open it through its backend's interop API");
 }
 }  // namespace
+
+Result<Comparison> Device::compare(const DeviceBuffer& actual, const DeviceBuffer& expected,
+                                   const CompareSpec& spec) {
+  return compare_by_download(*this, actual, expected, spec);
+}
 
 Status Device::launch_on(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args,
                          const LaunchTarget& target) {

@@ -92,6 +92,7 @@ GpuDevice::GpuDevice(std::unique_ptr<GpuApi> api, std::shared_ptr<RtcCompiler> c
 // The application's stream is synchronised (libtune's work on it must end before its events
 // and scratch buffer go), never destroyed.
 GpuDevice::~GpuDevice() {
+  comparison_.release();
   const CurrentScope current(*api_);
   if (stream_ != nullptr || !own_stream_) (void)api_->stream_sync(stream_);
   for (Handle e : events_) (void)api_->event_destroy(e);
@@ -588,6 +589,11 @@ Result<std::vector<double>> GpuDevice::time(const CompiledKernel& kernel, const 
     ns[r] = static_cast<double>(ms) * 1e6;
   }
   return ns;
+}
+
+Result<Comparison> GpuDevice::compare(const DeviceBuffer& actual, const DeviceBuffer& expected,
+                                      const CompareSpec& spec) {
+  return comparison_.compare(*this, actual, expected, spec);
 }
 
 Status GpuDevice::synchronize() {

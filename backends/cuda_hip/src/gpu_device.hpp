@@ -20,8 +20,10 @@
 #include <string>
 #include <vector>
 
+#include "comparison_source.hpp"
 #include "gpu_api.hpp"
 #include "rtc.hpp"
+#include "tune/backend/comparison_kernel.hpp"
 #include "tune/device.hpp"
 #include "tune/registry.hpp"
 
@@ -121,6 +123,9 @@ class GpuDevice : public Device {
   Result<std::vector<double>> time(const CompiledKernel& kernel, const LaunchDims& dims,
                                    ArgList args, const TimingPlan& plan) override;
   Status synchronize() override;
+  // On the device: comparison_source.hpp's kernel, 16 bytes read back.
+  Result<Comparison> compare(const DeviceBuffer& actual, const DeviceBuffer& expected,
+                             const CompareSpec& spec) override;
 
   // Application streams (LaunchTarget::stream): a launch there takes no lock, allocates
   // nothing and never synchronises; ordering is one event recorded on one stream and waited
@@ -178,6 +183,9 @@ class GpuDevice : public Device {
   std::atomic<bool> lost_{false};
   mutable std::mutex lost_mutex_;  // guards lost_reason_
   std::string lost_reason_;
+
+  // Last: its compiled variants go before everything they use (reset first in the destructor).
+  ComparisonKernel comparison_{KernelSource{Language::cuda_hip, "tune_compare", kComparisonSource}};
 };
 
 // The index of the device a registry selector names: empty = 0, a number = that index, else

@@ -136,6 +136,7 @@ Status VulkanDevice::init() {
 // On an application's device only libtune's own submissions are waited for: never
 // vkDeviceWaitIdle, which would also need every one of the application's queues.
 VulkanDevice::~VulkanDevice() {
+  comparison_.release();
   // A RecordedMemo may name this device: a later device at the same address must not match.
   recorded_generation.fetch_add(1, std::memory_order_acq_rel);
   if (!vk()) return;
@@ -364,6 +365,11 @@ Status VulkanDevice::copy(DeviceBuffer& dst, const DeviceBuffer& src, std::uint6
   s.cmd = *cmd;
   auto fence = queue_->submit(std::move(s));
   return fence.ok() ? Status::ok_status() : fence.status();
+}
+
+Result<Comparison> VulkanDevice::compare(const DeviceBuffer& actual, const DeviceBuffer& expected,
+                                         const CompareSpec& spec) {
+  return comparison_.compare(*this, actual, expected, spec);
 }
 
 Status VulkanDevice::synchronize() {

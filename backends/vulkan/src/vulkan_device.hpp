@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "argument_binding.hpp"
+#include "comparison_shader.hpp"
 #include "device_facts.hpp"
 #include "device_memory.hpp"
 #include "pipeline_cache.hpp"
@@ -38,6 +39,7 @@
 #include "spirv_reflect.hpp"
 #include "submission_queue.hpp"
 #include "tune/backend/binary_cache.hpp"
+#include "tune/backend/comparison_kernel.hpp"
 #include "tune/device.hpp"
 #include "tune/vulkan.hpp"
 #include "vk_handles.hpp"
@@ -138,6 +140,9 @@ class VulkanDevice final : public Device {
   Status launch(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args) override;
   Result<std::vector<double>> time(const CompiledKernel& kernel, const LaunchDims& dims,
                                    ArgList args, const TimingPlan& plan) override;
+  // On the device: comparison_shader.hpp's kernel, 16 bytes read back.
+  Result<Comparison> compare(const DeviceBuffer& actual, const DeviceBuffer& expected,
+                             const CompareSpec& spec) override;
   Status synchronize() override;
   // LaunchTarget::command_buffer: records the dispatch into the application's command buffer
   // (tune/vulkan_interop.hpp says what is recorded and how long its descriptor set lives).
@@ -240,6 +245,9 @@ class VulkanDevice final : public Device {
   };
   std::mutex sets_mu_;  // guards recorded_sets_
   std::vector<RecordedSet> recorded_sets_;
+
+  // Last: its compiled variants go before everything they use (reset first in the destructor).
+  ComparisonKernel comparison_{KernelSource{Language::glsl, "main", kComparisonShader}};
 };
 
 }  // namespace tune::vk

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tune/args.hpp"
+#include "tune/comparison.hpp"
 #include "tune/config.hpp"
 #include "tune/device_info.hpp"
 #include "tune/status.hpp"
@@ -233,6 +234,13 @@ class Device {
                                            ArgList args, const TimingPlan& plan) = 0;
 
   virtual Status synchronize() = 0;
+
+  // Compares spec.count elements of `actual` with `expected` (both this device's buffers) by
+  // compare_host's rule, after the work queued before it. Backends run a comparison kernel, so
+  // that only the Comparison's few bytes come back; the default downloads both buffers and
+  // compares on the host. Blocks until the result is known; thread safety as launch().
+  virtual Result<Comparison> compare(const DeviceBuffer& actual, const DeviceBuffer& expected,
+                                     const CompareSpec& spec);
 
   // --- launch targets (interop with the application's own streams and command buffers) ----
   //

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -81,6 +82,34 @@ struct SearchOptions {
   std::uint64_t seed = 0;
 };
 
+// The expected contents of one output argument for one call: host bytes (uploaded once per
+// tuning), or a buffer of the same device that the caller keeps valid for the call.
+struct ExpectedOutput {
+  std::vector<std::byte> host;
+  const DeviceBuffer* device = nullptr;  // used when `host` is empty
+};
+
+// One output argument checked against its expected contents (KernelDef::reference).
+struct ReferenceOutput {
+  std::string arg;                     // a buffer argument of the signature
+  std::optional<Tolerance> tolerance;  // default_tolerance(its element type) when unset
+  // The expected contents for the call's arguments, asked once per tuning; empty: the output
+  // of Reference::config on the same arguments.
+  std::function<Result<ExpectedOutput>(Device&, ArgList)> expected;
+};
+
+// Verification against expected outputs, compared on the device (Device::compare: a comparison
+// kernel where the backend has one, so only a few bytes come back). The reference
+// configuration (Kernel Tuner's reference/answer) is compiled and launched once per tuning,
+// and its outputs are kept on the device as the expected ones of every output without an
+// `expected` callback. A mismatch fails the configuration with wrong_output naming the
+// argument: mismatch count, first bad index, max abs and rel error.
+struct Reference {
+  std::vector<ReferenceOutput> outputs;
+  std::optional<Config> config;
+  explicit operator bool() const noexcept { return !outputs.empty(); }
+};
+
 struct KernelDef {
   std::string name;
   std::vector<KernelSource> sources;  // one per language; the device picks its own
@@ -111,9 +140,14 @@ struct KernelDef {
   // the outcome, also when the pre-hook, the launch, the timing or the verification failed.
   DeviceHook pre_hook;
   PostHook post_hook;
-  // Checks a configuration's output after its first launch during tuning; a non-ok status
-  // (wrong_output) drops the configuration with that reason.
+  // Checks a configuration's output after one launch of it; a non-ok status (wrong_output)
+  // drops the configuration with that reason. Only what can win is checked (README,
+  // "Verification"): the configuration the winner rule puts first, before it is chosen (then
+  // the next, if it fails), and every configuration Autotuner::measure times.
   DeviceHook verify;
+  // Expected outputs compared on the device, checked as `verify` is (after it, when both are
+  // set).
+  Reference reference;
 
   // Zeroes the `reset_to_zero` buffers in `args`, as the Autotuner does before each launch it
   // makes: for programs that launch a compiled variant themselves (benches, tests, tools).

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "hook_runner.hpp"
+#include "output_check.hpp"
 #include "race.hpp"
 #include "session_kit.hpp"
 #include "stored_results.hpp"
@@ -30,6 +31,7 @@ class SearchSession {
         report_(report),
         clock_(report.times),
         hooks_(dev, ctx.def, args, ctx.zero_idx, ctx.restore_idx),
+        checks_(dev, ctx.def, args, ctx.variants, src),
         stored_(ctx.store, forms.store_key, ctx.def, forms.heuristics),
         heuristics_(forms.heuristics),
         forms_(forms),
@@ -49,19 +51,25 @@ class SearchSession {
       auto timer = clock_.measure(&TuningTimes::store);
       stored_.rows();
     }
-    if (ctx_.strict) return stored_winner();
-    if (hooks_.active() || def_.verify) TUNE_RETURN_IF_ERROR(hooks_.snapshot());
-    GpuLock gpu = lock_gpu_for_timing(ctx_, dev_, forms_, deadline_);
-    Status searched = search();
-    Status finished = hooks_.finish(searched);
+    // The winner is chosen (and verified) before the hooks put the buffers back and the rows
+    // are saved, so that a configuration failing verification is stored as failed.
+    GpuLock gpu;
+    Result<Selection> chosen = Status(StatusCode::internal, "not chosen");
+    if (ctx_.strict) {
+      chosen = stored_winner();
+    } else {
+      if (hooks_.active() || checks_.active()) TUNE_RETURN_IF_ERROR(hooks_.snapshot());
+      gpu = lock_gpu_for_timing(ctx_, dev_, forms_, deadline_);
+      Status searched = search();
+      chosen = searched.ok() ? choose_winner() : Result<Selection>(searched);
+    }
+    Status finished = hooks_.finish(chosen.status());
     gpu.release();
     if (!new_rows_.empty()) {
       auto timer = clock_.measure(&TuningTimes::store);
       stored_.save(new_rows_);
     }
-    Result<Selection> chosen = !searched.ok()   ? Result<Selection>(searched)
-                               : !finished.ok() ? Result<Selection>(finished)
-                                                : choose_winner();
+    if (chosen.ok() && !finished.ok()) chosen = finished;
     if (progress_.due(/*done=*/true))
       report_progress(/*done=*/true, chosen.ok() ? &chosen->config : nullptr);
     return chosen;
@@ -182,10 +190,6 @@ class SearchSession {
     LaunchDims dims;
     TUNE_RETURN_IF_ERROR(launch_dims(def_, c, args_, &dims));
     launched_ = true;  // the caller's buffers see launches from here on
-    if (def_.verify) {
-      auto timer = clock_.measure(&TuningTimes::verify);
-      TUNE_RETURN_IF_ERROR(verify_once(dev_, def_, hooks_, kernel, dims, args_, c));
-    }
     auto timer = clock_.measure(&TuningTimes::benchmark);
     // Settle the clock for the first evaluation, and again only after a pause (as a race
     // does), not for every point.
@@ -235,6 +239,19 @@ class SearchSession {
         auto timer = clock_.measure(&TuningTimes::compile);
         v = ctx_.variants.compile(dev_, src_, {c}).front().get();
       }
+      if (v->status.ok() && checks_.active()) {
+        Status st;
+        {
+          auto timer = clock_.measure(&TuningTimes::verify);
+          launched_ = true;
+          st = checks_.verify(hooks_, *v->kernel, c);
+        }
+        if (ends_tuning(st) || checks_.reference_failed()) return st;
+        if (!st.ok()) {
+          record_failed_check(report_.results[i], st, new_rows_);
+          continue;
+        }
+      }
       if (v->status.ok()) {
         Selection s;
         s.config = c;
@@ -263,6 +280,7 @@ class SearchSession {
   TuningReport& report_;
   TimeLedger clock_;
   HookRunner hooks_;
+  OutputCheck checks_;
   StoredResults stored_;
   const Config& heuristics_;
   const KeyForms& forms_;

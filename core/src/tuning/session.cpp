@@ -12,6 +12,7 @@
 
 #include "candidates.hpp"
 #include "hook_runner.hpp"
+#include "output_check.hpp"
 #include "race.hpp"
 #include "search_session.hpp"
 #include "session_kit.hpp"
@@ -52,6 +53,7 @@ class KeySession {
         report_(report),
         clock_(report.times),
         hooks_(dev, ctx.def, args, ctx.zero_idx, ctx.restore_idx),
+        checks_(dev, ctx.def, args, ctx.variants, src),
         stored_(ctx.store, forms.store_key, ctx.def, forms.heuristics) {}
 
   ~KeySession() { stored_.release_claim(); }
@@ -69,6 +71,7 @@ class KeySession {
     }
     need_.assign(cands_.size(), true);
     report_.source = ResultSource::tuned;
+    verify_all_ = true;  // no winner is decided here: whoever picks one needs them all checked
     Status timed = cands_.empty() ? Status() : time_candidates();
     Status finished = hooks_.finish(timed);
     new_rows_.clear();  // nothing persists
@@ -88,21 +91,30 @@ class KeySession {
   }
 
  private:
+  // The winner is chosen (and verified) before the hooks put the buffers back and the rows
+  // are saved, so that a configuration failing verification is stored as failed.
   Result<Selection> run_plan(Plan& plan) {
     if (plan == Plan::time_the_rest && stored_.has_store()) {
       claim_or_wait();
       plan = choose_plan();
     }
+    GpuLock gpu;
     if (plan == Plan::time_the_rest) {
-      GpuLock gpu = lock_gpu_for_timing(ctx_, dev_, forms_, deadline());
+      gpu = lock_gpu_for_timing(ctx_, dev_, forms_, deadline());
       Status timed = time_candidates();
-      Status finished = hooks_.finish(timed);
-      gpu.release();
-      save_rows();
-      TUNE_RETURN_IF_ERROR(timed);
-      TUNE_RETURN_IF_ERROR(finished);
+      if (!timed.ok()) {
+        Status finished = hooks_.finish(timed);
+        gpu.release();
+        save_rows();
+        return timed;
+      }
     }
-    return choose_winner(plan);
+    Result<Selection> out = choose_winner(plan);
+    Status finished = hooks_.finish(out.status());
+    gpu.release();
+    save_rows();
+    TUNE_RETURN_IF_ERROR(finished);
+    return out;
   }
 
   // Stage 1: the candidates, with a result slot each.
@@ -201,7 +213,7 @@ class KeySession {
       configs.push_back(cands_[i]);
     }
     CompileWaiter waiter(ctx_.variants.compile(dev_, src_, configs));
-    if (hooks_.active() || def_.verify) TUNE_RETURN_IF_ERROR(hooks_.snapshot());
+    if (hooks_.active() || checks_.active()) TUNE_RETURN_IF_ERROR(hooks_.snapshot());
     Race& race = race_.emplace(dev_, args_, ctx_.opts.bench);
     bool racing_now = false;  // the last round timed something: keep the GPU busy
     while (!waiter.empty()) {
@@ -260,9 +272,10 @@ class KeySession {
     LaunchDims dims;
     Status st = launch_dims(def_, cands_[i], args_, &dims);
     if (st.ok()) launched_ = true;  // the caller's buffers see launches from here on
-    if (st.ok() && def_.verify) {
+    if (st.ok() && verify_all_ && checks_.active()) {
       auto timer = clock_.measure(&TuningTimes::verify);
-      st = verify_once(dev_, def_, hooks_, *v->kernel, dims, args_, cands_[i]);
+      st = checks_.verify(hooks_, *v->kernel, cands_[i]);
+      if (checks_.reference_failed()) return st;
     }
     double estimate = 0;
     if (st.ok()) {
@@ -350,19 +363,34 @@ class KeySession {
     return rank_by_winner_rule(report_.results, ctx_.opts.bench.race_tolerance);
   }
 
-  // Stage 4: the winner, compiled. A winner read from the store was not built by this call:
-  // it is compiled now, and one that no longer compiles is recorded (and stored) as failed,
-  // and the next best takes its place.
+  // Stage 4: the winner, compiled and verified. A winner read from the store was not built by
+  // this call: it is compiled now, and one that no longer compiles is recorded (and stored) as
+  // failed, and the next best takes its place; so is one whose output fails verification
+  // (verify only what can win: the configurations the rule puts first, until one passes).
   Result<Selection> choose_winner(Plan plan) {
     std::vector<std::size_t> order;
-    if (plan == Plan::disabled || plan == Plan::single)
+    const bool ranking = plan != Plan::disabled && plan != Plan::single;
+    if (!ranking)
       order = {0};
     else
       order = ranked();
     for (std::size_t i : order) {
       std::shared_ptr<Variant> v = built_.count(i) ? built_[i] : compile_now(i);
+      if (v->status.ok() && ranking && checks_.active()) {
+        Status st;
+        {
+          auto timer = clock_.measure(&TuningTimes::verify);
+          launched_ = true;
+          st = checks_.verify(hooks_, *v->kernel, cands_[i]);
+        }
+        if (ends_tuning(st) || checks_.reference_failed()) return st;
+        if (!st.ok()) {
+          record_failed_check(report_.results[i], st, new_rows_);
+          ++failed_;
+          continue;
+        }
+      }
       if (v->status.ok()) {
-        save_rows();
         Selection s;
         s.config = cands_[i];
         s.variant = std::move(v);
@@ -376,7 +404,6 @@ class KeySession {
       ++failed_;
       if (r.from_store) new_rows_.push_back(row_of(r));
     }
-    save_rows();
     return no_winner();
   }
 
@@ -468,9 +495,11 @@ class KeySession {
   TuningReport& report_;
   TimeLedger clock_;
   HookRunner hooks_;
+  OutputCheck checks_;
   StoredResults stored_;
   std::vector<Config> cands_;
-  std::vector<bool> need_;  // per candidate: not covered by a stored row
+  bool verify_all_ = false;  // measure(): every timed configuration is verified
+  std::vector<bool> need_;   // per candidate: not covered by a stored row
   std::map<std::size_t, std::shared_ptr<Variant>> built_;
   std::vector<std::size_t> racers_;  // candidate of each race entry
   std::vector<StoredResult> new_rows_;

@@ -2,8 +2,9 @@
 //
 // Stages, each a function of its own: candidates (candidates.hpp), stored results (the only
 // TuningStore reads and writes), the plan (nothing to time, all stored, or time the rest),
-// timing (compile pool, verify, warm-up, race, under the tuning budget), the winner (a stored
-// winner is compiled here if this call did not build it). A search strategy replaces the
+// timing (compile pool, warm-up, race, under the tuning budget), the winner (a stored winner
+// is compiled here if this call did not build it; the winner rule's first is verified before
+// it is chosen, the next when it fails: output_check.hpp). A search strategy replaces the
 // candidates and timing stages (search_session.cpp).
 //
 // Blocking: runs on the calling thread until the key is decided; compiles run on a pool.

@@ -1,5 +1,6 @@
 #include "session_kit.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 
@@ -24,21 +25,14 @@ Status launch_dims(const KernelDef& def, const Config& c, ArgList args, LaunchDi
   return {};
 }
 
-Status verify_once(Device& dev, const KernelDef& def, HookRunner& hooks,
-                   const CompiledKernel& kernel, const LaunchDims& dims, ArgList args,
-                   const Config& config) {
-  hooks.set_config(&config);
-  TUNE_RETURN_IF_ERROR(hooks.before_launch());
-  Status launched = dev.launch(kernel, dims, args);
-  Status post = hooks.flush_post(launched);
-  TUNE_RETURN_IF_ERROR(launched);
-  TUNE_RETURN_IF_ERROR(post);
-  TUNE_RETURN_IF_ERROR(dev.synchronize());
-  Status st = call_user_status("verify", &config, [&] { return def.verify(dev, args, config); });
-  if (!st.ok() && st.code() != StatusCode::device_lost && st.code() != StatusCode::wrong_output &&
-      st.code() != StatusCode::callback_failed)
-    st = Status(StatusCode::wrong_output, st.message());
-  return st;
+void record_failed_check(ConfigResult& r, const Status& st, std::vector<StoredResult>& rows) {
+  r.status = st;
+  r.stats = SampleStats{};
+  r.stats.median = kInf;
+  const std::string text = r.config.to_string();
+  const auto same = [&](const StoredResult& row) { return row.config == text; };
+  rows.erase(std::remove_if(rows.begin(), rows.end(), same), rows.end());
+  rows.push_back(row_of(r));
 }
 
 bool ends_tuning(const Status& st) noexcept {

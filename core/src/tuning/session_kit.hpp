@@ -45,12 +45,9 @@ class TimeLedger {
 // dimension is invalid_argument (it would launch nothing and look fastest).
 Status launch_dims(const KernelDef& def, const Config& c, ArgList args, LaunchDims* out);
 
-// One launch of `kernel` with the hooks around it, then KernelDef::verify on its output. A
-// verify failure is wrong_output (device_lost and callback_failed stay as they are); launch
-// failures keep their code. The post-hook hears the launch's outcome.
-Status verify_once(Device& dev, const KernelDef& def, HookRunner& hooks,
-                   const CompiledKernel& kernel, const LaunchDims& dims, ArgList args,
-                   const Config& config);
+// `st` (a failed verification) recorded as `r`'s outcome, with median +inf, and its row in
+// `rows` (replacing one for the same configuration) so that the failure is what is stored.
+void record_failed_check(ConfigResult& r, const Status& st, std::vector<StoredResult>& rows);
 
 // Failures that end a whole tuning rather than one configuration: a user callback that threw
 // (the caller must hear of it) and a lost device (nothing measured can be trusted).

@@ -475,4 +475,15 @@ Status SimDevice::synchronize() {
   return {};
 }
 
+Result<Comparison> SimDevice::compare(const DeviceBuffer& actual, const DeviceBuffer& expected,
+                                      const CompareSpec& spec) {
+  compares_.fetch_add(1, std::memory_order_relaxed);
+  if (recording()) record("compare");
+  const auto* a = dynamic_cast<const SimBuffer*>(&actual);
+  const auto* e = dynamic_cast<const SimBuffer*>(&expected);
+  if (a == nullptr || e == nullptr)
+    return Status(StatusCode::invalid_argument, "compare: a buffer is not this device's");
+  return compare_host(data(actual), data(expected), spec);
+}
+
 }  // namespace tune::testing

@@ -161,6 +161,8 @@ class SimDevice final : public Device {
   std::uint64_t compiles() const noexcept { return compiles_.load(std::memory_order_relaxed); }
   // Calls of launch() (not the repetitions inside time()).
   std::uint64_t launches() const noexcept { return launches_.load(std::memory_order_relaxed); }
+  // Calls of compare().
+  std::uint64_t compares() const noexcept { return compares_.load(std::memory_order_relaxed); }
   // Calls of time().
   std::uint64_t time_calls() const noexcept { return time_calls_.load(std::memory_order_relaxed); }
   // Repetitions run inside time() (each one also runs the kernel body).
@@ -263,6 +265,10 @@ class SimDevice final : public Device {
   Result<std::vector<double>> time(const CompiledKernel& kernel, const LaunchDims& dims,
                                    ArgList args, const TimingPlan& plan) override;
   Status synchronize() override;
+  // compare_host over the buffers' host bytes (the comparison a backend runs on its device),
+  // counted in compares().
+  Result<Comparison> compare(const DeviceBuffer& actual, const DeviceBuffer& expected,
+                             const CompareSpec& spec) override;
   // A stream or command-buffer target: the body runs now (not on a capturing target), the
   // event names the target. The queue target is launch().
   Status launch_on(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args,
@@ -299,7 +305,8 @@ class SimDevice final : public Device {
 
   std::atomic<bool> record_events_{true};
   std::atomic<std::uint64_t> compiles_{0}, launches_{0}, time_calls_{0}, timed_reps_{0},
-      flushes_{0}, live_buffers_{0}, next_buffer_id_{0}, target_launches_{0}, captured_{0};
+      flushes_{0}, live_buffers_{0}, next_buffer_id_{0}, target_launches_{0}, captured_{0},
+      compares_{0};
   std::atomic<bool> any_capturing_{false};
   mutable std::mutex capture_mu_;
   std::vector<LaunchTarget> capturing_;  // under capture_mu_

@@ -1,0 +1,319 @@
+// Verification while tuning: only what can win is verified (the winner rule's first, then the
+// next when it fails), a wrong output never wins nor is stored as winning, and the reason
+// (mismatch count, first bad index, errors) is recorded and stored. KernelDef::reference on the
+// simulated device (its compare() is the host computation), the reference configuration, user
+// verify callbacks and their exceptions; compare_host itself on planted mismatches.
+#include <doctest/doctest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "sim_fixture.hpp"
+
+using namespace tune;
+using namespace tune::testing;
+
+namespace {
+
+constexpr int kN = 1024;
+
+// scale(in: f32, out: f32, n: i32): out = 2 * in. Configurations in `wrong` write out[17] and
+// out[100] off by 0.5 (and BM=16 makes out[5] NaN when nan_at_5).
+KernelDef scale_kernel(ConfigSpace space) {
+  KernelDef def;
+  def.name = "scale";
+  def.sources = {sim_source()};
+  def.signature.buffer("in", ElemType::f32).buffer("out", ElemType::f32).scalar("n", ElemType::i32);
+  def.space = std::move(space);
+  def.key = {KeySpec::exact("n")};
+  def.dims = [](const Config&, ArgList) { return LaunchDims{{8, 1, 1}, {128, 1, 1}, 0}; };
+  return def;
+}
+
+struct ScaleRig {
+  SimDevice dev;
+  Buffer in, out;
+  std::vector<float> input;
+  std::vector<int> wrong;  // BM values whose output is wrong
+
+  ScaleRig() {
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(-4.0f, 4.0f);
+    input.resize(kN);
+    for (float& v : input) v = u(rng);
+    in = dev.make_buffer<float>(input, "in").value();
+    out = dev.alloc(kN * sizeof(float)).value();
+    SimDevice::set_name(*out, "out");
+    dev.set_cost_model(bm_model(64));
+    dev.set_kernel_body([this](const Config& c, ArgList args, SimDevice&) {
+      auto x = SimDevice::view<float>(args[0]);
+      auto y = SimDevice::view<float>(args[1]);
+      for (std::size_t i = 0; i < y.size(); ++i) y[i] = 2.0f * x[i];
+      if (std::find(wrong.begin(), wrong.end(), c.get_int("BM")) != wrong.end()) {
+        y[17] += 0.5f;
+        y[100] -= 0.25f;
+      }
+    });
+  }
+  std::vector<ArgValue> args() {
+    return {ArgValue::buf(*in, ElemType::f32, kN), ArgValue::buf(*out, ElemType::f32, kN),
+            ArgValue(kN)};
+  }
+  std::vector<float> expected() const {
+    std::vector<float> e(kN);
+    for (int i = 0; i < kN; ++i) e[i] = 2.0f * input[i];
+    return e;
+  }
+  ReferenceOutput host_reference() const {
+    ReferenceOutput r;
+    r.arg = "out";
+    r.expected = [e = expected()](Device&, ArgList) -> Result<ExpectedOutput> {
+      ExpectedOutput o;
+      o.host.resize(e.size() * sizeof(float));
+      std::memcpy(o.host.data(), e.data(), o.host.size());
+      return o;
+    };
+    return r;
+  }
+};
+
+const ConfigResult* result_of(const TuningReport& report, int bm) {
+  for (const auto& r : report.results)
+    if (r.config.get_int("BM") == bm) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("Verification: only the leader is verified, and a wrong leader hands the win on") {
+  ScaleRig rig;
+  rig.wrong = {64};  // the fastest
+  KernelDef def = scale_kernel(bm_space({8, 16, 32, 64, 128}));
+  std::vector<std::string> verified;
+  def.verify = [&verified, &rig](Device& dev, ArgList args, const Config& c) {
+    verified.push_back(c.to_string());
+    auto out = static_cast<SimDevice&>(dev).read<float>(*args[1].buffer);
+    const auto e = rig.expected();
+    for (int i = 0; i < kN; ++i)
+      if (out[static_cast<std::size_t>(i)] != e[static_cast<std::size_t>(i)])
+        return Status(StatusCode::wrong_output, "out[" + std::to_string(i) + "] differs");
+    return Status();
+  };
+  auto store = std::make_shared<MemoryStore>();
+  AutotunerOptions opts = quiet_options();
+  opts.store = store;
+  auto tuner = make_tuner(def, opts);
+  auto args = rig.args();
+  REQUIRE(tuner->run(rig.dev, args).ok());
+  // Five configurations timed, two verified: the leader (wrong) and the next best.
+  CHECK(verified == std::vector<std::string>{"BM=64", "BM=32"});
+  auto report = tuner->last_report(rig.dev, args);
+  REQUIRE(report.has_value());
+  CHECK(report->winner.to_string() == "BM=32");
+  const ConfigResult* bad = result_of(*report, 64);
+  REQUIRE(bad != nullptr);
+  CHECK(bad->status.code() == StatusCode::wrong_output);
+  CHECK(bad->status.message().find("out[17] differs") != std::string::npos);
+  CHECK(std::isinf(bad->stats.median));
+  CHECK(report->times.verify > 0);
+  // The store holds BM=64 as failed, with the reason: no process picks it from these rows.
+  bool stored_failed = false;
+  for (const auto& row : store->all_rows()) {
+    if (row.config != "BM=64") continue;
+    stored_failed =
+        row.status == StatusCode::wrong_output && row.reason.find("out[17]") != std::string::npos;
+  }
+  CHECK(stored_failed);
+  // A second tuner on the same rows picks BM=32 too (and verifies it before using it).
+  verified.clear();
+  auto again = make_tuner(def, opts);
+  REQUIRE(again->run(rig.dev, args).ok());
+  CHECK(again->best(rig.dev, args)->to_string() == "BM=32");
+  CHECK(verified == std::vector<std::string>{"BM=32"});
+  // The output of run() is the winner's, and correct.
+  CHECK(rig.dev.read<float>(*rig.out) == rig.expected());
+}
+
+TEST_CASE("Verification: a host reference is compared on the device, with the errors recorded") {
+  ScaleRig rig;
+  rig.wrong = {64, 32};
+  KernelDef def = scale_kernel(bm_space({8, 16, 32, 64, 128}));
+  def.reference.outputs = {rig.host_reference()};
+  auto tuner = make_tuner(std::move(def));
+  auto args = rig.args();
+  REQUIRE(tuner->run(rig.dev, args).ok());
+  CHECK(rig.dev.compares() == 3);  // 64 and 32 fail, 16 (the next best) passes
+  auto report = tuner->last_report(rig.dev, args);
+  REQUIRE(report.has_value());
+  CHECK(report->winner.to_string() == "BM=16");
+  for (int bm : {64, 32}) {
+    const ConfigResult* r = result_of(*report, bm);
+    REQUIRE(r != nullptr);
+    CAPTURE(bm);
+    CHECK(r->status.code() == StatusCode::wrong_output);
+    const std::string& m = r->status.message();
+    INFO(m);
+    CHECK(m.find("output 'out'") != std::string::npos);
+    CHECK(m.find("2 of 1024 elements") != std::string::npos);
+    CHECK(m.find("first at index 17") != std::string::npos);
+    CHECK(m.find("max abs error 0.5") != std::string::npos);
+  }
+  // Configurations that could not win were never verified.
+  CHECK(result_of(*report, 8)->status.ok());
+  CHECK(result_of(*report, 128)->status.ok());
+}
+
+TEST_CASE("Verification: the reference configuration's output is the expected one") {
+  ScaleRig rig;
+  rig.wrong = {64};
+  KernelDef def = scale_kernel(bm_space({8, 16, 32, 64, 128}));
+  ReferenceOutput out;
+  out.arg = "out";
+  def.reference.outputs = {out};
+  def.reference.config = Config().set("BM", 8);
+  auto tuner = make_tuner(std::move(def));
+  auto args = rig.args();
+  REQUIRE(tuner->run(rig.dev, args).ok());
+  auto report = tuner->last_report(rig.dev, args);
+  REQUIRE(report.has_value());
+  CHECK(report->winner.to_string() == "BM=32");
+  CHECK(result_of(*report, 64)->status.code() == StatusCode::wrong_output);
+  CHECK(rig.dev.compares() == 2);
+}
+
+TEST_CASE("Verification: a wrong reference configuration makes every candidate fail") {
+  ScaleRig rig;
+  rig.wrong = {8};
+  KernelDef def = scale_kernel(bm_space({16, 32, 64}));
+  ReferenceOutput out;
+  out.arg = "out";
+  def.reference.outputs = {out};
+  def.reference.config = Config().set("BM", 8);
+  auto tuner = make_tuner(std::move(def));
+  Status st = tuner->run(rig.dev, rig.args());
+  CHECK(st.code() == StatusCode::all_failed);
+  INFO(st.message());
+  CHECK(st.message().find("wrong_output") != std::string::npos);
+  CHECK_FALSE(tuner->best(rig.dev, rig.args()).has_value());
+}
+
+TEST_CASE("Verification: a device buffer as the expected output, and a tolerance") {
+  ScaleRig rig;
+  rig.wrong = {64};
+  const auto e = rig.expected();
+  Buffer expected = rig.dev.make_buffer<float>(e, "expected").value();
+  KernelDef def = scale_kernel(bm_space({32, 64}));
+  ReferenceOutput out;
+  out.arg = "out";
+  out.tolerance = Tolerance{0.6, 0};  // BM=64's errors (0.5, 0.25) are within it
+  out.expected = [&](Device&, ArgList) -> Result<ExpectedOutput> {
+    ExpectedOutput o;
+    o.device = expected.get();
+    return o;
+  };
+  def.reference.outputs = {out};
+  auto tuner = make_tuner(std::move(def));
+  REQUIRE(tuner->run(rig.dev, rig.args()).ok());
+  CHECK(tuner->best(rig.dev, rig.args())->to_string() == "BM=64");
+}
+
+TEST_CASE("Verification: a reference naming no buffer argument ends the tuning") {
+  ScaleRig rig;
+  KernelDef def = scale_kernel(bm_space({32, 64}));
+  ReferenceOutput out;
+  out.arg = "n";
+  out.expected = [](Device&, ArgList) -> Result<ExpectedOutput> { return ExpectedOutput{}; };
+  def.reference.outputs = {out};
+  auto tuner = make_tuner(std::move(def));
+  Status st = tuner->run(rig.dev, rig.args());
+  CHECK(st.code() == StatusCode::invalid_argument);
+  INFO(st.message());
+  CHECK(st.message().find("reference output 'n'") != std::string::npos);
+}
+
+TEST_CASE("Verification: an exception from verify ends the tuning naming verify and the config") {
+  ScaleRig rig;
+  KernelDef def = scale_kernel(bm_space({8, 32, 64}));
+  def.verify = [](Device&, ArgList, const Config& c) -> Status {
+    if (c.get_int("BM") == 64) throw std::runtime_error("checker broke");
+    return Status();
+  };
+  auto tuner = make_tuner(std::move(def));
+  Status st = tuner->run(rig.dev, rig.args());
+  CHECK(st.code() == StatusCode::callback_failed);
+  INFO(st.message());
+  CHECK(st.message().find("verify") != std::string::npos);
+  CHECK(st.message().find("BM=64") != std::string::npos);
+  CHECK(st.message().find("checker broke") != std::string::npos);
+  CHECK_FALSE(tuner->best(rig.dev, rig.args()).has_value());
+}
+
+TEST_CASE("Verification: measure() verifies every configuration it times") {
+  ScaleRig rig;
+  rig.wrong = {16};
+  KernelDef def = scale_kernel(bm_space({8, 16, 32}));
+  def.reference.outputs = {rig.host_reference()};
+  auto tuner = make_tuner(std::move(def));
+  auto args = rig.args();
+  auto configs = tuner->candidates(rig.dev, args);
+  REQUIRE(configs.ok());
+  auto results = tuner->measure(rig.dev, args, *configs);
+  REQUIRE(results.ok());
+  CHECK(rig.dev.compares() == 3);
+  for (const auto& r : *results) {
+    CAPTURE(r.config.to_string());
+    CHECK((r.status.code() == StatusCode::wrong_output) == (r.config.get_int("BM") == 16));
+  }
+}
+
+TEST_CASE("Verification: a search strategy's winner is verified, a wrong one handed on") {
+  ScaleRig rig;
+  rig.wrong = {64};
+  KernelDef def = scale_kernel(bm_space({8, 16, 32, 64, 128}));
+  def.search.strategy = make_exhaustive_search();
+  def.reference.outputs = {rig.host_reference()};
+  auto tuner = make_tuner(std::move(def));
+  auto args = rig.args();
+  REQUIRE(tuner->run(rig.dev, args).ok());
+  CHECK(tuner->best(rig.dev, args)->to_string() == "BM=32");
+  CHECK(rig.dev.compares() == 2);
+  auto report = tuner->last_report(rig.dev, args);
+  REQUIRE(report.has_value());
+  CHECK(result_of(*report, 64)->status.code() == StatusCode::wrong_output);
+}
+
+TEST_CASE("compare_host: planted mismatches, NaN, tolerances and integers") {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-100.0f, 100.0f);
+  std::vector<float> e(5000), a;
+  for (float& v : e) v = u(rng);
+  a = e;
+  a[3] = e[3] * (1 + 1e-7f);  // within the default tolerance
+  a[42] = e[42] + 1.0f;
+  a[4999] = std::nanf("");
+  const auto bytes = [](const auto& v) { return std::as_bytes(std::span(v)); };
+  auto c =
+      compare_host(bytes(a), bytes(e), {ElemType::f32, 5000, default_tolerance(ElemType::f32)});
+  REQUIRE(c.ok());
+  CHECK(c->mismatches == 2);
+  CHECK(c->first_bad == 42);
+  CHECK(std::isinf(c->max_abs));
+  CHECK(c->to_string().find("2 of 5000 elements") != std::string::npos);
+  // Half precision: 1.0 vs 1.5 (0x3c00, 0x3e00) at index 1, exact elsewhere.
+  std::vector<std::uint16_t> h = {0x3c00, 0x3c00, 0xc000}, hb = {0x3c00, 0x3e00, 0xc000};
+  auto ch = compare_host(bytes(hb), bytes(h), {ElemType::f16, 3, default_tolerance(ElemType::f16)});
+  REQUIRE(ch.ok());
+  CHECK(ch->mismatches == 1);
+  CHECK(ch->first_bad == 1);
+  CHECK(ch->max_abs == doctest::Approx(0.5));
+  CHECK(ch->max_rel == doctest::Approx(0.5));
+  // Integers are exact by default; a tolerance admits a difference.
+  std::vector<std::int32_t> i0 = {1, 2, 3}, i1 = {1, 2, 5};
+  CHECK(compare_host(bytes(i1), bytes(i0), {ElemType::i32, 3, {}})->mismatches == 1);
+  CHECK(compare_host(bytes(i1), bytes(i0), {ElemType::i32, 3, {2, 0}})->mismatches == 0);
+  // Too few bytes is an error naming the sizes.
+  auto short_ = compare_host(bytes(i0), bytes(i0), {ElemType::i32, 4, {}});
+  CHECK(short_.status().code() == StatusCode::invalid_argument);
+}
