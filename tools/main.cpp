@@ -114,8 +114,7 @@ int cmd_demo(const DemoOptions& o) {
     if (!o.kernel.empty() && k.name != o.kernel) continue;
     // Kernels for other architectures (the sm_90 wgmma matmuls) offer no configuration here:
     // left out of the whole-set demo, reported when asked for by name.
-    auto offered = k.def.space.enumerate(info);
-    if (o.kernel.empty() && offered.ok() && offered->empty()) {
+    if (o.kernel.empty() && !kernels::offered_on(k, info)) {
       std::printf("(%s: no configuration for %s; left out)\n", k.name.c_str(), info.arch.c_str());
       continue;
     }

@@ -49,6 +49,10 @@ struct BundledKernel {
   Config default_config;  // the untuned baseline benches compare against
 };
 
+// Whether `k`'s space offers any configuration on `dev` (the sm_90 wgmma matmuls offer none
+// elsewhere): what whole-set runs (`tune demo`, `tune stability`) leave a kernel out by.
+bool offered_on(const BundledKernel& k, const DeviceInfo& dev);
+
 // The bundled kernels written in `lang`; empty when that language's kernels are not built.
 std::vector<BundledKernel> bundled_kernels(Language lang);
 // The bundled kernel called `name` written in `lang`; std::nullopt when there is none.
