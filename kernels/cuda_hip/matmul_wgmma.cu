@@ -33,6 +33,8 @@
 // Kernel parameters: the six of the matmul signature, then two CUtensorMaps by value
 // (__grid_constant__), which libtune's CUDA backend encodes per call from A and B
 // (KernelSource::tensor_maps; see cuda_hip_kernels.cpp).
+#include "prelude.h"
+
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ < 900 || !defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #error "matmul_wgmma needs sm_90a (wgmma, TMA): compile with the arch-specific target"
 #endif

@@ -51,6 +51,7 @@ std::string ptx_of(const tune::KernelSource& src, const tune::Config& c) {
   REQUIRE(nvrtcGetPTXSize(prog, &size) == NVRTC_SUCCESS);
   std::string ptx(size, '\0');
   REQUIRE(nvrtcGetPTX(prog, ptx.data()) == NVRTC_SUCCESS);
+  while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();  // the size counts the terminator
   return ptx;
 }
 
@@ -83,13 +84,13 @@ TEST_CASE("every wgmma matmul configuration compiles for sm_90a with no spills")
 
 TEST_CASE("the wgmma matmuls' PTX uses wgmma, TMA and mbarriers, and ptxas assembles it") {
   const std::filesystem::path ptxas = "/usr/local/cuda/bin/ptxas";
-  for (const char* name : kWgmmaKernels) {
-    const BundledKernel k = wgmma_kernel(name);
+  for (const std::string name : kWgmmaKernels) {
+    const BundledKernel k = wgmma_kernel(name.c_str());
     const tune::KernelSource& src = *k.def.source_for(tune::Language::cuda_hip);
     const std::string ptx = ptx_of(src, k.default_config);
     CAPTURE(name);
     CHECK(ptx.find(".target sm_90a") != std::string::npos);
-    const bool bf16 = std::string(name).ends_with("bf16");
+    const bool bf16 = name.ends_with("bf16");
     CHECK(ptx.find(bf16 ? "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"
                         : "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") !=
           std::string::npos);

@@ -123,9 +123,9 @@ TEST_CASE("N not a multiple of 8 is invalid_argument naming TMA's row stride") {
 
 TEST_CASE("the Autotuner tunes the wgmma matmuls and the winner is correct") {
   auto dev = open_hopper_or_skip();
-  for (const char* name : kWgmmaKernels) {
+  for (const std::string name : kWgmmaKernels) {
     CAPTURE(name);
-    const BundledKernel k = wgmma_kernel(name);
+    const BundledKernel k = wgmma_kernel(name.c_str());
     tune::AutotunerOptions opts;
     opts.persistent = false;
     opts.bench.warmup_ms = 2;
@@ -134,7 +134,7 @@ TEST_CASE("the Autotuner tunes the wgmma matmuls and the winner is correct") {
     REQUIRE_MESSAGE(tuner.ok(), tuner.status().to_string());
     auto w = k.workload(std::vector<std::int64_t>{2048, 2048, 2048});
     REQUIRE(w->setup(*dev, 99).ok());
-    const tune::testing::Watchdog dog(std::string("tuning ") + name, 300);
+    const tune::testing::Watchdog dog("tuning " + name, 300);
     const tune::Status s = (*tuner)->run(*dev, w->args());
     REQUIRE_MESSAGE(s.ok(), s.to_string());
     auto report = (*tuner)->last_report(*dev, w->args());
