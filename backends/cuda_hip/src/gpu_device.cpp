@@ -13,6 +13,24 @@ namespace {
 
 constexpr std::uint32_t kDefaultSharedLimit = 48 * 1024;  // without the opt-in attribute
 constexpr std::size_t kMaxArgs = 64;
+
+// Calls one of a source's per-variant callbacks (module_globals, tensor_maps) into `out`; an
+// exception is callback_failed naming the callback and the variant.
+template <class Fn, class T>
+Status call_variant_callback(const Fn& fn, const Config& config, T* out, const char* what,
+                             const std::string& variant) {
+  std::string thrown;
+  try {
+    *out = fn(config);
+  } catch (const std::exception& e) {
+    thrown = e.what();
+  } catch (...) {
+    thrown = "an exception that is not a std::exception";
+  }
+  if (thrown.empty()) return {};
+  return Status(StatusCode::callback_failed,
+                std::string(what) + " threw for " + variant + ": " + thrown);
+}
 constexpr std::uint64_t kDefaultFlushBytes = 256ull << 20;  // when the L2 size is unknown
 
 // The calling thread may load modules while an application's stream captures a graph in
@@ -274,17 +292,8 @@ Result<std::unique_ptr<CompiledKernel>> GpuDevice::compile(const KernelSource& s
                     variant + ": a " + info_.backend +
                         " device has no TMA tensor maps (KernelSource::tensor_maps is for CUDA)");
     }
-    std::string thrown;
-    try {
-      tensor_maps = source.tensor_maps(config);
-    } catch (const std::exception& e) {
-      thrown = e.what();
-    } catch (...) {
-      thrown = "an exception that is not a std::exception";
-    }
-    if (!thrown.empty())
-      return Status(StatusCode::callback_failed,
-                    "tensor_maps threw for " + variant + ": " + thrown);
+    TUNE_RETURN_IF_ERROR(
+        call_variant_callback(source.tensor_maps, config, &tensor_maps, "tensor_maps", variant));
   }
   auto out = compile_for(*compiler_, info_.arch, source, config, cache_.get());
   if (!out.ok()) return out.status();
@@ -359,18 +368,10 @@ Result<std::unique_ptr<CompiledKernel>> GpuDevice::compile(const KernelSource& s
   // module before its first launch, on the queue (ordered before any launch of it).
   if (source.module_globals) {
     std::vector<ModuleGlobal> globals;
-    std::string thrown;
-    try {
-      globals = source.module_globals(config);
-    } catch (const std::exception& e) {
-      thrown = e.what();
-    } catch (...) {
-      thrown = "an exception that is not a std::exception";
-    }
-    if (!thrown.empty()) {
-      return unload_and(
-          Status(StatusCode::callback_failed, "module_globals threw for " + name + ": " + thrown));
-    }
+    if (Status st =
+            call_variant_callback(source.module_globals, config, &globals, "module_globals", name);
+        !st.ok())
+      return unload_and(std::move(st));
     for (const ModuleGlobal& g : globals) {
       DevPtr ptr = 0;
       std::size_t bytes = 0;
