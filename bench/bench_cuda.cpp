@@ -6,6 +6,12 @@
 //                                    (bench/verify_cost.hpp; default 256 MiB)
 //   bench_cuda --interleaved         the app-stream dispatch pair measured interleaved in one
 //                                    loop (bench/interleaved_pair.hpp); prints a table
+//   bench_cuda --matmul-hopper       issue 16 on an sm_90 GPU: the wgmma matmuls (tuned), the
+//                                    mma.sync matmul_f16 (tuned) and cuBLAS, fp16 and bf16, at
+//                                    4096^3, 8192^3, 8192x8192x512 and 3001x4104x2056, in
+//                                    TFLOP/s; the tuner's pick against the best of the whole
+//                                    space timed alone; tuning time cold and warm; every output
+//                                    checked against the CPU reference
 //
 // Figures (issue 4): dispatch overhead of an autotuned call on a cache hit vs a raw
 // cuLaunchKernel of the same CUfunction, on libtune's queue and (issue 13) on the application's
@@ -374,14 +380,14 @@ int stream_pair_interleaved() {
 
 // ---- tuning time: two fresh processes sharing one new cache directory ----------------------
 
-int tuning_child() {
-  const auto& k = kernel("matmul_f16");
+int tuning_child(const std::string& name) {
+  const auto& k = kernel(name);
   auto w = k.workload(std::vector<std::int64_t>{4096, 4096, 4096});
   if (auto s = w->setup(*g_dev, 3); !s.ok()) die("setup", s);
   if (auto s = g_dev->synchronize(); !s.ok()) die("sync", s);
   auto tuner = make_tuner(k, true);
   const auto t0 = Clock::now();
-  if (auto s = tuner->run(*g_dev, w->args()); !s.ok()) die("tuning matmul_f16", s);
+  if (auto s = tuner->run(*g_dev, w->args()); !s.ok()) die("tuning " + name, s);
   if (auto s = g_dev->synchronize(); !s.ok()) die("sync", s);
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   auto report = tuner->last_report(*g_dev, w->args());
@@ -392,10 +398,11 @@ int tuning_child() {
   return 0;
 }
 
-// Runs this binary as `--tuning-child` and returns the seconds it reports.
-double run_tuning_child(const std::string& cache_dir, std::string* line) {
+// Runs this binary as `--tuning-child <kernel>` and returns the seconds it reports.
+double run_tuning_child(const std::string& cache_dir, const std::string& kernel_name,
+                        std::string* line) {
   std::string cmd = "TUNE_CACHE_DIR='" + cache_dir + "' /proc/" + std::to_string(::getpid()) +
-                    "/exe --tuning-child";
+                    "/exe --tuning-child " + kernel_name;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (p == nullptr) return -1;
   char buf[4096];
@@ -420,8 +427,8 @@ void BM_tuning_time_f16_4096(benchmark::State& state) {
       return;
     }
     std::string cold_line, warm_line;
-    const double cold = run_tuning_child(dir, &cold_line);
-    const double warm = run_tuning_child(dir, &warm_line);
+    const double cold = run_tuning_child(dir, "matmul_f16", &cold_line);
+    const double warm = run_tuning_child(dir, "matmul_f16", &warm_line);
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
     if (cold < 0 || warm < 0) {
@@ -500,6 +507,113 @@ void BM_matmul(benchmark::State& state, Gemm g) {
   }
 }
 
+// ---- issue 16: the sm_90 wgmma matmuls against mma.sync and cuBLAS ------------------------
+
+// cuBLAS time (ns) of the workload's row-major C = A B, its output checked against the CPU
+// reference. Row-major C = A B is column-major C^T = B^T A^T: B goes first.
+double time_cublas(const Raw& raw, tune::kernels::Workload& w, const std::vector<std::int64_t>& s,
+                   cudaDataType type, int reps) {
+  cublasHandle_t h = nullptr;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) die("cublasCreate", tune::Status());
+  cublasSetStream(h, reinterpret_cast<cudaStream_t>(stream()));
+  const int m = static_cast<int>(s[0]), n = static_cast<int>(s[1]), k = static_cast<int>(s[2]);
+  auto* A = reinterpret_cast<void*>(ptr_of(*w.args()[0].buffer));
+  auto* B = reinterpret_cast<void*>(ptr_of(*w.args()[1].buffer));
+  auto* C = reinterpret_cast<void*>(ptr_of(*w.args()[2].buffer));
+  const float one = 1.0f, zero = 0.0f;
+  cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+  if (auto p = w.poison_outputs(*g_dev); !p.ok()) die("poison", p);
+  const double ns = time_on_stream(raw, reps, [&] {
+    st = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, B, type, n, A, type, k, &zero, C,
+                      type, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  });
+  cublasDestroy(h);
+  if (st != CUBLAS_STATUS_SUCCESS) die("cublasGemmEx failed", tune::Status());
+  if (auto c = w.check(*g_dev); !c.ok()) die("cuBLAS output vs CPU reference", c);
+  return ns;
+}
+
+// One kernel tuned on the workload (persistent caches), its winner timed alone and checked.
+struct Tuned {
+  tune::Config winner;
+  double ns = 0;
+};
+Tuned tune_and_time(const tune::kernels::BundledKernel& k, tune::kernels::Workload& w, int reps) {
+  auto tuner = make_tuner(k, true);
+  Tuned t;
+  t.winner = must(tuner->tune(*g_dev, w.args()), "tune " + k.name);
+  if (auto p = w.poison_outputs(*g_dev); !p.ok()) die("poison", p);
+  t.ns = time_variant(k, t.winner, w, reps);
+  return t;
+}
+
+int matmul_hopper() {
+  const tune::DeviceInfo& info = g_dev->info();
+  if (info.arch != "sm_90") {
+    std::fprintf(stderr, "bench_cuda --matmul-hopper: needs an sm_90 GPU; this is %s (%s)\n",
+                 info.name.c_str(), info.arch.c_str());
+    return 77;
+  }
+  const Raw raw = load_raw();
+  const int reps = 20;
+  std::printf("== matmul on %s (%s, %s, %s, %u SMs); TFLOP/s, medians of %d L2-flushed launches\n",
+              info.name.c_str(), info.arch.c_str(), info.driver_version.c_str(),
+              info.compiler_version.c_str(), info.compute_units, reps);
+  std::printf("%-5s %-16s %8s %8s %8s %8s %10s  %s\n", "type", "MxNxK", "wgmma", "mma.sync",
+              "cuBLAS", "wg/cuBLAS", "chosen/best", "wgmma winner (best of space)");
+  const std::vector<std::vector<std::int64_t>> shapes = {
+      {4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 8192, 512}, {3001, 4104, 2056}};
+  for (const bool bf16 : {false, true}) {
+    const auto& wg = kernel(bf16 ? "matmul_wgmma_bf16" : "matmul_wgmma_f16");
+    for (const auto& s : shapes) {
+      auto w = wg.workload(s);
+      if (auto st = w->setup(*g_dev, 11); !st.ok()) die("setup", st);
+      const double tflop = w->flops() / 1e12;
+      const Tuned tuned = tune_and_time(wg, *w, reps);
+      // The best of the whole space, each configuration timed alone (and checked).
+      double best_ns = tuned.ns;
+      tune::Config best = tuned.winner;
+      for (const tune::Config& c : must(wg.def.space.enumerate(info), "enumerate")) {
+        const double ns = time_variant(wg, c, *w, reps);
+        if (ns < best_ns) {
+          best_ns = ns;
+          best = c;
+        }
+      }
+      double old_tflops = -1;  // the mma.sync kernel is fp16 only
+      if (!bf16) {
+        const auto& old = kernel("matmul_f16");
+        auto wo = old.workload(s);
+        if (auto st = wo->setup(*g_dev, 11); !st.ok()) die("setup", st);
+        old_tflops = tflop / (tune_and_time(old, *wo, reps).ns * 1e-9);
+      }
+      const double vendor = time_cublas(raw, *w, s, bf16 ? CUDA_R_16BF : CUDA_R_16F, reps);
+      const std::string shape =
+          std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]);
+      std::printf("%-5s %-16s %8.1f %8.1f %8.1f %8.2f %10.3f  %s (%s)\n", bf16 ? "bf16" : "f16",
+                  shape.c_str(), tflop / (tuned.ns * 1e-9), old_tflops, tflop / (vendor * 1e-9),
+                  vendor / tuned.ns, tuned.ns / best_ns, tuned.winner.to_string().c_str(),
+                  best.to_string().c_str());
+      std::fflush(stdout);
+    }
+  }
+  // Tuning time of the new space at 4096^3: a fresh process with empty caches (compiling
+  // included), then a second fresh process with the caches warm.
+  for (const char* name : {"matmul_wgmma_f16", "matmul_wgmma_bf16"}) {
+    char tmpl[] = "/tmp/libtune-bench-cache-XXXXXX";
+    const char* dir = ::mkdtemp(tmpl);
+    if (dir == nullptr) return 1;
+    std::string cold_line, warm_line;
+    const double cold = run_tuning_child(dir, name, &cold_line);
+    const double warm = run_tuning_child(dir, name, &warm_line);
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    std::printf("tuning %s 4096^3: cold %.2f s, warm %.3f s\n  cold: %s  warm: %s", name, cold,
+                warm, cold_line.c_str(), warm_line.c_str());
+  }
+  return 0;
+}
+
 void BM_vector_add_vs_copy(benchmark::State& state) {
   const Raw raw = load_raw();
   const auto& k = kernel("vector_add");
@@ -571,9 +685,16 @@ int main(int argc, char** argv) {
   }
   g_dev = dev->get();
   g_kernels = tune::kernels::bundled_kernels(tune::Language::cuda_hip);
-  if (argc > 1 && std::string(argv[1]) == "--tuning-child") return tuning_child();
+  if (argc > 1 && std::string(argv[1]) == "--tuning-child")
+    return tuning_child(argc > 2 ? argv[2] : "matmul_f16");
   if (const std::uint64_t mb = tune::bench::verify_cost_flag(argc, argv, 256); mb > 0)
     return tune::bench::run_verify_cost(*g_dev, mb, 3);
+  if (argc > 1 && std::string(argv[1]) == "--matmul-hopper") {
+    const int rc = matmul_hopper();
+    g_flush.reset();
+    g_kernels.clear();
+    return rc;
+  }
   if (argc > 1 && std::string(argv[1]) == "--interleaved") {
     const int rc = stream_pair_interleaved();
     g_app.reset();

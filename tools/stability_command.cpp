@@ -171,6 +171,8 @@ void cmd_stability(const StabilityArgs& a) {
   bool any = false;
   for (const auto& k : kernels::bundled_kernels(dev->language())) {
     if (!a.kernel.empty() && k.name != a.kernel) continue;
+    // Kernels for other architectures (the sm_90 wgmma matmuls) unless asked for by name.
+    if (a.kernel.empty() && !kernels::offered_on(k, dev->info())) continue;
     any = true;
     const std::size_t sizes = a.quick ? 1 : k.demo_sizes.size();
     for (std::size_t s = 0; s < sizes; ++s)

@@ -39,6 +39,7 @@ std::uint64_t KernelSource::hash() const {
       h = hash_combine(stable_hash(hd.text, h), hd.text.size());
     }
   }
+  if (arch_specific) h = hash_combine(h, 6);
   // The text of every file an #include may open, as read now.
   auto closure = include_closure(*this);
   if (!closure.ok()) return stable_hash(closure.status().to_string(), hash_combine(h, 4));

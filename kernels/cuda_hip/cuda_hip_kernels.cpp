@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "contracts.hpp"
 #include "tune/kernels/bundled.hpp"
@@ -14,6 +16,7 @@ namespace {
 
 #include "matmul_f16.cu.inc"
 #include "matmul_f32.cu.inc"
+#include "matmul_wgmma.cu.inc"
 #include "reduce_sum.cu.inc"
 #include "vector_add.cu.inc"
 
@@ -214,6 +217,81 @@ BundledKernel matmul_f16() {
   return k;
 }
 
+// One wgmma configuration (matmul_wgmma.cu): block tile, consumer warpgroups, stages, tile
+// order. Shared memory: 1024 bytes of alignment slack, the stages (A and B tiles), and a full
+// and an empty mbarrier per stage.
+Config matmul_wgmma_config(int bm, int bn, int consumers, int stages, int group_m) {
+  Config c{{"BM", bm}, {"BN", bn}, {"WG_CONSUMERS", consumers}, {"GROUP_M", group_m}};
+  c.set(kBlockX, 128 * (consumers + 1)).set(kNumStages, stages);
+  c.launch().shared_bytes =
+      static_cast<std::uint32_t>(1024 + stages * ((bm * 64 + 64 * bn) * 2 + 16));
+  return c;
+}
+
+// Persistent blocks launched at most: the SM count of the H100 SXM, H200 and H800 (132). A
+// device with fewer SMs runs the surplus as a short second wave (correct, a little slower);
+// KernelDef::dims sees no DeviceInfo, and a heuristic (which would) costs every call its
+// cheap hit path.
+constexpr std::int64_t kWgmmaPersistentBlocks = 132;
+
+// matmul_wgmma_f16 / matmul_wgmma_bf16: sm_90a only (wgmma and TMA), offered by the space on
+// sm_90 devices alone; the mma.sync matmul_f16 stays the kernel of other architectures and of
+// shapes TMA cannot address (N or K not a multiple of 8).
+BundledKernel matmul_wgmma(const char* name, bool bf16) {
+  BundledKernel k = detail::contract(name);
+  KernelDef& d = k.def;
+  KernelSource src = cuda_hip_source("matmul_wgmma", k_matmul_wgmma_cu);
+  if (bf16) src.options = {"-DWG_BF16=1"};
+  src.arch_specific = true;  // -arch=sm_90a: wgmma exists on sm_90a only
+  // A (M x K) in BM x 64 boxes and B (K x N) in 64 x 64 boxes, 128-byte swizzled; passed by
+  // value after (A, B, C, M, N, K) and re-encoded only when the call's buffers or sizes change
+  // (see TensorMapSpec for why not a __constant__ module global).
+  src.tensor_maps = [](const Config& c) {
+    using S = TensorMapSpec::Swizzle;
+    const auto bm = static_cast<std::uint32_t>(c.get_int("BM"));
+    return std::vector<TensorMapSpec>{{0, 3, 5, bm, 64, S::bytes128},
+                                      {1, 5, 4, 64, 64, S::bytes128}};
+  };
+  d.sources = {std::move(src)};
+  // 28 configurations on an H200: four tile shapes (one or two consumer warpgroups, at most
+  // 128 fp32 accumulators per consumer thread) x 2-5 stages x two tile orders, less the
+  // 5-stage 48 KiB-per-stage ones that exceed 227 KiB of shared memory.
+  std::vector<Config> configs;
+  for (auto [bm, bn, consumers] : {std::tuple{128, 128, 1}, std::tuple{128, 128, 2},
+                                   std::tuple{128, 256, 2}, std::tuple{256, 128, 2}})
+    for (int stages : {2, 3, 4, 5})
+      for (int group_m : {1, 8})
+        configs.push_back(matmul_wgmma_config(bm, bn, consumers, stages, group_m));
+  d.space = ConfigSpace::list(std::move(configs))
+                .constrain("sm_90 (wgmma and TMA of sm_90a)",
+                           [](const Config&, const DeviceInfo& dev) {
+                             return dev.arch.empty() || dev.arch == "sm_90";
+                           })
+                .constrain("accumulators fit the register file",
+                           [](const Config& c, const DeviceInfo& dev) {
+                             // 128 accumulators + ~40 others per consumer thread (ptxas: 154).
+                             return dev.registers_per_block == 0 ||
+                                    std::int64_t{168} * c.launch().block.x <=
+                                        std::int64_t{dev.registers_per_block};
+                           })
+                .constrain("block.x <= max threads per block", threads_fit)
+                .constrain("shared memory <= opt-in limit", shared_fits);
+  d.dims = [](const Config& c, ArgList args) {
+    LaunchDims l;
+    l.block = {c.launch().block.x, 1, 1};
+    const std::int64_t tiles = std::int64_t{ceil_div(args[3].as_int(), c.get_int("BM"))} *
+                               ceil_div(args[4].as_int(), c.get_int("BN"));
+    l.grid = {static_cast<std::uint32_t>(std::min(tiles, kWgmmaPersistentBlocks)), 1, 1};
+    l.shared_bytes = c.launch().shared_bytes;
+    return l;
+  };
+  k.demo_sizes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
+  // N and K multiples of 8 (TMA's 16-byte row strides); M anything.
+  k.test_sizes = {{1, 8, 8}, {64, 64, 64}, {100, 136, 72}, {129, 264, 40}, {1000, 1032, 520}};
+  k.default_config = matmul_wgmma_config(128, 128, 2, 4, 8);
+  return k;
+}
+
 }  // namespace
 
 std::vector<BundledKernel> cuda_hip_kernels() {
@@ -222,6 +300,8 @@ std::vector<BundledKernel> cuda_hip_kernels() {
   out.push_back(reduce_sum());
   out.push_back(matmul_f32());
   out.push_back(matmul_f16());
+  out.push_back(matmul_wgmma("matmul_wgmma_f16", false));
+  out.push_back(matmul_wgmma("matmul_wgmma_bf16", true));
   return out;
 }
 

@@ -24,6 +24,11 @@ std::vector<BundledKernel> bundled_kernels(Language lang) {
   return {};
 }
 
+bool offered_on(const BundledKernel& k, const DeviceInfo& dev) {
+  auto configs = k.def.space.enumerate(dev);
+  return !configs.ok() || !configs->empty();  // a space that cannot say is tried, and fails
+}
+
 std::optional<BundledKernel> bundled_kernel(Language lang, std::string_view name) {
   for (auto& k : bundled_kernels(lang))
     if (k.name == name) return std::move(k);

@@ -62,10 +62,26 @@ float half_to_float(std::uint16_t h) noexcept {
   return f;
 }
 
+std::uint16_t float_to_bf16(float f) noexcept {
+  std::uint32_t u = 0;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<std::uint16_t>((u >> 16) | 0x40u);  // NaN
+  u += 0x7FFFu + ((u >> 16) & 1u);  // round to nearest even
+  return static_cast<std::uint16_t>(u >> 16);
+}
+
+float bf16_to_float(std::uint16_t h) noexcept {
+  const std::uint32_t u = static_cast<std::uint32_t>(h) << 16;
+  float f = 0;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
 namespace {
 
 constexpr std::uint32_t kNanF32 = 0x7FC00000u;
 constexpr std::uint32_t kNanF16x2 = 0x7E007E00u;
+constexpr std::uint32_t kNanBf16x2 = 0x7FC07FC0u;
 
 // xoshiro256** seeded through splitmix64: fast, reproducible for a seed.
 class Rng {
@@ -213,7 +229,8 @@ class ReduceSum final : public Workload {
 };
 
 // Row-major C[M,N] = A[M,K] B[K,N]. Bound per element: K * 2^-23 * sum_k |a_ik b_kj| (any
-// summation order, f32 accumulation), plus one f16 rounding of the result for f16 output.
+// summation order, f32 accumulation), plus one rounding of the result for f16 (2^-10
+// relative) or bf16 (2^-8) output.
 // Large problems are checked on 4096 sampled elements so that checking stays fast.
 class Matmul final : public Workload {
  public:
@@ -232,7 +249,7 @@ class Matmul final : public Workload {
     for (auto* v : {&a_, &b_})
       for (auto& x : *v) {
         x = rng.uniform();
-        if (t_ == ElemType::f16) x = half_to_float(float_to_half(x));  // exact device values
+        if (narrow()) x = from_bits(to_bits(x));  // exact device values
       }
     std::size_t es = size_of(t_);
     for (auto [buf, count] : {std::pair{&da_, a_.size()}, std::pair{&db_, b_.size()},
@@ -254,15 +271,18 @@ class Matmul final : public Workload {
   }
   ArgList args() const override { return args_; }
   Status poison_outputs(Device& dev) override {
-    return dev.fill(*dc_, t_ == ElemType::f16 ? kNanF16x2 : kNanF32, dc_->size_bytes());
+    const std::uint32_t nan = t_ == ElemType::f16    ? kNanF16x2
+                              : t_ == ElemType::bf16 ? kNanBf16x2
+                                                     : kNanF32;
+    return dev.fill(*dc_, nan, dc_->size_bytes());
   }
   Status check(Device& dev) override {
     std::size_t count = static_cast<std::size_t>(m_ * n_);
     std::vector<float> c(count);
-    if (t_ == ElemType::f16) {
+    if (narrow()) {
       std::vector<std::uint16_t> h(count);
       TUNE_RETURN_IF_ERROR(dev.download(*dc_, h.data(), count * 2));
-      for (std::size_t i = 0; i < count; ++i) c[i] = half_to_float(h[i]);
+      for (std::size_t i = 0; i < count; ++i) c[i] = from_bits(h[i]);
     } else {
       TUNE_RETURN_IF_ERROR(dev.download(*dc_, c.data(), count * 4));
     }
@@ -280,6 +300,7 @@ class Matmul final : public Workload {
       }
       double tol = static_cast<double>(k_) * std::ldexp(1.0, -23) * mag;
       if (t_ == ElemType::f16) tol += std::ldexp(std::fabs(want), -10) + 1e-7;
+      if (t_ == ElemType::bf16) tol += std::ldexp(std::fabs(want), -8) + 1e-7;
       if (!(std::fabs(c[idx] - want) <= tol))
         return mismatch("C", static_cast<std::int64_t>(idx), c[idx], want, tol);
     }
@@ -288,12 +309,21 @@ class Matmul final : public Workload {
 
  private:
   Status upload(Device& dev, DeviceBuffer& dst, const std::vector<float>& v) {
-    if (t_ == ElemType::f16) {
+    if (narrow()) {
       std::vector<std::uint16_t> h(v.size());
-      for (std::size_t i = 0; i < v.size(); ++i) h[i] = float_to_half(v[i]);
+      for (std::size_t i = 0; i < v.size(); ++i) h[i] = to_bits(v[i]);
       return dev.upload(dst, h.data(), h.size() * 2);
     }
     return dev.upload(dst, v.data(), v.size() * 4);
+  }
+
+  // f16 and bf16 are stored as 16-bit patterns; f32 as floats.
+  bool narrow() const { return t_ == ElemType::f16 || t_ == ElemType::bf16; }
+  std::uint16_t to_bits(float x) const {
+    return t_ == ElemType::bf16 ? float_to_bf16(x) : float_to_half(x);
+  }
+  float from_bits(std::uint16_t h) const {
+    return t_ == ElemType::bf16 ? bf16_to_float(h) : half_to_float(h);
   }
 
   std::int64_t m_, n_, k_;

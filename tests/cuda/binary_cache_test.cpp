@@ -38,7 +38,7 @@ struct Fake final : tune::gpu::RtcCompiler {
   std::string entry_name;  // reported with every binary
   std::string version() const override { return "fake 1.0"; }
   std::string_view binary_kind() const noexcept override { return "bin"; }
-  tune::Result<std::vector<std::string>> target_options(std::string_view a) const override {
+  tune::Result<std::vector<std::string>> target_options(std::string_view a, bool) const override {
     return std::vector<std::string>{"--arch=" + std::string(a)};
   }
   std::vector<std::string> base_options() const override { return {"-O3"}; }

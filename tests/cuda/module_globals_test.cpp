@@ -1,8 +1,11 @@
-// KernelSource::module_globals on GpuDevice (the compile path CUDA and HIP share), without a
-// GPU: a fake GpuApi records what the device asks of the driver. Each variant's values are
-// copied into its own module after it loads; a missing symbol, a size mismatch or a throwing
-// callback fails that variant with a reason naming the global and the kernel, and its module
-// is unloaded. The same on a real device: module_globals_gpu_test.cpp.
+// KernelSource::module_globals and KernelSource::tensor_maps on GpuDevice (the compile and
+// launch paths CUDA and HIP share), without a GPU: a fake GpuApi records what the device asks
+// of the driver. Module globals: each variant's values are copied into its own module after it
+// loads; a missing symbol, a size mismatch or a throwing callback fails that variant with a
+// reason naming the global and the kernel, and its module is unloaded (on a real device:
+// module_globals_gpu_test.cpp). Tensor maps: encoded at launch from the call's buffer and
+// sizes, passed after the arguments, re-encoded only when those change; shapes TMA cannot
+// address are refused naming the map (on an H200: wgmma_gpu_test.cpp).
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -27,6 +30,10 @@ struct Journal {
   std::map<std::string, std::size_t> symbols{{"scale", 4}, {"table", 16}};
   std::map<std::string, std::vector<std::byte>> written;  // by symbol, the last copy
   std::vector<std::string> lookups;
+  bool tensor_maps = true;  // whether the fake vendor has them
+  int encodes = 0;
+  std::size_t launch_args = 0, launch_maps = 0;           // what a launch passes, set by the test
+  std::vector<std::vector<std::uint64_t>> launched_maps;  // of the last launch: 16 words each
 };
 
 class FakeApi final : public GpuApi {
@@ -42,7 +49,8 @@ class FakeApi final : public GpuApi {
   int relax_capture_mode(int*) override { return 0; }
   void restore_capture_mode(int) noexcept override {}
   int mem_alloc(DevPtr* p, std::size_t) override {
-    *p = 0x1000;
+    *p = next_alloc_;  // distinct, 64 KiB apart (tensor maps tell buffers apart by address)
+    next_alloc_ += 0x10000;
     return 0;
   }
   int mem_free(DevPtr) override { return 0; }
@@ -93,7 +101,24 @@ class FakeApi final : public GpuApi {
     return 0;
   }
   int func_set_max_dynamic_shared(Handle, int) override { return 0; }
-  int launch(Handle, const Dim3&, const Dim3&, std::uint32_t, Handle, void**) override { return 0; }
+  int launch(Handle, const Dim3&, const Dim3&, std::uint32_t, Handle, void** params) override {
+    j_->launched_maps.clear();
+    for (std::size_t i = j_->launch_args; i < j_->launch_args + j_->launch_maps; ++i) {
+      const auto* w = static_cast<const std::uint64_t*>(params[i]);
+      CHECK(reinterpret_cast<std::uintptr_t>(w) % 64 == 0);  // CUtensorMap's alignment
+      j_->launched_maps.emplace_back(w, w + 16);
+    }
+    return 0;
+  }
+  bool has_tensor_maps() const noexcept override { return j_->tensor_maps; }
+  // The "map" records what it was encoded from: address, rows, cols, box, element size.
+  int encode_tensor_map(void* map, const TensorMapSpec& spec, ElemType type, DevPtr ptr,
+                        std::uint64_t rows, std::uint64_t cols) override {
+    ++j_->encodes;
+    const std::uint64_t words[16] = {ptr, rows, cols, spec.box_rows, spec.box_cols, size_of(type)};
+    std::memcpy(map, words, sizeof words);
+    return 0;
+  }
   int event_create(Handle* e) override {
     *e = this;
     return 0;
@@ -120,12 +145,13 @@ class FakeApi final : public GpuApi {
  private:
   Journal* j_;
   std::map<std::string, DevPtr> addresses_;
+  DevPtr next_alloc_ = 0x100000;
 };
 
 struct NoCompiler final : RtcCompiler {
   std::string version() const override { return "none 1.0"; }
   std::string_view binary_kind() const noexcept override { return "bin"; }
-  Result<std::vector<std::string>> target_options(std::string_view) const override {
+  Result<std::vector<std::string>> target_options(std::string_view, bool) const override {
     return std::vector<std::string>{};
   }
   std::vector<std::string> base_options() const override { return {}; }
@@ -242,4 +268,101 @@ TEST_CASE("a module_globals callback that throws fails that variant with callbac
   CHECK(k.status().message().find("module_globals threw for k{S=2}: no value for S=2") !=
         std::string::npos);
   CHECK(j.unloads == j.loads);
+}
+
+namespace {
+
+// A kernel (A f16[rows * cols], rows i32, cols i32) with one tensor map over A, box BOX x 64.
+KernelSource with_tensor_map() {
+  KernelSource s;
+  s.language = Language::cuda_hip;
+  s.entry = "k";
+  s.text = "extern \"C\" __global__ void k() {}";
+  s.tensor_maps = [](const Config& c) {
+    const auto box = static_cast<std::uint32_t>(std::get<std::int64_t>(*c.find("S")));
+    return std::vector<TensorMapSpec>{{0, 1, 2, box, 64, TensorMapSpec::Swizzle::bytes128}};
+  };
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("tensor maps are encoded at launch, after the arguments, again only on a change") {
+  Journal j;
+  j.launch_args = 3;
+  j.launch_maps = 1;
+  auto dev = fake_device(&j);
+  auto k = dev->compile(with_tensor_map(), with_s(128));
+  REQUIRE_MESSAGE(k.ok(), k.status().to_string());
+  CHECK(j.encodes == 0);  // nothing is known of the buffers before a launch
+  auto a = dev->alloc(256 * 512 * 2);
+  auto b = dev->alloc(256 * 512 * 2);
+  REQUIRE((a.ok() && b.ok()));
+  auto launch = [&](DeviceBuffer& buf, std::int32_t rows, std::int32_t cols) {
+    const ArgValue args[] = {ArgValue::buf(buf, ElemType::f16, 256 * 512), rows, cols};
+    return dev->launch(**k, LaunchDims{{1, 1, 1}, {128, 1, 1}, 0}, args);
+  };
+  REQUIRE(launch(**a, 256, 512).ok());
+  CHECK(j.encodes == 1);
+  REQUIRE(j.launched_maps.size() == 1);
+  const std::uint64_t a_ptr = j.launched_maps[0][0];
+  CHECK(j.launched_maps[0] ==
+        std::vector<std::uint64_t>{a_ptr, 256, 512, 128, 64, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+  // The same buffer and sizes: the kept map, not a new encoding.
+  REQUIRE(launch(**a, 256, 512).ok());
+  CHECK(j.encodes == 1);
+  CHECK(j.launched_maps[0][0] == a_ptr);
+  // Another buffer (a later call of the application's): encoded for that buffer.
+  REQUIRE(launch(**b, 256, 512).ok());
+  CHECK(j.encodes == 2);
+  CHECK(j.launched_maps[0][0] != a_ptr);
+  // Other sizes on the same buffer: encoded again.
+  REQUIRE(launch(**b, 128, 512).ok());
+  CHECK(j.encodes == 3);
+  CHECK(j.launched_maps[0][1] == 128);
+}
+
+TEST_CASE("a shape TMA cannot address is invalid_argument naming the map and the row stride") {
+  Journal j;
+  j.launch_args = 3;
+  j.launch_maps = 1;
+  auto dev = fake_device(&j);
+  auto k = dev->compile(with_tensor_map(), with_s(128));
+  REQUIRE_MESSAGE(k.ok(), k.status().to_string());
+  auto a = dev->alloc(1000 * 1030 * 2);
+  REQUIRE(a.ok());
+  const ArgValue args[] = {ArgValue::buf(**a, ElemType::f16, 1000 * 1030), std::int32_t{1000},
+                           std::int32_t{1030}};
+  const Status st = dev->launch(**k, LaunchDims{{1, 1, 1}, {128, 1, 1}, 0}, args);
+  CHECK(st.code() == StatusCode::invalid_argument);
+  CHECK(st.message().find("tensor map 0") != std::string::npos);
+  CHECK(st.message().find("2060 bytes") != std::string::npos);
+  CHECK(j.encodes == 0);
+  // A matrix larger than its buffer is refused before the driver sees it.
+  const ArgValue big[] = {ArgValue::buf(**a, ElemType::f16, 1000 * 1030), std::int32_t{4096},
+                          std::int32_t{1024}};
+  const Status over = dev->launch(**k, LaunchDims{{1, 1, 1}, {128, 1, 1}, 0}, big);
+  CHECK(over.code() == StatusCode::invalid_argument);
+  CHECK(over.message().find("does not fit argument 0") != std::string::npos);
+}
+
+TEST_CASE("tensor maps on a vendor without them, or a throwing callback, fail the variant") {
+  Journal j;
+  j.tensor_maps = false;
+  auto dev = fake_device(&j);
+  auto refused = dev->compile(with_tensor_map(), with_s(128));
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == StatusCode::invalid_argument);
+  CHECK(refused.status().message().find("KernelSource::tensor_maps") != std::string::npos);
+  j.tensor_maps = true;
+  KernelSource src = with_tensor_map();
+  src.tensor_maps = [](const Config&) -> std::vector<TensorMapSpec> {
+    throw std::runtime_error("no box for this tile");
+  };
+  auto threw = dev->compile(src, with_s(128));
+  REQUIRE_FALSE(threw.ok());
+  CHECK(threw.status().code() == StatusCode::callback_failed);
+  CHECK(threw.status().message().find("no box for this tile") != std::string::npos);
+  CHECK(threw.status().message().find("k{") != std::string::npos);
+  CHECK(j.loads == 0);  // refused before any module was loaded
 }

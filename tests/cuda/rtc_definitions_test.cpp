@@ -23,7 +23,7 @@ struct Recorder final : tune::gpu::RtcCompiler {
   std::string name_expression;
   std::string version() const override { return "recorder 1.0"; }
   std::string_view binary_kind() const noexcept override { return "bin"; }
-  tune::Result<std::vector<std::string>> target_options(std::string_view a) const override {
+  tune::Result<std::vector<std::string>> target_options(std::string_view a, bool) const override {
     return std::vector<std::string>{"--arch=" + std::string(a), "-DTUNE_WARP_SIZE=32"};
   }
   std::vector<std::string> base_options() const override { return {"-O3"}; }

@@ -157,7 +157,7 @@ struct Counting final : gpu::RtcCompiler {
   std::vector<KernelHeader> last_headers;
   std::string version() const override { return "counting 1.0"; }
   std::string_view binary_kind() const noexcept override { return "bin"; }
-  Result<std::vector<std::string>> target_options(std::string_view a) const override {
+  Result<std::vector<std::string>> target_options(std::string_view a, bool) const override {
     return std::vector<std::string>{"--arch=" + std::string(a)};
   }
   std::vector<std::string> base_options() const override { return {"-O3"}; }

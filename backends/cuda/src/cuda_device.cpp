@@ -24,13 +24,15 @@ using gpu::FuncAttr;
 using gpu::Handle;
 
 const char* const kCallNames[] = {
-    "cuCtxPushCurrent",   "cuMemAlloc",           "cuMemFree",           "cuMemcpyHtoDAsync",
-    "cuMemcpyDtoHAsync",  "cuMemcpyDtoDAsync",    "cuMemsetD32Async",    "cuMemsetD8Async",
-    "cuStreamCreate",     "cuStreamDestroy",      "cuStreamSynchronize", "cuModuleLoadData",
-    "cuModuleUnload",     "cuModuleGetFunction",  "cuModuleGetGlobal",   "cuFuncGetAttribute",
-    "cuFuncSetAttribute", "cuLaunchKernel",       "cuEventCreate",       "cuEventDestroy",
-    "cuEventRecord",      "cuEventQuery",         "cuEventElapsedTime",  "cuStreamIsCapturing",
-    "cuStreamWaitEvent",  "cuMemGetAddressRange",
+    "cuCtxPushCurrent",   "cuMemAlloc",           "cuMemFree",
+    "cuMemcpyHtoDAsync",  "cuMemcpyDtoHAsync",    "cuMemcpyDtoDAsync",
+    "cuMemsetD32Async",   "cuMemsetD8Async",      "cuStreamCreate",
+    "cuStreamDestroy",    "cuStreamSynchronize",  "cuModuleLoadData",
+    "cuModuleUnload",     "cuModuleGetFunction",  "cuModuleGetGlobal",
+    "cuFuncGetAttribute", "cuFuncSetAttribute",   "cuLaunchKernel",
+    "cuEventCreate",      "cuEventDestroy",       "cuEventRecord",
+    "cuEventQuery",       "cuEventElapsedTime",   "cuStreamIsCapturing",
+    "cuStreamWaitEvent",  "cuMemGetAddressRange", "cuTensorMapEncodeTiled",
 };
 static_assert(sizeof(kCallNames) / sizeof(kCallNames[0]) == static_cast<int>(Call::count_));
 
@@ -198,6 +200,58 @@ class CudaApi final : public gpu::GpuApi {
     const CUresult rc = d_.cuMemGetAddressRange(&b, bytes, static_cast<CUdeviceptr>(ptr));
     *base = b;
     return rc;
+  }
+  bool has_tensor_maps() const noexcept override { return true; }
+  int encode_tensor_map(void* map, const TensorMapSpec& spec, ElemType type, DevPtr ptr,
+                        std::uint64_t rows, std::uint64_t cols) override {
+    if (d_.cuTensorMapEncodeTiled == nullptr) return CUDA_ERROR_NOT_SUPPORTED;  // driver < 12.0
+    CUtensorMapDataType dt = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    switch (type) {
+      case ElemType::f16:
+        dt = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+        break;
+      case ElemType::bf16:
+        dt = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+        break;
+      case ElemType::f32:
+        dt = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+        break;
+      case ElemType::f64:
+        dt = CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+        break;
+      case ElemType::i32:
+        dt = CU_TENSOR_MAP_DATA_TYPE_INT32;
+        break;
+      case ElemType::u32:
+        dt = CU_TENSOR_MAP_DATA_TYPE_UINT32;
+        break;
+      case ElemType::i64:
+        dt = CU_TENSOR_MAP_DATA_TYPE_INT64;
+        break;
+      case ElemType::u64:
+        dt = CU_TENSOR_MAP_DATA_TYPE_UINT64;
+        break;
+      case ElemType::i16:
+      case ElemType::u16:
+        dt = CU_TENSOR_MAP_DATA_TYPE_UINT16;
+        break;
+      case ElemType::i8:
+      case ElemType::u8:
+        dt = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+        break;
+    }
+    static constexpr CUtensorMapSwizzle kSwizzle[] = {
+        CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_SWIZZLE_32B, CU_TENSOR_MAP_SWIZZLE_64B,
+        CU_TENSOR_MAP_SWIZZLE_128B};
+    const cuuint64_t dims[2] = {cols, rows};
+    const cuuint64_t strides[1] = {cols * size_of(type)};
+    const cuuint32_t box[2] = {spec.box_cols, spec.box_rows};
+    const cuuint32_t elem_strides[2] = {1, 1};
+    // OOB fill NONE: elements outside the matrix read as zeros (the kernels' edge handling).
+    return d_.cuTensorMapEncodeTiled(
+        static_cast<CUtensorMap*>(map), dt, 2, reinterpret_cast<void*>(ptr), dims, strides, box,
+        elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, kSwizzle[static_cast<int>(spec.swizzle)],
+        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   }
 
  private:

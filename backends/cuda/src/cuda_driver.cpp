@@ -37,6 +37,10 @@ Loaded load() {
   }
   TUNE_CUDA_DRIVER_ENTRY_POINTS(TUNE_CUDA_RESOLVE_ENTRY)
 #undef TUNE_CUDA_RESOLVE_ENTRY
+#define TUNE_CUDA_RESOLVE_OPTIONAL(name) \
+  d.name = reinterpret_cast<decltype(d.name)>(::dlsym(d.handle, TUNE_CUDA_STR(name)));
+  TUNE_CUDA_DRIVER_OPTIONAL_ENTRY_POINTS(TUNE_CUDA_RESOLVE_OPTIONAL)
+#undef TUNE_CUDA_RESOLVE_OPTIONAL
   CUresult rc = d.cuInit(0);
   if (rc == CUDA_ERROR_STUB_LIBRARY) {
     out.status = Status(StatusCode::unavailable,

@@ -54,6 +54,11 @@ namespace tune::cuda::detail {
   X(cuGetErrorName)                      \
   X(cuGetErrorString)
 
+// Entry points a driver may lack (newer than the oldest driver libtune runs on): resolved when
+// present, null otherwise; the feature that needs one reports it missing when used.
+//   cuTensorMapEncodeTiled (CUDA 12.0): TMA tensor maps (KernelSource::tensor_maps).
+#define TUNE_CUDA_DRIVER_OPTIONAL_ENTRY_POINTS(X) X(cuTensorMapEncodeTiled)
+
 // Function pointers, one per entry point, named as cuda.h names them. There is deliberately no
 // entry that resets or destroys a context (cuDevicePrimaryCtxReset, cuCtxDestroy, cuCtxCreate):
 // libtune works on the application's context or the process's primary context, both shared,
@@ -61,6 +66,7 @@ namespace tune::cuda::detail {
 struct Driver {
 #define TUNE_CUDA_DECLARE_ENTRY(name) decltype(&::name) name = nullptr;
   TUNE_CUDA_DRIVER_ENTRY_POINTS(TUNE_CUDA_DECLARE_ENTRY)
+  TUNE_CUDA_DRIVER_OPTIONAL_ENTRY_POINTS(TUNE_CUDA_DECLARE_ENTRY)
 #undef TUNE_CUDA_DECLARE_ENTRY
   void* handle = nullptr;  // dlopen handle; never closed (the driver lives for the process)
 };

@@ -77,7 +77,8 @@ class NvrtcCompiler final : public gpu::RtcCompiler {
   std::string version() const override { return version_; }
   std::string_view binary_kind() const noexcept override { return "cubin"; }
 
-  Result<std::vector<std::string>> target_options(std::string_view arch) const override {
+  Result<std::vector<std::string>> target_options(std::string_view arch,
+                                                  bool arch_specific) const override {
     int sm = 0;
     const bool parsed = arch.size() > 3 && arch.substr(0, 3) == "sm_" &&
                         std::from_chars(arch.data() + 3, arch.data() + arch.size(), sm).ptr ==
@@ -92,7 +93,15 @@ class NvrtcCompiler final : public gpu::RtcCompiler {
       return Status(StatusCode::invalid_argument, version_ + " cannot target " + std::string(arch) +
                                                       " (supported:" + known + ")");
     }
-    return std::vector<std::string>{"-arch=" + std::string(arch), "-DTUNE_WARP_SIZE=32"};
+    // sm_XYa: the features of exactly this architecture (wgmma and setmaxnreg on sm_90), which
+    // NVRTC offers from sm_90 on; the binary then runs on that architecture only.
+    if (arch_specific && sm < 90) {
+      return Status(
+          StatusCode::invalid_argument,
+          "KernelSource::arch_specific needs sm_90 or later; the target is " + std::string(arch));
+    }
+    return std::vector<std::string>{"-arch=" + std::string(arch) + (arch_specific ? "a" : ""),
+                                    "-DTUNE_WARP_SIZE=32"};
   }
 
   std::vector<std::string> base_options() const override {

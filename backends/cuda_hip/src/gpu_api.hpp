@@ -15,7 +15,9 @@
 #include <string>
 #include <type_traits>
 
+#include "tune/args.hpp"
 #include "tune/config.hpp"
+#include "tune/device.hpp"
 
 namespace tune::gpu {
 
@@ -50,6 +52,7 @@ enum class Call : std::uint8_t {
   stream_is_capturing,
   stream_wait_event,
   mem_get_address_range,
+  encode_tensor_map,
   count_,
 };
 
@@ -152,6 +155,17 @@ class GpuApi {
   virtual int stream_wait_event(Handle stream, Handle event) = 0;
   // The allocation holding `ptr`: its base and size (cuMemGetAddressRange).
   virtual int mem_get_address_range(DevPtr* base, std::size_t* bytes, DevPtr ptr) = 0;
+
+  // TMA tensor maps (KernelSource::tensor_maps): whether this vendor has them, and the
+  // encoding of one (128 bytes into `map`, 64-byte aligned) over a `rows` x `cols` row-major
+  // matrix of `type` at `ptr` with the spec's box and swizzle (cuTensorMapEncodeTiled). Pure
+  // host work. Only CUDA implements them.
+  virtual bool has_tensor_maps() const noexcept { return false; }
+  virtual int encode_tensor_map(void* map, const TensorMapSpec& spec, ElemType type, DevPtr ptr,
+                                std::uint64_t rows, std::uint64_t cols) {
+    (void)map, (void)spec, (void)type, (void)ptr, (void)rows, (void)cols;
+    return -1;
+  }
 };
 
 }  // namespace tune::gpu

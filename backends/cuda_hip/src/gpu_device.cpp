@@ -13,6 +13,24 @@ namespace {
 
 constexpr std::uint32_t kDefaultSharedLimit = 48 * 1024;  // without the opt-in attribute
 constexpr std::size_t kMaxArgs = 64;
+
+// Calls one of a source's per-variant callbacks (module_globals, tensor_maps) into `out`; an
+// exception is callback_failed naming the callback and the variant.
+template <class Fn, class T>
+Status call_variant_callback(const Fn& fn, const Config& config, T* out, const char* what,
+                             const std::string& variant) {
+  std::string thrown;
+  try {
+    *out = fn(config);
+  } catch (const std::exception& e) {
+    thrown = e.what();
+  } catch (...) {
+    thrown = "an exception that is not a std::exception";
+  }
+  if (thrown.empty()) return {};
+  return Status(StatusCode::callback_failed,
+                std::string(what) + " threw for " + variant + ": " + thrown);
+}
 constexpr std::uint64_t kDefaultFlushBytes = 256ull << 20;  // when the L2 size is unknown
 
 // The calling thread may load modules while an application's stream captures a graph in
@@ -46,12 +64,14 @@ GpuBuffer::~GpuBuffer() {
 
 GpuKernel::GpuKernel(GpuDevice* owner, Handle module, Handle function, std::string name,
                      bool from_cache, KernelResources resources, std::string log,
-                     std::uint32_t dynamic_shared_limit)
+                     std::uint32_t dynamic_shared_limit, std::vector<TensorMapSpec> tensor_maps)
     : owner_(owner),
       module_(module),
       function_(function),
       name_(std::move(name)),
-      dynamic_shared_limit_(dynamic_shared_limit) {
+      dynamic_shared_limit_(dynamic_shared_limit),
+      tensor_maps_(std::move(tensor_maps)),
+      encoded_(tensor_maps_.size()) {
   resources_ = resources;
   log_ = std::move(log);
   from_binary_cache_ = from_cache;
@@ -264,6 +284,18 @@ Status GpuDevice::copy(DeviceBuffer& dst, const DeviceBuffer& src, std::uint64_t
 Result<std::unique_ptr<CompiledKernel>> GpuDevice::compile(const KernelSource& source,
                                                            const Config& config) {
   TUNE_RETURN_IF_ERROR(check_lost());
+  // TMA tensor maps (KernelSource::tensor_maps): this variant's specs, before compiling.
+  std::vector<TensorMapSpec> tensor_maps;
+  if (source.tensor_maps) {
+    const std::string variant = source.entry + "{" + config.to_string() + "}";
+    if (!api_->has_tensor_maps()) {
+      return Status(StatusCode::invalid_argument,
+                    variant + ": a " + info_.backend +
+                        " device has no TMA tensor maps (KernelSource::tensor_maps is for CUDA)");
+    }
+    TUNE_RETURN_IF_ERROR(
+        call_variant_callback(source.tensor_maps, config, &tensor_maps, "tensor_maps", variant));
+  }
   auto out = compile_for(*compiler_, info_.arch, source, config, cache_.get());
   if (!out.ok()) return out.status();
   const CurrentScope current(*api_);
@@ -337,18 +369,10 @@ Result<std::unique_ptr<CompiledKernel>> GpuDevice::compile(const KernelSource& s
   // module before its first launch, on the queue (ordered before any launch of it).
   if (source.module_globals) {
     std::vector<ModuleGlobal> globals;
-    std::string thrown;
-    try {
-      globals = source.module_globals(config);
-    } catch (const std::exception& e) {
-      thrown = e.what();
-    } catch (...) {
-      thrown = "an exception that is not a std::exception";
-    }
-    if (!thrown.empty()) {
-      return unload_and(
-          Status(StatusCode::callback_failed, "module_globals threw for " + name + ": " + thrown));
-    }
+    if (Status st =
+            call_variant_callback(source.module_globals, config, &globals, "module_globals", name);
+        !st.ok())
+      return unload_and(std::move(st));
     for (const ModuleGlobal& g : globals) {
       DevPtr ptr = 0;
       std::size_t bytes = 0;
@@ -382,8 +406,9 @@ Result<std::unique_ptr<CompiledKernel>> GpuDevice::compile(const KernelSource& s
   std::string log = std::move(out->log);
   if (out->from_cache)
     log = "(binary from the " + std::string(compiler_->binary_kind()) + " cache)\n" + log;
-  return std::unique_ptr<CompiledKernel>(
-      new GpuKernel(this, module, function, name, out->from_cache, res, std::move(log), dyn_limit));
+  return std::unique_ptr<CompiledKernel>(new GpuKernel(this, module, function, name,
+                                                       out->from_cache, res, std::move(log),
+                                                       dyn_limit, std::move(tensor_maps)));
 }
 
 Status GpuDevice::launch(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args) {
@@ -391,6 +416,69 @@ Status GpuDevice::launch(const CompiledKernel& kernel, const LaunchDims& dims, A
   if (!k.ok()) return k.status();
   std::lock_guard<std::mutex> lock(queue_mutex_);
   return launch_locked(**k, dims, args, stream_);
+}
+
+Status GpuDevice::tensor_maps_for(const GpuKernel& kernel, ArgList args, EncodedTensorMap* out) {
+  std::lock_guard<std::mutex> lock(kernel.maps_mutex_);
+  for (std::size_t i = 0; i < kernel.tensor_maps_.size(); ++i) {
+    const TensorMapSpec& spec = kernel.tensor_maps_[i];
+    const std::string what = kernel.name() + " tensor map " + std::to_string(i);
+    auto arg = [&](int index, ArgKind kind) -> const ArgValue* {
+      if (index < 0 || static_cast<std::size_t>(index) >= args.size()) return nullptr;
+      return args[index].kind == kind ? &args[index] : nullptr;
+    };
+    const ArgValue* buf = arg(spec.buffer_arg, ArgKind::buffer);
+    const ArgValue* rows_arg = arg(spec.rows_arg, ArgKind::scalar);
+    const ArgValue* cols_arg = arg(spec.cols_arg, ArgKind::scalar);
+    if (buf == nullptr || buf->buffer == nullptr || rows_arg == nullptr || cols_arg == nullptr) {
+      return Status(StatusCode::invalid_argument,
+                    what + ": argument " + std::to_string(spec.buffer_arg) +
+                        " must be a buffer and arguments " + std::to_string(spec.rows_arg) +
+                        " and " + std::to_string(spec.cols_arg) + " scalars");
+    }
+    const std::int64_t rows = rows_arg->as_int(), cols = cols_arg->as_int();
+    const std::uint64_t elem = size_of(buf->type);
+    auto b = buffer_of(*buf->buffer, "tensor map");
+    if (!b.ok()) return Status(b.status()).with_context(what);
+    const DevPtr ptr = (*b)->ptr();
+    const std::string shape = std::to_string(rows) + " x " + std::to_string(cols) + " " +
+                              std::string(to_string(buf->type));
+    if (rows < 1 || cols < 1 ||
+        static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(cols) * elem >
+            buf->buffer->size_bytes()) {
+      return Status(StatusCode::invalid_argument,
+                    what + ": a " + shape + " matrix does not fit argument " +
+                        std::to_string(spec.buffer_arg) + " (" +
+                        std::to_string(buf->buffer->size_bytes()) + " bytes)");
+    }
+    // TMA's own rules, named here rather than as the driver's CUDA_ERROR_INVALID_VALUE.
+    if (ptr % 16 != 0 || (static_cast<std::uint64_t>(cols) * elem) % 16 != 0) {
+      return Status(StatusCode::invalid_argument,
+                    what + " over argument " + std::to_string(spec.buffer_arg) + " (" + shape +
+                        "): TMA needs a 16-byte aligned address and row stride; the row is " +
+                        std::to_string(static_cast<std::uint64_t>(cols) * elem) + " bytes");
+    }
+    EncodedTensorMap& cached = kernel.encoded_[i];
+    if (!cached.valid || cached.ptr != ptr || cached.rows != static_cast<std::uint64_t>(rows) ||
+        cached.cols != static_cast<std::uint64_t>(cols) || cached.type != buf->type) {
+      cached.valid = false;
+      if (int rc = api_->encode_tensor_map(cached.bytes, spec, buf->type, ptr,
+                                           static_cast<std::uint64_t>(rows),
+                                           static_cast<std::uint64_t>(cols));
+          rc != 0) {
+        return fail(Call::encode_tensor_map, rc, StatusCode::invalid_argument,
+                    what + " (" + shape + ", box " + std::to_string(spec.box_rows) + " x " +
+                        std::to_string(spec.box_cols) + ")");
+      }
+      cached.ptr = ptr;
+      cached.rows = static_cast<std::uint64_t>(rows);
+      cached.cols = static_cast<std::uint64_t>(cols);
+      cached.type = buf->type;
+      cached.valid = true;
+    }
+    out[i] = cached;
+  }
+  return {};
 }
 
 Status GpuDevice::launch_locked(const GpuKernel& kernel, const LaunchDims& dims, ArgList args,
@@ -436,9 +524,11 @@ Status GpuDevice::launch_locked(const GpuKernel& kernel, const LaunchDims& dims,
     }
     const_cast<GpuKernel&>(kernel).dynamic_shared_limit_.store(dims.shared_bytes);
   }
-  if (args.size() > kMaxArgs) {
-    return Status(StatusCode::invalid_argument, kernel.name() + ": " + std::to_string(args.size()) +
-                                                    " arguments; at most " +
+  const std::size_t maps = kernel.tensor_maps_.size();
+  if (args.size() + maps > kMaxArgs) {
+    return Status(StatusCode::invalid_argument, kernel.name() + ": " +
+                                                    std::to_string(args.size() + maps) +
+                                                    " arguments (tensor maps included); at most " +
                                                     std::to_string(kMaxArgs) + " are supported");
   }
   // Each parameter points at 8 bytes of storage; the runtime copies as many bytes as the
@@ -466,6 +556,13 @@ Status GpuDevice::launch_locked(const GpuKernel& kernel, const LaunchDims& dims,
       storage[i] = a.bits;
     }
     params[i] = &storage[i];
+  }
+  // TMA tensor maps travel by value after the arguments (__grid_constant__ parameters).
+  std::unique_ptr<EncodedTensorMap[]> encoded;
+  if (maps != 0) {
+    encoded = std::make_unique<EncodedTensorMap[]>(maps);
+    TUNE_RETURN_IF_ERROR(tensor_maps_for(kernel, args, encoded.get()));
+    for (std::size_t i = 0; i < maps; ++i) params[args.size() + i] = encoded[i].bytes;
   }
   if (int rc = api_->launch(kernel.function(), dims.grid, block, dims.shared_bytes, stream, params);
       rc != 0) {

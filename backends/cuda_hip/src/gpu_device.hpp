@@ -68,10 +68,21 @@ class GpuBuffer final : public DeviceBuffer {
   bool owned_ = true;
 };
 
+// One encoded TMA tensor map as a kernel parameter (CUtensorMap: 128 bytes, 64-byte aligned),
+// with what it was encoded from.
+struct EncodedTensorMap {
+  alignas(64) std::uint64_t bytes[16] = {};
+  DevPtr ptr = 0;
+  std::uint64_t rows = 0, cols = 0;
+  ElemType type = ElemType::u8;
+  bool valid = false;
+};
+
 class GpuKernel final : public CompiledKernel {
  public:
   GpuKernel(GpuDevice* owner, Handle module, Handle function, std::string name, bool from_cache,
-            KernelResources resources, std::string log, std::uint32_t dynamic_shared_limit);
+            KernelResources resources, std::string log, std::uint32_t dynamic_shared_limit,
+            std::vector<TensorMapSpec> tensor_maps);
   ~GpuKernel() override;
   Handle function() const noexcept { return function_; }
   const GpuDevice* owner() const noexcept { return owner_; }
@@ -85,6 +96,12 @@ class GpuKernel final : public CompiledKernel {
   std::string name_;
   // Dynamic shared memory the function is currently allowed (raised on demand above 48 KiB).
   std::atomic<std::uint32_t> dynamic_shared_limit_;
+  // KernelSource::tensor_maps for this variant, and the last map encoded for each: a launch on
+  // the same buffer and sizes reuses it. The mutex guards `encoded_` (launches on application
+  // streams run without the device's queue lock).
+  std::vector<TensorMapSpec> tensor_maps_;
+  mutable std::mutex maps_mutex_;
+  mutable std::vector<EncodedTensorMap> encoded_;
 };
 
 // The vendor strings GpuDevice needs in messages.
@@ -156,6 +173,10 @@ class GpuDevice : public Device {
   Status entered(const CurrentScope& scope);
   // Launch on `stream` without taking the lock (callers hold it for the device's own stream).
   // Validates dims against the variant.
+  // The kernel's TMA tensor maps for `args` into `out` (one per spec), re-encoded only when the
+  // buffer, its element type or the sizes changed since the kernel's last launch.
+  // invalid_argument naming the map and the culprit for an argument that does not fit TMA.
+  Status tensor_maps_for(const GpuKernel& kernel, ArgList args, EncodedTensorMap* out);
   Status launch_locked(const GpuKernel& kernel, const LaunchDims& dims, ArgList args,
                        Handle stream);
   // Work on `waiter` waits for what is queued on `signaller` (an ordering event).

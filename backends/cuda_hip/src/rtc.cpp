@@ -45,7 +45,7 @@ Status check_kernel_options(std::span<const std::string> options, std::string_vi
 Result<std::vector<std::string>> compile_options(const RtcCompiler& compiler, std::string_view arch,
                                                  const Config& config, const KernelSource& source) {
   std::vector<std::string> opts = compiler.base_options();
-  auto target = compiler.target_options(arch);
+  auto target = compiler.target_options(arch, source.arch_specific);
   if (!target.ok()) return target.status();
   opts.insert(opts.end(), target->begin(), target->end());
   if (config.launch().max_registers > 0) {

@@ -37,8 +37,10 @@ class RtcCompiler {
   // Subfolder of the cache directory and file suffix: "cubin", "hsaco".
   virtual std::string_view binary_kind() const noexcept = 0;
   // Options selecting the target (e.g. "-arch=sm_90", "--offload-arch=gfx90a") and defining
-  // TUNE_WARP_SIZE for it; invalid_argument when `arch` is not a name this compiler knows.
-  virtual Result<std::vector<std::string>> target_options(std::string_view arch) const = 0;
+  // TUNE_WARP_SIZE for it; invalid_argument when `arch` is not a name this compiler knows, or
+  // when `arch_specific` (KernelSource::arch_specific: "-arch=sm_90a") asks for what it has not.
+  virtual Result<std::vector<std::string>> target_options(std::string_view arch,
+                                                          bool arch_specific) const = 0;
   // Options every compile gets (language standard, optimisation, verbose resource output).
   virtual std::vector<std::string> base_options() const = 0;
   // The per-thread register cap option, or empty when the compiler has none.

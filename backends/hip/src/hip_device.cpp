@@ -47,6 +47,7 @@ const char* const kCallNames[] = {
     "hipStreamIsCapturing",
     "hipStreamWaitEvent",
     "hipMemGetAddressRange",
+    "(no tensor maps on HIP)",
 };
 static_assert(sizeof(kCallNames) / sizeof(kCallNames[0]) == static_cast<int>(Call::count_));
 

@@ -30,7 +30,13 @@ class HiprtcCompiler final : public gpu::RtcCompiler {
   std::string version() const override { return version_; }
   std::string_view binary_kind() const noexcept override { return "hsaco"; }
 
-  Result<std::vector<std::string>> target_options(std::string_view arch) const override {
+  Result<std::vector<std::string>> target_options(std::string_view arch,
+                                                  bool arch_specific) const override {
+    if (arch_specific) {
+      return Status(StatusCode::invalid_argument,
+                    "hiprtc has no architecture-specific targets (KernelSource::arch_specific is "
+                    "for CUDA's sm_XYa)");
+    }
     if (arch.size() < 4 || arch.substr(0, 3) != "gfx") {
       return Status(StatusCode::invalid_argument,
                     "hiprtc target '" + std::string(arch) + "' is not a gfx architecture");

@@ -232,6 +232,14 @@ Result<std::shared_ptr<const ShaderCompiler::Spirv>> ShaderCompiler::compile(
                       "CUDA/HIP); give per-variant values as configuration parameters (macros, "
                       "or specialization constants) or as kernel arguments (push constants)");
   }
+  if (source.tensor_maps || source.arch_specific) {
+    return Status(StatusCode::invalid_argument,
+                  "kernel '" + source.entry + "': Vulkan has no " +
+                      (source.tensor_maps ? "TMA tensor maps (KernelSource::tensor_maps"
+                                          : "architecture-specific targets (KernelSource::"
+                                            "arch_specific") +
+                      " is for CUDA)");
+  }
   auto parsed = parse_options(source.options, target_env_);
   if (!parsed.ok()) return parsed.status();
   auto closure = include_closure(source);

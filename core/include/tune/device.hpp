@@ -89,6 +89,29 @@ struct ModuleGlobal {
 // (callback_failed). Not part of any hash: a cached binary is loaded and then set.
 using ModuleGlobalsFn = std::function<std::vector<ModuleGlobal>(const Config&)>;
 
+// CUDA only (sm_90+): a TMA tensor map (CUtensorMap) over a row-major matrix passed in a buffer
+// argument, which the kernel receives by value after the signature's arguments, in the order
+// listed, declared `const __grid_constant__ T name` with T a 64-byte-aligned 128-byte struct.
+// The configuration fixes the box and swizzle (KernelSource::tensor_maps runs once per variant
+// in Device::compile); the call's arguments fix the address and extent: the backend encodes
+// the map at launch (cuTensorMapEncodeTiled) and keeps the last one per map of each variant, so
+// a call on the same buffer and sizes reuses it and one on other buffers re-encodes (about a
+// microsecond on the host, no device work). Elements outside the matrix read as zeros.
+// Why by value and not a __constant__ module global: the map holds the buffer's address, which
+// changes from call to call while a module (and its globals) is shared by every call, and
+// possibly by launches still in flight; a __grid_constant__ parameter travels with its launch.
+struct TensorMapSpec {
+  enum class Swizzle : std::uint8_t { none, bytes32, bytes64, bytes128 };
+  int buffer_arg = 0;          // index of the buffer argument (the matrix's first element)
+  int rows_arg = 0;            // index of the integer scalar giving the row count
+  int cols_arg = 0;            // ... and the column count (contiguous; row stride = cols elements)
+  std::uint32_t box_rows = 0;  // the box one TMA copy moves: at most 256 each; box_cols
+  std::uint32_t box_cols = 0;  // times the element size within the swizzle span, if any
+  Swizzle swizzle = Swizzle::none;
+  friend bool operator==(const TensorMapSpec&, const TensorMapSpec&) = default;
+};
+using TensorMapsFn = std::function<std::vector<TensorMapSpec>(const Config&)>;
+
 struct KernelSource {
   Language language = Language::glsl;
   std::string entry = "main";
@@ -102,8 +125,16 @@ struct KernelSource {
   // CUDA/HIP only: Vulkan has no module globals (use specialization or push constants) and
   // refuses a source that sets this, with invalid_argument.
   ModuleGlobalsFn module_globals = {};
-  // Of everything above but module_globals, and of the text of every file the source's
-  // #include lines may open (read now: include_closure in tune/backend/includes.hpp). The
+  // CUDA only: compile for the architecture-specific target of the device (sm_90 -> sm_90a),
+  // whose features (wgmma, setmaxnreg) exist on exactly that architecture. Part of hash().
+  // hiprtc and Vulkan refuse a source that sets it (invalid_argument).
+  bool arch_specific = false;
+  // CUDA only: the TMA tensor maps the kernel receives after its arguments (TensorMapSpec).
+  // Runs in Device::compile; an exception is that configuration's failure (callback_failed).
+  // HIP and Vulkan refuse a source that sets it (invalid_argument).
+  TensorMapsFn tensor_maps = {};
+  // Of everything above but module_globals and tensor_maps, and of the text of every file the
+  // source's #include lines may open (read now: include_closure in tune/backend/includes.hpp). The
   // same as before these fields existed for a source that has none and includes nothing.
   std::uint64_t hash() const;
 };

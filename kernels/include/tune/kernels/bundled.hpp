@@ -39,7 +39,7 @@ class Workload {
 };
 
 struct BundledKernel {
-  std::string name;  // "vector_add", "reduce_sum", "matmul_f32", "matmul_f16"
+  std::string name;  // "vector_add", "reduce_sum", "matmul_f32", "matmul_f16", ...
   KernelDef def;     // for one language
   // Makes a workload for problem dimensions: {n} for vector_add and reduce_sum, {M, N, K}
   // for the matmuls.
@@ -48,6 +48,10 @@ struct BundledKernel {
   std::vector<std::vector<std::int64_t>> test_sizes;  // small, ragged sizes for tests
   Config default_config;  // the untuned baseline benches compare against
 };
+
+// Whether `k`'s space offers any configuration on `dev` (the sm_90 wgmma matmuls offer none
+// elsewhere): what whole-set runs (`tune demo`, `tune stability`) leave a kernel out by.
+bool offered_on(const BundledKernel& k, const DeviceInfo& dev);
 
 // The bundled kernels written in `lang`; empty when that language's kernels are not built.
 std::vector<BundledKernel> bundled_kernels(Language lang);
@@ -60,6 +64,8 @@ std::optional<BundledKernel> bundled_kernel(Language lang, std::string_view name
 //                reset to zero before each launch (KernelDef::reset_to_zero = {"out"})
 //   matmul_f32 : (A f32[M*K], B f32[K*N], C f32[M*N], M i32, N i32, K i32)   row-major C = A B
 //   matmul_f16 : (A f16[M*K], B f16[K*N], C f16[M*N], M i32, N i32, K i32)   f32 accumulate
+//   matmul_wgmma_f16, matmul_wgmma_bf16 : the same with f16 / bf16 (CUDA sm_90 only: TMA
+//                needs K % 8 == 0 and N % 8 == 0)
 std::unique_ptr<Workload> make_vector_add(std::int64_t n);
 std::unique_ptr<Workload> make_reduce_sum(std::int64_t n);
 std::unique_ptr<Workload> make_matmul(std::int64_t m, std::int64_t n, std::int64_t k,
@@ -73,6 +79,9 @@ Result<ConfigSpace> wide_matmul_f32_space(const BundledKernel& k, Language lang)
 // IEEE half <-> float on the host (round to nearest even).
 std::uint16_t float_to_half(float f) noexcept;
 float half_to_float(std::uint16_t h) noexcept;
+// bfloat16 <-> float on the host (round to nearest even; NaN stays NaN).
+std::uint16_t float_to_bf16(float f) noexcept;
+float bf16_to_float(std::uint16_t h) noexcept;
 
 // Per-language registries, defined beside each language's sources (declared here so that
 // bundled_kernels() can dispatch without naming a backend).

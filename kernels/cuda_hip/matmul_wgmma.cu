@@ -1,0 +1,356 @@
+// C = A B on Hopper (sm_90a) with fp16 or bf16 inputs and output and fp32 accumulation; A is
+// MxK, B is KxN, C is MxN, all row-major. The element type is f16 unless WG_BF16 is defined
+// (the bf16 bundled kernel passes -DWG_BF16=1 among its source options).
+//
+// Warp-specialised and persistent, the structure of CUTLASS's sm90 "TMA warp-specialized"
+// GEMM written out in inline PTX (no headers, NVRTC compiles it in about a second):
+// - Warpgroup 0 is the producer: one thread streams A and B tiles (BM x 64 of A, 64 x BN of
+//   B) into WG_STAGES shared-memory stages with TMA (cp.async.bulk.tensor), each stage guarded
+//   by a "full" mbarrier (TMA completes its transaction bytes) and an "empty" mbarrier (the
+//   consumers release it).
+// - Warpgroups 1..WG_CONSUMERS are consumers: each owns BM / WG_CONSUMERS rows of the tile and
+//   issues wgmma.mma_async (m64 x BN x k16) straight from shared memory through matrix
+//   descriptors, keeping one k-tile of wgmmas in flight, then stores its fp32 accumulators as
+//   fp16/bf16 pairs to global memory, guarded against M and N (the producer already loads the
+//   next tile meanwhile).
+// - Tiles are visited persistently: block b takes tiles b, b + gridDim.x, ... in GROUP_M order
+//   (GROUP_M tile rows at a time, Triton's L2-friendly order).
+//
+// Shared-memory layouts (both 128-byte swizzled, as TMA writes them with
+// CU_TENSOR_MAP_SWIZZLE_128B; every tile starts at a 1024-byte boundary so the swizzle phase
+// TMA and wgmma compute from the address agree):
+// - A tile: BM rows of 64 elements (128 bytes), "K-major" for wgmma: descriptor stride byte
+//   offset 1024 (between 8-row groups), leading byte offset unused (1), k-step = +32 bytes.
+// - B tile: BN / 64 chunks of 64 k-rows x 64 n (one TMA box each, 8 KiB), "MN-major" for
+//   wgmma (N is contiguous in row-major B): the instruction's transpose-B bit is set, leading
+//   byte offset 8192 (between 64-column chunks), stride byte offset 1024 (between 8-k groups),
+//   k-step = 16 rows = +2048 bytes.
+//
+// Edges: TMA zero-fills everything outside the matrices (rows >= M, k >= K, columns >= N), so
+// the main loop has no bounds checks; the stores are guarded. TMA needs 16-byte row strides:
+// K % 8 == 0 and N % 8 == 0 (the host refuses other shapes when it encodes the tensor maps).
+//
+// Kernel parameters: the six of the matmul signature, then two CUtensorMaps by value
+// (__grid_constant__), which libtune's CUDA backend encodes per call from A and B
+// (KernelSource::tensor_maps; see cuda_hip_kernels.cpp).
+#include "prelude.h"
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ < 900 || !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#error "matmul_wgmma needs sm_90a (wgmma, TMA): compile with the arch-specific target"
+#endif
+
+#ifndef BM
+#define BM 128
+#endif
+#ifndef BN
+#define BN 128
+#endif
+#ifndef GROUP_M
+#define GROUP_M 8
+#endif
+#ifndef WG_CONSUMERS
+#define WG_CONSUMERS 2
+#endif
+#ifndef TUNE_NUM_STAGES
+#define TUNE_NUM_STAGES 4
+#endif
+
+#ifdef WG_BF16
+#define WG_PTX_T "bf16"
+#define WG_CVT_X2 "cvt.rn.bf16x2.f32"
+#else
+#define WG_PTX_T "f16"
+#define WG_CVT_X2 "cvt.rn.f16x2.f32"
+#endif
+
+#define WG_BK 64  // k per stage: one 128-byte swizzle row of A
+#define WG_STAGES TUNE_NUM_STAGES
+#define WG_THREADS (128 * (WG_CONSUMERS + 1))
+#define WG_ROWS (BM / WG_CONSUMERS)  // rows of the tile one consumer owns
+#define WG_MI (WG_ROWS / 64)         // m64 wgmmas per k-step per consumer
+#define WG_ACC (BN / 2)              // fp32 accumulators per thread per m64 block
+#define WG_A_BYTES (BM * WG_BK * 2)
+#define WG_B_CHUNK_BYTES (WG_BK * 64 * 2)  // 64 k-rows x 64 columns
+#define WG_B_BYTES (WG_BK * BN * 2)
+#define WG_STAGE_BYTES (WG_A_BYTES + WG_B_BYTES)
+
+// A CUtensorMap as the kernel sees it: 128 opaque bytes, 64-byte aligned.
+struct __align__(64) wg_tensor_map {
+  unsigned long long opaque[16];
+};
+
+TUNE_DEVICE unsigned wg_smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+// --- mbarriers (shared::cta) ----------------------------------------------------------------
+TUNE_DEVICE void wg_mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+TUNE_DEVICE void wg_mbar_expect_tx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+TUNE_DEVICE void wg_mbar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Spins until the phase of parity `parity` has completed (a fresh barrier counts the phase
+// before its first as completed with parity 1, so producers start waiting on parity 1).
+TUNE_DEVICE void wg_mbar_wait(unsigned bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// --- TMA ------------------------------------------------------------------------------------
+// One box of `map` at (x = inner/column coordinate, y = row) into shared memory at `dst`,
+// completing its bytes on mbarrier `bar`. Out-of-range elements are written as zeros.
+TUNE_DEVICE void wg_tma_load_2d(unsigned dst, const wg_tensor_map* map, unsigned bar, int x,
+                                int y) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, "
+      "{%3, %4}], [%2];\n" ::"r"(dst),
+      "l"((unsigned long long)map), "r"(bar), "r"(x), "r"(y)
+      : "memory");
+}
+
+// --- wgmma ----------------------------------------------------------------------------------
+// A shared-memory matrix descriptor, 128-byte swizzle: start address, leading and stride byte
+// offsets (16-byte units), base offset 0 (tiles are 1024-byte aligned).
+TUNE_DEVICE unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo) {
+  return (unsigned long long)((addr & 0x3FFFF) >> 4) |
+         ((unsigned long long)((lbo >> 4) & 0x3FFF) << 16) |
+         ((unsigned long long)((sbo >> 4) & 0x3FFF) << 32) | (1ull << 62);
+}
+TUNE_DEVICE void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+TUNE_DEVICE void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+TUNE_DEVICE void wg_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Keeps the compiler from moving accumulator reads or writes across a wgmma wait or fence
+// (the registers are written asynchronously; CUTLASS's warpgroup_fence_operand).
+TUNE_DEVICE void wg_fence_acc(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+
+// D[64] += A(desc) x B(desc), m64n128k16; B transposed (MN-major, tnspB = 1).
+TUNE_DEVICE void wg_mma_n128(float* d, unsigned long long da, unsigned long long db) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32." WG_PTX_T "." WG_PTX_T
+      " "
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      "}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+        "+f"(d[63])
+      : "l"(da), "l"(db), "r"(1));
+}
+
+// D[128] += A(desc) x B(desc), m64n256k16; B transposed (MN-major, tnspB = 1).
+TUNE_DEVICE void wg_mma_n256(float* d, unsigned long long da, unsigned long long db) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32." WG_PTX_T "." WG_PTX_T
+      " "
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, "
+      "%127"
+      "}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+        "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+        "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+        "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+        "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+        "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+        "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+        "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+        "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+        "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(da), "l"(db), "r"(1));
+}
+
+#if BN == 128
+#define WG_MMA wg_mma_n128
+#elif BN == 256
+#define WG_MMA wg_mma_n256
+#else
+#error "BN must be 128 or 256"
+#endif
+
+// Tile index -> (tile row, tile column) in GROUP_M order.
+TUNE_DEVICE void wg_tile_coords(int tile, int tiles_m, int tiles_n, int* tm, int* tn) {
+  const int group = GROUP_M * tiles_n;
+  const int first_m = (tile / group) * GROUP_M;
+  const int rows = min(tiles_m - first_m, GROUP_M);
+  *tm = first_m + (tile % group) % rows;
+  *tn = (tile % group) / rows;
+}
+
+TUNE_DEVICE unsigned wg_pack_x2(float lo, float hi) {
+  unsigned r;
+  asm(WG_CVT_X2 " %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
+    matmul_wgmma(const unsigned short* __restrict__ A, const unsigned short* __restrict__ B,
+                 unsigned short* __restrict__ C, int M, int N, int K,
+                 const __grid_constant__ wg_tensor_map tma_a,
+                 const __grid_constant__ wg_tensor_map tma_b) {
+  static_assert(BM % (64 * WG_CONSUMERS) == 0, "each consumer owns whole m64 blocks");
+  static_assert(WG_MI * WG_ACC <= 128, "at most 128 accumulators per consumer thread");
+  static_assert(WG_STAGES >= 2, "the pipeline needs at least two stages");
+  static_assert(BM <= 256, "one TMA box covers the A tile's rows");
+#ifdef TUNE_SHARED_BYTES
+  static_assert(TUNE_SHARED_BYTES >= 1024 + WG_STAGES * (WG_STAGE_BYTES + 16),
+                "dynamic shared memory covers the alignment slack, the stages and barriers");
+#endif
+  (void)A;
+  (void)B;
+  extern __shared__ __align__(1024) unsigned char wg_raw[];
+  // Swizzled tiles need 1024-byte alignment; the dynamic window only promises 16.
+  const unsigned raw = wg_smem(wg_raw);
+  const unsigned base = (raw + 1023u) & ~1023u;
+  const unsigned full0 = base + WG_STAGES * WG_STAGE_BYTES;  // full[s] = full0 + 8 s
+  const unsigned empty0 = full0 + 8 * WG_STAGES;
+
+  const int wg = threadIdx.x / 128;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < WG_STAGES; ++s) {
+      wg_mbar_init(full0 + 8 * s, 1);                  // the producer's expect_tx
+      wg_mbar_init(empty0 + 8 * s, 4 * WG_CONSUMERS);  // one arrive per consumer warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)&tma_a) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)&tma_b) : "memory");
+  }
+  __syncthreads();
+
+  const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+  const int tiles = tiles_m * tiles_n;
+  const int ktiles = (K + WG_BK - 1) / WG_BK;
+
+  if (wg == 0) {  // producer: one thread issues every TMA load
+    if (threadIdx.x != 0) return;
+    int it = 0;  // k-tiles loaded so far, over every tile of this block
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      int tm, tn;
+      wg_tile_coords(tile, tiles_m, tiles_n, &tm, &tn);
+      const int m0 = tm * BM, n0 = tn * BN;
+      for (int kt = 0; kt < ktiles; ++kt, ++it) {
+        const int s = it % WG_STAGES;
+        const unsigned phase = (unsigned)(it / WG_STAGES) & 1u;
+        wg_mbar_wait(empty0 + 8 * s, phase ^ 1u);
+        const unsigned full = full0 + 8 * s;
+        wg_mbar_expect_tx(full, WG_STAGE_BYTES);
+        const unsigned a_dst = base + s * WG_STAGE_BYTES;
+        const unsigned b_dst = a_dst + WG_A_BYTES;
+        wg_tma_load_2d(a_dst, &tma_a, full, kt * WG_BK, m0);
+#pragma unroll
+        for (int j = 0; j < BN / 64; ++j)
+          wg_tma_load_2d(b_dst + j * WG_B_CHUNK_BYTES, &tma_b, full, n0 + 64 * j, kt * WG_BK);
+      }
+    }
+    return;
+  }
+
+  // Consumers.
+  const int c = wg - 1;
+  const int row_in_wg = (warp % 4) * 16 + lane / 4;  // accumulator row of d[0] in an m64 block
+  const int col_in_wg = (lane % 4) * 2;              // accumulator column of d[0]
+  float acc[WG_MI][WG_ACC];
+  int it = 0;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    int tm, tn;
+    wg_tile_coords(tile, tiles_m, tiles_n, &tm, &tn);
+    const int m0 = tm * BM + c * WG_ROWS, n0 = tn * BN;
+#pragma unroll
+    for (int mi = 0; mi < WG_MI; ++mi)
+#pragma unroll
+      for (int i = 0; i < WG_ACC; ++i) acc[mi][i] = 0.0f;
+
+    for (int kt = 0; kt < ktiles; ++kt, ++it) {
+      const int s = it % WG_STAGES;
+      wg_mbar_wait(full0 + 8 * s, (unsigned)(it / WG_STAGES) & 1u);
+      const unsigned a_tile = base + s * WG_STAGE_BYTES + c * WG_ROWS * 128;
+      const unsigned b_tile = base + s * WG_STAGE_BYTES + WG_A_BYTES;
+#pragma unroll
+      for (int mi = 0; mi < WG_MI; ++mi)
+#pragma unroll
+        for (int i = 0; i < WG_ACC; ++i) wg_fence_acc(acc[mi][i]);
+      wg_fence();
+#pragma unroll
+      for (int ks = 0; ks < WG_BK / 16; ++ks) {
+        const unsigned long long db = wg_desc(b_tile + ks * 2048, WG_B_CHUNK_BYTES, 1024);
+#pragma unroll
+        for (int mi = 0; mi < WG_MI; ++mi)
+          WG_MMA(acc[mi], wg_desc(a_tile + mi * 64 * 128 + ks * 32, 16, 1024), db);
+      }
+      wg_commit();
+      // The previous k-tile's wgmmas are done: release its stage to the producer.
+      wg_wait<1>();
+#pragma unroll
+      for (int mi = 0; mi < WG_MI; ++mi)
+#pragma unroll
+        for (int i = 0; i < WG_ACC; ++i) wg_fence_acc(acc[mi][i]);
+      if (kt > 0 && lane == 0) wg_mbar_arrive(empty0 + 8 * ((it - 1) % WG_STAGES));
+    }
+    wg_wait<0>();
+#pragma unroll
+    for (int mi = 0; mi < WG_MI; ++mi)
+#pragma unroll
+      for (int i = 0; i < WG_ACC; ++i) wg_fence_acc(acc[mi][i]);
+    if (lane == 0) wg_mbar_arrive(empty0 + 8 * ((it - 1) % WG_STAGES));
+
+      // Epilogue: d[4j + {0,1}] at (row, 8j + col + {0,1}), d[4j + {2,3}] eight rows below.
+      // N is even (TMA needs N % 8 == 0), so each pair is one aligned 4-byte store.
+#pragma unroll
+    for (int mi = 0; mi < WG_MI; ++mi) {
+      const int r0 = m0 + mi * 64 + row_in_wg;
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int r = r0 + half * 8;
+        if (r >= M) continue;
+        unsigned short* crow = C + (long long)r * N + n0 + col_in_wg;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          if (n0 + col_in_wg + 8 * j < N)
+            *(unsigned*)(crow + 8 * j) =
+                wg_pack_x2(acc[mi][4 * j + 2 * half], acc[mi][4 * j + 2 * half + 1]);
+        }
+      }
+    }
+  }
+}
