@@ -49,15 +49,31 @@ void finish(ExternalArray& a, const std::string& what) {
   if (a.count == 0) throw py::value_error(what + ": the array is empty");
 }
 
+// The current stream of a device: torch._C._cuda_getCurrentRawStream (what Triton calls: no
+// Stream object made), else torch.cuda.current_stream().cuda_stream.
+std::uint64_t torch_current_stream(int device_id) {
+  if (device_id < 0)
+    device_id = py::module_::import("torch").attr("cuda").attr("current_device")().cast<int>();
+  static py::object* raw = [] {
+    py::module_ c = py::module_::import("torch._C");
+    return new py::object(py::hasattr(c, "_cuda_getCurrentRawStream")
+                              ? c.attr("_cuda_getCurrentRawStream")
+                              : py::object(py::none()));
+  }();
+  if (!raw->is_none()) return (*raw)(device_id).cast<std::uint64_t>();
+  py::object torch = py::module_::import("torch");
+  return torch.attr("cuda")
+      .attr("current_stream")(device_id)
+      .attr("cuda_stream")
+      .cast<std::uint64_t>();
+}
+
 // The current PyTorch stream of a tensor's device, for producers whose interface has no
 // stream (PyTorch's __cuda_array_interface__ is version 2).
 std::optional<std::uint64_t> torch_stream(py::handle obj, int device_id) {
   const auto module = py::str(py::type::of(obj).attr("__module__")).cast<std::string>();
   if (!module.starts_with("torch")) return std::nullopt;
-  py::object torch = py::module_::import("torch");
-  py::object s = device_id >= 0 ? torch.attr("cuda").attr("current_stream")(device_id)
-                                : torch.attr("cuda").attr("current_stream")();
-  return s.attr("cuda_stream").cast<std::uint64_t>();
+  return torch_current_stream(device_id);
 }
 
 int dlpack_device_id(py::handle obj) {
@@ -114,9 +130,54 @@ ExternalArray from_dlpack(py::handle obj, const std::string& what) {
   return a;
 }
 
+// PyTorch's element types by identity (torch.float32 is one object), made on first use and
+// kept for the process (leaked: never released after the interpreter).
+ElemType torch_elem_type(py::handle dtype, const std::string& what) {
+  static py::dict* types = [] {
+    py::module_ torch = py::module_::import("torch");
+    auto* d = new py::dict();
+    const std::pair<const char*, ElemType> names[] = {
+        {"float16", ElemType::f16}, {"bfloat16", ElemType::bf16}, {"float32", ElemType::f32},
+        {"float64", ElemType::f64}, {"int8", ElemType::i8},       {"uint8", ElemType::u8},
+        {"int16", ElemType::i16},   {"int32", ElemType::i32},     {"int64", ElemType::i64}};
+    for (const auto& [name, type] : names) (*d)[torch.attr(name)] = static_cast<int>(type);
+    return d;
+  }();
+  if (!types->contains(dtype))
+    throw py::type_error(what + ": unsupported dtype '" + py::str(dtype).cast<std::string>() + "'");
+  return static_cast<ElemType>((*types)[dtype].cast<int>());
+}
+
+// A CUDA torch.Tensor read through its own C-level methods: cheaper per call than the Python
+// property __cuda_array_interface__ (the cost of every hit from Python), and bfloat16 too.
+ExternalArray from_torch(py::handle t, const std::string& what) {
+  ExternalArray a;
+  a.type = torch_elem_type(t.attr("dtype"), what);
+  if (!t.attr("is_contiguous")().cast<bool>())
+    throw py::value_error(what + ": the tensor is not contiguous (.contiguous())");
+  for (auto d : t.attr("shape")) a.shape.push_back(d.cast<py::ssize_t>());
+  a.ptr = t.attr("data_ptr")().cast<std::uint64_t>();
+  a.device_id = t.attr("get_device")().cast<int>();
+  a.stream = torch_current_stream(a.device_id);
+  finish(a, what);
+  return a;
+}
+
+bool is_cuda_torch_tensor(py::handle obj) {
+  static const py::handle tensor_type = [] {
+    py::module_ torch = py::module_::import("torch");
+    return py::object(torch.attr("Tensor")).release();  // kept for the process
+  }();
+  return py::isinstance(obj, tensor_type) && obj.attr("is_cuda").cast<bool>();
+}
+
 }  // namespace
 
 std::optional<ExternalArray> external_array(py::handle obj, const std::string& what) {
+  // Only once PyTorch is imported by the program: libtune never imports it on its own.
+  if (PyDict_GetItemString(PyImport_GetModuleDict(), "torch") != nullptr &&
+      is_cuda_torch_tensor(obj))
+    return from_torch(obj, what);
   if (py::hasattr(obj, "__cuda_array_interface__")) {
     try {
       return from_cuda_array_interface(obj, what);
