@@ -1,7 +1,9 @@
 """Threads calling one Tuner at once (lavapipe): the GIL is released while libtune tunes and
 launches and taken back by Python callbacks, so threads neither deadlock (the watchdog in
 conftest.py ends a hung run) nor mix up their outputs."""
+import sys
 import threading
+import time
 
 import numpy as np
 
@@ -56,3 +58,43 @@ def test_threads_with_python_callbacks_and_different_keys(vulkan_device):
     run_threads(tuner, vulkan_device, [500, 1000, 2000, 4000, 500, 1000])
     assert len(tuner.reports()) == 4
     assert calls["dims"] > 0
+
+
+def test_the_gil_is_released_while_tuning(vulkan_device):
+    # With a switch interval of 60 s, Python never takes the GIL from a thread: this thread can
+    # run only while the other one has released it. It counts while the other thread is inside
+    # the call (compiling and timing nine variants in C++): with the GIL held throughout, it
+    # would wake only after the call returned and count nothing.
+    tuner = libtune.Tuner(saxpy(), **FAST)
+    entered, done = threading.Event(), threading.Event()
+    errors = []
+
+    def tune():
+        try:
+            x = np.ones(8000, np.float32)
+            y = np.zeros(8000, np.float32)
+            entered.set()
+            tuner(vulkan_device, x, y, 2.0, 8000)
+            done.set()
+            np.testing.assert_array_equal(y, np.full(8000, 2.0, np.float32))
+        except Exception as e:
+            errors.append(e)
+        finally:
+            done.set()
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(60)
+    try:
+        t = threading.Thread(target=tune)
+        steps_while_tuning = 0
+        t.start()
+        entered.wait()
+        while not done.is_set():
+            steps_while_tuning += 1
+            time.sleep(0)  # hands the GIL back, so the call can return when it finishes
+        t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert not errors, errors
+    assert len(tuner.reports()) == 1
+    assert steps_while_tuning > 100, steps_while_tuning
