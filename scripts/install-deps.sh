@@ -11,6 +11,7 @@ packages=(
   python3-jsonschema  # tests only: T4 export checked against its JSON schema
   chromium  # tests only: the HTML report rendered headless (DOM and screenshot checked)
   libopenmpi-dev openmpi-bin  # for the optional tune::mpi component and its tests
+  python3-dev pybind11-dev python3-pybind11 python3-numpy python3-pytest  # the Python module
 )
 # HIP (Debian's ROCm 5.2) without the recommends (~350 MB instead of ~650 MB).
 hip_packages=(hipcc libamdhip64-dev)

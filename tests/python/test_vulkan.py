@@ -1,0 +1,168 @@
+"""Tuning Vulkan kernels on NumPy arrays (lavapipe here): outputs against a CPU reference on
+random inputs, verify against references, reset/restore, keys, reports, dtype errors."""
+import numpy as np
+import pytest
+
+import libtune
+from kernels import ACCUMULATE_GLSL, FAST, SPACE, saxpy, wrong_saxpy
+
+RNG = np.random.default_rng(1234)
+
+
+def random_inputs(n):
+    x = RNG.uniform(-1, 1, n).astype(np.float32)
+    y = RNG.uniform(-1, 1, n).astype(np.float32)
+    return x, y
+
+
+def test_saxpy_tunes_and_matches_the_cpu(vulkan_device):
+    tuner = libtune.Tuner(saxpy(), **FAST)
+    n = 10007
+    x, y = random_inputs(n)
+    want = np.float32(0.75) * x + y
+    tuner(vulkan_device, x, y, 0.75, n)
+    np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)  # written back into the array
+
+    rows = tuner.report()
+    assert len(rows) == len(SPACE["block.x"]) * len(SPACE["ELEMS"])
+    assert {(r["block.x"], r["ELEMS"]) for r in rows} == {
+        (b, e) for b in SPACE["block.x"] for e in SPACE["ELEMS"]}
+    assert all(r["status"] == "ok" for r in rows), rows
+    winners = [r for r in rows if r["winner"]]
+    assert len(winners) == 1
+    assert all(r["kernel"] == "saxpy" and r["source"] == "tuned" for r in rows)
+    best = tuner.best(vulkan_device, x, y, 0.75, n)
+    assert (best["block.x"], best["ELEMS"]) == (winners[0]["block.x"], winners[0]["ELEMS"])
+    # The same columns in every row: pandas.DataFrame(rows) is a table.
+    assert len({tuple(sorted(r)) for r in rows}) == 1
+
+
+def test_key_buckets_and_hits(vulkan_device):
+    tuner = libtune.Tuner(saxpy(), **FAST)
+    for n in (1000, 1020, 3000):  # 1000 and 1020 share the key 1024
+        x, y = random_inputs(n)
+        want = np.float32(-2.0) * x + y
+        tuner(vulkan_device, x, y, -2.0, n)
+        np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)
+    reports = tuner.reports()
+    assert len(reports) == 2, [r["key"] for r in reports]
+    assert reports[0]["key"] != reports[1]["key"]
+
+
+def test_device_arrays_stay_on_the_device(vulkan_device):
+    tuner = libtune.Tuner(saxpy(), **FAST)
+    n = 4096
+    x, y = random_inputs(n)
+    y0 = y.copy()
+    dx, dy = vulkan_device.array(x), vulkan_device.array(y)
+    assert dx.shape == (n,) and dx.dtype == "f32"
+    tuner(vulkan_device, dx, dy, 0.5, n)
+    tuner(vulkan_device, dx, dy, 0.5, n)  # a hit: y updated twice
+    np.testing.assert_allclose(dy.numpy(), 0.5 * x + 0.5 * x + y, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(y, y0)  # the host array was copied, not used
+    z = vulkan_device.zeros((2, 8), "float32")
+    np.testing.assert_array_equal(z.numpy(), np.zeros((2, 8), np.float32))
+
+
+def test_restore_value_gives_exactly_one_launch(vulkan_device):
+    # y is updated in place: without restore_value every timed launch would add a*x again.
+    tuner = libtune.Tuner(saxpy(), **FAST)
+    n = 2048
+    x, y = random_inputs(n)
+    want = np.float32(3.0) * x + y
+    tuner(vulkan_device, x, y, 3.0, n)
+    np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)
+
+
+def test_reset_to_zero_zeroes_before_the_launch(vulkan_device):
+    k = libtune.Kernel("accumulate", ACCUMULATE_GLSL, language="glsl",
+                       signature=["x: f32[]", "o: f32[]", "n: i32"],
+                       space={"block.x": [32, 64]}, key=["n"], reset_to_zero=["o"],
+                       dims=libtune.grid_1d("n"), outputs=["o"])
+    tuner = libtune.Tuner(k, **FAST)
+    n = 3000
+    x = RNG.uniform(-1, 1, n).astype(np.float32)
+    o = np.full(n, 7.0, np.float32)
+    tuner(vulkan_device, x, o, n)
+    np.testing.assert_allclose(o, x, rtol=0, atol=0)  # one launch on a zeroed buffer
+
+
+def test_reference_drops_the_wrong_variant(vulkan_device):
+    tuner = libtune.Tuner(wrong_saxpy(wrong_at=4), **FAST)
+    n = 5000
+    x, y = random_inputs(n)
+    want = np.float32(1.5) * x + y
+    tuner(vulkan_device, x, y, 1.5, n, reference={"y": want}, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
+    rows = tuner.report()
+    for r in rows:
+        if r["ELEMS"] == 4:
+            assert r["status"] == "wrong_output", r
+            assert "output 'y' differs from the reference" in r["reason"], r["reason"]
+            assert "rtol 1e-05" in r["reason"]
+            assert not r["winner"]
+        else:
+            assert r["status"] == "ok", r
+
+
+def test_reference_that_nothing_matches_fails_with_every_reason(vulkan_device):
+    tuner = libtune.Tuner(saxpy(), **FAST)
+    n = 512
+    x, y = random_inputs(n)
+    wrong = np.float32(1.5) * x + y + 1.0
+    with pytest.raises(libtune.TuneError) as e:
+        tuner(vulkan_device, x, y, 1.5, n, reference={"y": wrong})
+    assert e.value.code == "all_failed"
+    assert "output 'y' differs from the reference" in e.value.message
+    with pytest.raises(ValueError, match="reference 'y' has 3 elements"):
+        tuner(vulkan_device, x, y, 1.5, n, reference={"y": np.zeros(3, np.float32)})
+    with pytest.raises(ValueError, match="'n' is not a buffer"):
+        tuner(vulkan_device, x, y, 1.5, n, reference={"n": wrong})
+
+
+def test_verify_callable_drops_what_it_rejects(vulkan_device):
+    seen = []
+
+    def verify(config, outputs):
+        seen.append(config["ELEMS"])
+        assert outputs["y"].dtype == np.float32 and outputs["y"].shape == (777,)
+        return config["ELEMS"] != 2
+
+    tuner = libtune.Tuner(saxpy(verify=verify), **FAST)
+    x, y = random_inputs(777)
+    tuner(vulkan_device, x, y, 1.0, 777)
+    assert sorted(set(seen)) == [1, 2, 4]
+    for r in tuner.report():
+        assert (r["status"] == "wrong_output") == (r["ELEMS"] == 2), r
+        if r["ELEMS"] == 2:
+            assert "verify returned False" in r["reason"]
+
+
+def test_dtype_and_argument_errors_name_the_culprit(vulkan_device):
+    tuner = libtune.Tuner(saxpy(), **FAST)
+    x, y = random_inputs(64)
+    with pytest.raises(TypeError, match="argument 'x': dtype float64 does not match the declared float32"):
+        tuner(vulkan_device, x.astype(np.float64), y, 1.0, 64)
+    with pytest.raises(TypeError, match="argument 'y': unsupported dtype 'complex64'"):
+        tuner(vulkan_device, x, y.astype(np.complex64), 1.0, 64)
+    with pytest.raises(ValueError, match="argument 'x': the array is not C-contiguous"):
+        tuner(vulkan_device, np.zeros((64, 2), np.float32)[:, 0], y, 1.0, 64)
+    with pytest.raises(TypeError, match="takes 4 arguments, 3 were given"):
+        tuner(vulkan_device, x, y, 1.0)
+    with pytest.raises(ValueError, match="argument 'n': 4294967296 is out of range"):
+        tuner(vulkan_device, x, y, 1.0, 2**32)
+    with pytest.raises(TypeError, match="argument 'n': expected an int"):
+        tuner(vulkan_device, x, y, 1.0, 64.0)
+    with pytest.raises(TypeError, match="argument 'x': expected a NumPy array"):
+        tuner(vulkan_device, [1.0] * 64, y, 1.0, 64)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        tuner(vulkan_device, x, y, 1.0, 64, bogus=1)
+
+
+def test_read_only_arrays_are_inputs(vulkan_device):
+    tuner = libtune.Tuner(saxpy(), **FAST)
+    x, y = random_inputs(256)
+    y0 = y.copy()
+    y.setflags(write=False)
+    tuner(vulkan_device, x, y, 1.0, 256)  # runs; nothing can be written back
+    np.testing.assert_array_equal(y, y0)
