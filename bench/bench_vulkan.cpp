@@ -451,9 +451,7 @@ int record_pair_interleaved() {
   // The pair, then its decomposition: the backend's recording alone (no Autotuner) against
   // the hand-recorded one, and the harness against itself (its own bias: both sides equal).
   auto hit = [&] { return report(app.tuner->run(*app.dev, app.args, target)); };
-  auto backend = [&] {
-    return report(app.dev->launch_on(*app.best, app.dims, app.args, target));
-  };
+  auto backend = [&] { return report(app.dev->launch_on(*app.best, app.dims, app.args, target)); };
   auto hand = [&] { return report(record_raw(app)); };
   const int calls = static_cast<int>(kRecordsPerBuffer / 2);
   bench::PairFigure f, fb, fc;
