@@ -38,8 +38,8 @@ TEST_CASE("the T1 stencil compiles with NVRTC at the corners of its space") {
   REQUIRE_MESSAGE(def.ok(), def.status().to_string());
   for (const auto& [bx, by, tile, shared] :
        std::vector<std::array<int, 4>>{{16, 1, 1, 0}, {32, 8, 4, 1}, {128, 2, 4, 1}}) {
-    tune::Config c{{"block_size_x", bx}, {"block_size_y", by}, {"tile_size_x", tile},
-                   {"use_shared", shared}};
+    tune::Config c{
+        {"block_size_x", bx}, {"block_size_y", by}, {"tile_size_x", tile}, {"use_shared", shared}};
     c.launch().block = {static_cast<std::uint32_t>(bx), static_cast<std::uint32_t>(by), 1};
     auto out = tune::cuda::compile("sm_90", def->sources[0], c);
     CHECK_MESSAGE(out.ok(), c.to_string() << ": " << out.status().to_string());

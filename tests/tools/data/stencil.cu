@@ -15,9 +15,9 @@ extern "C" __global__ void stencil_kernel(float* out, const float* in, int n) {
     for (int c = threadIdx.x; c < block_size_x * tile_size_x + 2; c += block_size_x)
       tile[r][c] = (y0 + r < w && x0 + c < w) ? in[(y0 + r) * w + x0 + c] : 0.0f;
   __syncthreads();
-#define IN(r, c) tile[(r) - y0][(c) - x0]
+#define IN(r, c) tile[(r)-y0][(c)-x0]
 #else
-#define IN(r, c) in[(r) * w + (c)]
+#define IN(r, c) in[(r)*w + (c)]
 #endif
   if (y >= n) return;
   for (int t = 0; t < tile_size_x; ++t) {
