@@ -121,20 +121,27 @@ def test_reference_that_nothing_matches_fails_with_every_reason(vulkan_device):
 
 
 def test_verify_callable_drops_what_it_rejects(vulkan_device):
+    # Only what can win is verified (README, "Verification"): the leader first, then the next
+    # in the winner rule's order until one passes. Every ELEMS other than 4 is rejected, so the
+    # calls go down the order until they reach an ELEMS=4 configuration, and it wins.
     seen = []
 
     def verify(config, outputs):
-        seen.append(config["ELEMS"])
+        seen.append((config["block.x"], config["ELEMS"]))
         assert outputs["y"].dtype == np.float32 and outputs["y"].shape == (777,)
-        return config["ELEMS"] != 2
+        return config["ELEMS"] == 4
 
     tuner = libtune.Tuner(saxpy(verify=verify), **FAST)
     x, y = random_inputs(777)
     tuner(vulkan_device, x, y, 1.0, 777)
-    assert sorted(set(seen)) == [1, 2, 4]
+    assert seen and seen[-1][1] == 4  # the last one verified passed
+    assert all(e != 4 for _, e in seen[:-1])  # the ones before it were all rejected
+    best = tuner.best(vulkan_device, x, y, 1.0, 777)
+    assert (best["block.x"], best["ELEMS"]) == seen[-1]
     for r in tuner.report():
-        assert (r["status"] == "wrong_output") == (r["ELEMS"] == 2), r
-        if r["ELEMS"] == 2:
+        rejected = (r["block.x"], r["ELEMS"]) in seen[:-1]
+        assert (r["status"] == "wrong_output") == rejected, r
+        if rejected:
             assert "verify returned False" in r["reason"]
 
 
