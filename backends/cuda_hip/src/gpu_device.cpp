@@ -13,6 +13,9 @@ namespace {
 
 constexpr std::uint32_t kDefaultSharedLimit = 48 * 1024;  // without the opt-in attribute
 constexpr std::size_t kMaxArgs = 64;
+// Tensor maps per variant: a launch encodes them into a stack array of this size (a hit
+// allocates nothing); the bundled wgmma kernels use two.
+constexpr std::size_t kMaxTensorMaps = 8;
 
 // Calls one of a source's per-variant callbacks (module_globals, tensor_maps) into `out`; an
 // exception is callback_failed naming the callback and the variant.
@@ -295,6 +298,11 @@ Result<std::unique_ptr<CompiledKernel>> GpuDevice::compile(const KernelSource& s
     }
     TUNE_RETURN_IF_ERROR(
         call_variant_callback(source.tensor_maps, config, &tensor_maps, "tensor_maps", variant));
+    if (tensor_maps.size() > kMaxTensorMaps) {
+      return Status(StatusCode::invalid_argument,
+                    variant + ": " + std::to_string(tensor_maps.size()) + " tensor maps; at most " +
+                        std::to_string(kMaxTensorMaps) + " are supported");
+    }
   }
   auto out = compile_for(*compiler_, info_.arch, source, config, cache_.get());
   if (!out.ok()) return out.status();
@@ -558,10 +566,10 @@ Status GpuDevice::launch_locked(const GpuKernel& kernel, const LaunchDims& dims,
     params[i] = &storage[i];
   }
   // TMA tensor maps travel by value after the arguments (__grid_constant__ parameters).
-  std::unique_ptr<EncodedTensorMap[]> encoded;
+  // On the stack: a cache hit of a TMA kernel allocates nothing (compile() bounds `maps`).
+  EncodedTensorMap encoded[kMaxTensorMaps];
   if (maps != 0) {
-    encoded = std::make_unique<EncodedTensorMap[]>(maps);
-    TUNE_RETURN_IF_ERROR(tensor_maps_for(kernel, args, encoded.get()));
+    TUNE_RETURN_IF_ERROR(tensor_maps_for(kernel, args, encoded));
     for (std::size_t i = 0; i < maps; ++i) params[args.size() + i] = encoded[i].bytes;
   }
   if (int rc = api_->launch(kernel.function(), dims.grid, block, dims.shared_bytes, stream, params);
