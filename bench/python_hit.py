@@ -34,7 +34,7 @@ extern "C" __global__ void axpy(const float* x, float* y, float a, int n) {
 
 
 def libtune_call(n):
-    k = libtune.Kernel("axpy_bench", AXPY_CUDA, language="cuda",
+    k = libtune.Kernel("axpy_bench", AXPY_CUDA, language="cuda", entry="axpy",
                        signature=["x: f32[]", "y: f32[]", "a: f32", "n: i32"],
                        space={"block.x": [64, 128, 256], "ELEMS": [1, 2, 4]},
                        key=[libtune.pow2("n")], restore_value=["y"],

@@ -23,6 +23,7 @@ py::dict result_dict(const ConfigResult& c, const Config& winner) {
   d["from_store"] = c.from_store;
   d["raced_out"] = c.raced_out;
   d["settled"] = c.settled;
+  d["verified"] = c.verified;
   d["registers"] = c.resources.registers;
   d["spill_bytes"] = c.resources.spill_bytes;
   d["static_shared_bytes"] = c.resources.shared_bytes;

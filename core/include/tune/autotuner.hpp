@@ -54,6 +54,10 @@ struct ConfigResult {
   bool from_store = false;  // timing read back from the TuningStore, not measured now
   bool raced_out = false;   // dropped early: slower than the leader beyond noise
   bool settled = false;     // stopped early: within BenchOptions::race_tolerance of the leader
+  // Its output was checked against the reference or `verify` (passed when status is ok). Only
+  // what can win is checked (README, "Only what can win is verified"): a configuration the
+  // winner rule never reached stays unverified, its status ok on its timing alone.
+  bool verified = false;
 };
 
 // Where a tuning's wall time went, in milliseconds; the parts sum to wall_ms. Compiles run on

@@ -247,6 +247,7 @@ class SearchSession {
           st = checks_.verify(hooks_, *v->kernel, c);
         }
         if (ends_tuning(st) || checks_.reference_failed()) return st;
+        report_.results[i].verified = true;
         if (!st.ok()) {
           record_failed_check(report_.results[i], st, new_rows_);
           continue;

@@ -276,6 +276,7 @@ class KeySession {
       auto timer = clock_.measure(&TuningTimes::verify);
       st = checks_.verify(hooks_, *v->kernel, cands_[i]);
       if (checks_.reference_failed()) return st;
+      r.verified = !ends_tuning(st);
     }
     double estimate = 0;
     if (st.ok()) {
@@ -384,6 +385,7 @@ class KeySession {
           st = checks_.verify(hooks_, *v->kernel, cands_[i]);
         }
         if (ends_tuning(st) || checks_.reference_failed()) return st;
+        report_.results[i].verified = true;
         if (!st.ok()) {
           record_failed_check(report_.results[i], st, new_rows_);
           ++failed_;
