@@ -10,8 +10,10 @@
 //                                    mma.sync matmul_f16 (tuned) and cuBLAS, fp16 and bf16, at
 //                                    4096^3, 8192^3, 8192x8192x512 and 3001x4104x2056, in
 //                                    TFLOP/s; the tuner's pick against the best of the whole
-//                                    space timed alone; tuning time cold and warm; every output
-//                                    checked against the CPU reference
+//                                    space (screened alone, then the winner, the best, cuBLAS
+//                                    and mma.sync timed interleaved: same clocks for all);
+//                                    tuning time cold and warm; every output checked against
+//                                    the CPU reference
 //
 // Figures (issue 4): dispatch overhead of an autotuned call on a cache hit vs a raw
 // cuLaunchKernel of the same CUfunction, on libtune's queue and (issue 13) on the application's
@@ -34,11 +36,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <limits>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "gpu_device.hpp"
+#include "interleaved_contenders.hpp"
 #include "interleaved_pair.hpp"
 #include "tune/cuda.hpp"
 #include "tune/kernels/bundled.hpp"
@@ -82,6 +88,7 @@ T must(tune::Result<T> r, const std::string& what) {
 struct Raw {
   decltype(&::cuLaunchKernel) launch;
   decltype(&::cuEventCreate) event_create;
+  decltype(&::cuEventDestroy) event_destroy;
   decltype(&::cuEventRecord) event_record;
   decltype(&::cuEventSynchronize) event_sync;
   decltype(&::cuEventElapsedTime) elapsed;
@@ -111,6 +118,7 @@ F sym(const char* name) {
 Raw load_raw() {
   return Raw{sym<decltype(&::cuLaunchKernel)>(BENCH_STR(cuLaunchKernel)),
              sym<decltype(&::cuEventCreate)>(BENCH_STR(cuEventCreate)),
+             sym<decltype(&::cuEventDestroy)>(BENCH_STR(cuEventDestroy)),
              sym<decltype(&::cuEventRecord)>(BENCH_STR(cuEventRecord)),
              sym<decltype(&::cuEventSynchronize)>(BENCH_STR(cuEventSynchronize)),
              sym<decltype(&::cuEventElapsedTime)>(BENCH_STR(cuEventElapsedTime)),
@@ -135,9 +143,10 @@ double median(std::vector<double> v) {
   return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
-// Median device time (ns) of `fn` enqueued on the device stream, L2 flushed before each rep.
+// Device times (ns) of `reps` launches of `fn` enqueued on the device stream, L2 flushed
+// before each, after two warm-up launches.
 template <class Fn>
-double time_on_stream(const Raw& raw, int reps, Fn fn) {
+std::vector<double> samples_on_stream(const Raw& raw, int reps, Fn fn) {
   if (!g_flush) {
     const std::uint64_t bytes = std::max<std::uint64_t>(g_dev->info().l2_bytes, 64ull << 20);
     g_flush = must(g_dev->alloc(bytes & ~std::uint64_t{3}), "L2 flush buffer");
@@ -159,13 +168,38 @@ double time_on_stream(const Raw& raw, int reps, Fn fn) {
     raw.elapsed(&ms, start, end);
     if (r >= 2) ns.push_back(ms * 1e6);
   }
-  return median(ns);
+  raw.event_destroy(start);
+  raw.event_destroy(end);
+  return ns;
+}
+
+// Median device time (ns) of `fn` enqueued on the device stream, L2 flushed before each rep.
+template <class Fn>
+double time_on_stream(const Raw& raw, int reps, Fn fn) {
+  return median(samples_on_stream(raw, reps, fn));
+}
+
+std::unique_ptr<tune::CompiledKernel> compile_variant(const tune::kernels::BundledKernel& k,
+                                                      const tune::Config& c) {
+  return must(g_dev->compile(*k.def.source_for(tune::Language::cuda_hip), c),
+              "compile " + k.name + " " + c.to_string());
+}
+
+// Device times (ns) of `reps` launches of a compiled variant through Device::time() (the
+// tuner's own timing: L2 flushed, outputs reset), after one untimed batch.
+std::vector<double> variant_samples(const tune::kernels::BundledKernel& k,
+                                    const tune::CompiledKernel& ck, const tune::Config& c,
+                                    tune::kernels::Workload& w, int reps) {
+  tune::TimingPlan plan;
+  plan.reps = reps;
+  plan.resets = must(k.def.zero_resets(w.args()), "reset_to_zero " + k.name);
+  (void)must(g_dev->time(ck, k.def.dims(c, w.args()), w.args(), plan), "warmup " + k.name);
+  return must(g_dev->time(ck, k.def.dims(c, w.args()), w.args(), plan), "time " + k.name);
 }
 
 double time_variant(const tune::kernels::BundledKernel& k, const tune::Config& c,
                     tune::kernels::Workload& w, int reps) {
-  auto ck = must(g_dev->compile(*k.def.source_for(tune::Language::cuda_hip), c),
-                 "compile " + k.name + " " + c.to_string());
+  auto ck = compile_variant(k, c);
   tune::TimingPlan plan;
   plan.reps = reps;
   plan.resets = must(k.def.zero_resets(w.args()), "reset_to_zero " + k.name);
@@ -509,42 +543,63 @@ void BM_matmul(benchmark::State& state, Gemm g) {
 
 // ---- issue 16: the sm_90 wgmma matmuls against mma.sync and cuBLAS ------------------------
 
-// cuBLAS time (ns) of the workload's row-major C = A B, its output checked against the CPU
-// reference. Row-major C = A B is column-major C^T = B^T A^T: B goes first.
-double time_cublas(const Raw& raw, tune::kernels::Workload& w, const std::vector<std::int64_t>& s,
-                   cudaDataType type, int reps) {
-  cublasHandle_t h = nullptr;
-  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) die("cublasCreate", tune::Status());
-  cublasSetStream(h, reinterpret_cast<cudaStream_t>(stream()));
-  const int m = static_cast<int>(s[0]), n = static_cast<int>(s[1]), k = static_cast<int>(s[2]);
-  auto* A = reinterpret_cast<void*>(ptr_of(*w.args()[0].buffer));
-  auto* B = reinterpret_cast<void*>(ptr_of(*w.args()[1].buffer));
-  auto* C = reinterpret_cast<void*>(ptr_of(*w.args()[2].buffer));
-  const float one = 1.0f, zero = 0.0f;
-  cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-  if (auto p = w.poison_outputs(*g_dev); !p.ok()) die("poison", p);
-  const double ns = time_on_stream(raw, reps, [&] {
-    st = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, B, type, n, A, type, k, &zero, C,
-                      type, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-  });
-  cublasDestroy(h);
-  if (st != CUBLAS_STATUS_SUCCESS) die("cublasGemmEx failed", tune::Status());
-  if (auto c = w.check(*g_dev); !c.ok()) die("cuBLAS output vs CPU reference", c);
-  return ns;
+// cuBLAS on the workload's buffers: row-major C = A B is column-major C^T = B^T A^T, so B
+// goes first. One handle on the device stream for the object's life.
+class CublasMatmul {
+ public:
+  CublasMatmul(const Raw& raw, tune::kernels::Workload& w, const std::vector<std::int64_t>& s,
+               cudaDataType type)
+      : raw_(raw), w_(w), type_(type) {
+    if (cublasCreate(&h_) != CUBLAS_STATUS_SUCCESS) die("cublasCreate", tune::Status());
+    cublasSetStream(h_, reinterpret_cast<cudaStream_t>(stream()));
+    m_ = static_cast<int>(s[0]);
+    n_ = static_cast<int>(s[1]);
+    k_ = static_cast<int>(s[2]);
+  }
+  ~CublasMatmul() { cublasDestroy(h_); }
+  CublasMatmul(const CublasMatmul&) = delete;
+  CublasMatmul& operator=(const CublasMatmul&) = delete;
+
+  // Device times (ns) of `reps` L2-flushed calls.
+  std::vector<double> samples(int reps) {
+    auto* A = reinterpret_cast<void*>(ptr_of(*w_.args()[0].buffer));
+    auto* B = reinterpret_cast<void*>(ptr_of(*w_.args()[1].buffer));
+    auto* C = reinterpret_cast<void*>(ptr_of(*w_.args()[2].buffer));
+    const float one = 1.0f, zero = 0.0f;
+    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+    auto ns = samples_on_stream(raw_, reps, [&] {
+      st = cublasGemmEx(h_, CUBLAS_OP_N, CUBLAS_OP_N, n_, m_, k_, &one, B, type_, n_, A, type_, k_,
+                        &zero, C, type_, n_, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    });
+    if (st != CUBLAS_STATUS_SUCCESS) die("cublasGemmEx failed", tune::Status());
+    return ns;
+  }
+
+ private:
+  const Raw& raw_;
+  tune::kernels::Workload& w_;
+  cudaDataType type_;
+  cublasHandle_t h_ = nullptr;
+  int m_ = 0, n_ = 0, k_ = 0;
+};
+
+// A contender's first round runs on poisoned outputs and is checked against the CPU reference.
+tune::bench::Contender checked(std::string name, tune::kernels::Workload& w,
+                               std::function<std::vector<double>()> round) {
+  auto first = std::make_shared<bool>(true);
+  return {name, [name, &w, round = std::move(round), first] {
+            if (!*first) return round();
+            *first = false;
+            if (auto p = w.poison_outputs(*g_dev); !p.ok()) die("poison", p);
+            auto ns = round();
+            if (auto c = w.check(*g_dev); !c.ok()) die(name + " output vs CPU reference", c);
+            return ns;
+          }};
 }
 
-// One kernel tuned on the workload (persistent caches), its winner timed alone and checked.
-struct Tuned {
-  tune::Config winner;
-  double ns = 0;
-};
-Tuned tune_and_time(const tune::kernels::BundledKernel& k, tune::kernels::Workload& w, int reps) {
+tune::Config tune_winner(const tune::kernels::BundledKernel& k, tune::kernels::Workload& w) {
   auto tuner = make_tuner(k, true);
-  Tuned t;
-  t.winner = must(tuner->tune(*g_dev, w.args()), "tune " + k.name);
-  if (auto p = w.poison_outputs(*g_dev); !p.ok()) die("poison", p);
-  t.ns = time_variant(k, t.winner, w, reps);
-  return t;
+  return must(tuner->tune(*g_dev, w.args()), "tune " + k.name);
 }
 
 int matmul_hopper() {
@@ -555,10 +610,12 @@ int matmul_hopper() {
     return 77;
   }
   const Raw raw = load_raw();
-  const int reps = 20;
-  std::printf("== matmul on %s (%s, %s, %s, %u SMs); TFLOP/s, medians of %d L2-flushed launches\n",
-              info.name.c_str(), info.arch.c_str(), info.driver_version.c_str(),
-              info.compiler_version.c_str(), info.compute_units, reps);
+  const int reps = 20, rounds = 8;
+  std::printf(
+      "== matmul on %s (%s, %s, %s, %u SMs); TFLOP/s, medians of %d rounds x %d "
+      "L2-flushed launches, contenders interleaved\n",
+      info.name.c_str(), info.arch.c_str(), info.driver_version.c_str(),
+      info.compiler_version.c_str(), info.compute_units, rounds, reps);
   std::printf("%-5s %-16s %8s %8s %8s %8s %10s  %s\n", "type", "MxNxK", "wgmma", "mma.sync",
               "cuBLAS", "wg/cuBLAS", "chosen/best", "wgmma winner (best of space)");
   const std::vector<std::vector<std::int64_t>> shapes = {
@@ -569,30 +626,47 @@ int matmul_hopper() {
       auto w = wg.workload(s);
       if (auto st = w->setup(*g_dev, 11); !st.ok()) die("setup", st);
       const double tflop = w->flops() / 1e12;
-      const Tuned tuned = tune_and_time(wg, *w, reps);
-      // The best of the whole space, each configuration timed alone (and checked).
-      double best_ns = tuned.ns;
-      tune::Config best = tuned.winner;
+      const tune::Config winner = tune_winner(wg, *w);
+      // A screen for the best of the whole space: each configuration timed alone (compiles
+      // between them let the GPU cool, so these times are not compared with the winner's);
+      // the figures come from the interleaved rounds below.
+      double screen_ns = std::numeric_limits<double>::infinity();
+      tune::Config best = winner;
       for (const tune::Config& c : must(wg.def.space.enumerate(info), "enumerate")) {
         const double ns = time_variant(wg, c, *w, reps);
-        if (ns < best_ns) {
-          best_ns = ns;
+        if (ns < screen_ns) {
+          screen_ns = ns;
           best = c;
         }
       }
-      double old_tflops = -1;  // the mma.sync kernel is fp16 only
+      auto ck_winner = compile_variant(wg, winner);
+      auto ck_best = compile_variant(wg, best);
+      CublasMatmul vendor(raw, *w, s, bf16 ? CUDA_R_16BF : CUDA_R_16F);
+      std::vector<tune::bench::Contender> cs = {
+          checked("wgmma winner", *w,
+                  [&] { return variant_samples(wg, *ck_winner, winner, *w, reps); }),
+          checked("wgmma best", *w, [&] { return variant_samples(wg, *ck_best, best, *w, reps); }),
+          checked("cuBLAS", *w, [&] { return vendor.samples(reps); })};
+      // The mma.sync kernel (fp16 only) on its own workload, tuned the same way.
+      std::unique_ptr<tune::kernels::Workload> wo;
+      std::unique_ptr<tune::CompiledKernel> ck_old;
+      tune::Config old_winner;
+      const auto& old = kernel("matmul_f16");
       if (!bf16) {
-        const auto& old = kernel("matmul_f16");
-        auto wo = old.workload(s);
+        wo = old.workload(s);
         if (auto st = wo->setup(*g_dev, 11); !st.ok()) die("setup", st);
-        old_tflops = tflop / (tune_and_time(old, *wo, reps).ns * 1e-9);
+        old_winner = tune_winner(old, *wo);
+        ck_old = compile_variant(old, old_winner);
+        cs.push_back(checked("mma.sync", *wo,
+                             [&] { return variant_samples(old, *ck_old, old_winner, *wo, reps); }));
       }
-      const double vendor = time_cublas(raw, *w, s, bf16 ? CUDA_R_16BF : CUDA_R_16F, reps);
+      const std::vector<double> med = tune::bench::interleaved_medians(cs, rounds);
+      const double old_tflops = bf16 ? -1 : tflop / (med[3] * 1e-9);
       const std::string shape =
           std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]);
       std::printf("%-5s %-16s %8.1f %8.1f %8.1f %8.2f %10.3f  %s (%s)\n", bf16 ? "bf16" : "f16",
-                  shape.c_str(), tflop / (tuned.ns * 1e-9), old_tflops, tflop / (vendor * 1e-9),
-                  vendor / tuned.ns, tuned.ns / best_ns, tuned.winner.to_string().c_str(),
+                  shape.c_str(), tflop / (med[0] * 1e-9), old_tflops, tflop / (med[2] * 1e-9),
+                  med[2] / med[0], med[0] / med[1], winner.to_string().c_str(),
                   best.to_string().c_str());
       std::fflush(stdout);
     }
