@@ -84,7 +84,9 @@ def bench_cuda_figure(path):
     out = subprocess.run([path, "--benchmark_filter=BM_stream_dispatch", "--benchmark_format=json",
                           "--benchmark_repetitions=5", "--benchmark_report_aggregates_only=true"],
                          check=True, capture_output=True, text=True).stdout
-    return {b["name"]: b["real_time"] for b in json.loads(out)["benchmarks"]
+    # bench_cuda prints its summary table after Google Benchmark's JSON: decode the JSON alone.
+    doc, _ = json.JSONDecoder().raw_decode(out[out.index("{"):])
+    return {b["name"]: b["real_time"] for b in doc["benchmarks"]
             if b.get("aggregate_name") == "median"}
 
 
