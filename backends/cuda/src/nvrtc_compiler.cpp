@@ -1,13 +1,13 @@
 #include "nvrtc_compiler.hpp"
 
-#include <nvrtc.h>
-
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <span>
 #include <system_error>
 #include <vector>
 
+#include "nvrtc_library.hpp"
 #include "tune/cuda.hpp"
 #include "tune/environment.hpp"
 #include "tune/log.hpp"
@@ -18,9 +18,9 @@ namespace {
 // nvrtcProgram owner: destroyed on every path.
 class Program {
  public:
-  Program() = default;
+  explicit Program(const Nvrtc& n) : n_(n) {}
   ~Program() {
-    if (prog_ != nullptr) (void)nvrtcDestroyProgram(&prog_);
+    if (prog_ != nullptr) (void)n_.nvrtcDestroyProgram(&prog_);
   }
   Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;
@@ -28,11 +28,13 @@ class Program {
   nvrtcProgram get() const noexcept { return prog_; }
 
  private:
+  const Nvrtc& n_;
   nvrtcProgram prog_ = nullptr;
 };
 
-Status nvrtc_failure(const char* call, nvrtcResult rc, const std::string& log = {}) {
-  std::string msg = std::string(call) + " failed: " + nvrtcGetErrorString(rc);
+Status nvrtc_failure(const Nvrtc& n, const char* call, nvrtcResult rc,
+                     const std::string& log = {}) {
+  std::string msg = std::string(call) + " failed: " + n.nvrtcGetErrorString(rc);
   if (!log.empty()) msg += "\n" + log;
   StatusCode code = StatusCode::internal;
   if (rc == NVRTC_ERROR_COMPILATION) code = StatusCode::compile_error;
@@ -61,19 +63,21 @@ std::vector<std::string> toolkit_includes() {
   return out;
 }
 
+// The sm number of the "-arch=sm_XY[a]" among `options`, or 0.
+int target_sm(std::span<const std::string> options) {
+  for (const std::string& o : options) {
+    if (o.rfind("-arch=sm_", 0) != 0) continue;
+    int sm = 0;
+    std::from_chars(o.data() + 9, o.data() + o.size(), sm);
+    return sm;
+  }
+  return 0;
+}
+
+// Stateless apart from the library it loads on the first compile (nvrtc_library.hpp): the
+// version, the options and a binary-cache lookup need no NVRTC, so a cache hit never loads it.
 class NvrtcCompiler final : public gpu::RtcCompiler {
  public:
-  NvrtcCompiler() {
-    int major = 0, minor = 0;
-    if (nvrtcVersion(&major, &minor) == NVRTC_SUCCESS)
-      version_ = "NVRTC " + std::to_string(major) + "." + std::to_string(minor);
-    int n = 0;
-    if (nvrtcGetNumSupportedArchs(&n) == NVRTC_SUCCESS && n > 0) {
-      archs_.resize(static_cast<std::size_t>(n));
-      if (nvrtcGetSupportedArchs(archs_.data()) != NVRTC_SUCCESS) archs_.clear();
-    }
-  }
-
   std::string version() const override { return version_; }
   std::string_view binary_kind() const noexcept override { return "cubin"; }
 
@@ -86,12 +90,6 @@ class NvrtcCompiler final : public gpu::RtcCompiler {
     if (!parsed) {
       return Status(StatusCode::invalid_argument,
                     "NVRTC target '" + std::string(arch) + "' is not of the form sm_XY");
-    }
-    if (!archs_.empty() && std::find(archs_.begin(), archs_.end(), sm) == archs_.end()) {
-      std::string known;
-      for (int a : archs_) known += " sm_" + std::to_string(a);
-      return Status(StatusCode::invalid_argument, version_ + " cannot target " + std::string(arch) +
-                                                      " (supported:" + known + ")");
     }
     // sm_XYa: the features of exactly this architecture (wgmma and setmaxnreg on sm_90), which
     // NVRTC offers from sm_90 on; the binary then runs on that architecture only.
@@ -122,6 +120,20 @@ class NvrtcCompiler final : public gpu::RtcCompiler {
                                  std::span<const std::string> options,
                                  std::span<const KernelHeader> headers,
                                  std::string_view name_expression) override {
+    Status why;
+    const Nvrtc* n = nvrtc(&why);
+    if (n == nullptr) return why;
+    // Checked here, not in target_options(): that one also builds cache keys, without NVRTC.
+    if (const int sm = target_sm(options);
+        sm != 0 && !n->archs.empty() &&
+        std::find(n->archs.begin(), n->archs.end(), sm) == n->archs.end()) {
+      std::string known;
+      for (int a : n->archs) known += " sm_" + std::to_string(a);
+      return Status(StatusCode::invalid_argument, n->path + " (NVRTC " + std::to_string(n->major) +
+                                                      "." + std::to_string(n->minor) +
+                                                      ") cannot target sm_" + std::to_string(sm) +
+                                                      " (supported:" + known + ")");
+    }
     const std::string src(source);
     const std::string name(file_name);
     std::vector<const char*> header_texts, header_names;
@@ -129,61 +141,60 @@ class NvrtcCompiler final : public gpu::RtcCompiler {
       header_texts.push_back(h.text.c_str());
       header_names.push_back(h.name.c_str());
     }
-    Program prog;
-    if (nvrtcResult rc = nvrtcCreateProgram(prog.out(), src.c_str(), name.c_str(),
-                                            static_cast<int>(headers.size()),
-                                            header_texts.empty() ? nullptr : header_texts.data(),
-                                            header_names.empty() ? nullptr : header_names.data());
+    Program prog(*n);
+    if (nvrtcResult rc = n->nvrtcCreateProgram(
+            prog.out(), src.c_str(), name.c_str(), static_cast<int>(headers.size()),
+            header_texts.empty() ? nullptr : header_texts.data(),
+            header_names.empty() ? nullptr : header_names.data());
         rc != NVRTC_SUCCESS)
-      return nvrtc_failure("nvrtcCreateProgram", rc);
+      return nvrtc_failure(*n, "nvrtcCreateProgram", rc);
     std::vector<const char*> argv;
     argv.reserve(options.size());
     for (const auto& o : options) argv.push_back(o.c_str());
     const std::string expr(name_expression);
     if (!expr.empty()) {
-      if (nvrtcResult rc = nvrtcAddNameExpression(prog.get(), expr.c_str()); rc != NVRTC_SUCCESS)
-        return nvrtc_failure("nvrtcAddNameExpression", rc);
+      if (nvrtcResult rc = n->nvrtcAddNameExpression(prog.get(), expr.c_str()); rc != NVRTC_SUCCESS)
+        return nvrtc_failure(*n, "nvrtcAddNameExpression", rc);
     }
     const nvrtcResult compiled =
-        nvrtcCompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());
+        n->nvrtcCompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());
     gpu::RtcOutput out;
     std::size_t log_size = 0;
-    if (nvrtcGetProgramLogSize(prog.get(), &log_size) == NVRTC_SUCCESS && log_size > 1) {
+    if (n->nvrtcGetProgramLogSize(prog.get(), &log_size) == NVRTC_SUCCESS && log_size > 1) {
       out.log.resize(log_size);
-      if (nvrtcGetProgramLog(prog.get(), out.log.data()) != NVRTC_SUCCESS) out.log.clear();
+      if (n->nvrtcGetProgramLog(prog.get(), out.log.data()) != NVRTC_SUCCESS) out.log.clear();
       while (!out.log.empty() && (out.log.back() == '\0' || out.log.back() == '\n'))
         out.log.pop_back();
     }
     if (compiled != NVRTC_SUCCESS) {
       std::string opts;
       for (const auto& o : options) opts += " " + o;
-      return nvrtc_failure("nvrtcCompileProgram", compiled,
+      return nvrtc_failure(*n, "nvrtcCompileProgram", compiled,
                            "options:" + opts + "\n" + (out.log.empty() ? "(empty log)" : out.log));
     }
     if (!expr.empty()) {
       // Valid until the program is destroyed: copied out now.
       const char* lowered = nullptr;
-      if (nvrtcResult rc = nvrtcGetLoweredName(prog.get(), expr.c_str(), &lowered);
+      if (nvrtcResult rc = n->nvrtcGetLoweredName(prog.get(), expr.c_str(), &lowered);
           rc != NVRTC_SUCCESS || lowered == nullptr)
-        return nvrtc_failure("nvrtcGetLoweredName", rc, "name expression: " + expr);
+        return nvrtc_failure(*n, "nvrtcGetLoweredName", rc, "name expression: " + expr);
       out.entry_name = lowered;
     }
     std::size_t size = 0;
-    if (nvrtcResult rc = nvrtcGetCUBINSize(prog.get(), &size); rc != NVRTC_SUCCESS)
-      return nvrtc_failure("nvrtcGetCUBINSize", rc);
+    if (nvrtcResult rc = n->nvrtcGetCUBINSize(prog.get(), &size); rc != NVRTC_SUCCESS)
+      return nvrtc_failure(*n, "nvrtcGetCUBINSize", rc);
     if (size == 0) {
       return Status(StatusCode::compile_error,
                     "NVRTC produced no CUBIN (was a virtual compute_XY target given?)");
     }
     out.binary.resize(size);
-    if (nvrtcResult rc = nvrtcGetCUBIN(prog.get(), out.binary.data()); rc != NVRTC_SUCCESS)
-      return nvrtc_failure("nvrtcGetCUBIN", rc);
+    if (nvrtcResult rc = n->nvrtcGetCUBIN(prog.get(), out.binary.data()); rc != NVRTC_SUCCESS)
+      return nvrtc_failure(*n, "nvrtcGetCUBIN", rc);
     return out;
   }
 
  private:
-  std::string version_ = "NVRTC unknown";
-  std::vector<int> archs_;
+  const std::string version_ = built_nvrtc_version();
 };
 
 }  // namespace
