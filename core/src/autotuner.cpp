@@ -577,6 +577,15 @@ Status Autotuner::Impl::capture_miss(Device& dev, ArgList args, const TuningKey&
                 "} (CaptureMiss::fallback)");
     return launch_on(near->config, *near->variant, dev, args, target);
   }
+  // Isolation exists so that no unverified candidate runs in the application's context; the
+  // first candidate has never run anywhere, so with isolation only a tuned key may stand in.
+  if (opts.isolation.enabled) {
+    return Status(StatusCode::failed_precondition,
+                  what +
+                      ", no key of this device is tuned yet, and with isolation on no untimed, "
+                      "unverified candidate is launched in the application's context: tune "
+                      "before capturing (Autotuner::tune)");
+  }
   auto ctx = context();
   auto first = detail::first_candidate(ctx, dev, args, forms);
   if (!first.ok()) return Status(first.status()).with_context(what);
