@@ -238,24 +238,26 @@ struct Autotuner::Impl {
     return t == nullptr ? nullptr : t->find(key, &dev);
   }
 
-  Status launch(const Entry& e, Device& dev, ArgList args) const {
-    LaunchDims dims;
+  // def.dims for one configuration and the call's arguments; a throw becomes callback_failed.
+  Status dims_of(const Config& config, ArgList args, LaunchDims* out) const {
     try {
-      dims = def.dims(e.config, args);
+      *out = def.dims(config, args);
     } catch (...) {
-      return detail::current_exception_status("dims", &e.config).with_context("kernel " + def.name);
+      return detail::current_exception_status("dims", &config).with_context("kernel " + def.name);
     }
-    return dev.launch(*e.variant->kernel, dims, args);
+    return {};
+  }
+  // The launch itself, dims worked out: on the device's queue, or the caller's target.
+  static Status launch_dims(const Variant& v, const LaunchDims& dims, Device& dev, ArgList args,
+                            const LaunchTarget& target) {
+    if (target.is_queue()) return dev.launch(*v.kernel, dims, args);
+    return dev.launch_on(*v.kernel, dims, args, target);
   }
   Status launch_on(const Config& config, const Variant& v, Device& dev, ArgList args,
                    const LaunchTarget& target) const {
     LaunchDims dims;
-    try {
-      dims = def.dims(config, args);
-    } catch (...) {
-      return detail::current_exception_status("dims", &config).with_context("kernel " + def.name);
-    }
-    return dev.launch_on(*v.kernel, dims, args, target);
+    TUNE_RETURN_IF_ERROR(dims_of(config, args, &dims));
+    return launch_dims(v, dims, dev, args, target);
   }
 
   // The tuned entry of `dev` nearest to `key`: same buffer types and heuristic values, least
@@ -537,7 +539,6 @@ Status Autotuner::Impl::call_slow(Device& dev, ArgList args, const TuningKey& ke
   }
   TUNE_RETURN_IF_ERROR(st);
   if (!launch_it) return {};
-  if (target.is_queue()) return launch(**out, dev, args);
   return launch_on((*out)->config, *(*out)->variant, dev, args, target);
 }
 
@@ -575,6 +576,15 @@ Status Autotuner::Impl::capture_miss(Device& dev, ArgList args, const TuningKey&
     log_warning(what + ": launching the nearest tuned key's {" + near->config.to_string() +
                 "} (CaptureMiss::fallback)");
     return launch_on(near->config, *near->variant, dev, args, target);
+  }
+  // Isolation exists so that no unverified candidate runs in the application's context; the
+  // first candidate has never run anywhere, so with isolation only a tuned key may stand in.
+  if (opts.isolation.enabled) {
+    return Status(StatusCode::failed_precondition,
+                  what +
+                      ", no key of this device is tuned yet, and with isolation on no untimed, "
+                      "unverified candidate is launched in the application's context: tune "
+                      "before capturing (Autotuner::tune)");
   }
   auto ctx = context();
   auto first = detail::first_candidate(ctx, dev, args, forms);
@@ -726,19 +736,22 @@ Status Autotuner::run(Device& dev, ArgList args) { return run(dev, args, LaunchT
 
 Status Autotuner::run(Device& dev, ArgList args, const LaunchTarget& target) {
   Impl& m = *impl_;
-  // This thread's previous hit with the same arguments (hit_memo.hpp): no key to build.
+  // This thread's previous hit with the same arguments (hit_memo.hpp): no key to build, no
+  // dims to call; straight to the backend's launch.
   thread_local detail::HitMemo<Entry> memo;
-  const Entry* e = m.key_calls_user_code ? nullptr : memo.find(&m, &dev, args);
-  TuningKey key{TuningKey::Unfilled{}};
-  if (e == nullptr) {
-    const std::uint64_t generation = detail::hit_generation.load(std::memory_order_acquire);
-    TUNE_RETURN_IF_ERROR(m.key_of(dev, args, &key));
-    e = m.find(key, dev);
-    if (e == nullptr) return m.run_miss(dev, args, key, target);
-    if (!m.key_calls_user_code) memo.remember(&m, &dev, generation, args, e);
+  if (!m.key_calls_user_code) {
+    if (const Entry* e = memo.find(&m, &dev, args))
+      return Impl::launch_dims(*e->variant, memo.dims, dev, args, target);
   }
-  if (target.is_queue()) return m.launch(*e, dev, args);
-  return m.launch_on(e->config, *e->variant, dev, args, target);
+  const std::uint64_t generation = detail::hit_generation.load(std::memory_order_acquire);
+  TuningKey key{TuningKey::Unfilled{}};
+  TUNE_RETURN_IF_ERROR(m.key_of(dev, args, &key));
+  const Entry* e = m.find(key, dev);
+  if (e == nullptr) return m.run_miss(dev, args, key, target);
+  LaunchDims dims;
+  TUNE_RETURN_IF_ERROR(m.dims_of(e->config, args, &dims));
+  if (!m.key_calls_user_code) memo.remember(&m, &dev, generation, args, e, dims);
+  return Impl::launch_dims(*e->variant, dims, dev, args, target);
 }
 
 Result<Config> Autotuner::tune(Device& dev, ArgList args) {

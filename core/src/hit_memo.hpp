@@ -3,8 +3,11 @@
 //
 // A call whose arguments equal, bitwise, those of the previous hit on this thread (same
 // Autotuner, same device; tune/backend/args_snapshot.hpp says what equal means) launches that
-// hit's entry directly. Only for kernels whose key calls no user code (no heuristics, no custom
-// bucket functions): those run on every call, as documented.
+// hit's entry directly, with the launch dimensions `def.dims` gave for those arguments: a memo
+// hit calls no user code at all. That relies on the documented promise that `dims` is a pure
+// function of (config, args) (tune/kernel.hpp); a dims that is not is called once per distinct
+// arguments on each thread, not once per call. Only for kernels whose key calls no user code
+// (no heuristics, no custom bucket functions): those build the key, and call dims, every call.
 //
 // Validity: entries are never freed while their Autotuner lives, but release() makes a
 // device's entries unreachable and a destroyed Autotuner's address may be reused, so both move
@@ -19,6 +22,7 @@
 #include <cstdint>
 
 #include "tune/backend/args_snapshot.hpp"
+#include "tune/device.hpp"
 
 namespace tune::detail {
 
@@ -31,18 +35,20 @@ struct HitMemo {
   std::uint64_t generation = 0;
   ArgsSnapshot args;
   const Entry* entry = nullptr;
+  LaunchDims dims;  // def.dims(entry->config, args)
 
   const Entry* find(const void* o, const void* dev, ArgList a) const noexcept {
     if (o != owner || dev != device || entry == nullptr) return nullptr;
     if (generation != hit_generation.load(std::memory_order_acquire)) return nullptr;
     return args.equals(a) ? entry : nullptr;
   }
-  // `gen` is hit_generation read before the lookup that found `e`.
-  void remember(const void* o, const void* dev, std::uint64_t gen, ArgList a,
-                const Entry* e) noexcept {
+  // `gen` is hit_generation read before the lookup that found `e`; `d` what dims gave.
+  void remember(const void* o, const void* dev, std::uint64_t gen, ArgList a, const Entry* e,
+                const LaunchDims& d) noexcept {
     owner = o;
     device = dev;
     generation = gen;
+    dims = d;
     entry = args.assign(a) ? e : nullptr;
   }
 };

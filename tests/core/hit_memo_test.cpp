@@ -1,7 +1,7 @@
 // The Autotuner's per-thread memory of its last hit (core/src/hit_memo.hpp): a call repeating
-// the previous hit's arguments skips the key. These cases check that the shortcut never
-// launches what the full path would not: changed scalars, another device, a released device,
-// a destroyed Autotuner whose address a new one reuses, a device released, destroyed and
+// the previous hit's arguments skips the key and reuses its dims. These cases check that the
+// shortcut never launches what the full path would not: changed scalars, another device, a released
+// device, a destroyed Autotuner whose address a new one reuses, a device released, destroyed and
 // re-created at its address, keys that call user code, and 8 threads calling at once.
 #include <doctest/doctest.h>
 
@@ -297,4 +297,36 @@ TEST_CASE("hit memo: heuristics and custom buckets run on every call") {
   for (int i = 0; i < 3; ++i) REQUIRE(tuner->run(rig.dev, rig.args(1000)).ok());
   CHECK(heuristic_calls == h0 + 3);
   CHECK(bucket_calls == b0 + 3);
+}
+
+TEST_CASE("hit memo: a repeated hit reuses its dims; other arguments call dims again") {
+  SimDevice dev;
+  dev.set_cost_model(bm_model(32));
+  dev.set_kernel_body(marked_body);
+  KernelDef def = marked_kernel(bm_space({16, 32}));
+  int dims_calls = 0;
+  def.dims = [&dims_calls, inner = def.dims](const Config& c, ArgList args) {
+    ++dims_calls;
+    return inner(c, args);
+  };
+  auto tuner = make_tuner(std::move(def));
+  MarkedBuffers a(dev, 3), b(dev, 4);           // two callers of one key (n = 1000)
+  REQUIRE(tuner->run(dev, a.args(1000)).ok());  // tunes: dims per candidate
+  int before = dims_calls;
+  for (int i = 0; i < 5; ++i) {
+    a.poison();
+    REQUIRE(tuner->run(dev, a.args(1000)).ok());
+    CHECK_MESSAGE(a.wrong(1000, 32).empty(), a.wrong(1000, 32));
+  }
+  CHECK(dims_calls == before + 1);  // the first hit; the memo serves the other four
+  before = dims_calls;
+  for (int i = 0; i < 3; ++i) {  // alternating buffers: every call misses the memo
+    b.poison();
+    REQUIRE(tuner->run(dev, b.args(1000)).ok());
+    CHECK_MESSAGE(b.wrong(1000, 32).empty(), b.wrong(1000, 32));
+    a.poison();
+    REQUIRE(tuner->run(dev, a.args(1000)).ok());
+    CHECK_MESSAGE(a.wrong(1000, 32).empty(), a.wrong(1000, 32));
+  }
+  CHECK(dims_calls == before + 6);
 }

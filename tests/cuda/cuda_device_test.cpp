@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_tuner.hpp"
 #include "skip.hpp"
 #include "tune/cuda.hpp"
 #include "tune/kernels/bundled.hpp"
@@ -218,21 +219,16 @@ TEST_CASE("the Autotuner tunes matmul_f16 on the device and the winner is correc
   const auto found = tune::kernels::bundled_kernel(tune::Language::cuda_hip, "matmul_f16");
   REQUIRE(found.has_value());
   const tune::kernels::BundledKernel& k = *found;
-  tune::AutotunerOptions opts;
-  opts.persistent = false;
-  opts.bench.warmup_ms = 2;
-  opts.bench.rep_ms = 5;
-  auto tuner = tune::Autotuner::make(k.def, opts);
-  REQUIRE_MESSAGE(tuner.ok(), tuner.status().to_string());
+  auto tuner = tune::testing::gpu_test_tuner(k.def);
   auto w = k.workload(std::vector<std::int64_t>{1024, 1024, 1024});
   REQUIRE(w->setup(*dev, 99).ok());
-  tune::Status s = (*tuner)->run(*dev, w->args());
+  tune::Status s = tuner->run(*dev, w->args());
   REQUIRE_MESSAGE(s.ok(), s.to_string());
-  auto report = (*tuner)->last_report(*dev, w->args());
+  auto report = tuner->last_report(*dev, w->args());
   REQUIRE(report.has_value());
   MESSAGE(report->to_string());
   REQUIRE(w->poison_outputs(*dev).ok());
-  REQUIRE((*tuner)->run(*dev, w->args()).ok());
+  REQUIRE(tuner->run(*dev, w->args()).ok());
   tune::Status v = w->check(*dev);
   CHECK_MESSAGE(v.ok(), v.to_string());
 }

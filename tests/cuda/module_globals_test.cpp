@@ -34,6 +34,7 @@ struct Journal {
   int encodes = 0;
   std::size_t launch_args = 0, launch_maps = 0;           // what a launch passes, set by the test
   std::vector<std::vector<std::uint64_t>> launched_maps;  // of the last launch: 16 words each
+  int copies = 0, syncs = 0, launches = 0;                // host-to-device copies, stream syncs
 };
 
 class FakeApi final : public GpuApi {
@@ -55,6 +56,7 @@ class FakeApi final : public GpuApi {
   }
   int mem_free(DevPtr) override { return 0; }
   int memcpy_htod(DevPtr dst, const void* src, std::size_t bytes, Handle) override {
+    ++j_->copies;
     for (const auto& [name, addr] : addresses_)
       if (addr == dst) {
         const auto* b = static_cast<const std::byte*>(src);
@@ -71,7 +73,10 @@ class FakeApi final : public GpuApi {
     return 0;
   }
   int stream_destroy(Handle) override { return 0; }
-  int stream_sync(Handle) override { return 0; }
+  int stream_sync(Handle) override {
+    ++j_->syncs;
+    return 0;
+  }
   int module_load(Handle* m, const void*) override {
     ++j_->loads;
     *m = this;
@@ -102,6 +107,7 @@ class FakeApi final : public GpuApi {
   }
   int func_set_max_dynamic_shared(Handle, int) override { return 0; }
   int launch(Handle, const Dim3&, const Dim3&, std::uint32_t, Handle, void** params) override {
+    ++j_->launches;
     j_->launched_maps.clear();
     for (std::size_t i = j_->launch_args; i < j_->launch_args + j_->launch_maps; ++i) {
       const auto* w = static_cast<const std::uint64_t*>(params[i]);
@@ -222,6 +228,29 @@ TEST_CASE("each variant's module gets its own values of the module globals") {
     CHECK(last == s);
   }
   CHECK(j.loads == 3);
+}
+
+TEST_CASE(
+    "module globals are copied once when the variant loads; a launch copies and syncs nothing") {
+  // Issue 13: with OpenOptions::use_stream the device's queue is the application's stream, so a
+  // per-launch copy and sync there would stall the application on every cache hit.
+  Journal j;
+  auto dev = fake_device(&j);
+  const KernelSource src = with_globals(
+      [](const Config&) { return std::vector<ModuleGlobal>{ModuleGlobal::of("scale", 2.0f)}; });
+  auto k = dev->compile(src, with_s(1));
+  REQUIRE_MESSAGE(k.ok(), k.status().to_string());
+  CHECK(j.copies == 1);
+  const int syncs = j.syncs;
+  const LaunchDims dims{{1, 1, 1}, {32, 1, 1}, 0};
+  const LaunchTarget stream = LaunchTarget::stream(reinterpret_cast<void*>(0x77));
+  for (int i = 0; i < 10; ++i) {
+    REQUIRE(dev->launch(**k, dims, {}).ok());
+    REQUIRE(dev->launch_on(**k, dims, {}, stream).ok());
+  }
+  CHECK(j.launches == 20);
+  CHECK(j.copies == 1);
+  CHECK(j.syncs == syncs);
 }
 
 TEST_CASE("a module global the module lacks fails that variant naming the global and kernel") {

@@ -1,9 +1,10 @@
 // The sm_90 wgmma matmuls on an H100/H200: every configuration of their space against the CPU
 // reference on random inputs (ragged, odd and skinny shapes, fp16 and bf16), the tensor maps
 // re-encoded when a later call passes other buffers, a shape TMA cannot address refused with
-// the reason, and the Autotuner's winner correct. Each case skips with the reason without a
-// CUDA device or on another architecture; a watchdog turns a pipeline deadlock (an mbarrier
-// never completing) into a failure. Never asserts which configuration is faster.
+// the reason, the Autotuner's winner correct, and its cache hits allocating nothing. Each case
+// skips with the reason without a CUDA device or on another architecture; a watchdog turns a
+// pipeline deadlock (an mbarrier never completing) into a failure. Never asserts which
+// configuration is faster.
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -11,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "allocation_counter.hpp"
+#include "gpu_tuner.hpp"
 #include "skip.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
@@ -126,23 +129,57 @@ TEST_CASE("the Autotuner tunes the wgmma matmuls and the winner is correct") {
   for (const std::string name : kWgmmaKernels) {
     CAPTURE(name);
     const BundledKernel k = wgmma_kernel(name.c_str());
-    tune::AutotunerOptions opts;
-    opts.persistent = false;
-    opts.bench.warmup_ms = 2;
-    opts.bench.rep_ms = 5;
-    auto tuner = tune::Autotuner::make(k.def, opts);
-    REQUIRE_MESSAGE(tuner.ok(), tuner.status().to_string());
+    auto tuner = tune::testing::gpu_test_tuner(k.def);
     auto w = k.workload(std::vector<std::int64_t>{2048, 2048, 2048});
     REQUIRE(w->setup(*dev, 99).ok());
     const tune::testing::Watchdog dog("tuning " + name, 300);
-    const tune::Status s = (*tuner)->run(*dev, w->args());
+    const tune::Status s = tuner->run(*dev, w->args());
     REQUIRE_MESSAGE(s.ok(), s.to_string());
-    auto report = (*tuner)->last_report(*dev, w->args());
+    auto report = tuner->last_report(*dev, w->args());
     REQUIRE(report.has_value());
     MESSAGE(report->to_string());
     REQUIRE(w->poison_outputs(*dev).ok());
-    REQUIRE((*tuner)->run(*dev, w->args()).ok());
+    REQUIRE(tuner->run(*dev, w->args()).ok());
     const tune::Status v = w->check(*dev);
     CHECK_MESSAGE(v.ok(), v.to_string());
   }
 }
+
+#ifndef TUNE_TEST_SANITIZED
+TEST_CASE("a cache hit of the tuned wgmma matmul allocates nothing, tensor maps included") {
+  auto dev = open_hopper_or_skip();
+  const BundledKernel k = wgmma_kernel("matmul_wgmma_f16");
+  auto tuner = tune::testing::gpu_test_tuner(k.def);
+  // Two workloads of one key: alternating them misses the thread's hit memo every call (the
+  // key is built, the tensor maps re-encoded for the other buffers); repeating one hits it.
+  auto first = k.workload(std::vector<std::int64_t>{512, 256, 128});
+  auto second = k.workload(std::vector<std::int64_t>{512, 256, 128});
+  REQUIRE(first->setup(*dev, 11).ok());
+  REQUIRE(second->setup(*dev, 12).ok());
+  const std::vector<tune::ArgValue> a(first->args().begin(), first->args().end());
+  const std::vector<tune::ArgValue> b(second->args().begin(), second->args().end());
+  const tune::testing::Watchdog dog("matmul_wgmma_f16 cache hits", 300);
+  REQUIRE(tuner->run(*dev, a).ok());  // tunes: allocates freely
+  REQUIRE(tuner->run(*dev, b).ok());  // the same key: a hit, tensor maps encoded for b
+  REQUIRE(dev->synchronize().ok());
+  bool all_ok = true;
+  const std::size_t repeated = tune::testing::allocations_of([&] {
+    for (int i = 0; i < 100; ++i) all_ok &= tuner->run(*dev, a).ok();
+  });
+  const std::size_t alternating = tune::testing::allocations_of([&] {
+    for (int i = 0; i < 50; ++i) {
+      all_ok &= tuner->run(*dev, a).ok();
+      all_ok &= tuner->run(*dev, b).ok();
+    }
+  });
+  REQUIRE(dev->synchronize().ok());
+  CHECK(all_ok);
+  CHECK_MESSAGE(repeated == 0, repeated << " allocations in 100 repeated cache hits");
+  CHECK_MESSAGE(alternating == 0, alternating << " allocations in 100 alternating cache hits");
+  // And the hits computed the product.
+  REQUIRE(second->poison_outputs(*dev).ok());
+  REQUIRE(tuner->run(*dev, b).ok());
+  const tune::Status v = second->check(*dev);
+  CHECK_MESSAGE(v.ok(), v.to_string());
+}
+#endif

@@ -430,7 +430,8 @@ Status GpuDevice::tensor_maps_for(const GpuKernel& kernel, ArgList args, Encoded
   std::lock_guard<std::mutex> lock(kernel.maps_mutex_);
   for (std::size_t i = 0; i < kernel.tensor_maps_.size(); ++i) {
     const TensorMapSpec& spec = kernel.tensor_maps_[i];
-    const std::string what = kernel.name() + " tensor map " + std::to_string(i);
+    // Messages are built only on failure: a launch of a TMA kernel allocates nothing.
+    const auto what = [&] { return kernel.name() + " tensor map " + std::to_string(i); };
     auto arg = [&](int index, ArgKind kind) -> const ArgValue* {
       if (index < 0 || static_cast<std::size_t>(index) >= args.size()) return nullptr;
       return args[index].kind == kind ? &args[index] : nullptr;
@@ -440,29 +441,31 @@ Status GpuDevice::tensor_maps_for(const GpuKernel& kernel, ArgList args, Encoded
     const ArgValue* cols_arg = arg(spec.cols_arg, ArgKind::scalar);
     if (buf == nullptr || buf->buffer == nullptr || rows_arg == nullptr || cols_arg == nullptr) {
       return Status(StatusCode::invalid_argument,
-                    what + ": argument " + std::to_string(spec.buffer_arg) +
+                    what() + ": argument " + std::to_string(spec.buffer_arg) +
                         " must be a buffer and arguments " + std::to_string(spec.rows_arg) +
                         " and " + std::to_string(spec.cols_arg) + " scalars");
     }
     const std::int64_t rows = rows_arg->as_int(), cols = cols_arg->as_int();
     const std::uint64_t elem = size_of(buf->type);
     auto b = buffer_of(*buf->buffer, "tensor map");
-    if (!b.ok()) return Status(b.status()).with_context(what);
+    if (!b.ok()) return Status(b.status()).with_context(what());
     const DevPtr ptr = (*b)->ptr();
-    const std::string shape = std::to_string(rows) + " x " + std::to_string(cols) + " " +
-                              std::string(to_string(buf->type));
+    const auto shape = [&] {
+      return std::to_string(rows) + " x " + std::to_string(cols) + " " +
+             std::string(to_string(buf->type));
+    };
     if (rows < 1 || cols < 1 ||
         static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(cols) * elem >
             buf->buffer->size_bytes()) {
       return Status(StatusCode::invalid_argument,
-                    what + ": a " + shape + " matrix does not fit argument " +
+                    what() + ": a " + shape() + " matrix does not fit argument " +
                         std::to_string(spec.buffer_arg) + " (" +
                         std::to_string(buf->buffer->size_bytes()) + " bytes)");
     }
     // TMA's own rules, named here rather than as the driver's CUDA_ERROR_INVALID_VALUE.
     if (ptr % 16 != 0 || (static_cast<std::uint64_t>(cols) * elem) % 16 != 0) {
       return Status(StatusCode::invalid_argument,
-                    what + " over argument " + std::to_string(spec.buffer_arg) + " (" + shape +
+                    what() + " over argument " + std::to_string(spec.buffer_arg) + " (" + shape() +
                         "): TMA needs a 16-byte aligned address and row stride; the row is " +
                         std::to_string(static_cast<std::uint64_t>(cols) * elem) + " bytes");
     }
@@ -475,7 +478,7 @@ Status GpuDevice::tensor_maps_for(const GpuKernel& kernel, ArgList args, Encoded
                                            static_cast<std::uint64_t>(cols));
           rc != 0) {
         return fail(Call::encode_tensor_map, rc, StatusCode::invalid_argument,
-                    what + " (" + shape + ", box " + std::to_string(spec.box_rows) + " x " +
+                    what() + " (" + shape() + ", box " + std::to_string(spec.box_rows) + " x " +
                         std::to_string(spec.box_cols) + ")");
       }
       cached.ptr = ptr;

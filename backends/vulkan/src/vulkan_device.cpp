@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <string_view>
+#include <typeinfo>
 #include <utility>
 
 #include "argument_binding.hpp"
@@ -556,10 +557,11 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::create_kernel(
 // Launch and timing
 
 Result<const VulkanKernel*> VulkanDevice::own_kernel(const CompiledKernel& k) const {
-  const auto* vk = dynamic_cast<const VulkanKernel*>(&k);
-  if (vk == nullptr || vk->owner() != this)
+  // typeid comparison instead of dynamic_cast (VulkanKernel is final): this runs on every
+  // launch and recording, the cache-hit path included.
+  if (typeid(k) != typeid(VulkanKernel) || static_cast<const VulkanKernel&>(k).owner() != this)
     return Status(StatusCode::invalid_argument, "the kernel was not compiled by this device");
-  return vk;
+  return static_cast<const VulkanKernel*>(&k);
 }
 
 Status VulkanDevice::bind_args(const VulkanKernel& k, const LaunchDims& dims, ArgList args,

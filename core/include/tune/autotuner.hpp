@@ -127,7 +127,10 @@ enum class TuningMode : std::uint8_t { sync, background };
 // picks it), else the first candidate left after heuristics and pruning (what TUNE_DISABLE
 // picks), compiled (from the variant cache when it was compiled before) but never timed, and
 // not remembered: a later call outside the capture tunes the key. The captured graph keeps
-// that configuration.
+// that configuration. With isolation on (IsolationOptions) only the nearest tuned key stands
+// in: a candidate never run or verified would run in the application's context, which is what
+// isolation is there to prevent; with no tuned key of the device, the call fails as `error`
+// does.
 // error: the call fails with failed_precondition naming the kernel, the key and the stream.
 // Tune first (Autotuner::tune outside the capture) to capture the tuned configuration.
 enum class CaptureMiss : std::uint8_t { fallback, error };

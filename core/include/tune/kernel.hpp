@@ -119,6 +119,10 @@ struct KernelDef {
   // Grid and block of a launch. The block must equal config.launch().block when that is set
   // (Vulkan bakes the workgroup size into the compiled variant). A grid or block with a zero
   // dimension launches nothing: the configuration is refused (invalid_argument) while tuning.
+  // Must be a pure function of (config, args): a cache hit whose arguments equal, bitwise, the
+  // previous hit's on the same thread reuses the dims that call computed (the hit path calls no
+  // user code). A dims that reads anything else (a global, a clock) is called once per distinct
+  // arguments per thread, and its later answers for the same arguments are not seen.
   std::function<LaunchDims(const Config&, ArgList)> dims;
 
   std::vector<Heuristic> heuristics;

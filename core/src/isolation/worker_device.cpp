@@ -386,7 +386,7 @@ Result<std::unique_ptr<CompiledKernel>> WorkerDevice::compile(const KernelSource
                           [&] { return source.module_globals(config); });
     TUNE_RETURN_IF_ERROR(st);
   }
-  std::lock_guard lock(mu_);
+  const LowPriorityLock lock(mu_);  // yields to launches and timings (yielding_mutex.hpp)
   k->id_ = next_id_++;
   WireWriter w;
   put_compile(w, k->id_, k->source_, k->config_, k->has_globals_, k->globals_);

@@ -28,8 +28,9 @@
 // fingerprint is checked at every spawn), so they never spawn a worker.
 //
 // Thread safety: every call may come from any thread; calls are serialised (one request on the
-// socket at a time), so compiles in the worker do not overlap. Ownership: buffers and kernels
-// must be destroyed before the WorkerDevice, as for any Device.
+// socket at a time), so compiles in the worker do not overlap, and a compile waits while other
+// calls keep coming (a tuning's launches and timings are not queued behind its compiles).
+// Ownership: buffers and kernels must be destroyed before the WorkerDevice, as for any Device.
 #pragma once
 
 #include <chrono>
@@ -42,6 +43,7 @@
 
 #include "isolation/wire.hpp"
 #include "isolation/worker_process.hpp"
+#include "isolation/yielding_mutex.hpp"
 #include "tune/device.hpp"
 
 namespace tune::detail {
@@ -123,7 +125,7 @@ class WorkerDevice final : public Device {
   const Language language_;
   const WorkerSettings settings_;
 
-  mutable std::mutex mu_;  // guards everything below
+  mutable YieldingMutex mu_;  // guards everything below; compiles yield (yielding_mutex.hpp)
   std::unique_ptr<WorkerProcess> proc_;
   std::uint64_t generation_ = 0;  // spawns so far; a kernel compiled in an older one recompiles
   std::uint64_t next_id_ = 1;

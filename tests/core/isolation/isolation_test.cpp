@@ -13,7 +13,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +25,7 @@
 #include "isolation/wire.hpp"
 #include "isolation/worker_device.hpp"
 #include "sim_kernel.hpp"
+#include "temp_dir.hpp"
 #include "tune/testing/quick_options.hpp"
 #include "tune/tune.hpp"
 #include "watchdog.hpp"
@@ -685,4 +688,125 @@ TEST_CASE("isolation: a worker whose parent is already gone exits before opening
       detail::read_frame(sv[0], std::chrono::steady_clock::now() + std::chrono::seconds(5), &hello);
   CHECK(got.code() == StatusCode::unavailable);  // end of stream
   ::close(sv[0]);
+}
+
+TEST_CASE("isolation: a miss under capture launches only a tuned key, never an untimed candidate") {
+  Watchdog dog("isolated capture miss", 60);
+  const std::vector<Config> space = {cfg(32, 0), cfg(64, 0), cfg(128, 0)};
+  const LaunchTarget stream = LaunchTarget::stream(reinterpret_cast<void*>(std::uintptr_t{0x51}));
+  SUBCASE("no tuned key: failed_precondition, nothing compiled or run in the caller's process") {
+    Rig rig;
+    auto tuner = make(y_kernel(space), isolated());  // CaptureMiss::fallback, the default
+    rig.dev.set_capturing(stream, true);
+    const Status st = tuner->run(rig.dev, rig.args(), stream);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.code() == StatusCode::failed_precondition);
+    CHECK_MESSAGE(st.message().find("kernel iso_y") != std::string::npos, st.to_string());
+    CHECK_MESSAGE(st.message().find("with isolation on") != std::string::npos, st.to_string());
+    CHECK_MESSAGE(st.message().find("tune before capturing") != std::string::npos, st.to_string());
+    CHECK(rig.dev.compiles() == 0);
+    CHECK(rig.dev.executions() == 0);
+    CHECK(rig.dev.captured() == 0);
+    CHECK(rig.dev.read<float>(*rig.y) == std::vector<float>(kN, -7.0f));
+  }
+  SUBCASE("a tuned key: its verified winner is captured for the nearest new key") {
+    Rig rig;
+    auto tuner = make(y_kernel(space), isolated());
+    auto args = rig.args();
+    REQUIRE(tuner->tune(rig.dev, args).ok());  // in the worker
+    auto other = args;
+    other[2] = ArgValue(static_cast<std::int32_t>(kN / 2));
+    rig.dev.set_capturing(stream, true);
+    const Status st = tuner->run(rig.dev, other, stream);
+    REQUIRE_MESSAGE(st.ok(), st.to_string());
+    CHECK(rig.dev.captured() == 1);
+    CHECK_FALSE(tuner->best(rig.dev, other).has_value());  // not remembered: tuned later
+  }
+}
+
+namespace {
+
+// Lines in `path`: sim_worker writes one per start (count:PATH) or per compile (slow-compile:PATH).
+int lines_in(const std::string& path) {
+  int n = 0;
+  std::string line;
+  for (std::ifstream in(path); std::getline(in, line);) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("isolation: the tuning budget holds while compiles queue on the worker's socket") {
+  // Every compile takes kSlowCompileMs in the worker and they reach it one at a time: 24 take
+  // six times the budget. The session's launches and timings go before queued compiles, and it
+  // checks the budget between compiles, so the tuning ends partial with what was compiled by
+  // then, long before the last compile: the rest finish in the background (the worker logs
+  // each compile as it ends).
+  Watchdog dog("isolated tuning under a budget", 120);
+  const TempDir dir("libtune-budget-worker");
+  const std::string log = (dir.path / "compiles").string();
+  std::vector<Config> space;
+  for (int bm = 8; bm <= 8 * 24; bm += 8) space.push_back(cfg(bm, 0));
+  Rig rig;
+  AutotunerOptions opts = isolated();
+  opts.isolation.device = "slow-compile:" + log;
+  opts.tuning_budget_ms = 4 * iso::kSlowCompileMs;
+  auto tuner = make(y_kernel(space), opts);
+  auto args = rig.args();
+  const Status st = tuner->run(rig.dev, args);
+  const int compiled_by_then = lines_in(log);
+  auto report = tuner->last_report(rig.dev, args);
+  REQUIRE(report.has_value());
+  MESSAGE(report->to_string());
+  CHECK_MESSAGE(compiled_by_then < static_cast<int>(space.size()),
+                compiled_by_then << " of " << space.size() << " compiled when the tuning returned");
+  std::size_t timed = 0, not_reached = 0;
+  for (const auto& r : report->results) {
+    CHECK_MESSAGE(r.status.ok(), r.status.to_string());
+    (r.stats.count > 0 ? timed : not_reached) += 1;
+  }
+  CHECK(report->partial);
+  CHECK(not_reached > 0);
+  if (timed == 0) {
+    // Nothing compiled within the budget (a very slow machine): the documented timeout.
+    CHECK(st.code() == StatusCode::timeout);
+  } else {
+    REQUIRE_MESSAGE(st.ok(), st.to_string());
+    const auto y = rig.dev.read<float>(*rig.y);
+    CHECK(mismatches(y.data(), iso::reference(rig.xs)) == "");
+  }
+}
+
+TEST_CASE("isolation: Autotuners on one device share one worker, which ends with the last") {
+  Watchdog dog("a shared worker", 60);
+  const TempDir dir("libtune-shared-worker");
+  const std::string count = (dir.path / "starts").string();
+  AutotunerOptions opts = isolated();
+  opts.isolation.device = "count:" + count;
+  Rig rig;
+  auto args = rig.args();
+  {
+    // Two kernels (two Autotuners) tuned in isolation on one device: one worker process.
+    auto first = make(y_kernel({cfg(32, 0), cfg(64, 0)}), opts);
+    KernelDef other_def = y_kernel({cfg(64, 0), cfg(128, 0)});
+    other_def.name = "iso_y_other";
+    auto second = make(std::move(other_def), opts);
+    REQUIRE(first->run(rig.dev, args).ok());
+    REQUIRE(second->run(rig.dev, args).ok());
+    CHECK(lines_in(count) == 1);
+    CHECK(first->best(rig.dev, args)->to_string() == cfg(64, 0).to_string());
+    CHECK(second->best(rig.dev, args)->to_string() == cfg(64, 0).to_string());
+    const auto y = rig.dev.read<float>(*rig.y);
+    CHECK(mismatches(y.data(), iso::reference(rig.xs)) == "");
+    // One Autotuner releasing the device leaves the worker to the other.
+    first->release(rig.dev);
+    auto more = args;
+    more[2] = ArgValue(static_cast<std::int32_t>(kN / 2));
+    REQUIRE(second->run(rig.dev, more).ok());
+    CHECK(lines_in(count) == 1);
+  }
+  // Both gone: the worker ended with them; the next Autotuner starts a fresh one.
+  auto third = make(y_kernel({cfg(32, 0), cfg(64, 0)}), opts);
+  REQUIRE(third->run(rig.dev, args).ok());
+  CHECK(lines_in(count) == 2);
 }

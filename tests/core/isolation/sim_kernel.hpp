@@ -20,6 +20,7 @@ namespace tune::testing::isolation {
 
 enum Fault : std::int64_t { none = 0, crash = 1, hang = 2, lost = 3, deferred = 4, slow = 5 };
 inline constexpr int kSlowMs = 60;
+inline constexpr int kSlowCompileMs = 150;  // sim_worker --device slow-compile
 
 inline void y_body(const Config&, ArgList args, SimDevice&) {
   auto x = SimDevice::view<float>(args[0]);

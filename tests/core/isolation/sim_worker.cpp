@@ -7,6 +7,9 @@
 //                 (models a fault the worker's own synchronization misses: the compile retry);
 //   "version"     says hello in another protocol version;
 //   "second:PATH" refuses to open its device at its second start (PATH counts the starts);
+//   "count:PATH"  appends a line to PATH at every start, then opens the simulated device;
+//   "slow-compile:PATH" every compile takes kSlowCompileMs and appends a line to PATH when it
+//                 ends (compiles serialised on the socket against the tuning budget);
 // anything else opens the simulated device.
 #include <unistd.h>
 
@@ -17,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include "isolation/wire.hpp"
 #include "isolation/worker_server.hpp"
@@ -34,7 +38,13 @@ namespace iso = tune::testing::isolation;
 // (unless `late`) or whatever else comes first.
 class FaultyDevice final : public Device {
  public:
-  explicit FaultyDevice(bool late) : late_(late) { iso::configure(sim_); }
+  // `compile_log`: not empty, every compile is slow and appends a line there when it ends.
+  FaultyDevice(bool late, std::string compile_log)
+      : late_(late), compile_log_(std::move(compile_log)) {
+    iso::configure(sim_);
+    if (!compile_log_.empty())
+      sim_.compile_delay_if([](const Config&) { return true; }, iso::kSlowCompileMs);
+  }
   const DeviceInfo& info() const noexcept override { return sim_.info(); }
   Language language() const noexcept override { return sim_.language(); }
   Result<Buffer> alloc(std::uint64_t bytes) override {
@@ -60,7 +70,9 @@ class FaultyDevice final : public Device {
   Result<std::unique_ptr<CompiledKernel>> compile(const KernelSource& src,
                                                   const Config& c) override {
     TUNE_RETURN_IF_ERROR(deferred());
-    return sim_.compile(src, c);
+    auto k = sim_.compile(src, c);
+    if (!compile_log_.empty()) std::ofstream(compile_log_, std::ios::app) << "compiled\n";
+    return k;
   }
   Status launch(const CompiledKernel& k, const LaunchDims& d, ArgList a) override {
     TUNE_RETURN_IF_ERROR(deferred());
@@ -111,6 +123,7 @@ class FaultyDevice final : public Device {
   }
   SimDevice sim_;
   const bool late_;
+  const std::string compile_log_;
   std::string pending_;
 };
 
@@ -147,11 +160,16 @@ int main(int argc, char** argv) {
     std::ofstream(count_file, std::ios::app) << "start\n";
     if (starts == 1) spec = "refuse";
   }
+  if (spec.rfind("count:", 0) == 0) {  // a line per start
+    std::ofstream(spec.substr(6), std::ios::app) << "start\n";
+    spec = "sim";
+  }
   if (spec == "refuse") {
     std::fprintf(stderr, "sim_worker: no such device 'refuse'\n");
     return tune::detail::refuse_worker(
         fd, Status(StatusCode::not_found, "no simulated device named 'refuse'"));
   }
-  FaultyDevice dev(spec == "late");
+  const bool slow = spec.rfind("slow-compile:", 0) == 0;
+  FaultyDevice dev(spec == "late", slow ? spec.substr(13) : std::string());
   return tune::detail::serve_worker(dev, fd);
 }
