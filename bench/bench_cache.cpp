@@ -4,7 +4,7 @@
 // tuned: open the device, open the SQLite cache, build the Autotuner, then the first run()
 // (load and validate the stored rows, pick the winner, compile it, launch it). Every
 // measurement is a new process: this binary re-executes itself as
-//   bench_cache --child <sim|vulkan|cuda> <populate|cold|nobin|scratch> <db file> <result file>
+//   bench_cache --child <sim|vulkan|cuda|hip> <populate|cold|nobin|scratch> <db file> <result file>
 //               <spawn time: the steady clock in ns>
 // and the parent reports medians over several children. Before the cold runs, one child
 // ("populate") tunes the kernel into a scratch database, exactly as a first run of a program
@@ -32,7 +32,7 @@
 // Per process: exec_1st (from the parent's spawn, whose steady-clock time the child gets on its
 // command line, to the first result: the whole cost a program pays), main_1st (the same from
 // main()), open_dev, store, first (the first run() alone) and hot (a second run(): the hit).
-// CUDA (when built): the same rows on the bundled CUDA vector_add; run it with
+// CUDA and HIP (when built): the same rows on the bundled CUDA/HIP vector_add; run it with
 // CUDA_CACHE_DISABLE=1 so the driver's own cache does not hide a load (cubins bypass it anyway).
 //
 // Run: bench_cache [google-benchmark flags]; BENCH_CACHE_REPS (default 7) fresh processes per
@@ -402,6 +402,9 @@ int main(int argc, char** argv) {
 #endif
 #ifdef TUNE_HAVE_CUDA
   backends.push_back("cuda");  // skipped (with the reason) where no CUDA device opens
+#endif
+#ifdef TUNE_HAVE_HIP
+  backends.push_back("hip");  // likewise
 #endif
   std::vector<std::unique_ptr<Scenario>> scenarios;
   for (const auto& backend : backends) {
