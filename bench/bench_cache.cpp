@@ -4,7 +4,8 @@
 // tuned: open the device, open the SQLite cache, build the Autotuner, then the first run()
 // (load and validate the stored rows, pick the winner, compile it, launch it). Every
 // measurement is a new process: this binary re-executes itself as
-//   bench_cache --child <sim|vulkan> <populate|cold|nobin|scratch> <db file> <result file>
+//   bench_cache --child <sim|vulkan|cuda|hip> <populate|cold|nobin|scratch> <db file> <result file>
+//               <spawn time: the steady clock in ns>
 // and the parent reports medians over several children. Before the cold runs, one child
 // ("populate") tunes the kernel into a scratch database, exactly as a first run of a program
 // would.
@@ -15,7 +16,7 @@
 // own, filled by the populate child as a program's first run fills them:
 //   disk        the result is on disk and so are the compiled variants (SPIR-V and the driver's
 //               pipeline cache): what every process after the first one pays.
-//   nobin       (Vulkan only) the result is on disk but the compiled-variant caches are
+//   nobin       (Vulkan, CUDA) the result is on disk but the compiled-variant caches are
 //               emptied before each child: the first run() compiles the winner (shaderc GLSL
 //               -> SPIR-V, then the driver's pipeline), as every process did before libtune
 //               had a SPIR-V disk cache.
@@ -27,6 +28,12 @@
 // The kernel is the bundled vector_add at its first demo size (n = 1 Mi), the one
 // `tune demo --quick --kernel vector_add` tunes; on the simulated device its definition is
 // reused with a simulated source.
+//
+// Per process: exec_1st (from the parent's spawn, whose steady-clock time the child gets on its
+// command line, to the first result: the whole cost a program pays), main_1st (the same from
+// main()), open_dev, store, first (the first run() alone) and hot (a second run(): the hit).
+// CUDA and HIP (when built): the same rows on the bundled CUDA/HIP vector_add; run it with
+// CUDA_CACHE_DISABLE=1 so the driver's own cache does not hide a load (cubins bypass it anyway).
 //
 // Run: bench_cache [google-benchmark flags]; BENCH_CACHE_REPS (default 7) fresh processes per
 // scenario. The device is the backend's default (set VK_ICD_FILENAMES to pick lavapipe).
@@ -76,8 +83,10 @@ tune::Result<tune::kernels::BundledKernel> find_kernel(const std::string& backen
   std::vector<tune::Language> langs;
   if (backend == "sim") {
     langs = {tune::Language::glsl, tune::Language::cuda_hip};
-  } else {
+  } else if (backend == "vulkan") {
     langs = {tune::Language::glsl};
+  } else {
+    langs = {tune::Language::cuda_hip};
   }
   for (tune::Language l : langs) {
     for (auto& k : tune::kernels::bundled_kernels(l)) {
@@ -98,8 +107,14 @@ std::uint64_t compiles(tune::Device& dev) {
   return 0;
 }
 
+// The steady clock (CLOCK_MONOTONIC, one clock for every process of the host) in ns: the
+// parent passes it at spawn so the child can tell the cost from exec to its first result.
+std::int64_t steady_ns(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
 int child_main(const std::string& backend, const std::string& mode, const std::string& db,
-               const std::string& result_file) {
+               const std::string& result_file, Clock::time_point t_main, std::int64_t spawn_ns) {
   const auto t_open = Clock::now();
   std::unique_ptr<tune::Device> dev;
   if (backend == "sim") {
@@ -116,6 +131,7 @@ int child_main(const std::string& backend, const std::string& mode, const std::s
   }
   const double open_ms = ms_since(t_open);
 
+  const auto t_setup = Clock::now();  // the program's own work: its kernel and buffers
   auto kernel = find_kernel(backend);
   if (!kernel.ok()) {
     std::fprintf(stderr, "%s\n", kernel.status().to_string().c_str());
@@ -127,6 +143,7 @@ int child_main(const std::string& backend, const std::string& mode, const std::s
     return 2;
   }
 
+  const double setup_ms = ms_since(t_setup);
   const auto t_store = Clock::now();
   std::shared_ptr<tune::TuningStore> store = tune::SqliteStore::open(db);
   const double store_ms = ms_since(t_store);
@@ -154,6 +171,11 @@ int child_main(const std::string& backend, const std::string& mode, const std::s
   tune::Status st = (*tuner)->run(*dev, work->args());
   const double first_ms = ms_since(t_first);
   if (st.ok()) st = dev->synchronize();
+  // The whole process cost up to the first result: from main() and from the parent's spawn.
+  const auto t_result = Clock::now();
+  const double main_to_first_ms =
+      std::chrono::duration<double, std::milli>(t_result - t_main).count();
+  const double exec_to_first_ms = static_cast<double>(steady_ns(t_result) - spawn_ns) / 1e6;
   if (!st.ok()) {
     std::fprintf(stderr, "first run: %s\n", st.to_string().c_str());
     return 2;
@@ -191,10 +213,12 @@ int child_main(const std::string& backend, const std::string& mode, const std::s
   (*tuner)->release(*dev);
   work.reset();
   std::ofstream out(result_file, std::ios::trunc);
-  out << "open_ms " << open_ms << "\nstore_ms " << store_ms << "\nmake_ms " << make_ms
-      << "\nfirst_ms " << first_ms << "\nfirst_compiles " << first_compiles << "\nhot_us " << hot_us
-      << "\nwarm_ms " << warm_ms << "\nwarm_compiles " << warm_compiles << "\nsource "
-      << tune::to_string(first_source) << "\ndevice " << device << "\n";
+  out << "main_first_ms " << main_to_first_ms << "\nexec_first_ms " << exec_to_first_ms
+      << "\nsetup_ms " << setup_ms << "\nopen_ms " << open_ms << "\nstore_ms " << store_ms
+      << "\nmake_ms " << make_ms << "\nfirst_ms " << first_ms << "\nfirst_compiles "
+      << first_compiles << "\nhot_us " << hot_us << "\nwarm_ms " << warm_ms << "\nwarm_compiles "
+      << warm_compiles << "\nsource " << tune::to_string(first_source) << "\ndevice " << device
+      << "\n";
   (void)mode;
   return out.good() ? 0 : 2;
 }
@@ -226,7 +250,13 @@ bool spawn_child(const std::string& backend, const std::string& mode, const fs::
   const fs::path result = g_scratch / "result.txt";
   const fs::path err = g_scratch / "child-stderr.txt";
   fs::remove(result);
-  std::vector<std::string> args = {g_self, "--child", backend, mode, db.string(), result.string()};
+  std::vector<std::string> args = {g_self,
+                                   "--child",
+                                   backend,
+                                   mode,
+                                   db.string(),
+                                   result.string(),
+                                   std::to_string(steady_ns(Clock::now()))};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -315,9 +345,9 @@ double median(std::vector<double> v) {
 void print_table(const std::vector<std::unique_ptr<Scenario>>& scenarios) {
   std::printf(
       "\nCold start in a fresh process, medians over the processes of each row (ms; hot in us)\n");
-  std::printf("%-8s %-8s %4s %9s %9s %8s %9s %9s %8s %9s %9s  %s\n", "device", "cache", "n",
-              "process", "open_dev", "store", "first", "compiles", "hot_us", "warm_bin", "warm_cmp",
-              "device name");
+  std::printf("%-8s %-8s %4s %9s %9s %9s %8s %9s %8s %9s %9s %8s %9s %9s  %s\n", "device", "cache",
+              "n", "process", "exec_1st", "main_1st", "setup", "open_dev", "store", "first",
+              "compiles", "hot_us", "warm_bin", "warm_cmp", "device name");
   for (const auto& sc : scenarios) {
     if (sc->samples.empty()) continue;
     auto col = [&](const char* k) {
@@ -325,14 +355,17 @@ void print_table(const std::vector<std::unique_ptr<Scenario>>& scenarios) {
       for (const auto& s : sc->samples) v.push_back(k == nullptr ? s.process_ms : s.num(k));
       return median(v);
     };
-    std::printf("%-8s %-8s %4zu %9.1f %9.1f %8.2f %9.2f %9.0f %8.1f %9.2f %9.0f  %s\n",
-                sc->backend.c_str(), scenario_name(sc->mode), sc->samples.size(), col(nullptr),
-                col("open_ms"), col("store_ms"), col("first_ms"), col("first_compiles"),
-                col("hot_us"), col("warm_ms"), col("warm_compiles"),
-                sc->samples.front().fields.at("device").c_str());
+    std::printf(
+        "%-8s %-8s %4zu %9.1f %9.1f %9.1f %8.1f %9.1f %8.2f %9.2f %9.0f %8.1f %9.2f %9.0f  %s\n",
+        sc->backend.c_str(), scenario_name(sc->mode), sc->samples.size(), col(nullptr),
+        col("exec_first_ms"), col("main_first_ms"), col("setup_ms"), col("open_ms"),
+        col("store_ms"), col("first_ms"), col("first_compiles"), col("hot_us"), col("warm_ms"),
+        col("warm_compiles"), sc->samples.front().fields.at("device").c_str());
   }
   std::printf(
-      "process: spawn to exit; open_dev: open_device(); store: SqliteStore::open; first: the "
+      "process: spawn to exit; exec_1st: spawn to the first result; main_1st: main() to the "
+      "first result;\nsetup: the program's own kernel lookup and buffers (not libtune's); "
+      "open_dev: open_device(); store: SqliteStore::open; first: the "
       "first run()\n(compiles: shaderc/sim compiles in it); hot_us: a second run() of the same "
       "key; warm_bin: a\nsecond Autotuner's first run() in the same process (warm_cmp: compiles "
       "in it).\ncache: disk = result and compiled variants on disk; nobin = result on disk, "
@@ -342,8 +375,9 @@ void print_table(const std::vector<std::unique_ptr<Scenario>>& scenarios) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 6 && std::string(argv[1]) == "--child")
-    return child_main(argv[2], argv[3], argv[4], argv[5]);
+  const auto t_main = Clock::now();
+  if (argc == 7 && std::string(argv[1]) == "--child")
+    return child_main(argv[2], argv[3], argv[4], argv[5], t_main, std::atoll(argv[6]));
 
   g_self = fs::read_symlink("/proc/self/exe").string();
   {
@@ -365,6 +399,12 @@ int main(int argc, char** argv) {
   std::vector<std::string> backends = {"sim"};
 #ifdef TUNE_HAVE_VULKAN
   backends.push_back("vulkan");
+#endif
+#ifdef TUNE_HAVE_CUDA
+  backends.push_back("cuda");  // skipped (with the reason) where no CUDA device opens
+#endif
+#ifdef TUNE_HAVE_HIP
+  backends.push_back("hip");  // likewise
 #endif
   std::vector<std::unique_ptr<Scenario>> scenarios;
   for (const auto& backend : backends) {

@@ -4,6 +4,8 @@
 //   bench_cuda --benchmark_filter=X  Google Benchmark's usual flags
 //   bench_cuda --verify-cost[=MB]    tuning with and without verification, side by side
 //                                    (bench/verify_cost.hpp; default 256 MiB)
+//   bench_cuda --cold-floor[=ROUNDS] the 16-config fp16 matmul 4096^3 tuned cold against its
+//                                    floor (bench/cold_floor.hpp; set CUDA_CACHE_DISABLE=1)
 //   bench_cuda --interleaved         the app-stream dispatch pair measured interleaved in one
 //                                    loop (bench/interleaved_pair.hpp); prints a table
 //   bench_cuda --matmul-hopper       issue 16 on an sm_90 GPU: the wgmma matmuls (tuned), the
@@ -43,6 +45,7 @@
 #include <string>
 #include <vector>
 
+#include "cold_floor.hpp"
 #include "gpu_device.hpp"
 #include "interleaved_contenders.hpp"
 #include "interleaved_pair.hpp"
@@ -751,6 +754,7 @@ void print_summary() {
 
 int main(int argc, char** argv) {
   ::setenv("NVIDIA_TF32_OVERRIDE", "0", 1);  // SGEMM comparisons are true fp32
+  const int cold_rounds = tune::bench::cold_floor_flag(argc, argv);  // before the device opens
   auto dev = tune::open_device("cuda");
   if (!dev.ok()) {
     std::fprintf(stderr, "bench_cuda: cannot run without a CUDA device: %s\n",
@@ -761,6 +765,12 @@ int main(int argc, char** argv) {
   g_kernels = tune::kernels::bundled_kernels(tune::Language::cuda_hip);
   if (argc > 1 && std::string(argv[1]) == "--tuning-child")
     return tuning_child(argc > 2 ? argv[2] : "matmul_f16");
+  if (cold_rounds > 0) {
+    const int rc = tune::bench::run_cold_floor(
+        *g_dev, kernel("matmul_f16"), std::vector<std::int64_t>{4096, 4096, 4096}, cold_rounds);
+    g_kernels.clear();
+    return rc;
+  }
   if (const std::uint64_t mb = tune::bench::verify_cost_flag(argc, argv, 256); mb > 0)
     return tune::bench::run_verify_cost(*g_dev, mb, 3);
   if (argc > 1 && std::string(argv[1]) == "--matmul-hopper") {

@@ -10,6 +10,8 @@
 //                                               application's command buffer (issue 13)
 //   bench_vulkan --verify-cost[=MB]             tuning with and without verification, side by
 //                                               side (bench/verify_cost.hpp; default 32 MiB here)
+//   bench_vulkan --cold-floor[=ROUNDS]          matmul_f16 tuned cold against its floor
+//                                               (bench/cold_floor.hpp); prints a table
 //   bench_vulkan --interleaved                  the same pair measured interleaved in one loop
 //                                               (bench/interleaved_pair.hpp); prints a table
 //
@@ -31,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "cold_floor.hpp"
 #include "interleaved_pair.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
@@ -488,6 +491,19 @@ int main(int argc, char** argv) {
     auto vdev = open_device("vulkan");
     if (!vdev.ok()) return 1;
     return bench::run_verify_cost(**vdev, mb, 3);
+  }
+  if (const int rounds = bench::cold_floor_flag(argc, argv); rounds > 0) {
+    auto vdev = open_device("vulkan");
+    auto k = kernels::bundled_kernel(Language::glsl, "matmul_f16");
+    if (!vdev.ok() || !k) return 1;
+    // The demo size, 1 warm-up and 10 timed launches per configuration and no cache flush: on
+    // lavapipe the default budgets time for seconds (the "GPU" is the same two CPU cores, a
+    // 128^3 fp16 matmul takes milliseconds there), hiding the compiles this is about.
+    BenchOptions quick;
+    quick.warmup_count = 1;
+    quick.rep_count = 10;
+    quick.flush_l2 = false;
+    return bench::run_cold_floor(**vdev, *k, k->demo_sizes.front(), rounds, quick);
   }
   int nargs = static_cast<int>(args.size());
   benchmark::Initialize(&nargs, args.data());

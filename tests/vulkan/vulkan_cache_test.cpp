@@ -14,6 +14,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "scoped_env.hpp"
@@ -305,6 +306,37 @@ TEST_CASE("SPIR-V disk cache: keyed by every macro; the workgroup size is one of
   CHECK(diag(*dev).shaderc_compiles == 3);
   CHECK(diag(*dev).spirv_disk_hits == 0);
   check_scale(*dev, **other_scale, 5);
+  CHECK(count_files(cache.spirv()) == 4);
+}
+
+TEST_CASE("concurrent compiles: different variants in parallel, one variant built once") {
+  // shaderc runs outside the compiler's lock (issue 15): threads compiling different variants
+  // and the same variant at once each get a working kernel, and every module is built once.
+  ScratchCache cache;
+  auto dev = open_vulkan_or_skip();
+  constexpr int kThreads = 8;
+  std::vector<std::unique_ptr<CompiledKernel>> kernels(kThreads);
+  std::vector<Status> status(kThreads);
+  {
+    std::vector<std::jthread> pool;
+    for (int t = 0; t < kThreads; ++t) {
+      // Scales 1..4, each asked for by two threads.
+      pool.emplace_back([&, t] {
+        auto ck = dev->compile(scale_source(), scale_config(1 + t % 4));
+        if (ck.ok())
+          kernels[static_cast<std::size_t>(t)] = std::move(*ck);
+        else
+          status[static_cast<std::size_t>(t)] = ck.status();
+      });
+    }
+  }
+  for (int t = 0; t < kThreads; ++t) {
+    CAPTURE(t);
+    REQUIRE_MESSAGE(status[static_cast<std::size_t>(t)].ok(),
+                    status[static_cast<std::size_t>(t)].to_string());
+    check_scale(*dev, *kernels[static_cast<std::size_t>(t)], 1 + t % 4);
+  }
+  CHECK(diag(*dev).shaderc_compiles == 4);
   CHECK(count_files(cache.spirv()) == 4);
 }
 

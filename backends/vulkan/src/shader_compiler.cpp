@@ -245,22 +245,44 @@ Result<std::shared_ptr<const ShaderCompiler::Spirv>> ShaderCompiler::compile(
   auto closure = include_closure(source);
   if (!closure.ok()) return closure.status();
   const std::string key = key_of(source, macros, *closure);
-  std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = memory_.find(key); it != memory_.end()) {
-    if (cached != nullptr) *cached = true;
-    return it->second;
+  // The mutex covers only the maps: shaderc and disk reads run outside it, so the variants of
+  // a tuning compile in parallel on the VariantCache's pool. A key being built by another
+  // thread is waited for, not built twice.
+  std::shared_ptr<std::promise<SpirvResult>> mine;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (auto it = memory_.find(key); it != memory_.end()) {
+      if (cached != nullptr) *cached = true;
+      return it->second;
+    }
+    if (auto it = building_.find(key); it != building_.end()) {
+      std::shared_future<SpirvResult> theirs = it->second;
+      lock.unlock();
+      SpirvResult r = theirs.get();
+      if (cached != nullptr) *cached = r.ok();
+      return r;
+    }
+    mine = std::make_shared<std::promise<SpirvResult>>();
+    building_.emplace(key, mine->get_future().share());
   }
+  SpirvResult out = Status(StatusCode::internal, "unset");
+  bool from_disk = false;
   if (auto disk = load(key)) {
-    ++disk_hits_;
-    memory_.emplace(key, disk);
-    if (cached != nullptr) *cached = true;
-    return disk;
+    out = std::shared_ptr<const Spirv>(std::move(disk));
+    from_disk = true;
+  } else {
+    out = run_shaderc(source, macros, *parsed, *closure);
+    if (out.ok()) store(key, **out);
   }
-  auto fresh = run_shaderc(source, macros, *parsed, *closure);
-  if (!fresh.ok()) return fresh.status();
-  memory_.emplace(key, *fresh);
-  store(key, **fresh);
-  return fresh;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (from_disk) ++disk_hits_;
+    if (out.ok()) memory_.emplace(key, *out);
+    building_.erase(key);
+  }
+  mine->set_value(out);
+  if (cached != nullptr) *cached = from_disk;
+  return out;
 }
 
 Result<std::shared_ptr<const ShaderCompiler::Spirv>> ShaderCompiler::run_shaderc(
@@ -280,7 +302,7 @@ Result<std::shared_ptr<const ShaderCompiler::Spirv>> ShaderCompiler::run_shaderc
   // GL_GOOGLE_include_directive): the SPIR-V of every other source stays as it was.
   if (!closure.empty() || !include_directives(source.text).empty())
     opts.SetIncluder(std::make_unique<Includer>(source, closure));
-  ++shaderc_compiles_;
+  shaderc_compiles_.fetch_add(1, std::memory_order_relaxed);
   shaderc::SpvCompilationResult res = compiler_.CompileGlslToSpv(
       source.text, shaderc_glsl_compute_shader, "kernel.comp", "main", opts);
   if (res.GetCompilationStatus() != shaderc_compilation_status_success) {
@@ -344,7 +366,7 @@ ShaderCompiler::Stats ShaderCompiler::stats() const {
   if (disk_) s.disk_dir = disk_->dir().string();
   std::lock_guard<std::mutex> lock(mu_);
   s.entries = memory_.size();
-  s.shaderc_compiles = shaderc_compiles_;
+  s.shaderc_compiles = shaderc_compiles_.load(std::memory_order_relaxed);
   s.disk_hits = disk_hits_;
   return s;
 }

@@ -8,12 +8,18 @@
 //
 // Ownership: owns the shaderc compiler and both caches; compiled modules are shared
 // (shared_ptr) with whoever asked for them and stay valid after the compiler is gone.
-// Thread safety: compile() and stats() may be called from any thread; one mutex serialises
-// shaderc and both caches, so a variant is compiled or read from disk once.
-// Blocking: compile() runs shaderc (2-110 ms) or reads a file under that mutex.
+// Thread safety: compile() and stats() may be called from any thread. One mutex guards the
+// in-memory maps only; shaderc (whose compiler object is safe to share between threads) and
+// disk reads run outside it, so different variants compile in parallel (issue 15: a tuning's
+// compiles were serialised here), while a variant asked for twice at once is built once: the
+// second caller waits for the first.
+// Blocking: compile() runs shaderc (2-110 ms) or reads a file, or waits for the thread that
+// does.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -73,12 +79,13 @@ class ShaderCompiler {
  private:
   std::string key_of(const KernelSource& source, const std::vector<Definition>& macros,
                      const IncludeClosure& closure) const;
-  // Requires mu_.
+  using SpirvResult = Result<std::shared_ptr<const Spirv>>;
+  // Without mu_ (shaderc's compiler is shared between threads).
   Result<std::shared_ptr<const Spirv>> run_shaderc(const KernelSource& source,
                                                    const std::vector<Definition>& macros,
                                                    const GlslOptions& glsl,
                                                    const IncludeClosure& closure);
-  // Requires mu_. Null on a miss or a damaged entry (evicted).
+  // Without mu_ (BinaryCache is thread-safe). Null on a miss or a damaged entry (evicted).
   std::shared_ptr<const Spirv> load(const std::string& key);
   void store(const std::string& key, const Spirv& spirv);
 
@@ -90,7 +97,9 @@ class ShaderCompiler {
   mutable std::mutex mu_;
   shaderc::Compiler compiler_;
   std::map<std::string, std::shared_ptr<const Spirv>> memory_;
-  std::uint64_t shaderc_compiles_ = 0;
+  // Keys being loaded or compiled by some thread; later callers wait on the future.
+  std::map<std::string, std::shared_future<SpirvResult>> building_;
+  std::atomic<std::uint64_t> shaderc_compiles_{0};
   std::uint64_t disk_hits_ = 0;
 };
 
