@@ -99,15 +99,17 @@ Result<FlushCheck> measure_flush_effect(Device& dev, const FlushCheckOptions& op
   r.flush_bytes = flush_bytes_for(info);
   r.reps = opts.reps;
   r.works_ratio = opts.works_ratio;
-  r.buffer_bytes = (opts.buffer_bytes != 0 ? opts.buffer_bytes : info.llc_bytes / 2) & ~std::uint64_t{3};
+  r.buffer_bytes =
+      (opts.buffer_bytes != 0 ? opts.buffer_bytes : info.llc_bytes / 2) & ~std::uint64_t{3};
   const std::uint64_t words = r.buffer_bytes / 4;
   if (opts.reps < 1)
     return Status(StatusCode::invalid_argument,
                   "FlushCheckOptions::reps must be >= 1, not " + std::to_string(opts.reps));
   if (words == 0 || words > 0xffffffffu)
-    return Status(StatusCode::invalid_argument,
-                  "the flush check's buffer of " + std::to_string(r.buffer_bytes) +
-                      " bytes must hold 1 to 2^32-1 32-bit words (FlushCheckOptions::buffer_bytes)");
+    return Status(
+        StatusCode::invalid_argument,
+        "the flush check's buffer of " + std::to_string(r.buffer_bytes) +
+            " bytes must hold 1 to 2^32-1 32-bit words (FlushCheckOptions::buffer_bytes)");
 
   auto in = dev.alloc(r.buffer_bytes);
   if (!in.ok()) return Status(in.status()).with_context("the flush check's read buffer");
@@ -118,7 +120,8 @@ Result<FlushCheck> measure_flush_effect(Device& dev, const FlushCheckOptions& op
   Config c;
   c.launch().block = Dim3{kBlock, 1, 1};
   auto kernel = dev.compile(read_kernel(dev.language()), c);
-  if (!kernel.ok()) return Status(kernel.status()).with_context("compiling the flush check's read kernel");
+  if (!kernel.ok())
+    return Status(kernel.status()).with_context("compiling the flush check's read kernel");
   const auto n = static_cast<std::uint32_t>(words);
   const std::array<ArgValue, 3> args = {ArgValue::buf(**in, ElemType::u32, words),
                                         ArgValue::buf(**out, ElemType::u32, 1), ArgValue(n)};
@@ -131,12 +134,15 @@ Result<FlushCheck> measure_flush_effect(Device& dev, const FlushCheckOptions& op
 
   BenchOptions bench;
   bench.cache = TimingCache::none;  // warm: each repetition reads what the previous one cached
-  TUNE_ASSIGN_OR_RETURN(r.warm_ns, median_of(time_reps(dev, **kernel, dims, args, bench, opts.reps)));
+  TUNE_ASSIGN_OR_RETURN(r.warm_ns,
+                        median_of(time_reps(dev, **kernel, dims, args, bench, opts.reps)));
   bench.cache = TimingCache::flush;
-  TUNE_ASSIGN_OR_RETURN(r.cold_ns, median_of(time_reps(dev, **kernel, dims, args, bench, opts.reps)));
+  TUNE_ASSIGN_OR_RETURN(r.cold_ns,
+                        median_of(time_reps(dev, **kernel, dims, args, bench, opts.reps)));
 
   auto rotation = InputRotation::make(dev, args, {}, 0);
-  if (!rotation.ok()) return Status(rotation.status()).with_context("the flush check's rotating copies");
+  if (!rotation.ok())
+    return Status(rotation.status()).with_context("the flush check's rotating copies");
   r.rotate_sets = rotation->sets();
   r.rotate_fallback = rotation->fallback();
   if (rotation->active()) {

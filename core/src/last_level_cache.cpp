@@ -98,9 +98,8 @@ void set_last_level_cache(DeviceInfo& info, std::uint64_t bytes, CacheSizeSource
     return;
   }
   static std::once_flag warned;
-  std::call_once(warned, [&] {
-    log_warning("TUNE_LLC_BYTES: " + user.status().message() + "; ignored");
-  });
+  std::call_once(warned,
+                 [&] { log_warning("TUNE_LLC_BYTES: " + user.status().message() + "; ignored"); });
 }
 
 std::uint64_t flush_bytes_for(const DeviceInfo& info) noexcept {

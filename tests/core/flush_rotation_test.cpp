@@ -156,8 +156,7 @@ TEST_CASE("InputRotation: copies of the inputs, taken in turn, set 0 the caller'
     auto k = rig.dev.compile(sim_source(), Config()).value();
     BenchOptions opts = tiny_bench();
     opts.cache = TimingCache::rotate;
-    auto t = time_reps(rig.dev, *k, LaunchDims{{1, 1, 1}, {64, 1, 1}, 0}, args, opts, 8, {},
-                       &*rot);
+    auto t = time_reps(rig.dev, *k, LaunchDims{{1, 1, 1}, {64, 1, 1}, 0}, args, opts, 8, {}, &*rot);
     REQUIRE(t.ok());
     CHECK(t->size() == 8);
     CHECK(rig.dev.flushes() == flushes);
@@ -165,7 +164,8 @@ TEST_CASE("InputRotation: copies of the inputs, taken in turn, set 0 the caller'
   }
 }
 
-TEST_CASE("InputRotation: buffers the resets name stay the caller's; nothing to rotate falls back") {
+TEST_CASE(
+    "InputRotation: buffers the resets name stay the caller's; nothing to rotate falls back") {
   ScaleRig rig(64ull << 10);
   auto args = rig.args();
   LaunchResets resets;

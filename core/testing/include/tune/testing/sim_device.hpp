@@ -104,7 +104,8 @@ class SimDevice final : public Device {
 
   // The default snapshot: backend "simulated", name "simulated device", arch "sim", an
   // H100-like set of limits (1024 threads, 48 KiB / 227 KiB shared memory, 64K registers,
-  // warp 32, 132 compute units, 50 MiB L2 as the last-level cache, 80 GiB memory), timer resolution 1 ns.
+  // warp 32, 132 compute units, 50 MiB L2 (the last-level cache), 80 GiB memory), timer
+  // resolution 1 ns.
   static DeviceInfo default_info();
 
   // `info` is used as given except that its backend is always "simulated".
