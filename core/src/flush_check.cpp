@@ -54,12 +54,6 @@ KernelSource read_kernel(Language language) {
   return s;
 }
 
-std::string mib(std::uint64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  return buf;
-}
-
 Result<double> median_of(Result<std::vector<double>> samples) {
   if (!samples.ok()) return samples.status();
   if (samples->empty()) return Status(StatusCode::internal, "device returned no timing samples");
@@ -71,8 +65,9 @@ Result<double> median_of(Result<std::vector<double>> samples) {
 std::string FlushCheck::to_string() const {
   char line[160];
   std::string out;
-  out += "last-level cache: " + mib(llc_bytes) + " (" + std::string(tune::to_string(llc_source)) +
-         "), flush writes " + mib(flush_bytes) + ", read buffer " + mib(buffer_bytes) + "\n";
+  out += "last-level cache: " + byte_size_text(llc_bytes) + " (" +
+         std::string(tune::to_string(llc_source)) + "), flush writes " +
+         byte_size_text(flush_bytes) + ", read buffer " + byte_size_text(buffer_bytes) + "\n";
   std::snprintf(line, sizeof line, "warm read   : %10.1f us (median of %d)\n", warm_ns / 1e3, reps);
   out += line;
   std::snprintf(line, sizeof line, "after flush : %10.1f us  cold/warm %.2fx  flush %s\n",

@@ -8,10 +8,6 @@
 namespace tune {
 namespace {
 
-std::string mib(std::uint64_t bytes) {
-  return std::to_string((bytes + (1ull << 20) - 1) >> 20) + " MiB";
-}
-
 bool is_reset(const LaunchResets& resets, const DeviceBuffer* b) {
   if (std::find(resets.zero.begin(), resets.zero.end(), b) != resets.zero.end()) return true;
   return std::any_of(resets.restore.begin(), resets.restore.end(),
@@ -43,10 +39,11 @@ Result<InputRotation> InputRotation::make(Device& dev, ArgList args, const Launc
     max_bytes = info.global_memory_bytes > 0 ? info.global_memory_bytes / 4 : 1ull << 30;
   const std::uint64_t need = (n - 1) * rot.input_bytes_;
   if (need > max_bytes) {
-    rot.fallback_ = "rotating " + std::to_string(n) + " sets of " + mib(rot.input_bytes_) +
-                    " of inputs (together twice the " + mib(info.llc_bytes) +
-                    " last-level cache) needs " + mib(need) + " of copies, over the " +
-                    mib(max_bytes) + " cap (BenchOptions::rotate_max_bytes)";
+    rot.fallback_ = "rotating " + std::to_string(n) + " sets of " +
+                    byte_size_text(rot.input_bytes_) + " of inputs (together twice the " +
+                    byte_size_text(info.llc_bytes) + " last-level cache) needs " +
+                    byte_size_text(need) + " of copies, over the " + byte_size_text(max_bytes) +
+                    " cap (BenchOptions::rotate_max_bytes)";
     return rot;
   }
   rot.sets_.emplace_back(args.begin(), args.end());  // set 0: the caller's own buffers

@@ -1,6 +1,7 @@
 #include "tune/backend/last_level_cache.hpp"
 
 #include <cctype>
+#include <cstdio>
 #include <mutex>
 #include <string>
 
@@ -83,6 +84,20 @@ Result<std::uint64_t> parse_byte_size(std::string_view text) {
   }
   if (value == 0 || value > (~std::uint64_t{0} >> shift)) return bad();
   return value << shift;
+}
+
+std::string byte_size_text(std::uint64_t bytes) {
+  char buf[32];
+  const double b = static_cast<double>(bytes);
+  if (bytes >= (1ull << 30))
+    std::snprintf(buf, sizeof buf, "%.1f GiB", b / (1ull << 30));
+  else if (bytes >= (1ull << 20))
+    std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1ull << 20));
+  else if (bytes >= (1ull << 10))
+    std::snprintf(buf, sizeof buf, "%.1f KiB", b / (1ull << 10));
+  else
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  return buf;
 }
 
 void set_last_level_cache(DeviceInfo& info, std::uint64_t bytes, CacheSizeSource source,

@@ -119,6 +119,10 @@ TEST_CASE("last-level cache: byte sizes and AMD's Infinity Cache table") {
     CHECK(r.status().code() == StatusCode::invalid_argument);
     CHECK(r.status().message().find("'" + std::string(bad) + "'") != std::string::npos);
   }
+  CHECK(byte_size_text(12) == "12 B");
+  CHECK(byte_size_text(512ull << 10) == "512.0 KiB");
+  CHECK(byte_size_text(3ull << 19) == "1.5 MiB");
+  CHECK(byte_size_text(2ull << 30) == "2.0 GiB");
   CHECK(amd_infinity_cache_bytes("gfx942") == 256ull << 20);  // MI300
   CHECK(amd_infinity_cache_bytes("gfx1030") == 128ull << 20);
   CHECK(amd_infinity_cache_bytes("gfx1100") == 96ull << 20);
@@ -223,7 +227,9 @@ TEST_CASE("Autotuner with rotating inputs over the memory cap: falls back to the
   auto rot = InputRotation::make(rig.dev, args, {}, opts.bench.rotate_max_bytes);
   REQUIRE(rot.ok());
   CHECK_FALSE(rot->active());
-  CHECK(rot->fallback().find("rotate_max_bytes") != std::string::npos);
+  CHECK(rot->fallback() ==
+        "rotating 4 sets of 32.0 KiB of inputs (together twice the 64.0 KiB last-level cache) "
+        "needs 96.0 KiB of copies, over the 32.0 KiB cap (BenchOptions::rotate_max_bytes)");
 }
 
 TEST_CASE("time_kernel: cache none never flushes, rotate flushes only the estimate") {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "tune/device_info.hpp"
@@ -35,6 +36,9 @@ std::uint64_t amd_infinity_cache_bytes(std::string_view gfx_target) noexcept;
 // suffix K, M or G (any case, an optional "iB"/"B": "256M", "256MiB", "268435456").
 // invalid_argument naming the text otherwise.
 Result<std::uint64_t> parse_byte_size(std::string_view text);
+
+// `bytes` for people: "1.5 MiB", "96.0 MiB", "512.0 KiB", "12 B".
+std::string byte_size_text(std::uint64_t bytes);
 
 // Records the last-level cache in `info`: `bytes` with `source` when bytes > 0, else
 // `fallback` as CacheSizeSource::default_size. TUNE_LLC_BYTES, when set and valid, wins
