@@ -51,6 +51,15 @@ Result<InputRotation> InputRotation::make(Device& dev, ArgList args, const Launc
     std::vector<ArgValue> set(args.begin(), args.end());
     for (DeviceBuffer* in : inputs) {
       auto copy = dev.alloc(in->size_bytes());
+      if (!copy.ok() && copy.status().code() == StatusCode::out_of_resources) {
+        // Memory the cap allowed but the device does not have: flush instead, like the cap.
+        rot.fallback_ = "allocating rotating input copy " + std::to_string(s) + " of " +
+                        std::to_string(n - 1) + " failed: " + copy.status().message();
+        TUNE_RETURN_IF_ERROR(dev.synchronize());  // the copies queued so far are done with
+        rot.copies_.clear();
+        rot.sets_.clear();
+        return rot;
+      }
       if (!copy.ok())
         return Status(copy.status())
             .with_context("allocating rotating input copy " + std::to_string(s));

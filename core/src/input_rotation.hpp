@@ -11,8 +11,9 @@
 // Device::copy when the rotation is made (queued on the device's queue, so ordered before the
 // launches). n is the smallest count with n x (input bytes) >= kFlushCacheMultiple x
 // DeviceInfo::llc_bytes, at least 2, so the sets together exceed the cache as the flush does.
-// Fallback: when the copies would take more than the cap, or no buffer is an input, the
-// rotation is inactive and fallback() says why; timing then flushes.
+// Fallback: when the copies would take more than the cap, the device runs out of memory for
+// them (out_of_resources), or no buffer is an input, the rotation is inactive and fallback()
+// says why; timing then flushes.
 //
 // Ownership: owns the copies; they are freed with it, on the device that made them, which must
 // outlive it. Not thread-safe: one tuning's timing thread uses it.
@@ -36,8 +37,8 @@ class InputRotation {
   InputRotation& operator=(const InputRotation&) = delete;
 
   // Plans and makes the copies for `args` on `dev`, within `max_bytes` of copies (0: a quarter
-  // of DeviceInfo::global_memory_bytes, 1 GiB when unknown). An allocation or copy failure is
-  // returned as the device reported it, with context.
+  // of DeviceInfo::global_memory_bytes, 1 GiB when unknown). A copy failure, or an allocation
+  // failure other than out_of_resources, is returned as the device reported it, with context.
   static Result<InputRotation> make(Device& dev, ArgList args, const LaunchResets& resets,
                                     std::uint64_t max_bytes);
 
