@@ -35,6 +35,12 @@ Result<InputRotation> InputRotation::make(Device& dev, ArgList args, const Launc
   const std::uint64_t target = kFlushCacheMultiple * std::max<std::uint64_t>(info.llc_bytes, 1);
   const std::uint64_t n =
       std::max<std::uint64_t>(2, (target + rot.input_bytes_ - 1) / rot.input_bytes_);
+  if (n > kMaxRotationSets) {
+    rot.fallback_ = "inputs of " + byte_size_text(rot.input_bytes_) + " need " + std::to_string(n) +
+                    " sets to exceed twice the " + byte_size_text(info.llc_bytes) +
+                    " last-level cache, more than " + std::to_string(kMaxRotationSets);
+    return rot;
+  }
   if (max_bytes == 0)
     max_bytes = info.global_memory_bytes > 0 ? info.global_memory_bytes / 4 : 1ull << 30;
   const std::uint64_t need = (n - 1) * rot.input_bytes_;

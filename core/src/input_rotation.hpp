@@ -11,9 +11,10 @@
 // Device::copy when the rotation is made (queued on the device's queue, so ordered before the
 // launches). n is the smallest count with n x (input bytes) >= kFlushCacheMultiple x
 // DeviceInfo::llc_bytes, at least 2, so the sets together exceed the cache as the flush does.
-// Fallback: when the copies would take more than the cap, the device runs out of memory for
-// them (out_of_resources), or no buffer is an input, the rotation is inactive and fallback()
-// says why; timing then flushes.
+// Fallback: when more than kMaxRotationSets sets would be needed (inputs so small that a
+// flush costs less than the allocations), when the copies would take more than the cap, the device
+// runs out of memory for them (out_of_resources), or no buffer is an input, the rotation is
+// inactive and fallback() says why; timing then flushes.
 //
 // Ownership: owns the copies; they are freed with it, on the device that made them, which must
 // outlive it. Not thread-safe: one tuning's timing thread uses it.
@@ -27,6 +28,8 @@
 #include "tune/device.hpp"
 
 namespace tune {
+
+inline constexpr std::uint64_t kMaxRotationSets = 256;
 
 class InputRotation {
  public:

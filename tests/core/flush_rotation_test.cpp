@@ -180,6 +180,17 @@ TEST_CASE(
   CHECK(rot->input_bytes() == ScaleRig::kN * sizeof(float));  // x only
   for (std::size_t i = 0; i < rot->sets(); ++i) CHECK(rot->next()[1].buffer == rig.y.get());
 
+  {
+    ScaleRig tiny(1ull << 30);  // 32 KiB of inputs against 2 GiB: far too many sets
+    auto many = InputRotation::make(tiny.dev, tiny.args(), {}, 0);
+    REQUIRE(many.ok());
+    CHECK_FALSE(many->active());
+    CHECK(many->fallback() ==
+          "inputs of 32.0 KiB need 65536 sets to exceed twice the 1.0 GiB last-level cache, more "
+          "than 256");
+    CHECK(tiny.dev.live_buffers() == 2);
+  }
+
   resets.restore = {{rig.x.get(), rig.y.get()}};
   auto none = InputRotation::make(rig.dev, args, resets, 0);
   REQUIRE(none.ok());
