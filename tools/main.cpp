@@ -14,6 +14,8 @@
 //   tune stability [--device SPEC] [--kernel NAME] [--runs N] [--quick] [--json] [--quality]
 //                  [--heat-ms MS]
 //                                     how often the winner changes when a key is re-tuned
+//   tune flush-check [--device SPEC] [--reps N] [--bytes N] [--json]
+//                                     whether timing's cache flush makes a launch cold
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -29,6 +31,7 @@
 
 #include "cache_command.hpp"
 #include "export_space_command.hpp"
+#include "flush_check_command.hpp"
 #include "html_report.hpp"
 #include "import_space_command.hpp"
 #include "progress_line.hpp"
@@ -302,6 +305,7 @@ int main(int argc, char** argv) {
   tune::cli::add_run_space_command(app);
   tune::cli::add_export_space_command(app);
   tune::cli::add_stability_command(app);
+  tune::cli::add_flush_check_command(app);
 
   try {
     app.parse(argc, argv);

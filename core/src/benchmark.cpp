@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+
+#include "tune/log.hpp"
 
 namespace tune {
 namespace {
@@ -11,7 +14,7 @@ namespace {
 TimingPlan timing_plan(const BenchOptions& opts, int reps, const LaunchResets& resets) {
   TimingPlan plan;
   plan.reps = reps;
-  plan.flush_l2 = opts.flush_l2;
+  plan.flush_l2 = opts.cache != TimingCache::none;  // rotate without a rotation: flush
   plan.resets = resets;
   plan.timeout_ms = opts.timeout_ms;
   return plan;
@@ -26,6 +29,18 @@ Status run_before(Device& dev, const BeforeLaunch& before) {
 bool finite_at_least(double v, double lo) { return std::isfinite(v) && v >= lo; }
 
 }  // namespace
+
+std::string_view to_string(TimingCache c) noexcept {
+  switch (c) {
+    case TimingCache::flush:
+      return "flush";
+    case TimingCache::rotate:
+      return "rotate";
+    case TimingCache::none:
+      return "none";
+  }
+  return "?";
+}
 
 Status validate(const BenchOptions& o) {
   auto bad = [](const char* field, const std::string& why) {
@@ -151,7 +166,22 @@ int reps_for(double estimate_ns, const BenchOptions& opts) noexcept {
 Result<std::vector<double>> time_reps(Device& dev, const CompiledKernel& kernel,
                                       const LaunchDims& dims, ArgList args,
                                       const BenchOptions& opts, int reps,
-                                      const BeforeLaunch& before) {
+                                      const BeforeLaunch& before, InputRotation* rotation) {
+  if (rotation != nullptr && rotation->active()) {
+    // One call per rep: each takes the next argument set, and the sets replace the flush.
+    BenchOptions unflushed = opts;
+    unflushed.cache = TimingCache::none;
+    std::vector<double> samples;
+    samples.reserve(static_cast<std::size_t>(std::max(reps, 0)));
+    for (int i = 0; i < reps; ++i) {
+      if (before.host) TUNE_RETURN_IF_ERROR(run_before(dev, before));
+      auto t = dev.time(kernel, dims, rotation->next(),
+                        timing_plan(unflushed, 1, before.host ? LaunchResets{} : before.resets));
+      if (!t.ok()) return t.status();
+      samples.insert(samples.end(), t->begin(), t->end());
+    }
+    return samples;
+  }
   if (!before.host) return dev.time(kernel, dims, args, timing_plan(opts, reps, before.resets));
   // A host step cannot run inside the backend's timing loop: one Device::time call per rep.
   if (reps <= 0) return dev.time(kernel, dims, args, timing_plan(opts, reps, {}));
@@ -173,7 +203,15 @@ Result<SampleStats> time_kernel(Device& dev, const CompiledKernel& kernel, const
   if (!est.ok()) return est.status();
   est = settle_clocks(dev, kernel, dims, args, opts, *est, before);
   if (!est.ok()) return est.status();
-  auto samples = time_reps(dev, kernel, dims, args, opts, reps_for(*est, opts), before);
+  std::optional<InputRotation> rotation;
+  if (opts.cache == TimingCache::rotate) {
+    auto made = InputRotation::make(dev, args, before.resets, opts.rotate_max_bytes);
+    if (!made.ok()) return made.status();
+    rotation = std::move(*made);
+    if (!rotation->active()) log_warning("timing flushes instead: " + rotation->fallback());
+  }
+  auto samples = time_reps(dev, kernel, dims, args, opts, reps_for(*est, opts), before,
+                           rotation ? &*rotation : nullptr);
   if (!samples.ok()) return samples.status();
   if (samples->empty()) return Status(StatusCode::internal, "device returned no timing samples");
   return summarize(*samples);
@@ -227,7 +265,24 @@ Status Race::settle() {
   return {};
 }
 
+TimingCache Race::timing_cache() const noexcept {
+  return timing_cache_used(opts_.cache, rotation());
+}
+
+Status Race::make_rotation() {
+  if (opts_.cache != TimingCache::rotate || rotation_ || entries_.empty()) return {};
+  // Every contestant is the same kernel on the same arguments: the first one's resets name
+  // the buffers it writes.
+  auto made =
+      InputRotation::make(dev_, args_, entries_.front().before.resets, opts_.rotate_max_bytes);
+  if (!made.ok()) return made.status();
+  rotation_ = std::move(*made);
+  if (!rotation_->active()) log_warning("timing flushes instead: " + rotation_->fallback());
+  return {};
+}
+
 Result<bool> Race::round() {
+  TUNE_RETURN_IF_ERROR(make_rotation());
   // Settle at the first round, and again after a pause long enough for a driver to have
   // lowered the clock (the Autotuner may wait for compiles with nothing left to time).
   if (clock_.needs_settling()) TUNE_RETURN_IF_ERROR(settle());
@@ -241,7 +296,8 @@ Result<bool> Race::round() {
     int have = static_cast<int>(e.samples.size());
     if (!alive(i) || have >= budget_[i]) continue;
     const int reps = racing ? std::min(batch, budget_[i] - have) : budget_[i] - have;
-    auto s = time_reps(dev_, *e.kernel, e.dims, args_, opts_, reps, e.before);
+    auto s = time_reps(dev_, *e.kernel, e.dims, args_, opts_, reps, e.before,
+                       rotation_ ? &*rotation_ : nullptr);
     Status after = e.after_batch ? e.after_batch(s.status()) : Status();
     if (!s.ok()) {
       if (s.status().code() == StatusCode::device_lost) return s.status();
@@ -311,7 +367,7 @@ Result<ShowdownReport> Race::finish() {
   if (!opts_.racing || opts_.rep_count > 0 || opts_.showdown_rounds <= 0 || entries_.size() < 2)
     return ShowdownReport{};
   if (clock_.needs_settling()) TUNE_RETURN_IF_ERROR(settle());
-  auto out = run_showdown(dev_, args_, opts_, entries_);
+  auto out = run_showdown(dev_, args_, opts_, entries_, rotation_ ? &*rotation_ : nullptr);
   clock_.busy();
   return out;
 }

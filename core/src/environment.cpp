@@ -50,6 +50,11 @@ constexpr EnvVariable kVariables[] = {
      "the CUDA toolkit's include directory that NVRTC compiles see (CUB, `cuda/std`, "
      "`cuda_fp16.h`; its `cccl/` subdirectory first when present); default: the toolkit "
      "libtune was built with, e.g. `/usr/local/cuda/include`"},
+    {"TUNE_LLC_BYTES",
+     "the last-level cache size that timing assumes (`256M`, `96MiB`, bytes): the flush before "
+     "each timed launch writes twice it, rotating input copies exceed it (default: as the "
+     "device reports it, AMD's Infinity Cache by architecture, else a default per device "
+     "type; `tune flush-check` shows it)"},
 };
 
 // The variable's row; std::logic_error when it has none.

@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "input_rotation.hpp"
 #include "tune/benchmark.hpp"
 
 namespace tune {
@@ -85,10 +86,16 @@ class Race {
   bool decided() const noexcept;
   // In the order they were added, with their samples and outcomes.
   std::vector<RaceEntry>& entries() noexcept { return entries_; }
+  // What kept the cache cold (BenchOptions::cache, or flush where rotation fell back).
+  TimingCache timing_cache() const noexcept;
+  // The rotating input copies (BenchOptions::cache == rotate), made at the first round from
+  // the first contestant's resets; null before that or for other choices.
+  const InputRotation* rotation() const noexcept { return rotation_ ? &*rotation_ : nullptr; }
 
  private:
   bool alive(std::size_t i) const;
   Status settle();
+  Status make_rotation();
   void decide();
 
   Device& dev_;
@@ -98,12 +105,16 @@ class Race {
   std::vector<int> budget_;  // repetitions each may take in all; -1 until its first round
   ClockWatch clock_;
   int undecided_ = -1;  // contestants the last decision left racing besides the leader
+  std::optional<InputRotation> rotation_;
 };
 
-// `reps` timed repetitions with `before` ahead of each one (see BeforeLaunch).
+// `reps` timed repetitions with `before` ahead of each one (see BeforeLaunch). With an active
+// `rotation`, each repetition is a Device::time call of its own on the rotation's next
+// argument set, without a flush; otherwise on `args`, flushed unless opts.cache is none.
 Result<std::vector<double>> time_reps(Device& dev, const CompiledKernel& kernel,
                                       const LaunchDims& dims, ArgList args,
                                       const BenchOptions& opts, int reps,
-                                      const BeforeLaunch& before = {});
+                                      const BeforeLaunch& before = {},
+                                      InputRotation* rotation = nullptr);
 
 }  // namespace tune

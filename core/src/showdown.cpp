@@ -33,8 +33,9 @@ std::vector<std::size_t> pick_finalists(const std::vector<RaceEntry>& entries, d
 // One batch of `e` in the showdown. Returns non-ok only for device_lost; any other failure
 // drops the contestant with its reason.
 Status time_batch(Device& dev, ArgList args, const BenchOptions& opts, RaceEntry& e,
-                  std::vector<double>& into) {
-  auto s = time_reps(dev, *e.kernel, e.dims, args, opts, std::max(1, opts.race_batch), e.before);
+                  std::vector<double>& into, InputRotation* rotation) {
+  auto s = time_reps(dev, *e.kernel, e.dims, args, opts, std::max(1, opts.race_batch), e.before,
+                     rotation);
   Status after = e.after_batch ? e.after_batch(s.status()) : Status();
   if (!s.ok() && s.status().code() == StatusCode::device_lost) return s.status();
   if (after.code() == StatusCode::device_lost) return after;
@@ -58,7 +59,7 @@ struct Attempt {
 
 Result<Attempt> time_attempt(Device& dev, ArgList args, const BenchOptions& opts,
                              std::vector<RaceEntry>& entries,
-                             const std::vector<std::size_t>& finalists) {
+                             const std::vector<std::size_t>& finalists, InputRotation* rotation) {
   Attempt a;
   a.samples.resize(finalists.size());
   a.round_start.resize(finalists.size());
@@ -68,7 +69,7 @@ Result<Attempt> time_attempt(Device& dev, ArgList args, const BenchOptions& opts
       RaceEntry& e = entries[finalists[k]];
       if (!e.status.ok()) continue;
       a.round_start[k].push_back(a.samples[k].size());
-      TUNE_RETURN_IF_ERROR(time_batch(dev, args, opts, e, a.samples[k]));
+      TUNE_RETURN_IF_ERROR(time_batch(dev, args, opts, e, a.samples[k], rotation));
     }
   }
   return a;
@@ -122,7 +123,7 @@ bool shifted(const std::vector<double>& first, const std::vector<double>& second
 }
 
 Result<ShowdownReport> run_showdown(Device& dev, ArgList args, const BenchOptions& opts,
-                                    std::vector<RaceEntry>& entries) {
+                                    std::vector<RaceEntry>& entries, InputRotation* rotation) {
   ShowdownReport out;
   if (opts.showdown_rounds <= 0) return out;
   std::vector<std::size_t> finalists = pick_finalists(entries, std::max(0.0, opts.showdown_margin),
@@ -132,7 +133,7 @@ Result<ShowdownReport> run_showdown(Device& dev, ArgList args, const BenchOption
   for (std::size_t pass = 0; finalists.size() >= 2 && pass <= entries.size(); ++pass) {
     Attempt kept;
     for (int attempt = 0;; ++attempt) {
-      TUNE_ASSIGN_OR_RETURN(kept, time_attempt(dev, args, opts, entries, finalists));
+      TUNE_ASSIGN_OR_RETURN(kept, time_attempt(dev, args, opts, entries, finalists, rotation));
       out.rounds += opts.showdown_rounds;
       out.stationary = !attempt_shifted(kept, entries, finalists, opts);
       if (out.stationary || attempt >= opts.showdown_retries) break;

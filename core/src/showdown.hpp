@@ -35,8 +35,10 @@ bool shifted(const std::vector<double>& first, const std::vector<double>& second
 //     fastest finalist (its samples were taken in other conditions, and the winner rule would
 //     weigh them against the showdown's) joins the finalists and the showdown runs again.
 // A contestant whose timing fails is dropped with that reason (like a race); device_lost ends
-// the showdown at once. Does nothing with fewer than two finalists. Blocks; not thread-safe.
+// the showdown at once. Does nothing with fewer than two finalists. Batches take `rotation`'s
+// argument sets when it is active (time_reps). Blocks; not thread-safe.
 Result<ShowdownReport> run_showdown(Device& dev, ArgList args, const BenchOptions& opts,
-                                    std::vector<RaceEntry>& entries);
+                                    std::vector<RaceEntry>& entries,
+                                    InputRotation* rotation = nullptr);
 
 }  // namespace tune

@@ -68,6 +68,8 @@ py::dict device_info_dict(const DeviceInfo& info) {
   d["registers_per_block"] = info.registers_per_block;
   d["warp_size"] = info.warp_size;
   d["l2_bytes"] = info.l2_bytes;
+  d["llc_bytes"] = info.llc_bytes;
+  d["llc_source"] = std::string(tune::to_string(info.llc_source));
   d["global_memory_bytes"] = info.global_memory_bytes;
   d["fingerprint"] = info.fingerprint();
   return d;

@@ -31,9 +31,17 @@ AutotunerOptions make_options(const py::kwargs& kw) {
       o.bench.racing = v.cast<bool>();
     else if (k == "race_tolerance")
       o.bench.race_tolerance = v.cast<double>();
-    else if (k == "flush_l2")
-      o.bench.flush_l2 = v.cast<bool>();
-    else if (k == "timeout_ms")
+    else if (k == "timing_cache") {
+      const auto c = v.cast<std::string>();
+      if (c == "flush")
+        o.bench.cache = tune::TimingCache::flush;
+      else if (c == "rotate")
+        o.bench.cache = tune::TimingCache::rotate;
+      else if (c == "none")
+        o.bench.cache = tune::TimingCache::none;
+      else
+        throw py::value_error("timing_cache: '" + c + "' (expected 'flush', 'rotate' or 'none')");
+    } else if (k == "timeout_ms")
       o.bench.timeout_ms = v.cast<double>();
     else if (k == "persistent")
       o.persistent = v.cast<bool>();

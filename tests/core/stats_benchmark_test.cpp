@@ -112,7 +112,7 @@ TEST_CASE("time_kernel: a host step runs before every launch, flush follows opti
   auto args = rig.args(1024);
   int calls = 0;
   BenchOptions opts = tiny_bench();
-  opts.flush_l2 = false;
+  opts.cache = TimingCache::none;
   auto stats = time_kernel(rig.dev, *k, LaunchDims{}, args, opts, [&] {
     ++calls;
     rig.dev.record("before");
@@ -139,7 +139,7 @@ TEST_CASE("time_kernel: a host step runs before every launch, flush follows opti
   auto k2 = constant_kernel(flushing.dev, 2000.0);
   auto fargs = flushing.args(1024);
   BenchOptions fopts = tiny_bench();
-  fopts.flush_l2 = true;
+  fopts.cache = TimingCache::flush;
   REQUIRE(time_kernel(flushing.dev, *k2, LaunchDims{}, fargs, fopts).ok());
   CHECK(flushing.dev.flushes() == flushing.dev.timed_reps());
 }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "device_facts.hpp"
+#include "scoped_env.hpp"
 #include "spirv_reflect.hpp"
 
 namespace {
@@ -165,6 +166,7 @@ TEST_CASE("device facts: memory plan per device class") {
 }
 
 TEST_CASE("device facts: DeviceInfo from the capabilities") {
+  tune::testing::ScopedEnv no_override("TUNE_LLC_BYTES", nullptr);
   const DeviceInfo lvp = device_info(lavapipe(), "shaderc test");
   CHECK(lvp.backend == "vulkan");
   CHECK(lvp.vendor == "Mesa");
@@ -179,6 +181,8 @@ TEST_CASE("device facts: DeviceInfo from the capabilities") {
   CHECK(lvp.shared_bytes_per_block_optin == 32768);
   CHECK(lvp.warp_size == 8);
   CHECK(lvp.l2_bytes == 0);
+  CHECK(lvp.llc_bytes == (2ull << 20));  // Vulkan reports no cache: the CPU device's default
+  CHECK(lvp.llc_source == CacheSizeSource::default_size);
   CHECK(lvp.global_memory_bytes == 16 * kGiB);
   CHECK(lvp.timer_resolution_ns == 1.0);
   CHECK(lvp.clock_settle_ms == 0.0);
@@ -189,13 +193,20 @@ TEST_CASE("device facts: DeviceInfo from the capabilities") {
   CHECK(nv.driver_version == "580.159.0");      // NVIDIA's own packing of driverVersion
   CHECK(nv.global_memory_bytes == 140 * kGiB);  // the largest device-local heap
   CHECK(nv.warp_size == 32);
-  CHECK(nv.clock_settle_ms == 300.0);  // the driver's clock steps (clock_study)
+  CHECK(nv.clock_settle_ms == 300.0);    // the driver's clock steps (clock_study)
+  CHECK(nv.llc_bytes == (32ull << 20));  // the discrete default: flush 64 MiB
   CHECK(device_info(h200(true), "").driver_version == "NVIDIA 580.159");
 
   const DeviceInfo amd = device_info(integrated(), "");
   CHECK(amd.vendor == "AMD");
   CHECK(amd.driver_version == "2.0.279");  // Vulkan's packing for everyone else
   CHECK(amd.timer_resolution_ns == 10.0);
+  CHECK(amd.llc_bytes == (8ull << 20));
+
+  tune::testing::ScopedEnv user("TUNE_LLC_BYTES", "48M");
+  const DeviceInfo sized = device_info(h200(false), "");
+  CHECK(sized.llc_bytes == (48ull << 20));
+  CHECK(sized.llc_source == CacheSizeSource::user);
 }
 
 TEST_CASE("device facts: names of vendors and device types") {

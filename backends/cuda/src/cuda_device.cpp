@@ -10,6 +10,7 @@
 #include "cuda_open.hpp"
 #include "gpu_device.hpp"
 #include "nvrtc_compiler.hpp"
+#include "tune/backend/last_level_cache.hpp"
 #include "tune/backend/registry.hpp"
 #include "tune/cuda.hpp"
 
@@ -318,6 +319,7 @@ Result<DeviceInfo> query_info(const Driver& d, CUdevice dev) {
   info.registers_per_block = u(12);
   info.warp_size = u(13);
   info.l2_bytes = u(14);
+  set_last_level_cache(info, info.l2_bytes, CacheSizeSource::reported);  // L2 is the last level
   std::size_t total = 0;
   if (CUresult rc = d.cuDeviceTotalMem(&total, dev); rc != CUDA_SUCCESS)
     return call_failed(d, "cuDeviceTotalMem", rc);

@@ -8,6 +8,8 @@
 #include <thread>
 #include <typeinfo>
 
+#include "tune/backend/last_level_cache.hpp"
+
 namespace tune::gpu {
 namespace {
 
@@ -34,7 +36,6 @@ Status call_variant_callback(const Fn& fn, const Config& config, T* out, const c
   return Status(StatusCode::callback_failed,
                 std::string(what) + " threw for " + variant + ": " + thrown);
 }
-constexpr std::uint64_t kDefaultFlushBytes = 256ull << 20;  // when the L2 size is unknown
 
 // The calling thread may load modules while an application's stream captures a graph in
 // global mode (a CaptureMiss::fallback compiles its variant then): relaxed for one scope, the
@@ -586,13 +587,11 @@ Status GpuDevice::launch_locked(const GpuKernel& kernel, const LaunchDims& dims,
 
 Status GpuDevice::ensure_flush_buffer() {
   if (flush_ptr_ != 0) return {};
-  const std::uint64_t mib = 1ull << 20;
-  std::uint64_t bytes = info_.l2_bytes != 0 ? info_.l2_bytes : kDefaultFlushBytes;
-  bytes = (bytes + mib - 1) / mib * mib;  // at least the L2 size, whole MiB
+  const std::uint64_t bytes = flush_bytes_for(info_);  // twice the last-level cache
   if (int rc = api_->mem_alloc(&flush_ptr_, bytes); rc != 0) {
     flush_ptr_ = 0;
     return fail(Call::mem_alloc, rc, StatusCode::out_of_resources,
-                "allocating the L2 flush buffer");
+                "allocating the " + std::to_string(bytes >> 20) + " MiB cache flush buffer");
   }
   flush_bytes_ = bytes;
   return {};
@@ -679,7 +678,7 @@ Result<std::vector<double>> GpuDevice::time(const CompiledKernel& kernel, const 
     if (plan.flush_l2) {
       if (int rc = api_->memset_d8(flush_ptr_, static_cast<std::uint8_t>(r), flush_bytes_, stream_);
           rc != 0)
-        return fail(Call::memset_d8, rc, StatusCode::internal, "L2 flush");
+        return fail(Call::memset_d8, rc, StatusCode::internal, "cache flush");
     }
     if (int rc = api_->event_record(events_[2 * r], stream_); rc != 0)
       return fail(Call::event_record, rc, StatusCode::internal, gk.name());

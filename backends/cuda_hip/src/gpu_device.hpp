@@ -1,7 +1,7 @@
 // GpuDevice: the Device implementation shared by the CUDA and HIP backends, over a GpuApi
 // (the vendor runtime) and an RtcCompiler (NVRTC / hiprtc).
 //
-// Ownership: the device owns its adaptor, compiler, stream, events and L2-flush scratch
+// Ownership: the device owns its adaptor, compiler, stream, events and cache-flush scratch
 // buffer; buffers and kernels it returns hold a pointer back to it and must be destroyed first.
 // Thread safety: compile() runs without the device lock (several threads may compile at once;
 // module loading is thread-safe in both runtimes); every queue operation (copies, launches,
@@ -107,7 +107,7 @@ class GpuKernel final : public CompiledKernel {
 // The vendor strings GpuDevice needs in messages.
 struct GpuNames {
   const char* backend;  // "cuda"
-  const char* flush;    // how the L2 flush is done, for messages ("cuMemsetD8Async")
+  const char* flush;    // how the cache flush is done, for messages ("cuMemsetD8Async")
 };
 
 class GpuDevice : public Device {

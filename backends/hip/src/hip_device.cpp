@@ -7,6 +7,7 @@
 
 #include "gpu_device.hpp"
 #include "hip_internal.hpp"
+#include "tune/backend/last_level_cache.hpp"
 #include "tune/backend/registry.hpp"
 #include "tune/hip.hpp"
 
@@ -256,6 +257,11 @@ Result<DeviceInfo> query_info(int ordinal) {
   info.registers_per_block = u(p.regsPerBlock);
   info.warp_size = u(p.warpSize);
   info.l2_bytes = static_cast<std::uint64_t>(p.l2CacheSize);
+  // HIP reports the L2 only; a part with an Infinity Cache has it behind the L2, far larger.
+  if (std::uint64_t mall = amd_infinity_cache_bytes(info.arch); mall > info.l2_bytes)
+    set_last_level_cache(info, mall, CacheSizeSource::table);
+  else
+    set_last_level_cache(info, info.l2_bytes, CacheSizeSource::reported);
   info.global_memory_bytes = p.totalGlobalMem;
   info.timer_resolution_ns = 1000.0;  // hipEventElapsedTime: about 1 us
   return info;

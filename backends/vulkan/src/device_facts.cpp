@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "spirv_reflect.hpp"
+#include "tune/backend/last_level_cache.hpp"
 #include "vk_status.hpp"
 
 namespace tune::vk {
@@ -209,20 +210,30 @@ Result<MemoryPlan> plan_memory(const DeviceCaps& caps) {
   p.max_buffer_bytes =
       std::min<std::uint64_t>({caps.props.limits.maxStorageBufferRange, caps.max_allocation_bytes,
                                mem.memoryHeaps[heap].size});
+  DeviceInfo llc;
+  set_last_level_cache(llc, caps);
+  p.flush_bytes = std::min(flush_bytes_for(llc), p.max_buffer_bytes / 4) & ~std::uint64_t{3};
+  return p;
+}
+
+void set_last_level_cache(DeviceInfo& info, const DeviceCaps& caps) {
+  // Vulkan reports no cache sizes: a default by device type, which TUNE_LLC_BYTES overrides.
+  // Discrete GPUs: 32 MiB (between a consumer L2 of 4-6 MiB and a data-centre one of 50-96);
+  // integrated: 8 MiB; CPU devices (lavapipe): 2 MiB, since a flush fill runs on the host
+  // cores and its cost is paid before every timed launch.
+  std::uint64_t mib = 2;
   switch (caps.props.deviceType) {
     case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
-      p.flush_bytes = 64ull << 20;
+      mib = 32;
       break;
     case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
     case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
-      p.flush_bytes = 16ull << 20;
+      mib = 8;
       break;
-    default:  // CPU devices (lavapipe): a fill runs on the host cores, keep it cheap
-      p.flush_bytes = 4ull << 20;
+    default:
       break;
   }
-  p.flush_bytes = std::min(p.flush_bytes, p.max_buffer_bytes / 4) & ~std::uint64_t{3};
-  return p;
+  tune::set_last_level_cache(info, 0, CacheSizeSource::default_size, mib << 20);
 }
 
 DeviceInfo device_info(const DeviceCaps& caps, std::string compiler_version) {
@@ -246,7 +257,8 @@ DeviceInfo device_info(const DeviceCaps& caps, std::string compiler_version) {
   info.shared_bytes_per_block_optin = l.maxComputeSharedMemorySize;
   info.registers_per_block = 0;
   info.warp_size = caps.subgroup_size;
-  info.l2_bytes = 0;  // unknown in Vulkan: the flush uses MemoryPlan::flush_bytes
+  info.l2_bytes = 0;  // unknown in Vulkan
+  set_last_level_cache(info, caps);
   std::uint64_t local = 0;
   for (std::uint32_t i = 0; i < caps.memory.memoryHeapCount; ++i)
     if (caps.memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)

@@ -56,12 +56,16 @@ struct MemoryPlan {
   // One storage-buffer descriptor binds a whole buffer: min of maxStorageBufferRange, the
   // largest allocation and the heap.
   std::uint64_t max_buffer_bytes = 0;
-  // The L2-flush fill before each timed launch: by device type, at most a quarter of the
-  // largest buffer, a multiple of 4.
+  // The cache-flush fill before each timed launch: flush_bytes_for() of the last-level cache
+  // set_last_level_cache() records, at most a quarter of the largest buffer, a multiple of 4.
   std::uint64_t flush_bytes = 0;
 };
 // unavailable when no memory type suits device or staging buffers.
 Result<MemoryPlan> plan_memory(const DeviceCaps& caps);
+
+// Records the device's last-level cache in `info`: Vulkan reports none, so a default by
+// device type (CacheSizeSource::default_size), or TUNE_LLC_BYTES.
+void set_last_level_cache(DeviceInfo& info, const DeviceCaps& caps);
 
 // The DeviceInfo of the device; `compiler_version` names the shader compiler and its target.
 DeviceInfo device_info(const DeviceCaps& caps, std::string compiler_version);

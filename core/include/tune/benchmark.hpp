@@ -2,7 +2,7 @@
 //
 // Estimate the cost from a few timed runs, derive warmup and repetition counts from the
 // budgets in milliseconds, warm up, then time each repetition with device timestamps and an
-// L2 flush before it. Blocks until done.
+// cold last-level cache before it (BenchOptions::cache). Blocks until done.
 #pragma once
 
 #include <functional>
@@ -31,6 +31,25 @@ struct BeforeLaunch {
   bool empty() const noexcept { return resets.empty() && !host; }
 };
 
+// What keeps each timed launch from finding its data in the last-level cache
+// (DeviceInfo::llc_bytes), outside the timed span:
+//   flush:  the backend overwrites a scratch buffer of twice the cache before each launch
+//           (tune/backend/last_level_cache.hpp says why twice).
+//   rotate: each launch takes the next of n copies of the kernel's input buffers, which
+//           together exceed twice the cache, so no flush runs between launches (nvbench's and
+//           Triton's rotating buffers). Inputs are the buffer arguments that reset_to_zero /
+//           restore_value do not name; the copies are made once per tuning, so a pre-hook
+//           that changes an input between launches is seen only by the caller's set. Each
+//           repetition is its own Device::time call (as with a host step). Falls back to
+//           flush, with a warning and TuningReport::timing_cache saying so, when the copies
+//           would exceed rotate_max_bytes. Only the timed samples rotate: warm-up, estimate
+//           and clock settling launches use the caller's buffers and flush. After tuning,
+//           launches use the caller's buffers.
+//   none:   nothing: launches find what the previous one left in the cache (a kernel that
+//           runs warm in the application).
+enum class TimingCache : std::uint8_t { flush, rotate, none };
+std::string_view to_string(TimingCache c) noexcept;  // "flush", "rotate", "none"
+
 // Checks every field (finite, in range); the message names the field. Autotuner::make calls it.
 struct BenchOptions;
 Status validate(const BenchOptions& opts);
@@ -45,7 +64,10 @@ struct BenchOptions {
   int estimate_runs = 5;
   int min_reps = 5;
   int max_reps = 1000;
-  bool flush_l2 = true;
+  TimingCache cache = TimingCache::flush;
+  // TimingCache::rotate: the copies may take at most this many bytes of device memory (0: a
+  // quarter of DeviceInfo::global_memory_bytes, 1 GiB when unknown).
+  std::uint64_t rotate_max_bytes = 0;
   double timeout_ms = 10000.0;  // per launch
 
   // Fixed repetition counts instead of the budgets in milliseconds (Triton's

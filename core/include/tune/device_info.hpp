@@ -7,10 +7,20 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "tune/config.hpp"
 
 namespace tune {
+
+// Where DeviceInfo::llc_bytes came from.
+enum class CacheSizeSource : std::uint8_t {
+  reported,      // the driver reported it (CUDA and HIP L2 size)
+  table,         // libtune's table by architecture (AMD Infinity Cache, which HIP does not report)
+  default_size,  // unknown to the driver and the table: kDefaultLlcBytes for the device type
+  user,          // TUNE_LLC_BYTES
+};
+std::string_view to_string(CacheSizeSource s) noexcept;  // "reported", "table", "default", "user"
 
 struct DeviceInfo {
   std::string backend;  // "cuda", "hip", "vulkan" (or "simulated" in tests)
@@ -39,7 +49,14 @@ struct DeviceInfo {
   std::uint32_t shared_bytes_per_block_optin = 0;  // with opt-in (CUDA); else == default
   std::uint32_t registers_per_block = 0;           // 0 when unknown (Vulkan)
   std::uint32_t warp_size = 0;                     // warp / wavefront / subgroup size
-  std::uint64_t l2_bytes = 0;                      // 0 when unknown: flush uses a default size
+  std::uint64_t l2_bytes = 0;                      // as the driver reports it, 0 when unknown
+  // The last-level cache that a timed launch must not find warm: L2 on NVIDIA GPUs and on AMD
+  // GPUs without an Infinity Cache, the Infinity Cache (MALL) where there is one (MI300: 256
+  // MiB, far above its 4 MiB L2s). Never 0 once a backend opened the device: a size it cannot
+  // learn is a default for its type (llc_source says which). Sizes the flush and the rotating
+  // input copies (tune/backend/last_level_cache.hpp).
+  std::uint64_t llc_bytes = 0;
+  CacheSizeSource llc_source = CacheSizeSource::default_size;
   std::uint64_t global_memory_bytes = 0;
   double timer_resolution_ns = 1.0;  // one timestamp tick, in nanoseconds
   // Longest time (ms of device work) this device's driver holds a clock level under

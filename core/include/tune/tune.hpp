@@ -15,6 +15,7 @@
 #include "tune/device.hpp"
 #include "tune/device_info.hpp"
 #include "tune/environment.hpp"
+#include "tune/flush_check.hpp"
 #include "tune/kernel.hpp"
 #include "tune/key.hpp"
 #include "tune/log.hpp"

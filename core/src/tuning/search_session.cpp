@@ -47,6 +47,7 @@ class SearchSession {
 
   Result<Selection> run() {
     report_.source = ResultSource::tuned;
+    report_.timing_cache = ctx_.opts.bench.cache;
     {
       auto timer = clock_.measure(&TuningTimes::store);
       stored_.rows();

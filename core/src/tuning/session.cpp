@@ -324,6 +324,7 @@ class KeySession {
 
   // The race's samples and outcomes into the report, and the rows to store.
   Status collect(Race& race) {
+    report_.timing_cache = race.timing_cache();
     for (std::size_t k = 0; k < race.entries().size(); ++k) {
       const RaceEntry& e = race.entries()[k];
       const std::size_t i = racers_[k];

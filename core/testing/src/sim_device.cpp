@@ -12,6 +12,7 @@
 #include <typeinfo>
 
 #include "tune/backend/hash.hpp"
+#include "tune/backend/last_level_cache.hpp"
 
 namespace tune::testing {
 namespace {
@@ -70,10 +71,14 @@ DeviceInfo SimDevice::default_info() {
   d.registers_per_block = 65536;
   d.warp_size = 32;
   d.l2_bytes = 50ull << 20;
+  d.llc_bytes = d.l2_bytes;
+  d.llc_source = CacheSizeSource::reported;
   d.global_memory_bytes = 80ull << 30;
   d.timer_resolution_ns = 1.0;
   return d;
 }
+
+std::uint64_t SimDevice::flush_bytes() const noexcept { return flush_bytes_for(info_); }
 
 SimDevice::SimDevice(DeviceInfo info) : info_(std::move(info)) {
   info_.backend = "simulated";

@@ -106,7 +106,7 @@ struct Rig {
   SimDevice dev;
   Buffer x, y;
   std::vector<float> xs = random_floats(kN, 7);
-  Rig() {
+  explicit Rig(DeviceInfo info = SimDevice::default_info()) : dev(std::move(info)) {
     iso::configure(dev);
     x = dev.make_buffer<float>(xs, "x").value();
     y = dev.make_buffer<float>(std::vector<float>(kN, -7.0f), "y").value();
@@ -246,6 +246,28 @@ TEST_CASE("isolation: the worker picks the in-process winner, the caller's buffe
 
   REQUIRE(tuner->run(rig.dev, args).ok());
   CHECK(rig.dev.launches() == 1);  // the winner's own launch, compiled on this device
+  const auto y = rig.dev.read<float>(*rig.y);
+  CHECK(mismatches(y.data(), iso::reference(rig.xs)) == "");
+}
+
+TEST_CASE("isolation: rotating input copies live in the worker, the output is right") {
+  Watchdog dog("isolated rotation", 60);
+  DeviceInfo info = SimDevice::default_info();
+  info.llc_bytes = 16ull << 10;  // x and y (8000 bytes) in 5 sets exceed twice 16 KiB
+  Rig rig(info);
+  AutotunerOptions opts = isolated();
+  opts.bench.cache = TimingCache::rotate;
+  auto tuner = make(y_kernel({cfg(32, 0), cfg(64, 0), cfg(128, 0)}), opts);
+  auto args = rig.args();
+  REQUIRE(tuner->run(rig.dev, args).ok());
+  auto report = tuner->last_report(rig.dev, args);
+  REQUIRE(report.has_value());
+  CHECK(report->timing_cache == TimingCache::rotate);
+  CHECK(tuner->best(rig.dev, args)->to_string() == cfg(64, 0).to_string());
+  // The copies were made and timed in the worker: the caller's device saw only the call's own
+  // launch and holds x and y alone.
+  CHECK(rig.dev.launches() == 1);
+  CHECK(rig.dev.live_buffers() == 2);
   const auto y = rig.dev.read<float>(*rig.y);
   CHECK(mismatches(y.data(), iso::reference(rig.xs)) == "");
 }

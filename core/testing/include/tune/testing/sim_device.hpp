@@ -104,7 +104,8 @@ class SimDevice final : public Device {
 
   // The default snapshot: backend "simulated", name "simulated device", arch "sim", an
   // H100-like set of limits (1024 threads, 48 KiB / 227 KiB shared memory, 64K registers,
-  // warp 32, 132 compute units, 50 MiB L2, 80 GiB memory), timer resolution 1 ns.
+  // warp 32, 132 compute units, 50 MiB L2 (the last-level cache), 80 GiB memory), timer
+  // resolution 1 ns.
   static DeviceInfo default_info();
 
   // `info` is used as given except that its backend is always "simulated".
@@ -167,8 +168,10 @@ class SimDevice final : public Device {
   std::uint64_t time_calls() const noexcept { return time_calls_.load(std::memory_order_relaxed); }
   // Repetitions run inside time() (each one also runs the kernel body).
   std::uint64_t timed_reps() const noexcept { return timed_reps_.load(std::memory_order_relaxed); }
-  // L2 flushes performed by time() (one per repetition when plan.flush_l2).
+  // Cache flushes performed by time() (one per repetition when plan.flush_l2).
   std::uint64_t flushes() const noexcept { return flushes_.load(std::memory_order_relaxed); }
+  // Bytes each flush writes: flush_bytes_for(info()), as a real backend sizes its scratch.
+  std::uint64_t flush_bytes() const noexcept;
   // Kernel executions of any kind: launches() + timed_reps().
   std::uint64_t executions() const noexcept { return launches() + timed_reps(); }
   // Buffers allocated and not yet destroyed.

@@ -1,0 +1,84 @@
+#include "flush_check_command.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tune/backend/last_level_cache.hpp"
+#include "tune/tune.hpp"
+
+namespace tune::cli {
+namespace {
+
+struct FlushCheckArgs {
+  std::string device;
+  int reps = 30;
+  std::string bytes;  // the buffer read; empty: half the last-level cache
+  bool json = false;
+};
+
+[[noreturn]] void fail(const std::string& message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "tune flush-check: %s\n", message.c_str());
+  throw CLI::RuntimeError(message, 1);
+}
+
+void cmd_flush_check(const FlushCheckArgs& a) {
+  auto opened = open_device(a.device);
+  if (!opened.ok()) fail(opened.status().to_string());
+  std::unique_ptr<Device> dev = std::move(*opened);
+  FlushCheckOptions opts;
+  opts.reps = a.reps;
+  if (!a.bytes.empty()) {
+    auto bytes = parse_byte_size(a.bytes);
+    if (!bytes.ok()) fail("--bytes: " + bytes.status().message());
+    opts.buffer_bytes = *bytes;
+  }
+  auto r = measure_flush_effect(*dev, opts);
+  if (!r.ok()) fail(r.status().to_string());
+  const DeviceInfo& info = dev->info();
+  if (a.json) {
+    nlohmann::json j = {{"device", info.name},
+                        {"backend", info.backend},
+                        {"llc_bytes", r->llc_bytes},
+                        {"llc_source", std::string(to_string(r->llc_source))},
+                        {"flush_bytes", r->flush_bytes},
+                        {"buffer_bytes", r->buffer_bytes},
+                        {"reps", r->reps},
+                        {"warm_ns", r->warm_ns},
+                        {"cold_ns", r->cold_ns},
+                        {"cold_ratio", r->cold_ratio()},
+                        {"flush_works", r->flush_works()},
+                        {"rotate_sets", r->rotate_sets},
+                        {"rotate_ns", r->rotate_ns},
+                        {"rotate_ratio", r->rotate_ratio()},
+                        {"rotate_fallback", r->rotate_fallback},
+                        {"works_ratio", r->works_ratio}};
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  std::printf("device: %s (%s)\n%s", info.name.c_str(), info.backend.c_str(),
+              r->to_string().c_str());
+}
+
+}  // namespace
+
+void add_flush_check_command(CLI::App& app) {
+  auto args = std::make_shared<FlushCheckArgs>();
+  CLI::App* c = app.add_subcommand(
+      "flush-check",
+      "Time a read of half the last-level cache warm, after the cache flush and with rotating "
+      "input copies: whether timing's flush makes a launch cold on this device");
+  c->add_option("--device", args->device,
+                "backend[:index|name] (default: TUNE_DEVICE, else the first GPU, else lavapipe)");
+  c->add_option("--reps", args->reps, "timed repetitions of each kind")
+      ->check(CLI::Range(1, 100000));
+  c->add_option("--bytes", args->bytes, "bytes read (256M, 1G; default: half the cache)");
+  c->add_flag("--json", args->json, "Machine-readable output");
+  c->callback([args] { cmd_flush_check(*args); });
+}
+
+}  // namespace tune::cli
