@@ -502,7 +502,7 @@ int main(int argc, char** argv) {
     BenchOptions quick;
     quick.warmup_count = 1;
     quick.rep_count = 10;
-    quick.flush_l2 = false;
+    quick.cache = tune::TimingCache::none;
     return bench::run_cold_floor(**vdev, *k, k->demo_sizes.front(), rounds, quick);
   }
   int nargs = static_cast<int>(args.size());
