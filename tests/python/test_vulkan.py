@@ -192,3 +192,16 @@ def test_read_only_arrays_are_inputs(vulkan_device):
     y.setflags(write=False)
     tuner(vulkan_device, x, y, 1.0, 256)  # runs; nothing can be written back
     np.testing.assert_array_equal(y, y0)
+
+
+def test_rotating_input_copies_match_the_cpu(vulkan_device):
+    # timing_cache="rotate": timed launches read copies of x (y is restored, so it stays the
+    # caller's); the call's own launch writes the caller's y.
+    tuner = libtune.Tuner(saxpy(), timing_cache="rotate", **FAST)
+    n = 1 << 16
+    x, y = random_inputs(n)
+    want = np.float32(2.0) * x + y
+    tuner(vulkan_device, x, y, 2.0, n)
+    np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError, match="timing_cache: 'cold'"):
+        libtune.Tuner(saxpy(), timing_cache="cold", **FAST)
