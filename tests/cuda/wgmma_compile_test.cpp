@@ -30,7 +30,7 @@ const char* const kWgmmaKernels[] = {"matmul_wgmma_f16", "matmul_wgmma_bf16"};
 
 BundledKernel wgmma_kernel(const char* name) {
   auto k = tune::kernels::bundled_kernel(tune::Language::cuda_hip, name);
-  REQUIRE_MESSAGE(k.has_value(), name << " is not bundled");
+  REQUIRE_MESSAGE(k.has_value(), std::string(name) << " is not bundled");
   return std::move(*k);
 }
 

@@ -36,7 +36,7 @@ std::unique_ptr<tune::Device> open_hopper_or_skip() {
 
 BundledKernel wgmma_kernel(const char* name) {
   auto k = tune::kernels::bundled_kernel(tune::Language::cuda_hip, name);
-  REQUIRE_MESSAGE(k.has_value(), name << " is not bundled");
+  REQUIRE_MESSAGE(k.has_value(), std::string(name) << " is not bundled");
   return std::move(*k);
 }
 
