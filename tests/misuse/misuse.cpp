@@ -110,7 +110,11 @@ const std::map<std::string, std::function<Outcome()>>& cases() {
          };
          auto tuner = Autotuner::make(std::move(d), options()).value();
          Status st;
-         for (int i = 0; i < 100 && st.ok(); ++i) st = tuner->run(rig.dev, rig.args());
+         // Each call's alpha differs: the same key, but not the arguments the thread's memo
+         // holds launch dims for (a repeat of the previous arguments calls no dims at all:
+         // KernelDef::dims is promised pure), so every call asks dims again.
+         for (int i = 0; i < 100 && st.ok(); ++i)
+           st = tuner->run(rig.dev, rig.args(100, static_cast<float>(i)));
          return Outcome{st, "dims for config", StatusCode::callback_failed};
        }},
       {"background_callback_throws",
