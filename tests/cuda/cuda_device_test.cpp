@@ -18,15 +18,6 @@
 
 namespace {
 
-// Skips without a driver or device; any other failure (a device_lost primary context left by an
-// earlier case in this process, say) fails the case instead of hiding it as a skip.
-std::unique_ptr<tune::Device> open_or_skip() {
-  auto dev = tune::open_device("cuda");
-  tune::testing::skip_if_unavailable(dev.status(), "no CUDA device");
-  REQUIRE_MESSAGE(dev.ok(), dev.status().to_string());
-  return std::move(*dev);
-}
-
 tune::KernelSource source(std::string text, std::string entry = "k") {
   tune::KernelSource s;
   s.language = tune::Language::cuda_hip;
@@ -38,7 +29,7 @@ tune::KernelSource source(std::string text, std::string entry = "k") {
 }  // namespace
 
 TEST_CASE("device info comes from the driver") {
-  auto dev = open_or_skip();
+  auto dev = tune::testing::open_cuda_or_skip();
   const tune::DeviceInfo& i = dev->info();
   std::printf("%s %s: %u SMs, L2 %llu B, smem %u/%u B, %s, %s\n", i.name.c_str(), i.arch.c_str(),
               i.compute_units, static_cast<unsigned long long>(i.l2_bytes),
@@ -54,7 +45,7 @@ TEST_CASE("device info comes from the driver") {
 }
 
 TEST_CASE("buffers: upload, fill, copy, download") {
-  auto dev = open_or_skip();
+  auto dev = tune::testing::open_cuda_or_skip();
   std::vector<std::uint32_t> host(1000);
   for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<std::uint32_t>(i * 7 + 1);
   auto a = dev->alloc(4000);
@@ -75,7 +66,7 @@ TEST_CASE("buffers: upload, fill, copy, download") {
 }
 
 TEST_CASE("compile reports resources and time() returns one positive sample per rep") {
-  auto dev = open_or_skip();
+  auto dev = tune::testing::open_cuda_or_skip();
   const auto found = tune::kernels::bundled_kernel(tune::Language::cuda_hip, "matmul_f16");
   REQUIRE(found.has_value());
   const tune::kernels::BundledKernel& k = *found;
@@ -112,7 +103,7 @@ TEST_CASE("compile reports resources and time() returns one positive sample per 
 }
 
 TEST_CASE("a variant over the device limits is out_of_resources before launch") {
-  auto dev = open_or_skip();
+  auto dev = tune::testing::open_cuda_or_skip();
   const char* text = "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] = 1.0f; }";
   tune::Config too_many;
   too_many.set(tune::kBlockX, 2048);
@@ -140,7 +131,7 @@ TEST_CASE("a variant over the device limits is out_of_resources before launch") 
 }
 
 TEST_CASE("the CUBIN cache serves a second compile of the same variant") {
-  auto dev = open_or_skip();
+  auto dev = tune::testing::open_cuda_or_skip();
   const char* text = "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] = SEED; }";
   // A value unique to this run, so the first compile is a miss.
   const auto seed = std::chrono::steady_clock::now().time_since_epoch().count() % 1000000007;
@@ -158,7 +149,7 @@ TEST_CASE("the CUBIN cache serves a second compile of the same variant") {
 }
 
 TEST_CASE("an illegal address is device_lost and the device stays lost") {
-  auto dev = open_or_skip();
+  auto dev = tune::testing::open_cuda_or_skip();
   const char* text =
       "extern \"C\" __global__ void k(float* x) { x[(1ull << 40) + threadIdx.x] = 1.0f; }";
   auto ck = dev->compile(source(text), tune::Config{});
@@ -191,7 +182,7 @@ TEST_CASE("an illegal address is device_lost and the device stays lost") {
 }
 
 TEST_CASE("a launch that outlives timeout_ms is a timeout") {
-  auto dev = open_or_skip();
+  auto dev = tune::testing::open_cuda_or_skip();
   // Spins for about 2 s of GPU clock (globaltimer is in ns).
   const char* text = R"(extern "C" __global__ void k(int* x) {
     unsigned long long t0, t;
@@ -215,7 +206,7 @@ TEST_CASE("a launch that outlives timeout_ms is a timeout") {
 }
 
 TEST_CASE("the Autotuner tunes matmul_f16 on the device and the winner is correct") {
-  auto dev = open_or_skip();
+  auto dev = tune::testing::open_cuda_or_skip();
   const auto found = tune::kernels::bundled_kernel(tune::Language::cuda_hip, "matmul_f16");
   REQUIRE(found.has_value());
   const tune::kernels::BundledKernel& k = *found;
@@ -234,7 +225,7 @@ TEST_CASE("the Autotuner tunes matmul_f16 on the device and the winner is correc
 }
 
 TEST_CASE("a template kernel tunes over its template arguments and every variant is correct") {
-  auto dev = open_or_skip();
+  auto dev = tune::testing::open_cuda_or_skip();
   tune::KernelDef def;
   def.name = "template_scale";
   tune::KernelSource src = source(R"(

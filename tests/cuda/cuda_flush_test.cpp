@@ -8,24 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "skip.hpp"
+#include "gpu_tuner.hpp"
 #include "tune/backend/last_level_cache.hpp"
 #include "tune/tune.hpp"
 
-namespace {
-
-std::unique_ptr<tune::Device> open_or_skip() {
-  auto dev = tune::open_device("cuda");
-  tune::testing::skip_if_unavailable(dev.status(), "no CUDA device");
-  REQUIRE_MESSAGE(dev.ok(), dev.status().to_string());
-  return std::move(*dev);
-}
-
-}  // namespace
-
 TEST_CASE("CUDA flush check: the L2 is the last-level cache; warm, flushed and rotating reads") {
   using namespace tune;
-  auto dev = open_or_skip();
+  auto dev = tune::testing::open_cuda_or_skip();
   const DeviceInfo& info = dev->info();
   if (info.llc_source != CacheSizeSource::user) {  // TUNE_LLC_BYTES unset
     CHECK(info.llc_source == CacheSizeSource::reported);
@@ -45,7 +34,7 @@ TEST_CASE("CUDA flush check: the L2 is the last-level cache; warm, flushed and r
 
 TEST_CASE("CUDA tuning with rotating input copies: the output matches the CPU") {
   using namespace tune;
-  auto dev = open_or_skip();
+  auto dev = tune::testing::open_cuda_or_skip();
   constexpr std::uint32_t n = 1u << 22;  // 16 MiB per buffer
   KernelDef def;
   def.name = "axpb_rotate";

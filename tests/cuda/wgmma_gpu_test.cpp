@@ -26,12 +26,10 @@ using tune::kernels::BundledKernel;
 const char* const kWgmmaKernels[] = {"matmul_wgmma_f16", "matmul_wgmma_bf16"};
 
 std::unique_ptr<tune::Device> open_hopper_or_skip() {
-  auto dev = tune::open_device("cuda");
-  tune::testing::skip_if_unavailable(dev.status(), "no CUDA device");
-  REQUIRE_MESSAGE(dev.ok(), dev.status().to_string());
-  const std::string arch = (*dev)->info().arch;
+  auto dev = tune::testing::open_cuda_or_skip();
+  const std::string arch = dev->info().arch;
   if (arch != "sm_90") TUNE_SKIP("the wgmma matmuls need an sm_90 GPU; this one is " + arch);
-  return std::move(*dev);
+  return dev;
 }
 
 BundledKernel wgmma_kernel(const char* name) {
