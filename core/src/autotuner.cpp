@@ -610,8 +610,10 @@ std::string TuningReport::to_string() const {
                 times.strategy, times.overhead);
   s += buf;
   if (showdown.finalists > 0) {
-    std::snprintf(buf, sizeof buf, "  showdown: %d finalists, %d interleaved rounds%s\n",
-                  showdown.finalists, showdown.rounds,
+    std::string screened;
+    if (showdown.screened > 0) screened = std::to_string(showdown.screened) + " screened, ";
+    std::snprintf(buf, sizeof buf, "  showdown: %s%d finalists, %d interleaved rounds%s\n",
+                  screened.c_str(), showdown.finalists, showdown.rounds,
                   showdown.retimed == 0 ? ""
                   : showdown.stationary
                       ? ", re-timed after a shift"

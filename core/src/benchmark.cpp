@@ -47,13 +47,15 @@ Status validate(const BenchOptions& o) {
     return Status(StatusCode::invalid_argument, std::string("BenchOptions::") + field + " " + why);
   };
   auto text = [](double v) { return std::to_string(v); };
-  const std::pair<const char*, double> non_negative[] = {{"warmup_ms", o.warmup_ms},
-                                                         {"rep_ms", o.rep_ms},
-                                                         {"warmup_next_ms", o.warmup_next_ms},
-                                                         {"settle_max_ms", o.settle_max_ms},
-                                                         {"settle_tolerance", o.settle_tolerance},
-                                                         {"race_tolerance", o.race_tolerance},
-                                                         {"showdown_margin", o.showdown_margin}};
+  const std::pair<const char*, double> non_negative[] = {
+      {"warmup_ms", o.warmup_ms},
+      {"rep_ms", o.rep_ms},
+      {"warmup_next_ms", o.warmup_next_ms},
+      {"settle_max_ms", o.settle_max_ms},
+      {"settle_tolerance", o.settle_tolerance},
+      {"race_tolerance", o.race_tolerance},
+      {"showdown_margin", o.showdown_margin},
+      {"showdown_screen_margin", o.showdown_screen_margin}};
   for (const auto& [field, v] : non_negative)
     if (!finite_at_least(v, 0)) return bad(field, "must be a finite number >= 0, not " + text(v));
   if (!finite_at_least(o.timeout_ms, 0) || o.timeout_ms == 0)
@@ -77,7 +79,9 @@ Status validate(const BenchOptions& o) {
     return bad("max_reps", "(" + std::to_string(o.max_reps) + ") is below min_reps (" +
                                std::to_string(o.min_reps) + ")");
   const std::pair<const char*, int> non_negative_counts[] = {
-      {"showdown_rounds", o.showdown_rounds}, {"showdown_retries", o.showdown_retries}};
+      {"showdown_rounds", o.showdown_rounds},
+      {"showdown_retries", o.showdown_retries},
+      {"showdown_screen_rounds", o.showdown_screen_rounds}};
   for (const auto& [field, v] : non_negative_counts)
     if (v < 0) return bad(field, "must be >= 0, not " + std::to_string(v));
   if (o.showdown_finalists < 2)

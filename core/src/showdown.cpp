@@ -1,6 +1,7 @@
 #include "showdown.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include "tune/stats.hpp"
@@ -51,7 +52,7 @@ Status time_batch(Device& dev, ArgList args, const BenchOptions& opts, RaceEntry
 }
 
 // One attempt: `rounds` rounds over the finalists, forward then backward. samples[k] is
-// finalist k's; per_round[k][r] where its round-r samples begin.
+// finalist k's; round_start[k][r] where its round-r samples begin.
 struct Attempt {
   std::vector<std::vector<double>> samples;
   std::vector<std::vector<std::size_t>> round_start;
@@ -59,11 +60,12 @@ struct Attempt {
 
 Result<Attempt> time_attempt(Device& dev, ArgList args, const BenchOptions& opts,
                              std::vector<RaceEntry>& entries,
-                             const std::vector<std::size_t>& finalists, InputRotation* rotation) {
+                             const std::vector<std::size_t>& finalists, int rounds,
+                             InputRotation* rotation) {
   Attempt a;
   a.samples.resize(finalists.size());
   a.round_start.resize(finalists.size());
-  for (int r = 0; r < opts.showdown_rounds; ++r) {
+  for (int r = 0; r < rounds; ++r) {
     for (std::size_t n = 0; n < finalists.size(); ++n) {
       const std::size_t k = (r % 2 == 0) ? n : finalists.size() - 1 - n;
       RaceEntry& e = entries[finalists[k]];
@@ -109,6 +111,30 @@ std::vector<std::size_t> undercutters(const std::vector<RaceEntry>& entries,
   return out;
 }
 
+// The screen (BenchOptions::showdown_screen_rounds): every contestant within
+// showdown_screen_margin of the fastest is timed again, interleaved, and those samples replace
+// its race samples, so that the finalists are picked from medians taken under the same
+// conditions. Held only when it could change the finalists: some contestant within the screen
+// margin is not among them. Returns non-ok only for device_lost.
+Status screen(Device& dev, ArgList args, const BenchOptions& opts, std::vector<RaceEntry>& entries,
+              InputRotation* rotation, ShowdownReport& out) {
+  if (opts.showdown_screen_rounds <= 0) return {};
+  const std::vector<std::size_t> entrants =
+      pick_finalists(entries, std::max(0.0, opts.showdown_screen_margin),
+                     static_cast<int>(std::min<std::size_t>(entries.size(), INT_MAX)));
+  const std::vector<std::size_t> finalists = pick_finalists(
+      entries, std::max(0.0, opts.showdown_margin), std::max(2, opts.showdown_finalists));
+  if (entrants.size() <= finalists.size()) return {};  // every entrant is a finalist already
+  TUNE_ASSIGN_OR_RETURN(Attempt a, time_attempt(dev, args, opts, entries, entrants,
+                                                opts.showdown_screen_rounds, rotation));
+  for (std::size_t k = 0; k < entrants.size(); ++k) {
+    RaceEntry& e = entries[entrants[k]];
+    if (e.status.ok() && !a.samples[k].empty()) e.samples = std::move(a.samples[k]);
+  }
+  out.screened = static_cast<int>(entrants.size());
+  return {};
+}
+
 }  // namespace
 
 bool shifted(const std::vector<double>& first, const std::vector<double>& second, double confidence,
@@ -126,6 +152,7 @@ Result<ShowdownReport> run_showdown(Device& dev, ArgList args, const BenchOption
                                     std::vector<RaceEntry>& entries, InputRotation* rotation) {
   ShowdownReport out;
   if (opts.showdown_rounds <= 0) return out;
+  TUNE_RETURN_IF_ERROR(screen(dev, args, opts, entries, rotation, out));
   std::vector<std::size_t> finalists = pick_finalists(entries, std::max(0.0, opts.showdown_margin),
                                                       std::max(2, opts.showdown_finalists));
   // Each pass either ends or adds at least one contestant, so there are at most
@@ -133,7 +160,8 @@ Result<ShowdownReport> run_showdown(Device& dev, ArgList args, const BenchOption
   for (std::size_t pass = 0; finalists.size() >= 2 && pass <= entries.size(); ++pass) {
     Attempt kept;
     for (int attempt = 0;; ++attempt) {
-      TUNE_ASSIGN_OR_RETURN(kept, time_attempt(dev, args, opts, entries, finalists, rotation));
+      TUNE_ASSIGN_OR_RETURN(
+          kept, time_attempt(dev, args, opts, entries, finalists, opts.showdown_rounds, rotation));
       out.rounds += opts.showdown_rounds;
       out.stationary = !attempt_shifted(kept, entries, finalists, opts);
       if (out.stationary || attempt >= opts.showdown_retries) break;

@@ -23,6 +23,11 @@ bool shifted(const std::vector<double>& first, const std::vector<double>& second
              double tolerance);
 
 // Runs the showdown over `entries` (a race that has ended) per opts.showdown_*:
+//  0. the screen (opts.showdown_screen_*): when some contestant timed without error within
+//     showdown_screen_margin of the fastest (raced out or not) would not be a finalist, all of
+//     those are timed again in showdown_screen_rounds interleaved rounds (forward, backward)
+//     and their samples replaced by the screen's, so that step 1 compares medians taken
+//     under the same conditions rather than at whatever moment each joined the race;
 //  1. the finalists are the contestants timed without error whose median is within
 //     opts.showdown_margin of the fastest, raced out or not (racing compared samples that may
 //     come from different clock states), the fastest opts.showdown_finalists of them;

@@ -28,12 +28,21 @@ std::vector<double> samples_around(double centre, double sigma, int n, unsigned 
 }
 
 // Showdown options: racing with the default showdown, no clock settling (it would run the
-// modelled clock up before the showdown, which these tests model on purpose).
+// modelled clock up before the showdown, which these tests model on purpose), and no screen
+// (it has its own cases below; here it would re-time the far contestants first).
 BenchOptions showdown_bench() {
   BenchOptions b = tiny_bench();
   b.racing = true;
   b.race_batch = 5;
   b.settle_max_ms = 0;
+  b.showdown_screen_rounds = 0;
+  return b;
+}
+
+// showdown_bench with the screen at its defaults.
+BenchOptions screened_bench() {
+  BenchOptions b = showdown_bench();
+  b.showdown_screen_rounds = BenchOptions{}.showdown_screen_rounds;
   return b;
 }
 
@@ -284,4 +293,126 @@ TEST_CASE("showdown: an Autotuner whose race spans a clock step still picks the 
   REQUIRE(m16 > 0);
   REQUIRE(m32 > 0);
   CHECK(m32 / m16 == doctest::Approx(1.03).epsilon(0.005));
+}
+
+TEST_CASE("screen: a contestant raced out in a slow phase beyond the margin is brought back") {
+  // After heavy load the GPU ran 40% slower while BM=1 (truly the fastest) was timed; the
+  // others came after the clock recovered. On the race's medians BM=1 is 1.36x the fastest,
+  // beyond showdown_margin: the showdown alone would never see it again.
+  Contest c({{1, 1000.0}, {2, 1030.0}, {3, 1060.0}, {4, 1090.0}, {5, 1800.0}});
+  const auto args = c.rig.args(1024);
+  auto race_with = [&](const BenchOptions& opts) {
+    auto race = std::make_unique<Race>(c.rig.dev, args, opts);
+    RaceEntry early = c.entry(0, samples_around(1400, 0.001, 40, 1));
+    early.raced_out = true;
+    race->add(early);
+    race->add(c.entry(1, samples_around(1030, 0.001, 20, 2)));
+    race->add(c.entry(2, samples_around(1060, 0.001, 20, 3)));
+    race->add(c.entry(3, samples_around(1090, 0.001, 20, 4)));
+    RaceEntry slow = c.entry(4, samples_around(1800, 0.001, 20, 5));
+    slow.raced_out = true;
+    race->add(slow);
+    return race;
+  };
+  SUBCASE("without the screen: BM=1 stays out, and BM=2 would win") {
+    auto race = race_with(showdown_bench());
+    auto out = race->finish();
+    REQUIRE(out.ok());
+    CHECK(out->screened == 0);
+    CHECK(median_of(race->entries()[0]) == doctest::Approx(1400.0).epsilon(0.001));
+    CHECK(race->entries()[0].raced_out);
+  }
+  SUBCASE("with it: everyone within 50% is re-timed together, BM=1 is a finalist and fastest") {
+    auto race = race_with(screened_bench());
+    c.rig.dev.clear_events();
+    auto out = race->finish();
+    REQUIRE(out.ok());
+    CHECK(out->screened == 4);  // BM=5 is 1.75x: beyond showdown_screen_margin
+    CHECK(out->finalists == 3);
+    CHECK_FALSE(race->entries()[0].raced_out);
+    CHECK(median_of(race->entries()[0]) == doctest::Approx(1000.0).epsilon(0.001));
+    CHECK(median_of(race->entries()[1]) == doctest::Approx(1030.0).epsilon(0.001));
+    // BM=4 was screened but is no finalist: its samples are the screen's 2 x race_batch.
+    CHECK(race->entries()[3].samples.size() == 10);
+    CHECK(median_of(race->entries()[3]) == doctest::Approx(1090.0).epsilon(0.001));
+    CHECK(race->entries()[4].samples.size() == 20);  // untouched
+    // The screen ran forward then backward over the race's order (fastest first), before
+    // the showdown's first round.
+    const auto timed = events_with(c.rig.dev.events(), "time ");
+    REQUIRE(timed.size() >= 8);
+    const std::vector<std::string> screen(timed.begin(), timed.begin() + 8);
+    CHECK(screen == std::vector<std::string>{"time BM=2 reps=5", "time BM=3 reps=5",
+                                             "time BM=4 reps=5", "time BM=1 reps=5",
+                                             "time BM=1 reps=5", "time BM=4 reps=5",
+                                             "time BM=3 reps=5", "time BM=2 reps=5"});
+  }
+}
+
+TEST_CASE("screen: not held when every contestant within its margin is a finalist already") {
+  Contest c({{1, 1000.0}, {2, 1030.0}, {3, 1800.0}});
+  const auto args = c.rig.args(1024);
+  Race race(c.rig.dev, args, screened_bench());
+  race.add(c.entry(0, samples_around(1000, 0.001, 20, 1)));
+  race.add(c.entry(1, samples_around(1030, 0.001, 20, 2)));
+  RaceEntry slow = c.entry(2, samples_around(1800, 0.001, 20, 3));
+  slow.raced_out = true;
+  race.add(slow);
+  c.rig.dev.clear_events();
+  auto out = race.finish();
+  REQUIRE(out.ok());
+  CHECK(out->screened == 0);
+  CHECK(out->finalists == 2);
+  CHECK(events_with(c.rig.dev.events(), "time ").size() == 12);  // the showdown's rounds only
+}
+
+TEST_CASE("screen: a contestant that fails in it is dropped with its reason") {
+  Contest c({{1, 1000.0}, {2, 1030.0}, {3, 1060.0}, {4, 1090.0}});
+  const auto args = c.rig.args(1024);
+  c.rig.dev.fail_launch_if([](const Config& cfg) { return cfg.get_int("BM") == 4; });
+  Race race(c.rig.dev, args, screened_bench());
+  RaceEntry early = c.entry(0, samples_around(1400, 0.001, 20, 1));
+  early.raced_out = true;
+  race.add(early);
+  for (std::size_t k = 1; k < 4; ++k)
+    race.add(c.entry(k, samples_around(1000.0 + 30.0 * static_cast<double>(k), 0.001, 20,
+                                       static_cast<unsigned>(k + 1))));
+  auto out = race.finish();
+  REQUIRE(out.ok());
+  CHECK(out->screened == 4);
+  CHECK(race.entries()[3].status.code() == StatusCode::launch_failed);
+  CHECK(median_of(race.entries()[0]) == doctest::Approx(1000.0).epsilon(0.001));
+}
+
+TEST_CASE("screen: tunings that hit the power limit midway pick within 2% of the best") {
+  // The issue-15 target in simulation: the GPU runs at full clock for a first stretch of
+  // timed work (a different length each time), then power-limited 1.4x slower, with noise of
+  // 1%. BM=16 (4% behind the best) and a slow one compile at once and race at full clock;
+  // the best (BM=8) and the rest compile later and join after the limit hit. BM=16, the
+  // leader, keeps its fast samples; BM=8 is raced out on throttled ones at ~1.35x BM=16's
+  // median, beyond showdown_margin: without the screen BM=16 would win every time. The best,
+  // or one within 2% of it, must be picked every time.
+  const std::map<std::int64_t, double> ns = {{8, 1000.0},  {12, 1015.0}, {16, 1040.0},
+                                             {32, 1070.0}, {64, 1100.0}, {128, 1300.0}};
+  int wrong = 0;
+  for (int run = 0; run < 8; ++run) {
+    CAPTURE(run);
+    SimRig rig;
+    rig.dev.set_cost_model([ns](const Config& c, ArgList) { return ns.at(c.get_int("BM")); });
+    rig.dev.set_noise(0.01, static_cast<std::uint64_t>(run + 1));
+    rig.dev.compile_delay_if(
+        [](const Config& c) { return c.get_int("BM") != 16 && c.get_int("BM") != 128; }, 50.0);
+    auto opts = quiet_options();
+    opts.bench = screened_bench();
+    opts.bench.rep_ms = 0.2;
+    opts.bench.max_reps = 200;
+    auto tuner = make_tuner(sim_kernel(bm_space({8, 12, 16, 32, 64, 128})), opts);
+    const auto args = rig.args(1000);
+    rig.dev.set_clock_throttle(1.4, 30000.0 + 4000.0 * run);
+    const auto picked = tuner->tune(rig.dev, args);
+    REQUIRE(picked.ok());
+    const double t = ns.at(picked->get_int("BM"));
+    if (t > 1000.0 * 1.02) ++wrong;
+    CHECK_MESSAGE(t <= 1000.0 * 1.02, "picked BM=" << picked->get_int("BM"));
+  }
+  CHECK(wrong == 0);
 }

@@ -124,14 +124,29 @@ struct BenchOptions {
   // times. A contestant outside the showdown whose earlier median is within race_tolerance of
   // the finalists' best joins it. Costs about finalists x rounds x race_batch repetitions.
   // showdown_rounds 0: off.
+  //
+  // The screen, before the showdown: the race's medians of contestants that joined or were
+  // raced out at different moments may come from different clock or power states (an H200
+  // power-limited after heavy load swings its SM clock between ~1400 and 1980 MHz, up to
+  // 1.4x, wider than showdown_margin), so the race alone may leave the best outside the
+  // finalists. Every contestant timed without error whose median is within
+  // `showdown_screen_margin` of the fastest (raced out or not) is timed again in
+  // `showdown_screen_rounds` interleaved rounds of race_batch repetitions (A..Z, then Z..A, so
+  // a drift falls on all alike); those samples replace its race samples, and the finalists
+  // are picked from them. Held only when more contestants qualify than showdown_finalists
+  // (otherwise they are all finalists anyway). Costs about screened x screen rounds x
+  // race_batch repetitions, about two race rounds. showdown_screen_rounds 0: off.
   int showdown_rounds = 6;
   int showdown_finalists = 3;
   double showdown_margin = 0.10;
   int showdown_retries = 2;
+  int showdown_screen_rounds = 2;
+  double showdown_screen_margin = 0.5;
 };
 
 // What a tuning's showdown did (TuningReport::showdown; see BenchOptions::showdown_rounds).
 struct ShowdownReport {
+  int screened = 0;        // contestants timed in the screen; 0: no screen was held
   int finalists = 0;       // contestants timed in it; 0: no showdown was held
   int rounds = 0;          // rounds timed, re-timed attempts included
   int retimed = 0;         // attempts thrown away because their samples shifted

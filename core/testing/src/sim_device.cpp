@@ -107,6 +107,11 @@ void SimDevice::set_clock_ramp(double idle_factor, double ramp_ns, int steps) {
   idle_clock();
 }
 
+void SimDevice::set_clock_throttle(double factor, double after_ns) {
+  throttle_factor_ = std::max(1.0, factor);
+  throttle_after_ns_ = std::max(0.0, after_ns);
+}
+
 void SimDevice::compile_delay_if(ConfigPredicate pred, double ms) {
   compile_slow_ = std::move(pred);
   compile_delay_ms_ = ms;
@@ -457,11 +462,14 @@ Result<std::vector<double>> SimDevice::time(const CompiledKernel& kernel,
     timed_reps_.fetch_add(1, std::memory_order_relaxed);
     const std::uint64_t rep = k->reps_done_.fetch_add(1, std::memory_order_relaxed);
     double ns = noise_sigma_ > 0 ? base_ns * noise_factor(*k, rep) : base_ns;
-    if (clock_idle_factor_ > 1.0) {
+    if (clock_idle_factor_ > 1.0 || throttle_factor_ > 1.0) {
       const double busy = static_cast<double>(busy_ns_.load(std::memory_order_relaxed));
-      double up = clock_ramp_ns_ > 0 ? std::min(1.0, busy / clock_ramp_ns_) : 1.0;
-      if (clock_steps_ > 0) up = std::floor(up * clock_steps_) / clock_steps_;
-      ns *= clock_idle_factor_ - (clock_idle_factor_ - 1.0) * up;
+      if (clock_idle_factor_ > 1.0) {
+        double up = clock_ramp_ns_ > 0 ? std::min(1.0, busy / clock_ramp_ns_) : 1.0;
+        if (clock_steps_ > 0) up = std::floor(up * clock_steps_) / clock_steps_;
+        ns *= clock_idle_factor_ - (clock_idle_factor_ - 1.0) * up;
+      }
+      if (busy >= throttle_after_ns_) ns *= throttle_factor_;
       busy_ns_.fetch_add(static_cast<std::uint64_t>(ns), std::memory_order_relaxed);
     }
     if (ns > limit_ns) {

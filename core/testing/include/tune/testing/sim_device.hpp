@@ -129,6 +129,11 @@ class SimDevice final : public Device {
   // host-side pause); set_clock_ramp() starts idle.
   void set_clock_ramp(double idle_factor, double ramp_ns, int steps = 0);
   void idle_clock() noexcept { busy_ns_.store(0, std::memory_order_relaxed); }
+  // A GPU that reaches its power or thermal limit under sustained load: once `after_ns` of
+  // timed work has run since the clock last idled (the same count as set_clock_ramp's), each
+  // timed repetition runs `factor` times slower (an H200 power-limited after heavy load:
+  // up to 1.4x). factor 1 (the default) turns it off; combines with set_clock_ramp.
+  void set_clock_throttle(double factor, double after_ns);
   // compile() fails with compile_error for configs matching `pred`; the message is a fake
   // compiler log that names the config and contains `log_line`.
   void fail_compile_if(ConfigPredicate pred, std::string log_line = "simulated compile error");
@@ -294,6 +299,8 @@ class SimDevice final : public Device {
   double clock_idle_factor_ = 1.0;
   double clock_ramp_ns_ = 0.0;
   int clock_steps_ = 0;
+  double throttle_factor_ = 1.0;
+  double throttle_after_ns_ = 0.0;
   std::atomic<std::uint64_t> busy_ns_{0};  // timed work since the clock last idled
   std::uint64_t noise_seed_ = 0;
   ConfigPredicate compile_fails_;
