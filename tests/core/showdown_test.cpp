@@ -254,6 +254,15 @@ TEST_CASE("showdown options are validated, naming the field") {
   b = BenchOptions{};
   b.showdown_margin = NAN;
   CHECK(validate(b).message().find("showdown_margin") != std::string::npos);
+  b = BenchOptions{};
+  b.showdown_screen_rounds = -1;
+  CHECK(validate(b).message().find("showdown_screen_rounds") != std::string::npos);
+  b = BenchOptions{};
+  b.showdown_screen_margin = -0.5;
+  CHECK(validate(b).message().find("showdown_screen_margin") != std::string::npos);
+  b = BenchOptions{};
+  b.showdown_screen_margin = INFINITY;
+  CHECK(validate(b).message().find("showdown_screen_margin") != std::string::npos);
 }
 
 TEST_CASE("showdown: an Autotuner whose race spans a clock step still picks the best") {
