@@ -326,30 +326,38 @@ Result<bool> Race::round() {
   return progressed;
 }
 
-void Race::decide() {
-  // Drop every contestant whose median is slower than the leader's beyond noise; stop those
-  // that cannot beat it by more than the tolerance. The leader is the lowest median among all
-  // timed entries, stopped ones included, so a settled entry can still win.
-  std::size_t leader = entries_.size();
+std::optional<std::size_t> Race::leader() const {
+  std::optional<std::size_t> out;
   double best = 0;
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     const auto& e = entries_[i];
     if (!e.status.ok() || e.raced_out || e.samples.empty()) continue;
-    double m = quantile(e.samples, 0.5);
-    if (leader == entries_.size() || m < best) {
-      leader = i;
+    const double m = quantile(e.samples, 0.5);
+    if (!out || m < best) {
+      out = i;
       best = m;
     }
   }
-  if (leader == entries_.size() ||
-      static_cast<int>(entries_[leader].samples.size()) < opts_.race_min_samples)
-    return;
-  Interval lead = median_interval(entries_[leader].samples, opts_.race_confidence);
+  return out;
+}
+
+void Race::drop(std::size_t i, Status why) {
+  entries_[i].status = std::move(why);
+  undecided_ = -1;
+}
+
+void Race::decide() {
+  // Drop every contestant whose median is slower than the leader's beyond noise; stop those
+  // that cannot beat it by more than the tolerance.
+  const std::optional<std::size_t> found = leader();
+  if (!found || static_cast<int>(entries_[*found].samples.size()) < opts_.race_min_samples) return;
+  const std::size_t top = *found;
+  Interval lead = median_interval(entries_[top].samples, opts_.race_confidence);
   const double tied_above = lead.hi * (1.0 - std::max(0.0, opts_.race_tolerance));
   int left = 0;
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     auto& e = entries_[i];
-    if (!alive(i) || i == leader) continue;
+    if (!alive(i) || i == top) continue;
     if (static_cast<int>(e.samples.size()) < opts_.race_min_samples) {
       ++left;
       continue;

@@ -84,8 +84,12 @@ class Race {
   // Racing, and the last round left only the leader undecided: more rounds would time it
   // alone. A contestant added since resets this.
   bool decided() const noexcept;
+  // Takes entry `i` out of the race with `why` (its output failed verification): it is never
+  // timed again nor led, and the race is undecided until the next round decides anew.
+  void drop(std::size_t i, Status why);
   // In the order they were added, with their samples and outcomes.
   std::vector<RaceEntry>& entries() noexcept { return entries_; }
+  const std::vector<RaceEntry>& entries() const noexcept { return entries_; }
   // What kept the cache cold (BenchOptions::cache, or flush where rotation fell back).
   TimingCache timing_cache() const noexcept;
   // The rotating input copies (BenchOptions::cache == rotate), made at the first round from
@@ -94,6 +98,9 @@ class Race {
 
  private:
   bool alive(std::size_t i) const;
+  // The contestant with the lowest median among those timed without error and not raced out
+  // (stopped ones included: a settled entry can still win); none before any is timed.
+  std::optional<std::size_t> leader() const;
   Status settle();
   Status make_rotation();
   void decide();

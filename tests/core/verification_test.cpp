@@ -136,6 +136,60 @@ TEST_CASE("Verification: only the leader is verified, and a wrong leader hands t
   CHECK(rig.dev.read<float>(*rig.out) == rig.expected());
 }
 
+TEST_CASE("Verification: the leader is checked while the race waits for a slow compile") {
+  // BM=128 compiles slowly; the other four race, are decided, and the race waits for it with
+  // nothing to time. The leader's check runs in that wait (overlapped with the compile), and
+  // is not repeated when the leader wins. A wrong leader found there leaves the race with its
+  // reason, the race goes on, and the next leader is checked in the same wait.
+  ScaleRig rig;
+  rig.dev.compile_delay_if([](const Config& c) { return c.get_int("BM") == 128; }, 300.0);
+  KernelDef def = scale_kernel(bm_space({8, 16, 32, 64, 128}));
+  std::vector<std::string> verified;
+  std::vector<std::uint64_t> compiled_then;  // compiles finished at each check
+  def.verify = [&](Device& dev, ArgList args, const Config& c) {
+    verified.push_back(c.to_string());
+    compiled_then.push_back(rig.dev.compiles());
+    auto out = static_cast<SimDevice&>(dev).read<float>(*args[1].buffer);
+    return out == rig.expected() ? Status()
+                                 : Status(StatusCode::wrong_output, c.to_string() + " is wrong");
+  };
+  auto store = std::make_shared<MemoryStore>();
+  AutotunerOptions opts = quiet_options();
+  opts.store = store;
+  auto args = rig.args();
+  SUBCASE("a right leader: checked once, during the wait") {
+    auto tuner = make_tuner(def, opts);
+    REQUIRE(tuner->run(rig.dev, args).ok());
+    CHECK(verified == std::vector<std::string>{"BM=64"});
+    CHECK(compiled_then == std::vector<std::uint64_t>{4});  // BM=128 was still compiling
+    auto report = tuner->last_report(rig.dev, args);
+    REQUIRE(report.has_value());
+    CHECK(report->winner.to_string() == "BM=64");
+    CHECK(result_of(*report, 64)->verified);
+    CHECK_FALSE(result_of(*report, 128)->verified);
+  }
+  SUBCASE("a wrong leader: dropped with its reason, the next one checked in the same wait") {
+    rig.wrong = {64};
+    auto tuner = make_tuner(def, opts);
+    REQUIRE(tuner->run(rig.dev, args).ok());
+    CHECK(verified == std::vector<std::string>{"BM=64", "BM=32"});
+    CHECK(compiled_then == std::vector<std::uint64_t>{4, 4});
+    auto report = tuner->last_report(rig.dev, args);
+    REQUIRE(report.has_value());
+    CHECK(report->winner.to_string() == "BM=32");
+    const ConfigResult* bad = result_of(*report, 64);
+    REQUIRE(bad != nullptr);
+    CHECK(bad->status.code() == StatusCode::wrong_output);
+    CHECK(bad->status.message().find("BM=64 is wrong") != std::string::npos);
+    CHECK(std::isinf(bad->stats.median));
+    bool stored_failed = false;
+    for (const auto& row : store->all_rows())
+      if (row.config == "BM=64") stored_failed = row.status == StatusCode::wrong_output;
+    CHECK(stored_failed);
+    CHECK(rig.dev.read<float>(*rig.out) == rig.expected());
+  }
+}
+
 TEST_CASE("Verification: a host reference is compared on the device, with the errors recorded") {
   ScaleRig rig;
   rig.wrong = {64, 32};

@@ -219,6 +219,10 @@ class KeySession {
     while (!waiter.empty()) {
       if (deadline_passed()) break;
       renew_claim();
+      // Nothing to time (decided, too few contestants, or the last round timed nothing):
+      // the GPU would idle until the next compile.
+      if (race.entries().size() < 2 || race.decided() || !racing_now)
+        TUNE_RETURN_IF_ERROR(verify_leader_while_idle(race));
       const bool can_race = race.entries().size() >= 2 && !race.decided();
       auto give_up = !can_race    ? deadline()
                      : racing_now ? Clock::now()
@@ -305,6 +309,48 @@ class KeySession {
     return {};
   }
 
+  // Verification overlapped with compiling: while the race waits for compiles with nothing
+  // to time, the GPU would idle, so the winner rule's current pick has its output checked now (it
+  // is what can win). choose_winner then finds the likely winner verified; only a leader that takes
+  // over later costs a check after the race. A leader whose output is wrong leaves the race with
+  // that reason (stored as failed). Each configuration is checked at most once. Returns non-ok only
+  // for what ends the tuning.
+  Status verify_leader_while_idle(Race& race) {
+    if (verify_all_ || !checks_.active()) return {};
+    const std::optional<std::size_t> k = race_pick(race);
+    if (!k) return {};
+    const std::size_t i = racers_[*k];
+    if (report_.results[i].verified) return {};
+    Status st;
+    {
+      auto timer = clock_.measure(&TuningTimes::verify);
+      launched_ = true;
+      st = checks_.verify(hooks_, *built_.at(i)->kernel, cands_[i]);
+    }
+    if (ends_tuning(st) || checks_.reference_failed()) return st;
+    report_.results[i].verified = true;
+    if (!st.ok()) race.drop(*k, st);
+    return {};
+  }
+
+  // The entry the winner rule would pick from the race's samples so far (raced-out entries
+  // included: one raced out by a leader that later failed its check can win); none before any
+  // is timed.
+  std::optional<std::size_t> race_pick(const Race& race) const {
+    std::vector<std::string> texts;
+    std::vector<RuledResult> ruled;
+    texts.reserve(race.entries().size());
+    for (std::size_t k = 0; k < race.entries().size(); ++k) {
+      const RaceEntry& e = race.entries()[k];
+      texts.push_back(cands_[racers_[k]].to_string());
+      ruled.push_back({texts.back(), e.samples.empty() ? kInf : quantile(e.samples, 0.5),
+                       e.status.ok() && !e.samples.empty()});
+    }
+    const auto order = rank_by_winner_rule(ruled, ctx_.opts.bench.race_tolerance);
+    if (order.empty()) return std::nullopt;
+    return order.front();
+  }
+
   static bool any_sampled(Race& race) {
     return std::any_of(race.entries().begin(), race.entries().end(),
                        [](const RaceEntry& e) { return !e.samples.empty(); });
@@ -378,7 +424,9 @@ class KeySession {
       order = ranked();
     for (std::size_t i : order) {
       std::shared_ptr<Variant> v = built_.count(i) ? built_[i] : compile_now(i);
-      if (v->status.ok() && ranking && checks_.active()) {
+      // A configuration verified during the race (verify_leader_while_idle, or measure()'s
+      // verify_all_) and still ranked passed its check: it is not checked twice.
+      if (v->status.ok() && ranking && checks_.active() && !report_.results[i].verified) {
         Status st;
         {
           auto timer = clock_.measure(&TuningTimes::verify);
