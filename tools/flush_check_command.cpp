@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "open_cli_device.hpp"
 #include "tune/backend/last_level_cache.hpp"
 #include "tune/tune.hpp"
 
@@ -27,9 +28,8 @@ struct FlushCheckArgs {
 }
 
 void cmd_flush_check(const FlushCheckArgs& a) {
-  auto opened = open_device(a.device);
-  if (!opened.ok()) fail(opened.status().to_string());
-  std::unique_ptr<Device> dev = std::move(*opened);
+  std::unique_ptr<Device> dev = open_cli_device("flush-check", a.device);
+  if (!dev) throw CLI::RuntimeError(1);
   FlushCheckOptions opts;
   opts.reps = a.reps;
   if (!a.bytes.empty()) {
@@ -72,8 +72,7 @@ void add_flush_check_command(CLI::App& app) {
       "flush-check",
       "Time a read of half the last-level cache warm, after the cache flush and with rotating "
       "input copies: whether timing's flush makes a launch cold on this device");
-  c->add_option("--device", args->device,
-                "backend[:index|name] (default: TUNE_DEVICE, else the first GPU, else lavapipe)");
+  add_device_option(*c, args->device);
   c->add_option("--reps", args->reps, "timed repetitions of each kind")
       ->check(CLI::Range(1, 100000));
   c->add_option("--bytes", args->bytes, "bytes read (256M, 1G; default: half the cache)");

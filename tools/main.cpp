@@ -34,6 +34,7 @@
 #include "flush_check_command.hpp"
 #include "html_report.hpp"
 #include "import_space_command.hpp"
+#include "open_cli_device.hpp"
 #include "progress_line.hpp"
 #include "report_command.hpp"
 #include "run_space_command.hpp"
@@ -101,12 +102,8 @@ struct DemoOptions {
 };
 
 int cmd_demo(const DemoOptions& o) {
-  auto opened = open_device(o.device);
-  if (!opened.ok()) {
-    std::fprintf(stderr, "tune demo: %s\n", opened.status().to_string().c_str());
-    return 1;
-  }
-  std::unique_ptr<Device> dev = std::move(*opened);
+  std::unique_ptr<Device> dev = cli::open_cli_device("demo", o.device);
+  if (!dev) return 1;
   const DeviceInfo& info = dev->info();
   std::printf("device : %s (%s, %s, driver %s)\n", info.name.c_str(), info.backend.c_str(),
               info.arch.c_str(), info.driver_version.c_str());
@@ -286,9 +283,7 @@ int main(int argc, char** argv) {
   DemoOptions demo_opts;
   auto* demo = app.add_subcommand(
       "demo", "Tune the bundled kernels on the default device and verify the winners");
-  demo->add_option("--device", demo_opts.device,
-                   "backend[:index|name] (default: TUNE_DEVICE, else the first GPU, else "
-                   "lavapipe)");
+  tune::cli::add_device_option(*demo, demo_opts.device);
   demo->add_option(
       "--kernel", demo_opts.kernel,
       "only this kernel (vector_add, reduce_sum, matmul_f32, matmul_f16, matmul_wgmma_f16, "

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "html_report.hpp"
+#include "open_cli_device.hpp"
 #include "progress_line.hpp"
 #include "space/space_args.hpp"
 #include "space/space_kernel.hpp"
@@ -89,9 +90,8 @@ void print_results(const TuningReport& report) {
 }
 
 int run_space(const SpaceFile& space, const KernelDef& def, const RunArgs& a) {
-  auto opened = open_device(a.device);
-  if (!opened.ok()) return fail(opened.status().to_string());
-  std::unique_ptr<Device> dev = std::move(*opened);
+  std::unique_ptr<Device> dev = open_cli_device("run-space", a.device);
+  if (!dev) return 1;
   const DeviceInfo& info = dev->info();
   if (def.source_for(dev->language()) == nullptr)
     return fail("KernelSpecification.Language: " + space.language + " kernels do not run on " +
@@ -178,8 +178,7 @@ void add_run_space_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "run-space", "Tune the kernel of a space file (from tune import-space) on a device");
   cmd->add_option("file", args->file, "The space file")->required();
-  cmd->add_option("--device", args->device,
-                  "backend[:index|name] (default: TUNE_DEVICE, else the first GPU)");
+  add_device_option(*cmd, args->device);
   cmd->add_flag("--list", args->list,
                 "print the kernel's signature and every valid point with its block and grid "
                 "(JSON), without a device");

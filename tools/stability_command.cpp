@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "open_cli_device.hpp"
 #include "stability_reference.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
@@ -164,9 +165,8 @@ void print_json(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int
 }
 
 void cmd_stability(const StabilityArgs& a) {
-  auto opened = open_device(a.device);
-  if (!opened.ok()) fail(opened.status().to_string());
-  std::unique_ptr<Device> dev = std::move(*opened);
+  std::unique_ptr<Device> dev = open_cli_device("stability", a.device);
+  if (!dev) throw CLI::RuntimeError(1);
   std::vector<KeyOutcome> keys;
   bool any = false;
   for (const auto& k : kernels::bundled_kernels(dev->language())) {
@@ -195,8 +195,7 @@ void add_stability_command(CLI::App& app) {
       "stability",
       "Tune each bundled kernel's sizes several times without the database and report how "
       "often the winner changes");
-  c->add_option("--device", args->device,
-                "backend[:index|name] (default: TUNE_DEVICE, else the first GPU, else lavapipe)");
+  add_device_option(*c, args->device);
   c->add_option("--kernel", args->kernel, "only this kernel");
   c->add_option("--runs", args->runs, "tunings per key")->check(CLI::Range(2, 1000));
   c->add_flag("--quick", args->quick, "first demo size only, short timing budgets");

@@ -243,6 +243,79 @@ TEST_CASE("Autotuner with rotating inputs over the memory cap: falls back to the
         "needs 96.0 KiB of copies, over the 32.0 KiB cap (BenchOptions::rotate_max_bytes)");
 }
 
+TEST_CASE("InputRotation: a copy the device has no memory for falls back, the copies made freed") {
+  ScaleRig rig(64ull << 10);  // 4 sets: 3 x 32 KiB of copies, well within the default cap
+  const std::uint64_t live = rig.dev.live_bytes();
+  REQUIRE(rig.dev.live_buffers() == 2);
+  rig.dev.fail_alloc_over(live + (48ull << 10));  // set 1's x and y fit, and set 2's x
+  auto rot = InputRotation::make(rig.dev, rig.args(), {}, 0);
+  REQUIRE_MESSAGE(rot.ok(), rot.status().to_string());
+  CHECK_FALSE(rot->active());
+  CHECK(rot->sets() == 0);
+  CHECK(rot->copy_bytes() == 0);
+  CHECK(rot->fallback() ==
+        "allocating rotating input copy 2 of 3 failed: simulated alloc of 16384 bytes: out of "
+        "device memory (live buffers would hold 98304 bytes, over the 81920 of "
+        "SimDevice::fail_alloc_over)");
+  // The three copies made before the failure are gone: only x and y remain.
+  CHECK(rig.dev.live_buffers() == 2);
+  CHECK(rig.dev.live_bytes() == live);
+
+  // The flush check (on a device without the rig's kernel body) reports the same fallback
+  // and times no rotating read.
+  SimDevice dev(small_cache_info(1ull << 20));
+  dev.fail_alloc_over((512ull << 10) + 4 + (256ull << 10));  // its buffers fit, no copy does
+  FlushCheckOptions fc;
+  fc.reps = 3;
+  auto r = measure_flush_effect(dev, fc);
+  REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+  CHECK(r->rotate_sets == 0);
+  CHECK(r->rotate_ns == 0);
+  CHECK(r->rotate_fallback.rfind("allocating rotating input copy 1 of 3 failed: ", 0) == 0);
+  CHECK(r->rotate_fallback.find("out of device memory") != std::string::npos);
+  CHECK(dev.live_buffers() == 0);
+  CHECK(dev.live_bytes() == 0);
+}
+
+TEST_CASE("Autotuner with rotating inputs out of device memory: flushes, warns, leaks nothing") {
+  ScaleRig rig(64ull << 10);
+  const std::uint64_t live = rig.dev.live_bytes();
+  rig.dev.fail_alloc_over(live + (48ull << 10));  // as above: the third copy fails
+  AutotunerOptions opts = quiet_options();
+  opts.bench.cache = TimingCache::rotate;
+  auto tuner = make_tuner(rig.def(), opts);
+  auto args = rig.args();
+  std::vector<std::string> warnings;
+  LogSink old = set_log_sink([&warnings](LogLevel level, std::string_view m) {
+    if (level == LogLevel::warning) warnings.emplace_back(m);
+  });
+  const Status st = tuner->run(rig.dev, args);
+  set_log_sink(std::move(old));
+  REQUIRE_MESSAGE(st.ok(), st.to_string());
+  auto report = tuner->last_report(rig.dev, args);
+  REQUIRE(report);
+  CHECK(report->timing_cache == TimingCache::flush);
+  CHECK(best_of(*tuner, rig.dev, args) == "BM=64");
+  CHECK(rig.dev.flushes() == rig.dev.timed_reps());  // every timed launch flushed
+  CHECK(std::set<const DeviceBuffer*>(rig.seen_x.begin(), rig.seen_x.end()).size() == 1);
+  std::vector<float> want;
+  for (float v : rig.xs) want.push_back(3.0f * v + 1.0f);
+  CHECK(rig.dev.read<float>(*rig.y) == want);
+  // The warning names the failed allocation.
+  std::string all;
+  int named = 0;
+  for (const auto& w : warnings) {
+    all += w + "\n";
+    named += w.rfind(
+                 "timing flushes instead: allocating rotating input copy 2 of 3 failed: "
+                 "simulated alloc of 16384 bytes: out of device memory",
+                 0) == 0;
+  }
+  CHECK_MESSAGE(named == 1, all);
+  CHECK(rig.dev.live_buffers() == 2);
+  CHECK(rig.dev.live_bytes() == live);
+}
+
 TEST_CASE("time_kernel: cache none never flushes, rotate flushes only the estimate") {
   ScaleRig rig(64ull << 10);
   auto k = rig.dev.compile(sim_source(), Config()).value();

@@ -67,6 +67,27 @@ TEST_CASE("SimDevice: buffers hold real bytes with bounds checks") {
         StatusCode::out_of_resources);
 }
 
+TEST_CASE("SimDevice: fail_alloc_over runs out of memory past the live bytes it allows") {
+  SimDevice dev;
+  auto a = dev.alloc(600).value();
+  CHECK(dev.live_bytes() == 600);
+  dev.fail_alloc_over(1000);  // the 600 bytes already live count
+  auto b = dev.alloc(400);
+  REQUIRE(b.ok());
+  CHECK(dev.live_bytes() == 1000);
+  auto c = dev.alloc(1);
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.status().code() == StatusCode::out_of_resources);  // as the GPU backends say OOM
+  CHECK(c.status().message() ==
+        "simulated alloc of 1 bytes: out of device memory (live buffers would hold 1001 bytes, "
+        "over the 1000 of SimDevice::fail_alloc_over)");
+  CHECK(dev.live_buffers() == 2);
+  CHECK(dev.live_bytes() == 1000);
+  b->reset();  // freeing makes room again
+  CHECK(dev.live_bytes() == 600);
+  CHECK(dev.alloc(400).ok());
+}
+
 TEST_CASE("SimDevice: compile records the config; wrong language is rejected") {
   SimDevice dev;
   Config c{{"BM", std::int64_t{64}}};

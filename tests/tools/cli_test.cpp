@@ -691,8 +691,13 @@ TEST_CASE("user mistakes exit non-zero with a message") {
       {{"cache", "list", "--bogus"}, "--bogus"},
       {{"cache", "show"}, "kernel is required"},
       {{"cache", "import"}, "file is required"},
-      {{"demo", "--device", "bogus"}, "bogus"},
+      // Every command that opens a device says why it could not the same way (open_cli_device).
+      {{"demo", "--device", "bogus"}, "tune demo: not_found: backend 'bogus' is not compiled"},
       {{"demo", "--device", "nosuchbackend:3", "--quick"}, "nosuchbackend"},
+      {{"stability", "--device", "bogus"},
+       "tune stability: not_found: backend 'bogus' is not compiled"},
+      {{"flush-check", "--device", "nosuchbackend:3"},
+       "tune flush-check: not_found: backend 'nosuchbackend' is not compiled"},
   };
   for (const Case& c : cases) {
     const ProcessResult r = cli.run(c.args);

@@ -257,6 +257,17 @@ TEST_CASE("a T1 file round-trips: T1 -> space -> T1 gives the same document, val
   }
 }
 
+TEST_CASE("tune run-space says why the --device does not open, as every command does") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  const std::string space = tune::testing::import_example(cli, scratch, "t1_stencil.json");
+  const ProcessResult r = cli.run({"run-space", space, "--device", "bogus", "--no-cache"});
+  CHECK_MESSAGE(r.exit_code == 1, r.describe());
+  CHECK_MESSAGE(
+      r.err.find("tune run-space: not_found: backend 'bogus' is not compiled") != std::string::npos,
+      r.describe());
+}
+
 TEST_CASE("export-space and run-space refuse what is not a space file, naming it") {
   ScratchDir scratch;
   TuneCli cli(scratch);

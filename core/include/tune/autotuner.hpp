@@ -87,8 +87,9 @@ struct TuningReport {
   TuningTimes times;
   ShowdownReport showdown;  // the finalists' re-timing (BenchOptions::showdown_rounds)
   // What kept the cache cold while timing: BenchOptions::cache, or flush where rotating input
-  // copies fell back to it (over rotate_max_bytes; logged with the reason). For a search
-  // strategy's tuning (KernelDef::search), BenchOptions::cache as asked.
+  // copies fell back to it (over rotate_max_bytes, out of device memory, ...: the warning
+  // logged names the reason). For a search strategy's tuning (KernelDef::search),
+  // BenchOptions::cache as asked.
   TimingCache timing_cache = TimingCache::flush;
   std::string to_string() const;  // the TUNE_PRINT_AUTOTUNING text
 };

@@ -41,10 +41,12 @@ struct BeforeLaunch {
 //           restore_value do not name; the copies are made once per tuning, so a pre-hook
 //           that changes an input between launches is seen only by the caller's set. Each
 //           repetition is its own Device::time call (as with a host step). Falls back to
-//           flush, with a warning and TuningReport::timing_cache saying so, when the copies
-//           would exceed rotate_max_bytes. Only the timed samples rotate: warm-up, estimate
-//           and clock settling launches use the caller's buffers and flush. After tuning,
-//           launches use the caller's buffers.
+//           flush, with a warning naming why and TuningReport::timing_cache saying so, when
+//           the copies would exceed rotate_max_bytes, the device runs out of memory for one
+//           (those made are freed), more than 256 sets would be needed, or no buffer is an
+//           input. Only the timed samples rotate: warm-up, estimate and clock settling
+//           launches use the caller's buffers and flush. After tuning, launches use the
+//           caller's buffers.
 //   none:   nothing: launches find what the previous one left in the cache (a kernel that
 //           runs warm in the application).
 enum class TimingCache : std::uint8_t { flush, rotate, none };

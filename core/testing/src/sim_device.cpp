@@ -123,6 +123,7 @@ void SimDevice::fail_compile_if(ConfigPredicate pred, std::string log_line) {
 }
 
 void SimDevice::out_of_resources_if(ConfigPredicate pred) { out_of_resources_ = std::move(pred); }
+void SimDevice::fail_alloc_over(std::uint64_t bytes) { alloc_limit_ = bytes; }
 void SimDevice::fail_launch_if(ConfigPredicate pred) { launch_fails_ = std::move(pred); }
 void SimDevice::timeout_if(ConfigPredicate pred) { times_out_ = std::move(pred); }
 void SimDevice::set_kernel_body(KernelBody body) { body_ = std::move(body); }
@@ -207,11 +208,22 @@ Result<Buffer> SimDevice::alloc(std::uint64_t bytes) {
                   "simulated alloc of " + std::to_string(bytes) + " bytes exceeds the " +
                       std::to_string(info_.global_memory_bytes) + " bytes of device memory");
   }
+  // Reserved before the check, so that concurrent allocations cannot both pass it.
+  const std::uint64_t held = live_bytes_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  if (held > alloc_limit_) {
+    live_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+    return Status(StatusCode::out_of_resources,
+                  "simulated alloc of " + std::to_string(bytes) +
+                      " bytes: out of device memory (live buffers would hold " +
+                      std::to_string(held) + " bytes, over the " + std::to_string(alloc_limit_) +
+                      " of SimDevice::fail_alloc_over)");
+  }
   std::string name = "buf" + std::to_string(next_buffer_id_.fetch_add(1));
   std::unique_ptr<SimBuffer> b;
   try {
-    b = std::make_unique<SimBuffer>(bytes, name, &live_buffers_);
+    b = std::make_unique<SimBuffer>(bytes, name, &live_buffers_, &live_bytes_);
   } catch (const std::bad_alloc&) {
+    live_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
     return Status(StatusCode::out_of_resources,
                   "simulated alloc of " + std::to_string(bytes) + " bytes: out of host memory");
   }

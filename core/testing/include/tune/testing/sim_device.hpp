@@ -7,8 +7,9 @@
 // lognormal noise that is itself a pure function of (seed, config, repetition index), so a
 // run is reproducible for a seed whatever the thread interleaving. Failures are injected per
 // configuration with predicates: compile errors (with a fake compiler log), resource limits,
-// launch failures and timeouts. An optional kernel body runs at every launch and every timed
-// repetition, so tests can observe real buffer effects (accumulation, wrong output).
+// launch failures and timeouts; allocations fail past a memory limit (fail_alloc_over). An
+// optional kernel body runs at every launch and every timed repetition, so tests can observe
+// real buffer effects (accumulation, wrong output).
 //
 // Observability: counters (compiles, launches, timed repetitions, ...) and, unless disabled,
 // an event log of strings such as "compile BM=64", "launch BM=64", "fill out",
@@ -53,10 +54,14 @@ namespace tune::testing {
 // names buffers "buf0", "buf1", ... and SimDevice::set_name() renames them.
 class SimBuffer final : public DeviceBuffer {
  public:
-  SimBuffer(std::uint64_t bytes, std::string name, std::atomic<std::uint64_t>* live_counter)
-      : bytes_(bytes), name_(std::move(name)), live_(live_counter) {}
+  // `live_counter` and `live_bytes` (either may be null) are the owning device's counts of
+  // live buffers and their bytes, which the device raised for this one: lowered when it dies.
+  SimBuffer(std::uint64_t bytes, std::string name, std::atomic<std::uint64_t>* live_counter,
+            std::atomic<std::uint64_t>* live_bytes = nullptr)
+      : bytes_(bytes), name_(std::move(name)), live_(live_counter), live_bytes_(live_bytes) {}
   ~SimBuffer() override {
     if (live_ != nullptr) live_->fetch_sub(1, std::memory_order_relaxed);
+    if (live_bytes_ != nullptr) live_bytes_->fetch_sub(bytes_.size(), std::memory_order_relaxed);
   }
   SimBuffer(const SimBuffer&) = delete;
   SimBuffer& operator=(const SimBuffer&) = delete;
@@ -70,7 +75,8 @@ class SimBuffer final : public DeviceBuffer {
   friend class SimDevice;
   std::vector<std::byte> bytes_;
   std::string name_;
-  std::atomic<std::uint64_t>* live_ = nullptr;  // the owning device's live-buffer count
+  std::atomic<std::uint64_t>* live_ = nullptr;        // the owning device's live-buffer count
+  std::atomic<std::uint64_t>* live_bytes_ = nullptr;  // and its live-byte count
 };
 
 // The CompiledKernel the simulated device returns: the configuration it was built for.
@@ -144,6 +150,12 @@ class SimDevice final : public Device {
   // a config whose launch block exceeds info().max_threads_per_block, or whose shared_bytes
   // exceeds info().shared_bytes_per_block_optin, is always out_of_resources.
   void out_of_resources_if(ConfigPredicate pred);
+  // alloc() fails with out_of_resources (what the CUDA, HIP and Vulkan backends return when
+  // device memory runs out) when the buffers alive with the new one would hold more than
+  // `bytes`: a device whose memory is nearly full, for tests of what a failed allocation
+  // leaves behind. The buffers already alive count. Without it, only one buffer larger than
+  // info().global_memory_bytes fails.
+  void fail_alloc_over(std::uint64_t bytes);
   // launch() and time() fail with launch_failed for configs matching `pred`.
   void fail_launch_if(ConfigPredicate pred);
   // launch() and time() fail with timeout for configs matching `pred`. time() also reports a
@@ -183,6 +195,8 @@ class SimDevice final : public Device {
   std::uint64_t live_buffers() const noexcept {
     return live_buffers_.load(std::memory_order_relaxed);
   }
+  // Bytes of the buffers allocated and not yet destroyed.
+  std::uint64_t live_bytes() const noexcept { return live_bytes_.load(std::memory_order_relaxed); }
   // Calls of launch_on() with a stream or command-buffer target that ran (not captured).
   std::uint64_t target_launches() const noexcept {
     return target_launches_.load(std::memory_order_relaxed);
@@ -309,6 +323,7 @@ class SimDevice final : public Device {
   ConfigPredicate compile_slow_;
   double compile_delay_ms_ = 0.0;
   ConfigPredicate launch_fails_;
+  std::uint64_t alloc_limit_ = UINT64_MAX;  // fail_alloc_over
   ConfigPredicate times_out_;
   KernelBody body_;
   bool check_args_ = true;
@@ -316,7 +331,7 @@ class SimDevice final : public Device {
   std::atomic<bool> record_events_{true};
   std::atomic<std::uint64_t> compiles_{0}, launches_{0}, time_calls_{0}, timed_reps_{0},
       flushes_{0}, live_buffers_{0}, next_buffer_id_{0}, target_launches_{0}, captured_{0},
-      compares_{0};
+      compares_{0}, live_bytes_{0};
   std::atomic<bool> any_capturing_{false};
   mutable std::mutex capture_mu_;
   std::vector<LaunchTarget> capturing_;  // under capture_mu_
