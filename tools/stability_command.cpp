@@ -28,6 +28,7 @@ struct StabilityArgs {
   bool quality = false;      // compare each pick with an exhaustive reference timing
   double heat_ms = 0;        // heavy GPU load before each tuning
   bool no_showdown = false;  // BenchOptions::showdown_rounds = 0 (to measure what it buys)
+  bool no_screen = false;    // BenchOptions::showdown_screen_rounds = 0 (likewise)
 };
 
 // A pick more than this much slower than the reference's fastest is a wrong pick (issue 15).
@@ -79,6 +80,7 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
   AutotunerOptions opts;
   opts.persistent = false;  // every run tunes from nothing
   if (a.no_showdown) opts.bench.showdown_rounds = 0;
+  if (a.no_screen) opts.bench.showdown_screen_rounds = 0;
   if (a.quick) {
     opts.bench.warmup_ms = 2;
     opts.bench.rep_ms = 10;
@@ -208,6 +210,9 @@ void add_stability_command(CLI::App& app) {
       ->check(CLI::Range(0.0, 600000.0));
   c->add_flag("--no-showdown", args->no_showdown,
               "Tune without the finalists' interleaved showdown (BenchOptions::showdown_rounds "
+              "= 0), to compare");
+  c->add_flag("--no-screen", args->no_screen,
+              "Tune without the screen before the showdown (BenchOptions::showdown_screen_rounds "
               "= 0), to compare");
   c->callback([args] { cmd_stability(*args); });
 }
