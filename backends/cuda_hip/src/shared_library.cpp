@@ -1,0 +1,29 @@
+#include "shared_library.hpp"
+
+#include <dlfcn.h>
+
+namespace tune::gpu {
+
+Result<SharedLibrary> load_first(std::span<const std::string> candidates,
+                                 std::string_view missing) {
+  std::string tried;
+  for (const std::string& path : candidates) {
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle != nullptr) return SharedLibrary{handle, path};
+    // dlerror is per thread: this message is the one for the dlopen just above.
+    const char* err = ::dlerror();
+    tried += "\n  " + path + ": " + (err != nullptr ? err : "unknown dlopen error");
+  }
+  return Status(StatusCode::unavailable, std::string(missing) + " Tried:" + tried);
+}
+
+void* find_symbol(const SharedLibrary& lib, const char* symbol) {
+  return ::dlsym(lib.handle, symbol);
+}
+
+Status missing_symbol(const SharedLibrary& lib, const char* symbol, std::string_view consequence) {
+  return Status(StatusCode::unavailable,
+                lib.path + " lacks " + symbol + ": " + std::string(consequence));
+}
+
+}  // namespace tune::gpu
