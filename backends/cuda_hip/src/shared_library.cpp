@@ -10,9 +10,11 @@ Result<SharedLibrary> load_first(std::span<const std::string> candidates,
   for (const std::string& path : candidates) {
     void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle != nullptr) return SharedLibrary{handle, path};
-    // dlerror is per thread: this message is the one for the dlopen just above.
+    // dlerror is per thread: this message is the one for the dlopen just above. glibc's
+    // usually begins with the file's name already ("libcuda.so.1: cannot open shared ...").
     const char* err = ::dlerror();
-    tried += "\n  " + path + ": " + (err != nullptr ? err : "unknown dlopen error");
+    const std::string why = err != nullptr ? err : "unknown dlopen error";
+    tried += "\n  " + (why.rfind(path, 0) == 0 ? why : path + ": " + why);
   }
   return Status(StatusCode::unavailable, std::string(missing) + " Tried:" + tried);
 }
