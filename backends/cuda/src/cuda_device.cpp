@@ -1,6 +1,5 @@
 // The CUDA backend: a GpuApi over the dlopen'ed driver, DeviceInfo from device attributes,
 // and the registry entry (list / open by index or name).
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <memory>
@@ -470,7 +469,7 @@ void* native_stream(const Device& device) { return gpu::native_stream(device, "c
 
 void* driver_symbol(const char* name) {
   const detail::Driver* d = detail::driver(nullptr);
-  return d == nullptr ? nullptr : ::dlsym(d->handle, name);
+  return d == nullptr ? nullptr : gpu::find_symbol(d->library, name);
 }
 
 }  // namespace tune::cuda

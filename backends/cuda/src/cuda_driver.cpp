@@ -1,7 +1,5 @@
 #include "cuda_driver.hpp"
 
-#include <dlfcn.h>
-
 #include <mutex>
 #include <string>
 
@@ -19,26 +17,20 @@ struct Loaded {
 Loaded load() {
   Loaded out;
   Driver& d = out.driver;
-  const char* const lib = "libcuda.so.1";
-  d.handle = ::dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-  if (d.handle == nullptr) {
-    const char* err = ::dlerror();
-    out.status =
-        Status(StatusCode::unavailable, std::string("no CUDA driver: cannot load ") + lib + " (" +
-                                            (err != nullptr ? err : "unknown dlopen error") + ")");
+  const std::string candidates[] = {"libcuda.so.1"};
+  auto lib = gpu::load_first(candidates, "no CUDA driver: cannot load libcuda.so.1.");
+  if (!lib.ok()) {
+    out.status = lib.status();
     return out;
   }
-#define TUNE_CUDA_RESOLVE_ENTRY(name)                                                         \
-  d.name = reinterpret_cast<decltype(d.name)>(::dlsym(d.handle, TUNE_CUDA_STR(name)));        \
-  if (d.name == nullptr) {                                                                    \
-    out.status = Status(StatusCode::unavailable, std::string("CUDA driver too old: ") + lib + \
-                                                     " lacks " + TUNE_CUDA_STR(name));        \
-    return out;                                                                               \
-  }
+  d.library = std::move(*lib);
+#define TUNE_CUDA_RESOLVE_ENTRY(name)                                                              \
+  out.status = gpu::resolve_entry(d.library, TUNE_CUDA_STR(name), &d.name, "CUDA driver too old"); \
+  if (!out.status.ok()) return out;
   TUNE_CUDA_DRIVER_ENTRY_POINTS(TUNE_CUDA_RESOLVE_ENTRY)
 #undef TUNE_CUDA_RESOLVE_ENTRY
 #define TUNE_CUDA_RESOLVE_OPTIONAL(name) \
-  d.name = reinterpret_cast<decltype(d.name)>(::dlsym(d.handle, TUNE_CUDA_STR(name)));
+  d.name = reinterpret_cast<decltype(d.name)>(gpu::find_symbol(d.library, TUNE_CUDA_STR(name)));
   TUNE_CUDA_DRIVER_OPTIONAL_ENTRY_POINTS(TUNE_CUDA_RESOLVE_OPTIONAL)
 #undef TUNE_CUDA_RESOLVE_OPTIONAL
   CUresult rc = d.cuInit(0);

@@ -6,6 +6,7 @@
 
 #include <cuda.h>
 
+#include "shared_library.hpp"
 #include "tune/status.hpp"
 
 namespace tune::cuda::detail {
@@ -68,7 +69,7 @@ struct Driver {
   TUNE_CUDA_DRIVER_ENTRY_POINTS(TUNE_CUDA_DECLARE_ENTRY)
   TUNE_CUDA_DRIVER_OPTIONAL_ENTRY_POINTS(TUNE_CUDA_DECLARE_ENTRY)
 #undef TUNE_CUDA_DECLARE_ENTRY
-  void* handle = nullptr;  // dlopen handle; never closed (the driver lives for the process)
+  gpu::SharedLibrary library;  // never closed (the driver lives for the process)
 };
 
 // The process-wide driver, loaded and cuInit'ed once (thread-safe). Null with `why` set to an

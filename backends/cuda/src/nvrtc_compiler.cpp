@@ -129,10 +129,10 @@ class NvrtcCompiler final : public gpu::RtcCompiler {
         std::find(n->archs.begin(), n->archs.end(), sm) == n->archs.end()) {
       std::string known;
       for (int a : n->archs) known += " sm_" + std::to_string(a);
-      return Status(StatusCode::invalid_argument, n->path + " (NVRTC " + std::to_string(n->major) +
-                                                      "." + std::to_string(n->minor) +
-                                                      ") cannot target sm_" + std::to_string(sm) +
-                                                      " (supported:" + known + ")");
+      return Status(StatusCode::invalid_argument,
+                    n->library.path + " (NVRTC " + std::to_string(n->major) + "." +
+                        std::to_string(n->minor) + ") cannot target sm_" + std::to_string(sm) +
+                        " (supported:" + known + ")");
     }
     const std::string src(source);
     const std::string name(file_name);

@@ -1,7 +1,6 @@
 #include "nvrtc_library.hpp"
 
 #include <cuda.h>
-#include <dlfcn.h>
 
 #include "tune/log.hpp"
 
@@ -30,35 +29,20 @@ struct Loaded {
 Loaded load() {
   Loaded out;
   Nvrtc& n = out.lib;
-  std::string tried;
-  for (const std::string& path : candidates()) {
-    n.handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (n.handle != nullptr) {
-      n.path = path;
-      break;
-    }
-    const char* err = ::dlerror();
-    tried += "\n  " + path + ": " + (err != nullptr ? err : "unknown dlopen error");
-  }
-  if (n.handle == nullptr) {
-    out.status = Status(StatusCode::unavailable,
-                        "NVRTC not found: cannot compile CUDA kernels (binaries from the cache "
-                        "still run); install the CUDA toolkit's NVRTC or add its folder to "
-                        "LD_LIBRARY_PATH. Tried:" +
-                            tried);
+  auto lib = gpu::load_first(candidates(),
+                             "NVRTC not found: cannot compile CUDA kernels (binaries from the "
+                             "cache still run); install the CUDA toolkit's NVRTC or add its "
+                             "folder to LD_LIBRARY_PATH.");
+  if (!lib.ok()) {
+    out.status = lib.status();
     return out;
   }
-#define TUNE_NVRTC_STR(x) #x
-#define TUNE_NVRTC_RESOLVE_ENTRY(name)                                                   \
-  n.name = reinterpret_cast<decltype(n.name)>(::dlsym(n.handle, TUNE_NVRTC_STR(name)));  \
-  if (n.name == nullptr) {                                                               \
-    out.status = Status(StatusCode::unavailable,                                         \
-                        n.path + " lacks " TUNE_NVRTC_STR(name) ": not a usable NVRTC"); \
-    return out;                                                                          \
-  }
+  n.library = std::move(*lib);
+#define TUNE_NVRTC_RESOLVE_ENTRY(name)                                              \
+  out.status = gpu::resolve_entry(n.library, #name, &n.name, "not a usable NVRTC"); \
+  if (!out.status.ok()) return out;
   TUNE_NVRTC_ENTRY_POINTS(TUNE_NVRTC_RESOLVE_ENTRY)
 #undef TUNE_NVRTC_RESOLVE_ENTRY
-#undef TUNE_NVRTC_STR
   if (n.nvrtcVersion(&n.major, &n.minor) != NVRTC_SUCCESS) n.major = n.minor = 0;
   int count = 0;
   if (n.nvrtcGetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {
@@ -66,7 +50,7 @@ Loaded load() {
     if (n.nvrtcGetSupportedArchs(n.archs.data()) != NVRTC_SUCCESS) n.archs.clear();
   }
   if (n.major != kBuiltMajor || n.minor != kBuiltMinor) {
-    log(LogLevel::info, n.path + " is NVRTC " + std::to_string(n.major) + "." +
+    log(LogLevel::info, n.library.path + " is NVRTC " + std::to_string(n.major) + "." +
                             std::to_string(n.minor) +
                             "; binary-cache keys name the one libtune "
                             "was built with (" +

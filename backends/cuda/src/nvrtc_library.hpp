@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "shared_library.hpp"
 #include "tune/status.hpp"
 
 namespace tune::cuda::detail {
@@ -33,8 +34,7 @@ struct Nvrtc {
 #define TUNE_NVRTC_DECLARE_ENTRY(name) decltype(&::name) name = nullptr;
   TUNE_NVRTC_ENTRY_POINTS(TUNE_NVRTC_DECLARE_ENTRY)
 #undef TUNE_NVRTC_DECLARE_ENTRY
-  void* handle = nullptr;  // dlopen handle; never closed (compiles may run until exit)
-  std::string path;        // the name it was loaded by
+  gpu::SharedLibrary library;  // never closed (compiles may run until exit)
   int major = 0, minor = 0;
   std::vector<int> archs;  // sm numbers it can target; empty when it would not say
 };

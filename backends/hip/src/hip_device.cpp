@@ -1,12 +1,13 @@
 // The HIP backend: a GpuApi over HIP's module API (hipModule*, hipEvent*, hipMemcpy*), DeviceInfo
-// from hipGetDeviceProperties, and the registry entry.
-#include <hip/hip_runtime_api.h>
+// from hipGetDeviceProperties, and the registry entry. Every HIP call goes through the table of
+// the dlopen'ed runtime (hip_library.hpp); the first listing or open loads it.
 
 #include <memory>
 #include <string>
 
 #include "gpu_device.hpp"
 #include "hip_internal.hpp"
+#include "hip_library.hpp"
 #include "tune/backend/last_level_cache.hpp"
 #include "tune/backend/registry.hpp"
 #include "tune/hip.hpp"
@@ -57,12 +58,11 @@ void* dev_ptr(DevPtr p) { return reinterpret_cast<void*>(static_cast<std::uintpt
 // Forwards each GpuApi call to the HIP runtime for one device ordinal.
 class HipApi final : public gpu::GpuApi {
  public:
-  explicit HipApi(int ordinal) : ordinal_(ordinal) {}
+  HipApi(const HipLibrary& h, int ordinal) : h_(h), ordinal_(ordinal) {}
 
   const char* call_name(Call c) const noexcept override { return kCallNames[static_cast<int>(c)]; }
   std::string error_text(int code) const override {
-    const auto e = static_cast<hipError_t>(code);
-    return std::string(hipGetErrorName(e)) + " (" + hipGetErrorString(e) + ")";
+    return detail::error_text(h_, static_cast<hipError_t>(code));
   }
   ErrorClass classify(int code) const noexcept override {
     switch (static_cast<hipError_t>(code)) {
@@ -90,63 +90,63 @@ class HipApi final : public gpu::GpuApi {
   // set again on leaving, so an application thread that hipSetDevice'd another GPU keeps it.
   int enter_current(gpu::SavedCurrent* saved) override {
     int cur = -1;
-    if (hipGetDevice(&cur) == hipSuccess && cur == ordinal_) return hipSuccess;
-    const hipError_t rc = hipSetDevice(ordinal_);
+    if (h_.hipGetDevice(&cur) == hipSuccess && cur == ordinal_) return hipSuccess;
+    const hipError_t rc = h_.hipSetDevice(ordinal_);
     saved->changed = rc == hipSuccess && cur >= 0;
     saved->previous = cur;
     return rc;
   }
   void leave_current(const gpu::SavedCurrent& saved) noexcept override {
-    (void)hipSetDevice(static_cast<int>(saved.previous));
+    (void)h_.hipSetDevice(static_cast<int>(saved.previous));
   }
   int relax_capture_mode(int* previous) override {
     hipStreamCaptureMode mode = hipStreamCaptureModeRelaxed;
-    const hipError_t rc = hipThreadExchangeStreamCaptureMode(&mode);
+    const hipError_t rc = h_.hipThreadExchangeStreamCaptureMode(&mode);
     *previous = static_cast<int>(mode);
     return rc;
   }
   void restore_capture_mode(int previous) noexcept override {
     auto mode = static_cast<hipStreamCaptureMode>(previous);
-    (void)hipThreadExchangeStreamCaptureMode(&mode);
+    (void)h_.hipThreadExchangeStreamCaptureMode(&mode);
   }
   int mem_alloc(DevPtr* ptr, std::size_t bytes) override {
-    return gpu::out_param<void*>(ptr, [&](void** p) { return hipMalloc(p, bytes); });
+    return gpu::out_param<void*>(ptr, [&](void** p) { return h_.hipMalloc(p, bytes); });
   }
-  int mem_free(DevPtr ptr) override { return hipFree(dev_ptr(ptr)); }
+  int mem_free(DevPtr ptr) override { return h_.hipFree(dev_ptr(ptr)); }
   int memcpy_htod(DevPtr dst, const void* src, std::size_t bytes, Handle s) override {
-    return hipMemcpyHtoDAsync(dev_ptr(dst), const_cast<void*>(src), bytes, stream(s));
+    return h_.hipMemcpyHtoDAsync(dev_ptr(dst), const_cast<void*>(src), bytes, stream(s));
   }
   int memcpy_dtoh(void* dst, DevPtr src, std::size_t bytes, Handle s) override {
-    return hipMemcpyDtoHAsync(dst, dev_ptr(src), bytes, stream(s));
+    return h_.hipMemcpyDtoHAsync(dst, dev_ptr(src), bytes, stream(s));
   }
   int memcpy_dtod(DevPtr dst, DevPtr src, std::size_t bytes, Handle s) override {
-    return hipMemcpyDtoDAsync(dev_ptr(dst), dev_ptr(src), bytes, stream(s));
+    return h_.hipMemcpyDtoDAsync(dev_ptr(dst), dev_ptr(src), bytes, stream(s));
   }
   int memset_d32(DevPtr dst, std::uint32_t value, std::size_t count, Handle s) override {
-    return hipMemsetD32Async(dev_ptr(dst), static_cast<int>(value), count, stream(s));
+    return h_.hipMemsetD32Async(dev_ptr(dst), static_cast<int>(value), count, stream(s));
   }
   int memset_d8(DevPtr dst, std::uint8_t value, std::size_t count, Handle s) override {
-    return hipMemsetD8Async(dev_ptr(dst), value, count, stream(s));
+    return h_.hipMemsetD8Async(dev_ptr(dst), value, count, stream(s));
   }
   int stream_create(Handle* s) override {
     return gpu::out_param<hipStream_t>(
-        s, [](hipStream_t* p) { return hipStreamCreateWithFlags(p, hipStreamNonBlocking); });
+        s, [this](hipStream_t* p) { return h_.hipStreamCreateWithFlags(p, hipStreamNonBlocking); });
   }
-  int stream_destroy(Handle s) override { return hipStreamDestroy(stream(s)); }
-  int stream_sync(Handle s) override { return hipStreamSynchronize(stream(s)); }
+  int stream_destroy(Handle s) override { return h_.hipStreamDestroy(stream(s)); }
+  int stream_sync(Handle s) override { return h_.hipStreamSynchronize(stream(s)); }
   int module_load(Handle* m, const void* image) override {
-    return gpu::out_param<hipModule_t>(m,
-                                       [&](hipModule_t* p) { return hipModuleLoadData(p, image); });
+    return gpu::out_param<hipModule_t>(
+        m, [&](hipModule_t* p) { return h_.hipModuleLoadData(p, image); });
   }
-  int module_unload(Handle m) override { return hipModuleUnload(static_cast<hipModule_t>(m)); }
+  int module_unload(Handle m) override { return h_.hipModuleUnload(static_cast<hipModule_t>(m)); }
   int module_get_function(Handle* f, Handle m, const char* name) override {
     return gpu::out_param<hipFunction_t>(f, [&](hipFunction_t* p) {
-      return hipModuleGetFunction(p, static_cast<hipModule_t>(m), name);
+      return h_.hipModuleGetFunction(p, static_cast<hipModule_t>(m), name);
     });
   }
   int module_get_global(DevPtr* ptr, std::size_t* bytes, Handle m, const char* name) override {
     return gpu::out_param<hipDeviceptr_t>(ptr, [&](hipDeviceptr_t* p) {
-      return hipModuleGetGlobal(p, bytes, static_cast<hipModule_t>(m), name);
+      return h_.hipModuleGetGlobal(p, bytes, static_cast<hipModule_t>(m), name);
     });
   }
   int func_get_attribute(int* value, FuncAttr attr, Handle f) override {
@@ -154,8 +154,8 @@ class HipApi final : public gpu::GpuApi {
     static constexpr hipFunction_attribute kAttrs[] = {
         HIP_FUNC_ATTRIBUTE_NUM_REGS, HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
         HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK};
-    hipError_t rc =
-        hipFuncGetAttribute(value, kAttrs[static_cast<int>(attr)], static_cast<hipFunction_t>(f));
+    hipError_t rc = h_.hipFuncGetAttribute(value, kAttrs[static_cast<int>(attr)],
+                                           static_cast<hipFunction_t>(f));
     if (rc == hipErrorNotSupported) {  // some ROCm releases do not report every attribute
       *value = 0;
       return hipSuccess;
@@ -167,23 +167,23 @@ class HipApi final : public gpu::GpuApi {
   int func_set_max_dynamic_shared(Handle, int) override { return hipSuccess; }
   int launch(Handle f, const Dim3& g, const Dim3& b, std::uint32_t shared, Handle s,
              void** params) override {
-    return hipModuleLaunchKernel(static_cast<hipFunction_t>(f), g.x, g.y, g.z, b.x, b.y, b.z,
-                                 shared, stream(s), params, nullptr);
+    return h_.hipModuleLaunchKernel(static_cast<hipFunction_t>(f), g.x, g.y, g.z, b.x, b.y, b.z,
+                                    shared, stream(s), params, nullptr);
   }
   int event_create(Handle* e) override {
-    return gpu::out_param<hipEvent_t>(e, [](hipEvent_t* p) { return hipEventCreate(p); });
+    return gpu::out_param<hipEvent_t>(e, [this](hipEvent_t* p) { return h_.hipEventCreate(p); });
   }
-  int event_destroy(Handle e) override { return hipEventDestroy(static_cast<hipEvent_t>(e)); }
+  int event_destroy(Handle e) override { return h_.hipEventDestroy(static_cast<hipEvent_t>(e)); }
   int event_record(Handle e, Handle s) override {
-    return hipEventRecord(static_cast<hipEvent_t>(e), stream(s));
+    return h_.hipEventRecord(static_cast<hipEvent_t>(e), stream(s));
   }
-  int event_query(Handle e) override { return hipEventQuery(static_cast<hipEvent_t>(e)); }
+  int event_query(Handle e) override { return h_.hipEventQuery(static_cast<hipEvent_t>(e)); }
   int event_elapsed_ms(float* ms, Handle start, Handle end) override {
-    return hipEventElapsedTime(ms, static_cast<hipEvent_t>(start), static_cast<hipEvent_t>(end));
+    return h_.hipEventElapsedTime(ms, static_cast<hipEvent_t>(start), static_cast<hipEvent_t>(end));
   }
   int stream_is_capturing(bool* capturing, Handle s) override {
     hipStreamCaptureStatus status = hipStreamCaptureStatusNone;
-    const hipError_t rc = hipStreamIsCapturing(stream(s), &status);
+    const hipError_t rc = h_.hipStreamIsCapturing(stream(s), &status);
     if (rc == hipErrorStreamCaptureImplicit) {  // the null stream during a global capture
       *capturing = true;
       return hipSuccess;
@@ -193,58 +193,66 @@ class HipApi final : public gpu::GpuApi {
   }
   int event_create_ordering(Handle* e) override {
     return gpu::out_param<hipEvent_t>(
-        e, [](hipEvent_t* p) { return hipEventCreateWithFlags(p, hipEventDisableTiming); });
+        e, [this](hipEvent_t* p) { return h_.hipEventCreateWithFlags(p, hipEventDisableTiming); });
   }
   int stream_wait_event(Handle s, Handle e) override {
-    return hipStreamWaitEvent(stream(s), static_cast<hipEvent_t>(e), 0);
+    return h_.hipStreamWaitEvent(stream(s), static_cast<hipEvent_t>(e), 0);
   }
   int mem_get_address_range(DevPtr* base, std::size_t* bytes, DevPtr ptr) override {
     hipDeviceptr_t b = nullptr;
-    const hipError_t rc = hipMemGetAddressRange(&b, bytes, dev_ptr(ptr));
+    const hipError_t rc = h_.hipMemGetAddressRange(&b, bytes, dev_ptr(ptr));
     *base = static_cast<DevPtr>(reinterpret_cast<std::uintptr_t>(b));
     return rc;
   }
 
  private:
   static hipStream_t stream(Handle s) { return static_cast<hipStream_t>(s); }
+  const HipLibrary& h_;  // the process-wide library, never unloaded
   int ordinal_;
 };
 
-Status hip_failed(const char* call, hipError_t rc) {
-  return Status(StatusCode::unavailable, std::string(call) + " failed: " + hipGetErrorName(rc) +
-                                             " (" + hipGetErrorString(rc) + ")");
+Status hip_failed(const HipLibrary& h, const char* call, hipError_t rc) {
+  return Status(StatusCode::unavailable, std::string(call) + " failed: " + error_text(h, rc));
 }
 
-Result<int> device_count() {
+// The process-wide library: its first use loads it (blocking); unavailable when it is missing.
+Result<const HipLibrary*> library() {
+  Status why;
+  const HipLibrary* h = hip_library(&why);
+  if (h == nullptr) return why;
+  return h;
+}
+
+Result<int> device_count(const HipLibrary& h) {
   int count = 0;
-  hipError_t rc = hipGetDeviceCount(&count);
+  hipError_t rc = h.hipGetDeviceCount(&count);
   if (rc == hipErrorNoDevice || (rc == hipSuccess && count == 0))
     return Status(StatusCode::unavailable, "no HIP device (hipGetDeviceCount: hipErrorNoDevice)");
-  if (rc != hipSuccess) return hip_failed("hipGetDeviceCount", rc);
+  if (rc != hipSuccess) return hip_failed(h, "hipGetDeviceCount", rc);
   return count;
 }
 
-Result<DeviceInfo> query_info(int ordinal) {
+Result<DeviceInfo> query_info(const HipLibrary& h, int ordinal) {
   hipDeviceProp_t p{};
-  if (hipError_t rc = hipGetDeviceProperties(&p, ordinal); rc != hipSuccess)
-    return hip_failed("hipGetDeviceProperties", rc);
+  if (hipError_t rc = h.hipGetDeviceProperties(&p, ordinal); rc != hipSuccess)
+    return hip_failed(h, "hipGetDeviceProperties", rc);
   DeviceInfo info;
   info.backend = "hip";
   info.reopen_spec = "hip:" + std::to_string(ordinal);
   info.vendor = "AMD";
   info.name = p.name;
   hipDevice_t device = 0;
-  if (hipError_t rc = hipDeviceGet(&device, ordinal); rc != hipSuccess)
-    return hip_failed("hipDeviceGet", rc);
+  if (hipError_t rc = h.hipDeviceGet(&device, ordinal); rc != hipSuccess)
+    return hip_failed(h, "hipDeviceGet", rc);
   hipUUID uuid{};
-  if (hipError_t rc = hipDeviceGetUuid(&uuid, device); rc != hipSuccess)
-    return hip_failed("hipDeviceGetUuid", rc);
+  if (hipError_t rc = h.hipDeviceGetUuid(&uuid, device); rc != hipSuccess)
+    return hip_failed(h, "hipDeviceGetUuid", rc);
   info.uuid = format_uuid(uuid.bytes);
   std::string arch = p.gcnArchName;  // "gfx90a:sramecc+:xnack-": the target is before ':'
   info.arch = arch.substr(0, arch.find(':'));
   int version = 0;
-  if (hipError_t rc = hipDriverGetVersion(&version); rc != hipSuccess)
-    return hip_failed("hipDriverGetVersion", rc);
+  if (hipError_t rc = h.hipDriverGetVersion(&version); rc != hipSuccess)
+    return hip_failed(h, "hipDriverGetVersion", rc);
   info.driver_version = "HIP " + std::to_string(version);
   info.compiler_version = compiler_version();
   info.compute_units = static_cast<std::uint32_t>(p.multiProcessorCount);
@@ -268,11 +276,12 @@ Result<DeviceInfo> query_info(int ordinal) {
 }
 
 Result<std::vector<DeviceListing>> list() {
-  auto count = device_count();
+  TUNE_ASSIGN_OR_RETURN(const HipLibrary* h, library());
+  auto count = device_count(*h);
   if (!count.ok()) return count.status();
   std::vector<DeviceListing> out;
   for (int i = 0; i < *count; ++i) {
-    auto info = query_info(i);
+    auto info = query_info(*h, i);
     if (!info.ok()) return info.status();
     out.push_back(gpu::listing_of(*info, i, "CUs"));
   }
@@ -282,9 +291,10 @@ Result<std::vector<DeviceListing>> list() {
 Result<std::unique_ptr<Device>> open(std::string_view selector) {
   TUNE_ASSIGN_OR_RETURN(const auto devices, list());
   TUNE_ASSIGN_OR_RETURN(const int index, gpu::select_device(devices, selector, "HIP"));
-  TUNE_ASSIGN_OR_RETURN(DeviceInfo info, query_info(index));
+  TUNE_ASSIGN_OR_RETURN(const HipLibrary* h, library());
+  TUNE_ASSIGN_OR_RETURN(DeviceInfo info, query_info(*h, index));
   TUNE_ASSIGN_OR_RETURN(
-      auto made, gpu::GpuDevice::make(std::make_unique<HipApi>(index), hiprtc_compiler(),
+      auto made, gpu::GpuDevice::make(std::make_unique<HipApi>(*h, index), hiprtc_compiler(),
                                       gpu::BinaryCache::open_default("hsaco"), std::move(info)));
   return std::unique_ptr<Device>(std::move(made));
 }
@@ -297,22 +307,23 @@ Result<std::unique_ptr<Device>> open_device(std::string_view selector) {
 }
 
 Result<std::unique_ptr<Device>> open_device(const OpenOptions& options) {
+  TUNE_ASSIGN_OR_RETURN(const detail::HipLibrary* h, detail::library());
   int ordinal = options.ordinal;
   if (ordinal < 0) {
-    if (hipError_t rc = hipGetDevice(&ordinal); rc != hipSuccess)
-      return detail::hip_failed("hipGetDevice", rc);
+    if (hipError_t rc = h->hipGetDevice(&ordinal); rc != hipSuccess)
+      return detail::hip_failed(*h, "hipGetDevice", rc);
   }
-  TUNE_ASSIGN_OR_RETURN(const int count, detail::device_count());
+  TUNE_ASSIGN_OR_RETURN(const int count, detail::device_count(*h));
   if (ordinal >= count) {
     return Status(StatusCode::not_found, "no HIP device with ordinal " + std::to_string(ordinal) +
                                              " (" + std::to_string(count) + " devices)");
   }
-  TUNE_ASSIGN_OR_RETURN(DeviceInfo info, detail::query_info(ordinal));
+  TUNE_ASSIGN_OR_RETURN(DeviceInfo info, detail::query_info(*h, ordinal));
   std::optional<gpu::Handle> stream;
   if (options.use_stream) stream = options.stream;
   TUNE_ASSIGN_OR_RETURN(
       auto made,
-      gpu::GpuDevice::make(std::make_unique<detail::HipApi>(ordinal), detail::hiprtc_compiler(),
+      gpu::GpuDevice::make(std::make_unique<detail::HipApi>(*h, ordinal), detail::hiprtc_compiler(),
                            gpu::BinaryCache::open_default("hsaco"), std::move(info), stream));
   return std::unique_ptr<Device>(std::move(made));
 }
@@ -324,7 +335,9 @@ Result<Buffer> wrap_buffer(Device& dev, std::uint64_t device_ptr, std::uint64_t 
 Result<std::vector<DeviceListing>> list_devices() { return detail::list(); }
 
 Status driver_status() {
-  auto count = detail::device_count();
+  auto h = detail::library();
+  if (!h.ok()) return h.status();
+  auto count = detail::device_count(**h);
   return count.ok() ? Status{} : count.status();
 }
 
