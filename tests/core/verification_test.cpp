@@ -85,6 +85,24 @@ const ConfigResult* result_of(const TuningReport& report, int bm) {
   return nullptr;
 }
 
+// BM=`bm` failed its check: wrong_output with `reason` in the report, median +inf, and stored
+// as failed with the reason, so no process picks it from those rows.
+void check_failed_check(const TuningReport& report, MemoryStore& store, int bm,
+                        const std::string& reason) {
+  const ConfigResult* bad = result_of(report, bm);
+  REQUIRE(bad != nullptr);
+  CHECK(bad->status.code() == StatusCode::wrong_output);
+  CHECK(bad->status.message().find(reason) != std::string::npos);
+  CHECK(std::isinf(bad->stats.median));
+  bool stored_failed = false;
+  for (const auto& row : store.all_rows()) {
+    if (row.config != "BM=" + std::to_string(bm)) continue;
+    stored_failed =
+        row.status == StatusCode::wrong_output && row.reason.find(reason) != std::string::npos;
+  }
+  CHECK(stored_failed);
+}
+
 }  // namespace
 
 TEST_CASE("Verification: only the leader is verified, and a wrong leader hands the win on") {
@@ -112,20 +130,8 @@ TEST_CASE("Verification: only the leader is verified, and a wrong leader hands t
   auto report = tuner->last_report(rig.dev, args);
   REQUIRE(report.has_value());
   CHECK(report->winner.to_string() == "BM=32");
-  const ConfigResult* bad = result_of(*report, 64);
-  REQUIRE(bad != nullptr);
-  CHECK(bad->status.code() == StatusCode::wrong_output);
-  CHECK(bad->status.message().find("out[17] differs") != std::string::npos);
-  CHECK(std::isinf(bad->stats.median));
+  check_failed_check(*report, *store, 64, "out[17] differs");
   CHECK(report->times.verify > 0);
-  // The store holds BM=64 as failed, with the reason: no process picks it from these rows.
-  bool stored_failed = false;
-  for (const auto& row : store->all_rows()) {
-    if (row.config != "BM=64") continue;
-    stored_failed =
-        row.status == StatusCode::wrong_output && row.reason.find("out[17]") != std::string::npos;
-  }
-  CHECK(stored_failed);
   // A second tuner on the same rows picks BM=32 too (and verifies it before using it).
   verified.clear();
   auto again = make_tuner(def, opts);
@@ -177,15 +183,7 @@ TEST_CASE("Verification: the leader is checked while the race waits for a slow c
     auto report = tuner->last_report(rig.dev, args);
     REQUIRE(report.has_value());
     CHECK(report->winner.to_string() == "BM=32");
-    const ConfigResult* bad = result_of(*report, 64);
-    REQUIRE(bad != nullptr);
-    CHECK(bad->status.code() == StatusCode::wrong_output);
-    CHECK(bad->status.message().find("BM=64 is wrong") != std::string::npos);
-    CHECK(std::isinf(bad->stats.median));
-    bool stored_failed = false;
-    for (const auto& row : store->all_rows())
-      if (row.config == "BM=64") stored_failed = row.status == StatusCode::wrong_output;
-    CHECK(stored_failed);
+    check_failed_check(*report, *store, 64, "BM=64 is wrong");
     CHECK(rig.dev.read<float>(*rig.out) == rig.expected());
   }
 }
