@@ -1,7 +1,6 @@
 #include "showdown.hpp"
 
 #include <algorithm>
-#include <climits>
 #include <cmath>
 
 #include "tune/stats.hpp"
@@ -17,7 +16,7 @@ double median_of(const RaceEntry& e) { return quantile(e.samples, 0.5); }
 // samples that may come from different clock states), whose median is within `margin` of the
 // fastest; fastest first, at most `limit` of them.
 std::vector<std::size_t> pick_finalists(const std::vector<RaceEntry>& entries, double margin,
-                                        int limit) {
+                                        std::size_t limit) {
   double best = INFINITY;
   for (const auto& e : entries)
     if (timed_ok(e)) best = std::min(best, median_of(e));
@@ -27,8 +26,13 @@ std::vector<std::size_t> pick_finalists(const std::vector<RaceEntry>& entries, d
   std::stable_sort(out.begin(), out.end(), [&](std::size_t a, std::size_t b) {
     return median_of(entries[a]) < median_of(entries[b]);
   });
-  if (out.size() > static_cast<std::size_t>(limit)) out.resize(static_cast<std::size_t>(limit));
+  if (out.size() > limit) out.resize(limit);
   return out;
+}
+
+// How many finalists a showdown holds at first (at least two: a showdown of one decides nothing).
+std::size_t finalist_limit(const BenchOptions& opts) {
+  return static_cast<std::size_t>(std::max(2, opts.showdown_finalists));
 }
 
 // One batch of `e` in the showdown. Returns non-ok only for device_lost; any other failure
@@ -120,10 +124,9 @@ Status screen(Device& dev, ArgList args, const BenchOptions& opts, std::vector<R
               InputRotation* rotation, ShowdownReport& out) {
   if (opts.showdown_screen_rounds <= 0) return {};
   const std::vector<std::size_t> entrants =
-      pick_finalists(entries, std::max(0.0, opts.showdown_screen_margin),
-                     static_cast<int>(std::min<std::size_t>(entries.size(), INT_MAX)));
-  const std::vector<std::size_t> finalists = pick_finalists(
-      entries, std::max(0.0, opts.showdown_margin), std::max(2, opts.showdown_finalists));
+      pick_finalists(entries, std::max(0.0, opts.showdown_screen_margin), entries.size());
+  const std::vector<std::size_t> finalists =
+      pick_finalists(entries, std::max(0.0, opts.showdown_margin), finalist_limit(opts));
   if (entrants.size() <= finalists.size()) return {};  // every entrant is a finalist already
   TUNE_ASSIGN_OR_RETURN(Attempt a, time_attempt(dev, args, opts, entries, entrants,
                                                 opts.showdown_screen_rounds, rotation));
@@ -153,8 +156,8 @@ Result<ShowdownReport> run_showdown(Device& dev, ArgList args, const BenchOption
   ShowdownReport out;
   if (opts.showdown_rounds <= 0) return out;
   TUNE_RETURN_IF_ERROR(screen(dev, args, opts, entries, rotation, out));
-  std::vector<std::size_t> finalists = pick_finalists(entries, std::max(0.0, opts.showdown_margin),
-                                                      std::max(2, opts.showdown_finalists));
+  std::vector<std::size_t> finalists =
+      pick_finalists(entries, std::max(0.0, opts.showdown_margin), finalist_limit(opts));
   // Each pass either ends or adds at least one contestant, so there are at most
   // entries.size() passes.
   for (std::size_t pass = 0; finalists.size() >= 2 && pass <= entries.size(); ++pass) {

@@ -277,10 +277,8 @@ class KeySession {
     Status st = launch_dims(def_, cands_[i], args_, &dims);
     if (st.ok()) launched_ = true;  // the caller's buffers see launches from here on
     if (st.ok() && verify_all_ && checks_.active()) {
-      auto timer = clock_.measure(&TuningTimes::verify);
-      st = checks_.verify(hooks_, *v->kernel, cands_[i]);
+      st = check_output(i, *v->kernel);
       if (checks_.reference_failed()) return st;
-      r.verified = !ends_tuning(st);
     }
     double estimate = 0;
     if (st.ok()) {
@@ -321,16 +319,21 @@ class KeySession {
     if (!k) return {};
     const std::size_t i = racers_[*k];
     if (report_.results[i].verified) return {};
-    Status st;
-    {
-      auto timer = clock_.measure(&TuningTimes::verify);
-      launched_ = true;
-      st = checks_.verify(hooks_, *built_.at(i)->kernel, cands_[i]);
-    }
+    const Status st = check_output(i, *built_.at(i)->kernel);
     if (ends_tuning(st) || checks_.reference_failed()) return st;
-    report_.results[i].verified = true;
     if (!st.ok()) race.drop(*k, st);
     return {};
+  }
+
+  // One output check of candidate i (OutputCheck::verify: a launch with the hooks around it,
+  // then KernelDef::verify and the reference outputs), timed as verification. Marks the result
+  // verified unless the check could not be made (it ends the tuning). Returns its outcome.
+  Status check_output(std::size_t i, const CompiledKernel& kernel) {
+    auto timer = clock_.measure(&TuningTimes::verify);
+    launched_ = true;  // the check launches on the caller's buffers
+    Status st = checks_.verify(hooks_, kernel, cands_[i]);
+    if (!ends_tuning(st) && !checks_.reference_failed()) report_.results[i].verified = true;
+    return st;
   }
 
   // The entry the winner rule would pick from the race's samples so far (raced-out entries
@@ -427,14 +430,8 @@ class KeySession {
       // A configuration verified during the race (verify_leader_while_idle, or measure()'s
       // verify_all_) and still ranked passed its check: it is not checked twice.
       if (v->status.ok() && ranking && checks_.active() && !report_.results[i].verified) {
-        Status st;
-        {
-          auto timer = clock_.measure(&TuningTimes::verify);
-          launched_ = true;
-          st = checks_.verify(hooks_, *v->kernel, cands_[i]);
-        }
+        const Status st = check_output(i, *v->kernel);
         if (ends_tuning(st) || checks_.reference_failed()) return st;
-        report_.results[i].verified = true;
         if (!st.ok()) {
           record_failed_check(report_.results[i], st, new_rows_);
           ++failed_;
