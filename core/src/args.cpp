@@ -6,25 +6,23 @@ namespace tune {
 namespace {
 struct ElemInfo {
   std::string_view name;
-  std::size_t size;
   bool is_float;
 };
-constexpr std::array<ElemInfo, 12> kElems = {{{"f16", 2, true},
-                                              {"bf16", 2, true},
-                                              {"f32", 4, true},
-                                              {"f64", 8, true},
-                                              {"i8", 1, false},
-                                              {"u8", 1, false},
-                                              {"i16", 2, false},
-                                              {"u16", 2, false},
-                                              {"i32", 4, false},
-                                              {"u32", 4, false},
-                                              {"i64", 8, false},
-                                              {"u64", 8, false}}};
+constexpr std::array<ElemInfo, 12> kElems = {{{"f16", true},
+                                              {"bf16", true},
+                                              {"f32", true},
+                                              {"f64", true},
+                                              {"i8", false},
+                                              {"u8", false},
+                                              {"i16", false},
+                                              {"u16", false},
+                                              {"i32", false},
+                                              {"u32", false},
+                                              {"i64", false},
+                                              {"u64", false}}};
 const ElemInfo& elem(ElemType t) { return kElems[static_cast<std::size_t>(t) % kElems.size()]; }
 }  // namespace
 
-std::size_t size_of(ElemType t) noexcept { return elem(t).size; }
 std::string_view to_string(ElemType t) noexcept { return elem(t).name; }
 bool is_float(ElemType t) noexcept { return elem(t).is_float; }
 

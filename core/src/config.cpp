@@ -38,14 +38,6 @@ std::string to_string(const Dim3& d) {
   return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
 }
 
-Dim3 normalized_block(Dim3 b) noexcept {
-  if (b.x == 0 && b.y == 0 && b.z == 0) return b;
-  if (b.x == 0) b.x = 1;
-  if (b.y == 0) b.y = 1;
-  if (b.z == 0) b.z = 1;
-  return b;
-}
-
 bool is_launch_option_name(std::string_view name) noexcept {
   return name == kBlockX || name == kBlockY || name == kBlockZ || name == kNumWarps ||
          name == kNumStages || name == kMaxRegisters || name == kSharedBytes;

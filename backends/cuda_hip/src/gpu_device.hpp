@@ -167,7 +167,21 @@ class GpuDevice : public Device {
   GpuDevice(std::unique_ptr<GpuApi> api, std::shared_ptr<RtcCompiler> compiler,
             std::shared_ptr<BinaryCache> cache, DeviceInfo info);
   Result<const GpuBuffer*> buffer_of(const DeviceBuffer& b, std::string_view what) const;
+  // buffer_of without the Status: this device's buffer behind `b`, or null. Inline and
+  // allocation-free, for every buffer argument of every launch (buffer_of names a failure).
+  const GpuBuffer* own_buffer(const DeviceBuffer& b) const noexcept {
+    // typeid comparison instead of dynamic_cast: a pointer compare for the same type.
+    if (typeid(b) != typeid(GpuBuffer)) return nullptr;
+    const auto* g = static_cast<const GpuBuffer*>(&b);
+    return g->owner() == this ? g : nullptr;
+  }
   Result<const GpuKernel*> kernel_of(const CompiledKernel& k) const;
+  // kernel_of without the Status, for the launch path (as own_buffer is to buffer_of).
+  const GpuKernel* own_kernel(const CompiledKernel& k) const noexcept {
+    if (typeid(k) != typeid(GpuKernel)) return nullptr;
+    const auto* g = static_cast<const GpuKernel*>(&k);
+    return g->owner() == this ? g : nullptr;
+  }
   Status check_lost() const;
   // Ok when `scope` bound the context; else the failure, naming the call (unavailable).
   Status entered(const CurrentScope& scope);
@@ -179,6 +193,9 @@ class GpuDevice : public Device {
   Status tensor_maps_for(const GpuKernel& kernel, ArgList args, EncodedTensorMap* out);
   Status launch_locked(const GpuKernel& kernel, const LaunchDims& dims, ArgList args,
                        Handle stream);
+  // launch_locked's last stage: the driver's launch of packed `params`, its failure named.
+  Status driver_launch(const GpuKernel& kernel, const LaunchDims& dims, const Dim3& block,
+                       Handle stream, void** params);
   // Work on `waiter` waits for what is queued on `signaller` (an ordering event).
   Status order(Handle waiter, Handle signaller, std::string_view what);
   Result<Handle> target_stream(const LaunchTarget& target, std::string_view what) const;

@@ -16,7 +16,28 @@
 namespace tune {
 
 enum class ElemType : std::uint8_t { f16, bf16, f32, f64, i8, u8, i16, u16, i32, u32, i64, u64 };
-std::size_t size_of(ElemType t) noexcept;
+// Bytes per element. Inline: backends call it for every buffer argument of every launch.
+constexpr std::size_t size_of(ElemType t) noexcept {
+  switch (t) {
+    case ElemType::i8:
+    case ElemType::u8:
+      return 1;
+    case ElemType::f16:
+    case ElemType::bf16:
+    case ElemType::i16:
+    case ElemType::u16:
+      return 2;
+    case ElemType::f32:
+    case ElemType::i32:
+    case ElemType::u32:
+      return 4;
+    case ElemType::f64:
+    case ElemType::i64:
+    case ElemType::u64:
+      return 8;
+  }
+  return 1;  // not an ElemType (a corrupted value): the smallest, never a zero divisor
+}
 std::string_view to_string(ElemType t) noexcept;  // "f32"
 bool is_float(ElemType t) noexcept;
 

@@ -41,7 +41,13 @@ std::string to_string(const Dim3& d);
 // The block a Dim3 stands for: dimensions left at 0 beside a set one are 1 ({256, 0, 0} is
 // 256x1x1); {0, 0, 0} stays unset. The one rule for a partly set block, followed by Config,
 // definitions() and every backend.
-Dim3 normalized_block(Dim3 b) noexcept;
+constexpr Dim3 normalized_block(Dim3 b) noexcept {  // inline: every launch normalises its block
+  if (b.x == 0 && b.y == 0 && b.z == 0) return b;
+  if (b.x == 0) b.x = 1;
+  if (b.y == 0) b.y = 1;
+  if (b.z == 0) b.z = 1;
+  return b;
+}
 
 // Launch options. Zero means "not set: the backend or kernel decides".
 struct LaunchOptions {
