@@ -612,12 +612,16 @@ std::string TuningReport::to_string() const {
   if (showdown.finalists > 0) {
     std::string screened;
     if (showdown.screened > 0) screened = std::to_string(showdown.screened) + " screened, ";
-    std::snprintf(buf, sizeof buf, "  showdown: %s%d finalists, %d interleaved rounds%s\n",
+    std::string sustained;
+    if (showdown.sustained > 0)
+      sustained = ", " + std::to_string(showdown.sustained) + " in sustained turns";
+    std::snprintf(buf, sizeof buf, "  showdown: %s%d finalists, %d interleaved rounds%s%s\n",
                   screened.c_str(), showdown.finalists, showdown.rounds,
                   showdown.retimed == 0 ? ""
                   : showdown.stationary
                       ? ", re-timed after a shift"
-                      : ", samples still shifting after the retries (timing conditions changed)");
+                      : ", samples still shifting after the retries (timing conditions changed)",
+                  sustained.c_str());
     s += buf;
   }
   for (const auto& r : results) {

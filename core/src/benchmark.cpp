@@ -55,7 +55,8 @@ Status validate(const BenchOptions& o) {
       {"settle_tolerance", o.settle_tolerance},
       {"race_tolerance", o.race_tolerance},
       {"showdown_margin", o.showdown_margin},
-      {"showdown_screen_margin", o.showdown_screen_margin}};
+      {"showdown_screen_margin", o.showdown_screen_margin},
+      {"showdown_sustain_margin", o.showdown_sustain_margin}};
   for (const auto& [field, v] : non_negative)
     if (!finite_at_least(v, 0)) return bad(field, "must be a finite number >= 0, not " + text(v));
   if (!finite_at_least(o.timeout_ms, 0) || o.timeout_ms == 0)
@@ -63,6 +64,9 @@ Status validate(const BenchOptions& o) {
   if (!std::isfinite(o.settle_window_ms))
     return bad("settle_window_ms",
                "must be finite (negative: the device's default), not " + text(o.settle_window_ms));
+  if (!std::isfinite(o.showdown_sustain_ms))
+    return bad("showdown_sustain_ms", "must be finite (negative: the device's default), not " +
+                                          text(o.showdown_sustain_ms));
   if (!finite_at_least(o.settle_batch_ms, 0) || o.settle_batch_ms == 0)
     return bad("settle_batch_ms", "must be a finite number > 0, not " + text(o.settle_batch_ms));
   if (!(o.race_confidence > 0 && o.race_confidence < 1))

@@ -35,12 +35,11 @@ std::size_t finalist_limit(const BenchOptions& opts) {
   return static_cast<std::size_t>(std::max(2, opts.showdown_finalists));
 }
 
-// One batch of `e` in the showdown. Returns non-ok only for device_lost; any other failure
+// One batch of `reps` launches of `e`. Returns non-ok only for device_lost; any other failure
 // drops the contestant with its reason.
-Status time_batch(Device& dev, ArgList args, const BenchOptions& opts, RaceEntry& e,
+Status time_batch(Device& dev, ArgList args, const BenchOptions& opts, int reps, RaceEntry& e,
                   std::vector<double>& into, InputRotation* rotation) {
-  auto s = time_reps(dev, *e.kernel, e.dims, args, opts, std::max(1, opts.race_batch), e.before,
-                     rotation);
+  auto s = time_reps(dev, *e.kernel, e.dims, args, opts, reps, e.before, rotation);
   Status after = e.after_batch ? e.after_batch(s.status()) : Status();
   if (!s.ok() && s.status().code() == StatusCode::device_lost) return s.status();
   if (after.code() == StatusCode::device_lost) return after;
@@ -75,7 +74,8 @@ Result<Attempt> time_attempt(Device& dev, ArgList args, const BenchOptions& opts
       RaceEntry& e = entries[finalists[k]];
       if (!e.status.ok()) continue;
       a.round_start[k].push_back(a.samples[k].size());
-      TUNE_RETURN_IF_ERROR(time_batch(dev, args, opts, e, a.samples[k], rotation));
+      TUNE_RETURN_IF_ERROR(
+          time_batch(dev, args, opts, std::max(1, opts.race_batch), e, a.samples[k], rotation));
     }
   }
   return a;
@@ -138,6 +138,59 @@ Status screen(Device& dev, ArgList args, const BenchOptions& opts, std::vector<R
   return {};
 }
 
+// The length of a sustained turn in ms (BenchOptions::showdown_sustain_ms); 0: none.
+double sustain_ms(const Device& dev, const BenchOptions& opts) {
+  return opts.showdown_sustain_ms < 0 ? 2.0 * dev.info().power_settle_ms : opts.showdown_sustain_ms;
+}
+
+// Sustained turns (BenchOptions::showdown_sustain_ms): the contestants still within
+// showdown_sustain_margin of the fastest each run alone for a whole turn, in two rounds
+// (forward, backward); the second half of each turn replaces their samples. Those samples
+// are scaled so that the fastest of them keeps the fastest contender's median from before:
+// sustained turns decide the order among the contenders, and everyone else's samples (more
+// than the margin slower at the showdown's clock) stay comparable with theirs, whatever the
+// clock the sustained load settled at. Returns non-ok only for device_lost.
+Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<RaceEntry>& entries,
+               InputRotation* rotation, ShowdownReport& out) {
+  const double turn_ms = sustain_ms(dev, opts);
+  if (!(turn_ms > 0)) return {};
+  const std::vector<std::size_t> contenders =
+      pick_finalists(entries, std::max(0.0, opts.showdown_sustain_margin), finalist_limit(opts));
+  if (contenders.size() < 2) return {};
+  std::vector<std::vector<double>> kept(contenders.size());
+  for (int round = 0; round < 2; ++round) {
+    for (std::size_t n = 0; n < contenders.size(); ++n) {
+      const std::size_t k = round == 0 ? n : contenders.size() - 1 - n;
+      RaceEntry& e = entries[contenders[k]];
+      if (!e.status.ok()) continue;
+      const double per_launch_ns = std::max(1.0, median_of(e));
+      const int reps = static_cast<int>(
+          std::clamp(std::ceil(turn_ms * 1e6 / per_launch_ns), 2.0 * std::max(1, opts.race_batch),
+                     static_cast<double>(std::max(2, opts.max_reps))));
+      std::vector<double> turn;
+      TUNE_RETURN_IF_ERROR(time_batch(dev, args, opts, reps, e, turn, rotation));
+      kept[k].insert(kept[k].end(), turn.begin() + static_cast<std::ptrdiff_t>(turn.size() / 2),
+                     turn.end());
+    }
+  }
+  double before = INFINITY, after = INFINITY;
+  for (std::size_t k = 0; k < contenders.size(); ++k) {
+    const RaceEntry& e = entries[contenders[k]];
+    if (!e.status.ok() || kept[k].empty()) continue;
+    before = std::min(before, median_of(e));
+    after = std::min(after, quantile(kept[k], 0.5));
+  }
+  if (!(after > 0) || !std::isfinite(before)) return {};  // every contender failed
+  for (std::size_t k = 0; k < contenders.size(); ++k) {
+    RaceEntry& e = entries[contenders[k]];
+    if (!e.status.ok() || kept[k].empty()) continue;
+    for (double& ns : kept[k]) ns *= before / after;
+    e.samples = std::move(kept[k]);
+  }
+  out.sustained = static_cast<int>(contenders.size());
+  return {};
+}
+
 }  // namespace
 
 bool shifted(const std::vector<double>& first, const std::vector<double>& second, double confidence,
@@ -181,6 +234,7 @@ Result<ShowdownReport> run_showdown(Device& dev, ArgList args, const BenchOption
     if (join.empty()) break;
     finalists.insert(finalists.end(), join.begin(), join.end());
   }
+  if (out.finalists > 0) TUNE_RETURN_IF_ERROR(sustain(dev, args, opts, entries, rotation, out));
   return out;
 }
 

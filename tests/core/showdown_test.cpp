@@ -10,67 +10,13 @@
 
 #include "race.hpp"
 #include "showdown.hpp"
+#include "showdown_fixture.hpp"
 #include "sim_fixture.hpp"
 #include "tune/benchmark.hpp"
 #include "tune/stats.hpp"
 
 using namespace tune;
 using namespace tune::testing;
-
-namespace {
-
-// n samples around `centre`, lognormal with `sigma`, from `seed`.
-std::vector<double> samples_around(double centre, double sigma, int n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<double> z(0.0, 1.0);
-  std::vector<double> out;
-  for (int i = 0; i < n; ++i) out.push_back(centre * std::exp(sigma * z(gen)));
-  return out;
-}
-
-// Showdown options: racing with the default showdown, no clock settling (it would run the
-// modelled clock up before the showdown, which these tests model on purpose), and no screen
-// (it has its own cases below; here it would re-time the far contestants first).
-BenchOptions showdown_bench() {
-  BenchOptions b = tiny_bench();
-  b.racing = true;
-  b.race_batch = 5;
-  b.settle_max_ms = 0;
-  b.showdown_screen_rounds = 0;
-  return b;
-}
-
-// showdown_bench with the screen at its defaults.
-BenchOptions screened_bench() {
-  BenchOptions b = showdown_bench();
-  b.showdown_screen_rounds = BenchOptions{}.showdown_screen_rounds;
-  return b;
-}
-
-// The sim device with a BM cost model from a table, and one compiled kernel per BM.
-struct Contest {
-  SimRig rig;
-  std::vector<std::unique_ptr<CompiledKernel>> kernels;
-  std::vector<Value> bms;
-
-  explicit Contest(std::map<std::int64_t, double> ns) {
-    rig.dev.set_cost_model([ns](const Config& c, ArgList) { return ns.at(c.get_int("BM")); });
-    for (const auto& [bm, t] : ns)
-      kernels.push_back(rig.dev.compile(sim_source(), Config{{"BM", bm}}).value());
-  }
-  // An entry for kernel k with `samples` already taken (as if timed earlier in the race).
-  RaceEntry entry(std::size_t k, std::vector<double> samples) const {
-    RaceEntry e;
-    e.kernel = kernels[k].get();
-    e.estimate_ns = samples.empty() ? 1000.0 : quantile(samples, 0.5);
-    e.samples = std::move(samples);
-    return e;
-  }
-};
-
-double median_of(const RaceEntry& e) { return quantile(e.samples, 0.5); }
-
-}  // namespace
 
 TEST_CASE("shifted: a step between the halves, not noise, is a shift") {
   const auto flat = samples_around(1000, 0.002, 30, 1);
@@ -253,7 +199,10 @@ TEST_CASE("showdown options are validated, naming the field") {
       {"showdown_margin", [](BenchOptions& o) { o.showdown_margin = NAN; }},
       {"showdown_screen_rounds", [](BenchOptions& o) { o.showdown_screen_rounds = -1; }},
       {"showdown_screen_margin", [](BenchOptions& o) { o.showdown_screen_margin = -0.5; }},
-      {"showdown_screen_margin", [](BenchOptions& o) { o.showdown_screen_margin = INFINITY; }}};
+      {"showdown_screen_margin", [](BenchOptions& o) { o.showdown_screen_margin = INFINITY; }},
+      {"showdown_sustain_margin", [](BenchOptions& o) { o.showdown_sustain_margin = -0.1; }},
+      {"showdown_sustain_ms", [](BenchOptions& o) { o.showdown_sustain_ms = NAN; }},
+      {"showdown_sustain_ms", [](BenchOptions& o) { o.showdown_sustain_ms = INFINITY; }}};
   for (const auto& item : bad) {  // no structured binding: clang rejects one in CHECK_MESSAGE
     BenchOptions o;
     item.second(o);

@@ -10,6 +10,7 @@
 #include "device_facts.hpp"
 #include "scoped_env.hpp"
 #include "spirv_reflect.hpp"
+#include "tune/backend/power_settle.hpp"
 
 namespace {
 
@@ -186,6 +187,7 @@ TEST_CASE("device facts: DeviceInfo from the capabilities") {
   CHECK(lvp.global_memory_bytes == 16 * kGiB);
   CHECK(lvp.timer_resolution_ns == 1.0);
   CHECK(lvp.clock_settle_ms == 0.0);
+  CHECK(lvp.power_settle_ms == 0.0);  // a CPU: no sustained turns by default
 
   const DeviceInfo nv = device_info(h200(false), "shaderc test");
   CHECK(nv.vendor == "NVIDIA");
@@ -193,8 +195,9 @@ TEST_CASE("device facts: DeviceInfo from the capabilities") {
   CHECK(nv.driver_version == "580.159.0");      // NVIDIA's own packing of driverVersion
   CHECK(nv.global_memory_bytes == 140 * kGiB);  // the largest device-local heap
   CHECK(nv.warp_size == 32);
-  CHECK(nv.clock_settle_ms == 300.0);    // the driver's clock steps (clock_study)
-  CHECK(nv.llc_bytes == (32ull << 20));  // the discrete default: flush 64 MiB
+  CHECK(nv.clock_settle_ms == 300.0);              // the driver's clock steps (clock_study)
+  CHECK(nv.power_settle_ms == kGpuPowerSettleMs);  // a GPU's power limit (bench_cuda --turns)
+  CHECK(nv.llc_bytes == (32ull << 20));            // the discrete default: flush 64 MiB
   CHECK(device_info(h200(true), "").driver_version == "NVIDIA 580.159");
 
   const DeviceInfo amd = device_info(integrated(), "");
@@ -202,6 +205,7 @@ TEST_CASE("device facts: DeviceInfo from the capabilities") {
   CHECK(amd.driver_version == "2.0.279");  // Vulkan's packing for everyone else
   CHECK(amd.timer_resolution_ns == 10.0);
   CHECK(amd.llc_bytes == (8ull << 20));
+  CHECK(amd.power_settle_ms == kGpuPowerSettleMs);  // an integrated GPU has a power limit too
 
   tune::testing::ScopedEnv user("TUNE_LLC_BYTES", "48M");
   const DeviceInfo sized = device_info(h200(false), "");

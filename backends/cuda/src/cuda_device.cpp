@@ -10,6 +10,7 @@
 #include "gpu_device.hpp"
 #include "nvrtc_compiler.hpp"
 #include "tune/backend/last_level_cache.hpp"
+#include "tune/backend/power_settle.hpp"
 #include "tune/backend/registry.hpp"
 #include "tune/cuda.hpp"
 
@@ -330,6 +331,7 @@ Result<DeviceInfo> query_info(const Driver& d, CUdevice dev) {
       "CUDA " + std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
   info.compiler_version = compiler_version();
   info.timer_resolution_ns = 500.0;  // cuEventElapsedTime: about 0.5 us
+  info.power_settle_ms = kGpuPowerSettleMs;
   return info;
 }
 

@@ -9,6 +9,7 @@
 #include "hip_internal.hpp"
 #include "hip_library.hpp"
 #include "tune/backend/last_level_cache.hpp"
+#include "tune/backend/power_settle.hpp"
 #include "tune/backend/registry.hpp"
 #include "tune/hip.hpp"
 
@@ -271,7 +272,8 @@ Result<DeviceInfo> query_info(const HipLibrary& h, int ordinal) {
   else
     set_last_level_cache(info, info.l2_bytes, CacheSizeSource::reported);
   info.global_memory_bytes = p.totalGlobalMem;
-  info.timer_resolution_ns = 1000.0;  // hipEventElapsedTime: about 1 us
+  info.timer_resolution_ns = 1000.0;         // hipEventElapsedTime: about 1 us
+  info.power_settle_ms = kGpuPowerSettleMs;  // measured on NVIDIA only (no AMD GPU here)
   return info;
 }
 

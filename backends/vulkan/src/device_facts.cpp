@@ -5,6 +5,7 @@
 
 #include "spirv_reflect.hpp"
 #include "tune/backend/last_level_cache.hpp"
+#include "tune/backend/power_settle.hpp"
 #include "vk_status.hpp"
 
 namespace tune::vk {
@@ -270,6 +271,9 @@ DeviceInfo device_info(const DeviceCaps& caps, std::string compiler_version) {
   // load; timing settles the clock over a window longer than one step (bench/RESULTS.md,
   // clock_study). Other vendors' drivers are unmeasured here.
   info.clock_settle_ms = p.vendorID == 0x10DE ? kNvidiaClockSettleMs : 0.0;
+  // A GPU's power limit (measured on the H200 through CUDA: the same silicon and firmware);
+  // a CPU implementation (lavapipe) has no power state that follows one kernel.
+  info.power_settle_ms = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 0.0 : kGpuPowerSettleMs;
   return info;
 }
 

@@ -138,12 +138,28 @@ struct BenchOptions {
   // are picked from them. Held only when more contestants qualify than showdown_finalists
   // (otherwise they are all finalists anyway). Costs about screened x screen rounds x
   // race_batch repetitions, about two race rounds. showdown_screen_rounds 0: off.
+  //
+  // Sustained turns, after the showdown: on a power-limited GPU the clock follows the power of
+  // the last few milliseconds of work, so turns of race_batch launches between other
+  // contestants time every contestant at the same mixed clock, and a configuration that draws
+  // more power looks as fast as one that draws less. Run back to back, as a program runs it,
+  // it holds a lower clock: on the H200 two 8192^3 matmul tile orders tie within 0.5% in
+  // turns of 1-5 launches and differ by 5% in turns of 100 (bench/RESULTS.md). So the
+  // showdown's contestants within `showdown_sustain_margin` of the fastest (at most
+  // showdown_finalists of them), when there are at least two, are timed once more in two
+  // rounds (forward, backward) of one turn of `showdown_sustain_ms` each (at least
+  // 2 x race_batch and at most max_reps launches), and only the second half of each turn
+  // counts (the clock has followed that contestant by then): those samples decide. Costs
+  // about 2 x contestants x showdown_sustain_ms. showdown_sustain_ms < 0 (the default): twice
+  // the device's DeviceInfo::power_settle_ms (0 on CPU and simulated devices: off); 0: off.
   int showdown_rounds = 6;
   int showdown_finalists = 3;
   double showdown_margin = 0.10;
   int showdown_retries = 2;
   int showdown_screen_rounds = 2;
   double showdown_screen_margin = 0.5;
+  double showdown_sustain_ms = -1.0;
+  double showdown_sustain_margin = 0.05;
 };
 
 // What a tuning's showdown did (TuningReport::showdown; see BenchOptions::showdown_rounds).
@@ -153,6 +169,7 @@ struct ShowdownReport {
   int rounds = 0;          // rounds timed, re-timed attempts included
   int retimed = 0;         // attempts thrown away because their samples shifted
   bool stationary = true;  // false: even the last attempt shifted (it was kept; see the log)
+  int sustained = 0;       // contestants timed in sustained turns; 0: none were held
 };
 
 // Median and quantiles of the timed repetitions, in nanoseconds. `before` (optional) runs

@@ -64,6 +64,13 @@ struct DeviceInfo {
   // clock over a window this long (BenchOptions::settle_window_ms). 0 where the clock stays
   // up (CUDA) or where nothing was measured.
   double clock_settle_ms = 0.0;
+  // How long (ms of back-to-back work) this device's power management takes to bring its clock
+  // to a kernel's own sustained level under a power limit: a configuration that draws more
+  // power runs at a lower clock once it has run this long alone (H200: 5-6% between two
+  // 8192^3 matmul tile orders after ~100 ms, visible by 25 ms; bench/RESULTS.md, `bench_cuda
+  // --turns`). The showdown's sustained turns last twice this
+  // (BenchOptions::showdown_sustain_ms). 0 where nothing draws power (CPU devices, simulated).
+  double power_settle_ms = 0.0;
 
   // "backend|name|arch|driver": what a tuning result is valid for. Two devices with the same
   // fingerprint are expected to pick the same winners.

@@ -112,6 +112,13 @@ void SimDevice::set_clock_throttle(double factor, double after_ns) {
   throttle_after_ns_ = std::max(0.0, after_ns);
 }
 
+void SimDevice::set_power_draw(std::function<double(const Config&)> draw, double settle_ns) {
+  power_draw_ = std::move(draw);
+  power_settle_ns_ = std::max(1.0, settle_ns);
+  std::lock_guard<std::mutex> lock(power_mutex_);
+  power_level_ = 1.0;
+}
+
 void SimDevice::compile_delay_if(ConfigPredicate pred, double ms) {
   compile_slow_ = std::move(pred);
   compile_delay_ms_ = ms;
@@ -483,6 +490,12 @@ Result<std::vector<double>> SimDevice::time(const CompiledKernel& kernel,
       }
       if (busy >= throttle_after_ns_) ns *= throttle_factor_;
       busy_ns_.fetch_add(static_cast<std::uint64_t>(ns), std::memory_order_relaxed);
+    }
+    if (power_draw_) {
+      const double draw = power_draw_(k->config());
+      std::lock_guard<std::mutex> lock(power_mutex_);
+      power_level_ += (draw - power_level_) * (1.0 - std::exp(-ns / power_settle_ns_));
+      ns *= power_level_;
     }
     if (ns > limit_ns) {
       if (recording()) record("timeout " + k->label());

@@ -140,6 +140,14 @@ class SimDevice final : public Device {
   // timed repetition runs `factor` times slower (an H200 power-limited after heavy load:
   // up to 1.4x). factor 1 (the default) turns it off; combines with set_clock_ramp.
   void set_clock_throttle(double factor, double after_ns);
+  // A power-limited GPU whose clock follows the power of the recent work: each timed
+  // repetition runs `level` times slower, where `level` (1 at first) moves towards
+  // draw(config) of the repetition's configuration exponentially, with a time constant of
+  // `settle_ns` of timed work. A configuration that draws 1.06 runs about 6% slower once it has
+  // run alone for a few settle_ns, but between turns of one that draws 1.0 it runs at the
+  // mixed level like the other (the H200's two matmul tile orders, bench/RESULTS.md). An empty
+  // `draw` turns it off (the default).
+  void set_power_draw(std::function<double(const Config&)> draw, double settle_ns);
   // compile() fails with compile_error for configs matching `pred`; the message is a fake
   // compiler log that names the config and contains `log_line`.
   void fail_compile_if(ConfigPredicate pred, std::string log_line = "simulated compile error");
@@ -315,7 +323,11 @@ class SimDevice final : public Device {
   int clock_steps_ = 0;
   double throttle_factor_ = 1.0;
   double throttle_after_ns_ = 0.0;
-  std::atomic<std::uint64_t> busy_ns_{0};  // timed work since the clock last idled
+  std::atomic<std::uint64_t> busy_ns_{0};            // timed work since the clock last idled
+  std::function<double(const Config&)> power_draw_;  // set_power_draw; empty: off
+  double power_settle_ns_ = 1.0;
+  std::mutex power_mutex_;    // guards power_level_ (time() may run on several threads)
+  double power_level_ = 1.0;  // the clock's slowdown now, following the recent power draw
   std::uint64_t noise_seed_ = 0;
   ConfigPredicate compile_fails_;
   std::string compile_log_line_;

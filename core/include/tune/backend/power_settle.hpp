@@ -1,0 +1,17 @@
+// How long a GPU's power management takes to follow one kernel, for backend authors: what
+// DeviceInfo::power_settle_ms holds (the length of the showdown's sustained turns is twice
+// it; BenchOptions::showdown_sustain_ms).
+//
+// Measured on an H200 (bench/RESULTS.md, `bench_cuda --turns`, 2026-12-02): after heat, two
+// 8192^3 wgmma matmul tile orders tie within 0.5% in turns of 1 or 5 launches; in turns of
+// 25 launches (45 ms) the one that draws more power is 2.9% slower over its last five launches,
+// in turns of 100 (180 ms) 6%. 25 ms gives 50 ms turns whose second half shows most of that
+// split at about 2 x contestants x 50 ms per near-tie. Other vendors' GPUs are unmeasured: the
+// same value stands for them until someone measures.
+#pragma once
+
+namespace tune {
+
+inline constexpr double kGpuPowerSettleMs = 25.0;
+
+}  // namespace tune

@@ -1,0 +1,191 @@
+// The showdown's sustained turns (BenchOptions::showdown_sustain_ms, core/src/showdown.hpp
+// step 5): on a power-limited GPU the clock follows the power of the last few milliseconds,
+// so short interleaved turns time near-equal configurations at one mixed clock, and the one
+// that draws more power looks as fast as the other. Run back to back it is slower. The
+// SimDevice models that with set_power_draw.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "race.hpp"
+#include "showdown.hpp"
+#include "showdown_fixture.hpp"
+#include "sim_fixture.hpp"
+#include "tune/benchmark.hpp"
+
+using namespace tune;
+using namespace tune::testing;
+
+namespace {
+
+// BM=1 is 1.5% faster than BM=2 at equal clocks but draws 6% more power; BM=3 is far behind.
+// The clock follows the draw with a time constant of 50 launches: a race batch (5) barely
+// moves it, a sustained turn of 400 settles it.
+constexpr double kSettleNs = 50000.0;
+double draw_of(const Config& c) { return c.get_int("BM") == 1 ? 1.06 : 1.0; }
+
+// A race that has ended with BM=1 ahead on samples taken in short turns.
+std::unique_ptr<Race> power_race(Contest& c, ArgList args, const BenchOptions& opts) {
+  c.rig.dev.set_power_draw(draw_of, kSettleNs);
+  auto race = std::make_unique<Race>(c.rig.dev, args, opts);
+  race->add(c.entry(0, samples_around(1030, 0.001, 20, 1)));
+  race->add(c.entry(1, samples_around(1045, 0.001, 20, 2)));
+  RaceEntry slow = c.entry(2, samples_around(1500, 0.001, 20, 3));
+  slow.raced_out = true;
+  race->add(slow);
+  return race;
+}
+
+// showdown_bench with sustained turns of `turn_ms` (0: off) and room for long turns.
+BenchOptions sustained_bench(double turn_ms) {
+  BenchOptions b = showdown_bench();
+  b.max_reps = 1000;
+  b.showdown_sustain_ms = turn_ms;
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("sustained turns: the configuration that draws more power loses when run back to back") {
+  Contest c({{1, 1000.0}, {2, 1015.0}, {3, 1500.0}});
+  const auto args = c.rig.args(1024);
+  SUBCASE("off: the showdown's short turns see one mixed clock, and BM=1 leads") {
+    auto race = power_race(c, args, sustained_bench(0));
+    auto out = race->finish();
+    REQUIRE(out.ok());
+    CHECK(out->sustained == 0);
+    CHECK(median_of(race->entries()[0]) < median_of(race->entries()[1]));
+  }
+  SUBCASE("on: each near-tie runs alone for a turn, and the second halves put BM=2 ahead") {
+    auto race = power_race(c, args, sustained_bench(0.4));  // 400 launches of ~1 us
+    c.rig.dev.clear_events();
+    auto out = race->finish();
+    REQUIRE(out.ok());
+    CHECK(out->finalists == 2);
+    CHECK(out->sustained == 2);  // BM=3 is 1.5x: no contender
+    const double m1 = median_of(race->entries()[0]), m2 = median_of(race->entries()[1]);
+    CHECK(m2 < m1);
+    // Settled levels: BM=1 at 1.06 x 1000, BM=2 back near 1.0 x 1015, within the halves.
+    CHECK(m1 / m2 == doctest::Approx(1060.0 / 1015.0).epsilon(0.01));
+    // Two long turns each (~400 launches of ~1.03 us), second halves kept.
+    CHECK(race->entries()[0].samples.size() > 300);
+    CHECK(race->entries()[1].samples.size() > 300);
+    // Forward (the showdown's fastest first), then backward, after the showdown's rounds.
+    const auto timed = events_with(c.rig.dev.events(), "time ");
+    REQUIRE(timed.size() >= 4);
+    std::vector<std::string> turns;
+    for (auto it = timed.end() - 4; it != timed.end(); ++it) turns.push_back(it->substr(0, 10));
+    CHECK(turns ==
+          std::vector<std::string>{"time BM=1 ", "time BM=2 ", "time BM=2 ", "time BM=1 "});
+    // Untouched, and still slower than both after the scaling (see the next case).
+    CHECK(race->entries()[2].samples.size() == 20);
+    CHECK(median_of(race->entries()[2]) > m1);
+  }
+}
+
+TEST_CASE("sustained turns: scaled to the showdown's clock, so others stay comparable") {
+  // Every contestant's sustained samples come from a hotter GPU than the showdown's; the
+  // fastest of them keeps the fastest contender's showdown median, so BM=3 (6% behind in the
+  // showdown, outside the sustain margin) cannot overtake them on the raw levels.
+  Contest c({{1, 1000.0}, {2, 1010.0}, {3, 1060.0}});
+  c.rig.dev.set_power_draw([](const Config&) { return 1.2; }, kSettleNs);  // all draw alike
+  const auto args = c.rig.args(1024);
+  auto opts = sustained_bench(0.4);
+  opts.showdown_margin = 0.10;
+  Race race(c.rig.dev, args, opts);
+  race.add(c.entry(0, samples_around(1000, 0.001, 20, 1)));
+  race.add(c.entry(1, samples_around(1010, 0.001, 20, 2)));
+  race.add(c.entry(2, samples_around(1060, 0.001, 20, 3)));
+  auto out = race.finish();
+  REQUIRE(out.ok());
+  CHECK(out->sustained == 2);  // BM=3 is a finalist of the showdown, not a near-tie
+  const double m1 = median_of(race.entries()[0]), m2 = median_of(race.entries()[1]);
+  const double m3 = median_of(race.entries()[2]);
+  CHECK(m1 < m2);
+  CHECK(m2 / m1 == doctest::Approx(1.01).epsilon(0.003));
+  CHECK(m3 / m1 > 1.04);
+}
+
+TEST_CASE("sustained turns: their length comes from the device unless set, within the limits") {
+  const std::map<std::int64_t, double> ns = {{1, 1000.0}, {2, 1015.0}, {3, 1500.0}};
+  Contest c(ns);
+  // Without a power draw the medians stay at the table's: a turn's length is exact.
+  auto turn_reps = [](Contest& contest, const BenchOptions& opts) {
+    const auto args = contest.rig.args(1024);
+    auto race = std::make_unique<Race>(contest.rig.dev, args, opts);
+    race->add(contest.entry(0, samples_around(1000, 0.0, 20, 1)));
+    race->add(contest.entry(1, samples_around(1015, 0.0, 20, 2)));
+    contest.rig.dev.clear_events();
+    auto out = race->finish();
+    REQUIRE(out.ok());
+    const auto timed = events_with(contest.rig.dev.events(), "time ");
+    return out->sustained == 0 ? std::string("none")
+                               : timed.back().substr(timed.back().rfind(' ') + 1);
+  };
+  SUBCASE("the default (-1) on a device without power_settle_ms: off") {
+    CHECK(turn_reps(c, sustained_bench(-1)) == "none");
+  }
+  SUBCASE("the default on a device that reports 0.03 ms: turns of 0.06 ms") {
+    DeviceInfo info = SimDevice::default_info();
+    info.power_settle_ms = 0.03;
+    Contest powered(ns, info);
+    CHECK(turn_reps(powered, sustained_bench(-1)) == "reps=60");
+  }
+  SUBCASE("a turn shorter than two race batches takes two race batches") {
+    CHECK(turn_reps(c, sustained_bench(0.001)) == "reps=10");
+  }
+  SUBCASE("a turn longer than max_reps launches takes max_reps") {
+    auto opts = sustained_bench(100.0);
+    opts.max_reps = 300;
+    CHECK(turn_reps(c, opts) == "reps=300");
+  }
+  SUBCASE("a contestant beyond showdown_sustain_margin is no contender") {
+    auto opts = sustained_bench(0.4);
+    opts.showdown_sustain_margin = 0.001;  // BM=2 is ~1.5% behind in the showdown
+    CHECK(turn_reps(c, opts) == "none");
+  }
+}
+
+TEST_CASE("sustained turns: a contender that fails in them is dropped with its reason") {
+  Contest c({{1, 1000.0}, {2, 1015.0}, {3, 1500.0}});
+  const auto args = c.rig.args(1024);
+  auto race = power_race(c, args, sustained_bench(0.4));
+  c.rig.dev.fail_launch_if([](const Config& cfg) { return cfg.get_int("BM") == 1; });
+  auto out = race->finish();
+  REQUIRE(out.ok());
+  CHECK(race->entries()[0].status.code() == StatusCode::launch_failed);
+  CHECK(race->entries()[1].status.ok());
+}
+
+TEST_CASE(
+    "sustained turns: an Autotuner on a power-limited device picks what is fastest run alone") {
+  // BM=8 is 3% faster than BM=12 at equal clocks but draws 10% more power; run back to back
+  // it is 7% slower. With 1% noise, every tuning must pick BM=12; without sustained turns
+  // the short turns favour BM=8.
+  const std::map<std::int64_t, double> ns = {{8, 1000.0}, {12, 1030.0}, {16, 1100.0}, {32, 1300.0}};
+  auto tune_once = [&](double turn_ms, int run) {
+    SimRig rig;
+    rig.dev.set_cost_model([ns](const Config& c, ArgList) { return ns.at(c.get_int("BM")); });
+    rig.dev.set_noise(0.01, static_cast<std::uint64_t>(run + 1));
+    rig.dev.set_power_draw([](const Config& c) { return c.get_int("BM") == 8 ? 1.10 : 1.0; },
+                           kSettleNs);
+    auto opts = quiet_options();
+    opts.bench = sustained_bench(turn_ms);
+    opts.bench.rep_ms = 0.2;
+    auto tuner = make_tuner(sim_kernel(bm_space({8, 12, 16, 32})), opts);
+    auto picked = tuner->tune(rig.dev, rig.args(1000));
+    REQUIRE(picked.ok());
+    return picked->get_int("BM");
+  };
+  int wrong = 0;
+  for (int run = 0; run < 6; ++run) {
+    CAPTURE(run);
+    const std::int64_t bm = tune_once(0.5, run);
+    CHECK(bm == 12);
+    wrong += bm != 12;
+  }
+  CHECK(wrong == 0);
+  CHECK(tune_once(0, 0) == 8);  // the mechanism decides
+}
