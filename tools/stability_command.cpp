@@ -29,6 +29,7 @@ struct StabilityArgs {
   double heat_ms = 0;        // heavy GPU load before each tuning
   bool no_showdown = false;  // BenchOptions::showdown_rounds = 0 (to measure what it buys)
   bool no_screen = false;    // BenchOptions::showdown_screen_rounds = 0 (likewise)
+  bool no_sustain = false;   // BenchOptions::showdown_sustain_ms = 0 (likewise)
 };
 
 // A pick more than this much slower than the reference's fastest is a wrong pick (issue 15).
@@ -81,6 +82,7 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
   opts.persistent = false;  // every run tunes from nothing
   if (a.no_showdown) opts.bench.showdown_rounds = 0;
   if (a.no_screen) opts.bench.showdown_screen_rounds = 0;
+  if (a.no_sustain) opts.bench.showdown_sustain_ms = 0;
   if (a.quick) {
     opts.bench.warmup_ms = 2;
     opts.bench.rep_ms = 10;
@@ -203,8 +205,9 @@ void add_stability_command(CLI::App& app) {
   c->add_flag("--quick", args->quick, "first demo size only, short timing budgets");
   c->add_flag("--json", args->json, "Machine-readable output");
   c->add_flag("--quality", args->quality,
-              "Also time every candidate exhaustively (two passes, the second reversed) and count "
-              "the picks more than 2% slower than the fastest");
+              "Also time every candidate exhaustively (a 100 ms turn of back-to-back launches "
+              "each, its second half counted, in two passes, the second reversed) and count the "
+              "picks more than 2% slower than the fastest");
   c->add_option("--heat-ms", args->heat_ms,
                 "Before each tuning, load the GPU this long with the largest bundled matmul")
       ->check(CLI::Range(0.0, 600000.0));
@@ -213,6 +216,9 @@ void add_stability_command(CLI::App& app) {
               "= 0), to compare");
   c->add_flag("--no-screen", args->no_screen,
               "Tune without the screen before the showdown (BenchOptions::showdown_screen_rounds "
+              "= 0), to compare");
+  c->add_flag("--no-sustain", args->no_sustain,
+              "Tune without the showdown's sustained turns (BenchOptions::showdown_sustain_ms "
               "= 0), to compare");
   c->callback([args] { cmd_stability(*args); });
 }

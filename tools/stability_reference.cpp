@@ -4,31 +4,61 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 namespace tune::cli {
 
+namespace {
+
+// The median of the second half of one turn of `turn_ms` of launches of `kernel`, or why not.
+Result<double> second_half_median(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
+                                  ArgList args, double turn_ms) {
+  TimingPlan probe;
+  probe.reps = 3;
+  TUNE_ASSIGN_OR_RETURN(std::vector<double> est, dev.time(kernel, dims, args, probe));
+  const double per_launch = std::max(1.0, quantile(est, 0.5));
+  TimingPlan plan;
+  plan.reps = static_cast<int>(std::clamp(std::ceil(turn_ms * 1e6 / per_launch), 10.0, 20000.0));
+  TUNE_ASSIGN_OR_RETURN(std::vector<double> ns, dev.time(kernel, dims, args, plan));
+  const std::vector<double> second(ns.begin() + static_cast<std::ptrdiff_t>(ns.size() / 2),
+                                   ns.end());
+  return quantile(second, 0.5);
+}
+
+}  // namespace
+
 Result<std::map<std::string, double>> reference_medians(Device& dev,
                                                         const kernels::BundledKernel& k,
-                                                        const kernels::Workload& w, double rep_ms) {
+                                                        const kernels::Workload& w,
+                                                        double turn_ms) {
   AutotunerOptions opts;
   opts.persistent = false;
   opts.print = false;
-  opts.bench.racing = false;  // every candidate its whole budget: no early stop, no showdown
-  opts.bench.rep_ms = rep_ms;
-  opts.bench.max_reps = 100000;
   TUNE_ASSIGN_OR_RETURN(auto tuner, Autotuner::make(k.def, opts));
   TUNE_ASSIGN_OR_RETURN(std::vector<Config> configs, tuner->candidates(dev, w.args()));
-  TUNE_ASSIGN_OR_RETURN(auto forward, tuner->measure(dev, w.args(), configs));
-  std::vector<Config> reversed(configs.rbegin(), configs.rend());
-  TUNE_ASSIGN_OR_RETURN(auto backward, tuner->measure(dev, w.args(), reversed));
-  std::map<std::string, double> out;
+  const KernelSource* src = k.def.source_for(dev.language());
+  if (src == nullptr)
+    return Status(StatusCode::unavailable, k.name + " has no source for " + dev.info().backend);
+  std::vector<std::unique_ptr<CompiledKernel>> kernels(configs.size());
   for (std::size_t i = 0; i < configs.size(); ++i) {
-    const ConfigResult& a = forward[i];
-    const ConfigResult& b = backward[configs.size() - 1 - i];
-    if (!a.status.ok() || !b.status.ok()) continue;
-    out[configs[i].to_string()] = 0.5 * (a.stats.median + b.stats.median);
+    auto compiled = dev.compile(*src, configs[i]);
+    if (compiled.ok()) kernels[i] = std::move(*compiled);  // a failed one has no reference
   }
+  std::vector<std::vector<double>> passes(configs.size());
+  for (int pass = 0; pass < 2; ++pass) {
+    for (std::size_t n = 0; n < configs.size(); ++n) {
+      const std::size_t i = pass == 0 ? n : configs.size() - 1 - n;
+      if (kernels[i] == nullptr) continue;
+      auto m =
+          second_half_median(dev, *kernels[i], k.def.dims(configs[i], w.args()), w.args(), turn_ms);
+      if (m.status().code() == StatusCode::device_lost) return m.status();
+      if (m.ok()) passes[i].push_back(*m);
+    }
+  }
+  std::map<std::string, double> out;
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    if (passes[i].size() == 2) out[configs[i].to_string()] = 0.5 * (passes[i][0] + passes[i][1]);
   return out;
 }
 

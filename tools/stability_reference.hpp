@@ -11,13 +11,16 @@
 namespace tune::cli {
 
 // Each candidate's reference median in nanoseconds, by Config::to_string(): every candidate
-// of the key timed with its whole budget (no racing, no showdown), in two passes, the second
-// in reverse order, and the mean of the two medians kept, so a clock that changes during the
-// reference does not favour either end of the list. A candidate that failed has none.
+// of the key runs a turn of `turn_ms` of back-to-back L2-flushed launches, in two passes, the
+// second in reverse order; the median of each turn's second half counts (by then a power-
+// limited GPU's clock has followed this candidate's own draw, not its neighbour's: what runs
+// fastest back to back, as the tuner's sustained turns rank it; DeviceInfo::power_settle_ms),
+// and the mean of the two passes is kept, so a clock that drifts during the reference does
+// not favour either end of the list. A candidate that failed to compile or run has none.
 // Blocks; compiles and times on `dev`.
 Result<std::map<std::string, double>> reference_medians(Device& dev,
                                                         const kernels::BundledKernel& k,
-                                                        const kernels::Workload& w, double rep_ms);
+                                                        const kernels::Workload& w, double turn_ms);
 
 // The fastest reference median (+inf when none).
 double fastest(const std::map<std::string, double>& reference);
