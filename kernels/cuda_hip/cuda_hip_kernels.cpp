@@ -235,8 +235,9 @@ Config matmul_wgmma_config(int bm, int bn, int consumers, int stages, int group_
 constexpr std::int64_t kWgmmaPersistentBlocks = 132;
 
 // matmul_wgmma_f16 / matmul_wgmma_bf16: sm_90a only (wgmma and TMA), offered by the space on
-// sm_90 devices alone; the mma.sync matmul_f16 stays the kernel of other architectures and of
-// shapes TMA cannot address (N or K not a multiple of 8).
+// sm_90 devices alone; the mma.sync matmul_f16 stays the kernel of other architectures. Every
+// configuration takes any M, N, K: shapes TMA cannot address (N or K not a multiple of 8) get
+// zero tensor maps and the kernel's copy path (see matmul_wgmma.cu).
 BundledKernel matmul_wgmma(const char* name, bool bf16) {
   BundledKernel k = detail::contract(name);
   KernelDef& d = k.def;
@@ -245,12 +246,13 @@ BundledKernel matmul_wgmma(const char* name, bool bf16) {
   src.arch_specific = true;  // -arch=sm_90a: wgmma exists on sm_90a only
   // A (M x K) in BM x 64 boxes and B (K x N) in 64 x 64 boxes, 128-byte swizzled; passed by
   // value after (A, B, C, M, N, K) and re-encoded only when the call's buffers or sizes change
-  // (see TensorMapSpec for why not a __constant__ module global).
+  // (see TensorMapSpec for why not a __constant__ module global). Zeros, not invalid_argument,
+  // where TMA cannot address them: the kernel copies those tiles itself.
   src.tensor_maps = [](const Config& c) {
     using S = TensorMapSpec::Swizzle;
     const auto bm = static_cast<std::uint32_t>(c.get_int("BM"));
-    return std::vector<TensorMapSpec>{{0, 3, 5, bm, 64, S::bytes128},
-                                      {1, 5, 4, 64, 64, S::bytes128}};
+    return std::vector<TensorMapSpec>{{0, 3, 5, bm, 64, S::bytes128, true},
+                                      {1, 5, 4, 64, 64, S::bytes128, true}};
   };
   d.sources = {std::move(src)};
   // 28 configurations on an H200: four tile shapes (one or two consumer warpgroups, at most
@@ -286,8 +288,11 @@ BundledKernel matmul_wgmma(const char* name, bool bf16) {
     return l;
   };
   k.demo_sizes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
-  // N and K multiples of 8 (TMA's 16-byte row strides); M anything.
-  k.test_sizes = {{1, 8, 8}, {64, 64, 64}, {100, 136, 72}, {129, 264, 40}, {1000, 1032, 520}};
+  // TMA shapes (N and K multiples of 8; M anything) and copy-path ones: N or K odd, N or K
+  // alone not a multiple of 8, tiny.
+  k.test_sizes = {{1, 8, 8},         {64, 64, 64},   {100, 136, 72},  {129, 264, 40},
+                  {1000, 1032, 520}, {1, 1, 1},      {3, 5, 7},       {17, 33, 9},
+                  {100, 130, 72},    {129, 257, 40}, {200, 136, 100}, {300, 1030, 520}};
   k.default_config = matmul_wgmma_config(128, 128, 2, 4, 8);
   return k;
 }

@@ -7,7 +7,8 @@
 // - Warpgroup 0 is the producer: one thread streams A and B tiles (BM x 64 of A, 64 x BN of
 //   B) into WG_STAGES shared-memory stages with TMA (cp.async.bulk.tensor), each stage guarded
 //   by a "full" mbarrier (TMA completes its transaction bytes) and an "empty" mbarrier (the
-//   consumers release it).
+//   consumers release it). For shapes TMA cannot address (below) all 128 threads of the
+//   warpgroup copy the tiles instead.
 // - Warpgroups 1..WG_CONSUMERS are consumers: each owns BM / WG_CONSUMERS rows of the tile and
 //   issues wgmma.mma_async (m64 x BN x k16) straight from shared memory through matrix
 //   descriptors, keeping one k-tile of wgmmas in flight, then stores its fp32 accumulators as
@@ -27,12 +28,25 @@
 //   k-step = 16 rows = +2048 bytes.
 //
 // Edges: TMA zero-fills everything outside the matrices (rows >= M, k >= K, columns >= N), so
-// the main loop has no bounds checks; the stores are guarded. TMA needs 16-byte row strides:
-// K % 8 == 0 and N % 8 == 0 (the host refuses other shapes when it encodes the tensor maps).
+// the main loop has no bounds checks; the stores are guarded. Any M, N, K >= 1 works:
+// - TMA needs 16-byte aligned addresses and row strides: K % 8 == 0 and N % 8 == 0. Other
+//   shapes (and a misaligned A or B) take the copy path, decided once per launch from the
+//   arguments (kernel-uniform): the producer warpgroup's 128 threads read the tiles with
+//   bounds-checked loads (zeros outside the matrices; one 16-byte load where a chunk of 8 is
+//   in range and aligned, else 2-byte loads) and write them in exactly the swizzled layout TMA
+//   would, then fence the writes to the async proxy (wgmma reads shared memory through it)
+//   and arrive on the stage's full barrier, which then counts 128 plain arrivals instead of
+//   one expect_tx. The host passes zero tensor maps for such shapes
+//   (TensorMapSpec::zeros_when_unaligned) and this path never touches them. The consumers
+//   and the empty barriers do not know which path filled a stage.
+// - An odd N misaligns the epilogue's paired 4-byte stores: it stores 2-byte halves then.
+// Aligned shapes take the TMA path as before; what they gained is a uniform branch per stage
+// in the producer thread and one per stored pair in the epilogue (ptxas: consumer registers
+// 93/155/155/154 for 128x128x2, 256x128, 128x128x1, 128x256 against 90/154/154/154 before).
 //
 // Kernel parameters: the six of the matmul signature, then two CUtensorMaps by value
 // (__grid_constant__), which libtune's CUDA backend encodes per call from A and B
-// (KernelSource::tensor_maps; see cuda_hip_kernels.cpp).
+// (KernelSource::tensor_maps; see cuda_hip_kernels.cpp), zeros where TMA cannot address them.
 #include "prelude.h"
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ < 900 || !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -217,6 +231,86 @@ TUNE_DEVICE void wg_tile_coords(int tile, int tiles_m, int tiles_n, int* tm, int
   *tn = (tile % group) / rows;
 }
 
+// --- The copy path (shapes TMA cannot address) ----------------------------------------------
+// Whether TMA can address A (M x K) and B (K x N): 16-byte aligned addresses and row strides,
+// the host's rule for encoding the maps (gpu_device.cpp tensor_maps_for), so the kernel never
+// uses a map the host left as zeros.
+TUNE_DEVICE bool wg_tma_ok(const unsigned short* A, const unsigned short* B, int N, int K) {
+  return (K % 8) == 0 && (N % 8) == 0 && ((unsigned long long)A % 16) == 0 &&
+         ((unsigned long long)B % 16) == 0;
+}
+
+// Eight consecutive elements from `src`, the first `valid` (0..8) of them in the matrix and
+// zeros after, as four packed words. A whole, 16-byte aligned chunk is one vector load;
+// anything else goes element by element (the rows of an odd-length matrix are 2-byte aligned
+// at best). A and B are read-only for the kernel's lifetime: the non-coherent path is safe.
+TUNE_DEVICE void wg_load_chunk(const unsigned short* src, int valid, unsigned* w) {
+  if (valid == 8 && ((unsigned long long)src % 16) == 0) {
+    asm("ld.global.nc.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+        : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+        : "l"(src));
+  } else {
+    unsigned short h[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) h[e] = e < valid ? src[e] : (unsigned short)0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) w[i] = (unsigned)h[2 * i] | ((unsigned)h[2 * i + 1] << 16);
+  }
+}
+
+TUNE_DEVICE void wg_store_chunk(unsigned dst, const unsigned* w) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(w[0]), "r"(w[1]),
+               "r"(w[2]), "r"(w[3])
+               : "memory");
+}
+
+TUNE_DEVICE int wg_clamp8(int n) { return n < 0 ? 0 : (n > 8 ? 8 : n); }
+
+// 16-byte chunks a producer thread copies per batch: all its loads of a batch are issued before
+// its stores, so several are in flight.
+#define WG_COPY_BATCH 4
+
+// One stage's tiles by the producer warpgroup's thread `t` (of 128), in TMA's 128-byte swizzle:
+// within each 8-row x 128-byte atom (1024-byte aligned), the 16-byte chunk index is XORed with
+// the row's index in the atom. A: BM rows (from m0) of 64 k (from k0), 128 bytes per row. B:
+// BN / 64 chunks of 8 KiB, each 64 rows (one per k) of 64 columns. Consecutive threads take
+// consecutive 16-byte chunks of a row, so a warp's global reads are contiguous.
+TUNE_DEVICE void wg_copy_stage(const unsigned short* __restrict__ A,
+                               const unsigned short* __restrict__ B, int M, int N, int K, int m0,
+                               int n0, int k0, unsigned a_dst, unsigned b_dst, int t) {
+  static_assert((BM * 8) % (128 * WG_COPY_BATCH) == 0, "A chunks split evenly in batches");
+  static_assert((WG_BK * BN / 8) % (128 * WG_COPY_BATCH) == 0, "B chunks split evenly");
+  unsigned w[WG_COPY_BATCH][4], dst[WG_COPY_BATCH];
+#pragma unroll 1
+  for (int q0 = t; q0 < BM * 8; q0 += 128 * WG_COPY_BATCH) {
+#pragma unroll
+    for (int i = 0; i < WG_COPY_BATCH; ++i) {
+      const int q = q0 + 128 * i;
+      const int r = q / 8, c = q % 8;  // tile row, 16-byte chunk of it
+      const int m = m0 + r, k = k0 + 8 * c;
+      const int valid = m < M ? wg_clamp8(K - k) : 0;
+      wg_load_chunk(valid > 0 ? A + (long long)m * K + k : A, valid, w[i]);
+      dst[i] = a_dst + r * 128 + ((c ^ (r % 8)) * 16);
+    }
+#pragma unroll
+    for (int i = 0; i < WG_COPY_BATCH; ++i) wg_store_chunk(dst[i], w[i]);
+  }
+#pragma unroll 1
+  for (int q0 = t; q0 < WG_BK * (BN / 8); q0 += 128 * WG_COPY_BATCH) {
+#pragma unroll
+    for (int i = 0; i < WG_COPY_BATCH; ++i) {
+      const int q = q0 + 128 * i;
+      const int kk = q / (BN / 8), cn = q % (BN / 8);  // k row of the tile, 8-column chunk
+      const int k = k0 + kk, n = n0 + 8 * cn;
+      const int valid = k < K ? wg_clamp8(N - n) : 0;
+      wg_load_chunk(valid > 0 ? B + (long long)k * N + n : B, valid, w[i]);
+      dst[i] = b_dst + (cn / 8) * WG_B_CHUNK_BYTES + kk * 128 + (((cn % 8) ^ (kk % 8)) * 16);
+    }
+#pragma unroll
+    for (int i = 0; i < WG_COPY_BATCH; ++i) wg_store_chunk(dst[i], w[i]);
+  }
+}
+
 TUNE_DEVICE unsigned wg_pack_x2(float lo, float hi) {
   unsigned r;
   asm(WG_CVT_X2 " %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
@@ -236,8 +330,6 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
   static_assert(TUNE_SHARED_BYTES >= 1024 + WG_STAGES * (WG_STAGE_BYTES + 16),
                 "dynamic shared memory covers the alignment slack, the stages and barriers");
 #endif
-  (void)A;
-  (void)B;
   extern __shared__ __align__(1024) unsigned char wg_raw[];
   // Swizzled tiles need 1024-byte alignment; the dynamic window only promises 16.
   const unsigned raw = wg_smem(wg_raw);
@@ -247,14 +339,18 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
 
   const int wg = threadIdx.x / 128;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const bool tma = wg_tma_ok(A, B, N, K);  // else the copy path (kernel-uniform)
   if (threadIdx.x == 0) {
     for (int s = 0; s < WG_STAGES; ++s) {
-      wg_mbar_init(full0 + 8 * s, 1);                  // the producer's expect_tx
+      // TMA: the producer's one expect_tx; copy path: each producer thread's arrival.
+      wg_mbar_init(full0 + 8 * s, tma ? 1 : 128);
       wg_mbar_init(empty0 + 8 * s, 4 * WG_CONSUMERS);  // one arrive per consumer warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)&tma_a) : "memory");
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)&tma_b) : "memory");
+    if (tma) {  // zeros on the copy path: nothing to prefetch
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)&tma_a) : "memory");
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)&tma_b) : "memory");
+    }
   }
   __syncthreads();
 
@@ -262,8 +358,8 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
   const int tiles = tiles_m * tiles_n;
   const int ktiles = (K + WG_BK - 1) / WG_BK;
 
-  if (wg == 0) {  // producer: one thread issues every TMA load
-    if (threadIdx.x != 0) return;
+  if (wg == 0) {  // producer: thread 0 issues every TMA load, or all 128 threads copy
+    if (tma && threadIdx.x != 0) return;
     int it = 0;  // k-tiles loaded so far, over every tile of this block
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       int tm, tn;
@@ -274,13 +370,21 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
         const unsigned phase = (unsigned)(it / WG_STAGES) & 1u;
         wg_mbar_wait(empty0 + 8 * s, phase ^ 1u);
         const unsigned full = full0 + 8 * s;
-        wg_mbar_expect_tx(full, WG_STAGE_BYTES);
         const unsigned a_dst = base + s * WG_STAGE_BYTES;
         const unsigned b_dst = a_dst + WG_A_BYTES;
-        wg_tma_load_2d(a_dst, &tma_a, full, kt * WG_BK, m0);
+        if (tma) {
+          wg_mbar_expect_tx(full, WG_STAGE_BYTES);
+          wg_tma_load_2d(a_dst, &tma_a, full, kt * WG_BK, m0);
 #pragma unroll
-        for (int j = 0; j < BN / 64; ++j)
-          wg_tma_load_2d(b_dst + j * WG_B_CHUNK_BYTES, &tma_b, full, n0 + 64 * j, kt * WG_BK);
+          for (int j = 0; j < BN / 64; ++j)
+            wg_tma_load_2d(b_dst + j * WG_B_CHUNK_BYTES, &tma_b, full, n0 + 64 * j, kt * WG_BK);
+        } else {
+          wg_copy_stage(A, B, M, N, K, m0, n0, kt * WG_BK, a_dst, b_dst, threadIdx.x);
+          // The wgmmas read the stage through the async proxy: make this thread's generic
+          // writes visible to it before the arrival (release) the consumers wait on (acquire).
+          asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+          wg_mbar_arrive(full);
+        }
       }
     }
     return;
@@ -334,8 +438,12 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
       for (int i = 0; i < WG_ACC; ++i) wg_fence_acc(acc[mi][i]);
     if (lane == 0) wg_mbar_arrive(empty0 + 8 * ((it - 1) % WG_STAGES));
 
-      // Epilogue: d[4j + {0,1}] at (row, 8j + col + {0,1}), d[4j + {2,3}] eight rows below.
-      // N is even (TMA needs N % 8 == 0), so each pair is one aligned 4-byte store.
+    // Epilogue: d[4j + {0,1}] at (row, 8j + col + {0,1}), d[4j + {2,3}] eight rows below.
+    // With N even each pair is one aligned 4-byte store (the column is even, so both are in
+    // range when the first is); with N odd a pair straddles 4-byte words on odd rows: two
+    // 2-byte stores, the second guarded too. (One loop with a uniform branch per pair: two
+    // loops, one per case, cost the consumers up to 8 registers.)
+    const bool paired = (N & 1) == 0;
 #pragma unroll
     for (int mi = 0; mi < WG_MI; ++mi) {
       const int r0 = m0 + mi * 64 + row_in_wg;
@@ -346,9 +454,15 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
         unsigned short* crow = C + (long long)r * N + n0 + col_in_wg;
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j) {
-          if (n0 + col_in_wg + 8 * j < N)
-            *(unsigned*)(crow + 8 * j) =
-                wg_pack_x2(acc[mi][4 * j + 2 * half], acc[mi][4 * j + 2 * half + 1]);
+          const int col = n0 + col_in_wg + 8 * j;
+          if (col >= N) continue;
+          const unsigned v = wg_pack_x2(acc[mi][4 * j + 2 * half], acc[mi][4 * j + 2 * half + 1]);
+          if (paired) {
+            *(unsigned*)(crow + 8 * j) = v;
+          } else {
+            crow[8 * j] = (unsigned short)(v & 0xFFFFu);
+            if (col + 1 < N) crow[8 * j + 1] = (unsigned short)(v >> 16);
+          }
         }
       }
     }

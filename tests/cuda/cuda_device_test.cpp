@@ -209,19 +209,7 @@ TEST_CASE("the Autotuner tunes matmul_f16 on the device and the winner is correc
   auto dev = tune::testing::open_cuda_or_skip();
   const auto found = tune::kernels::bundled_kernel(tune::Language::cuda_hip, "matmul_f16");
   REQUIRE(found.has_value());
-  const tune::kernels::BundledKernel& k = *found;
-  auto tuner = tune::testing::gpu_test_tuner(k.def);
-  auto w = k.workload(std::vector<std::int64_t>{1024, 1024, 1024});
-  REQUIRE(w->setup(*dev, 99).ok());
-  tune::Status s = tuner->run(*dev, w->args());
-  REQUIRE_MESSAGE(s.ok(), s.to_string());
-  auto report = tuner->last_report(*dev, w->args());
-  REQUIRE(report.has_value());
-  MESSAGE(report->to_string());
-  REQUIRE(w->poison_outputs(*dev).ok());
-  REQUIRE(tuner->run(*dev, w->args()).ok());
-  tune::Status v = w->check(*dev);
-  CHECK_MESSAGE(v.ok(), v.to_string());
+  tune::testing::check_tuned_winner(*dev, *found, {1024, 1024, 1024});
 }
 
 TEST_CASE("a template kernel tunes over its template arguments and every variant is correct") {

@@ -5,9 +5,12 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "skip.hpp"
+#include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
 
 namespace tune::testing {
@@ -29,6 +32,25 @@ inline std::unique_ptr<Autotuner> gpu_test_tuner(const KernelDef& def) {
   auto tuner = Autotuner::make(def, opts);
   REQUIRE_MESSAGE(tuner.ok(), tuner.status().to_string());
   return std::move(*tuner);
+}
+
+// Tunes bundled kernel `k` at `size` with gpu_test_tuner, prints the report, then checks that
+// the tuned call (a hit, on poisoned outputs) computes what the CPU reference does. Never
+// asserts which configuration wins.
+inline void check_tuned_winner(Device& dev, const kernels::BundledKernel& k,
+                               const std::vector<std::int64_t>& size) {
+  auto tuner = gpu_test_tuner(k.def);
+  auto w = k.workload(size);
+  REQUIRE(w->setup(dev, 99).ok());
+  const Status s = tuner->run(dev, w->args());
+  REQUIRE_MESSAGE(s.ok(), s.to_string());
+  auto report = tuner->last_report(dev, w->args());
+  REQUIRE(report.has_value());
+  MESSAGE(report->to_string());
+  REQUIRE(w->poison_outputs(dev).ok());
+  REQUIRE(tuner->run(dev, w->args()).ok());
+  const Status v = w->check(dev);
+  CHECK_MESSAGE(v.ok(), w->size_text() << ": " << v.to_string());
 }
 
 }  // namespace tune::testing

@@ -5,7 +5,8 @@
 // reason naming the global and the kernel, and its module is unloaded (on a real device:
 // module_globals_gpu_test.cpp). Tensor maps: encoded at launch from the call's buffer and
 // sizes, passed after the arguments, re-encoded only when those change; shapes TMA cannot
-// address are refused naming the map (on an H200: wgmma_gpu_test.cpp).
+// address are refused naming the map, or passed as zero maps for a spec that asks for that
+// (TensorMapSpec::zeros_when_unaligned; on an H200: wgmma_gpu_test.cpp).
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -371,6 +372,48 @@ TEST_CASE("a shape TMA cannot address is invalid_argument naming the map and the
   const ArgValue big[] = {ArgValue::buf(**a, ElemType::f16, 1000 * 1030), std::int32_t{4096},
                           std::int32_t{1024}};
   const Status over = dev->launch(**k, LaunchDims{{1, 1, 1}, {128, 1, 1}, 0}, big);
+  CHECK(over.code() == StatusCode::invalid_argument);
+  CHECK(over.message().find("does not fit argument 0") != std::string::npos);
+}
+
+TEST_CASE("zeros_when_unaligned passes a zero map for a shape TMA cannot address") {
+  Journal j;
+  j.launch_args = 3;
+  j.launch_maps = 1;
+  auto dev = fake_device(&j);
+  KernelSource src = with_tensor_map();
+  src.tensor_maps = [](const Config&) {
+    return std::vector<TensorMapSpec>{
+        {0, 1, 2, 128, 64, TensorMapSpec::Swizzle::bytes128, /*zeros_when_unaligned=*/true}};
+  };
+  auto k = dev->compile(src, with_s(128));
+  REQUIRE_MESSAGE(k.ok(), k.status().to_string());
+  auto a = dev->alloc(1000 * 1030 * 2);
+  REQUIRE(a.ok());
+  auto launch = [&](std::int32_t rows, std::int32_t cols) {
+    const ArgValue args[] = {ArgValue::buf(**a, ElemType::f16, 1000 * 1030), rows, cols};
+    return dev->launch(**k, LaunchDims{{1, 1, 1}, {128, 1, 1}, 0}, args);
+  };
+  const std::vector<std::uint64_t> zeros(16, 0);
+  // A 2060-byte row: launched with 128 zero bytes, nothing encoded.
+  const Status odd = launch(1000, 1030);
+  REQUIRE_MESSAGE(odd.ok(), odd.to_string());
+  CHECK(j.encodes == 0);
+  REQUIRE(j.launched_maps.size() == 1);
+  CHECK(j.launched_maps[0] == zeros);
+  // An aligned shape on the same buffer is encoded as ever, then the odd one is zeros again
+  // (the kept map is not passed for it).
+  REQUIRE(launch(1000, 1024).ok());
+  CHECK(j.encodes == 1);
+  CHECK(j.launched_maps[0][2] == 1024);
+  REQUIRE(launch(1000, 1030).ok());
+  CHECK(j.encodes == 1);
+  CHECK(j.launched_maps[0] == zeros);
+  REQUIRE(launch(1000, 1024).ok());
+  CHECK(j.encodes == 1);  // the kept map
+  CHECK(j.launched_maps[0][2] == 1024);
+  // A matrix larger than its buffer is still refused: the flag is about TMA's alignment alone.
+  const Status over = launch(4096, 1030);
   CHECK(over.code() == StatusCode::invalid_argument);
   CHECK(over.message().find("does not fit argument 0") != std::string::npos);
 }

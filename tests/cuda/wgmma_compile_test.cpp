@@ -1,7 +1,9 @@
 // The sm_90 wgmma matmuls (matmul_wgmma_f16, matmul_wgmma_bf16) without a GPU: every
 // configuration of their space compiles through NVRTC for sm_90a exactly as an H100/H200 would
-// compile it, with no spills and within the register file; the PTX holds the Hopper
-// instructions the kernel is about (wgmma, TMA, mbarrier), and the toolkit's ptxas, when
+// compile it, with no spills and within the register file (both load paths: TMA and the copy
+// path for shapes TMA cannot address are chosen at run time, so every variant holds both); the
+// PTX holds the Hopper instructions the kernel is about (wgmma, TMA, mbarrier, and the copy
+// path's proxy fence and vector shared stores), and the toolkit's ptxas, when
 // installed, assembles it for sm_90a. Whether the kernels compute the right numbers needs the
 // GPU: wgmma_gpu_test.cpp.
 #include <doctest/doctest.h>
@@ -82,7 +84,7 @@ TEST_CASE("every wgmma matmul configuration compiles for sm_90a with no spills")
   }
 }
 
-TEST_CASE("the wgmma matmuls' PTX uses wgmma, TMA and mbarriers, and ptxas assembles it") {
+TEST_CASE("the wgmma PTX has wgmma, TMA, mbarriers and the copy path; ptxas assembles it") {
   const std::filesystem::path ptxas = "/usr/local/cuda/bin/ptxas";
   for (const std::string name : kWgmmaKernels) {
     const BundledKernel k = wgmma_kernel(name.c_str());
@@ -98,6 +100,12 @@ TEST_CASE("the wgmma matmuls' PTX uses wgmma, TMA and mbarriers, and ptxas assem
     CHECK(ptx.find("mbarrier.try_wait.parity") != std::string::npos);
     CHECK(ptx.find("mbarrier.arrive.expect_tx") != std::string::npos);
     CHECK(ptx.find("wgmma.wait_group") != std::string::npos);
+    // The copy path: 16-byte loads where aligned, swizzled 16-byte shared stores, and the
+    // fence that shows them to wgmma's async proxy before the plain arrival.
+    CHECK(ptx.find("ld.global.nc.v4.b32") != std::string::npos);
+    CHECK(ptx.find("st.shared.v4.b32") != std::string::npos);
+    CHECK(ptx.find("fence.proxy.async.shared::cta") != std::string::npos);
+    CHECK(ptx.find("mbarrier.arrive.shared::cta.b64") != std::string::npos);
     if (!std::filesystem::exists(ptxas)) {
       MESSAGE("no " << ptxas << ": the PTX is not assembled separately");
       continue;

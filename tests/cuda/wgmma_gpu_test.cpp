@@ -1,13 +1,16 @@
 // The sm_90 wgmma matmuls on an H100/H200: every configuration of their space against the CPU
-// reference on random inputs (ragged, odd and skinny shapes, fp16 and bf16), the tensor maps
-// re-encoded when a later call passes other buffers, a shape TMA cannot address refused with
-// the reason, the Autotuner's winner correct, and its cache hits allocating nothing. Each case
-// skips with the reason without a CUDA device or on another architecture; a watchdog turns a
-// pipeline deadlock (an mbarrier never completing) into a failure. Never asserts which
-// configuration is faster.
+// reference on random inputs, fp16 and bf16, at shapes TMA loads (ragged M, odd and skinny
+// shapes with N and K multiples of 8) and at shapes it cannot address, which take the kernel's
+// copy path (N odd, K odd, N or K alone not a multiple of 8, tiny); the tensor maps re-encoded
+// when a later call passes other buffers and zeros for a shape TMA cannot address, whatever
+// came before; the Autotuner's winner correct at both kinds of shape, and its cache hits
+// allocating nothing. Each case skips with the reason without a CUDA device or on another
+// architecture; a watchdog turns a pipeline deadlock (an mbarrier never completing) into a
+// failure. Never asserts which configuration is faster.
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,8 +45,24 @@ std::string size_name(const std::vector<std::int64_t>& s) {
   return std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]);
 }
 
+// Whether TMA can address an M x N x K problem: 16-byte rows of A (K) and B (N).
+bool tma_shape(const std::vector<std::int64_t>& s) { return s[1] % 8 == 0 && s[2] % 8 == 0; }
+
+// The bundled test sizes of one kind (TMA's or the copy path's) and `extra` ones.
+std::vector<std::vector<std::int64_t>> sizes_of(const BundledKernel& k, bool tma,
+                                                std::vector<std::vector<std::int64_t>> extra) {
+  std::vector<std::vector<std::int64_t>> sizes;
+  for (const auto& size : k.test_sizes)
+    if (tma_shape(size) == tma) sizes.push_back(size);
+  for (auto& size : extra) {
+    REQUIRE(tma_shape(size) == tma);
+    sizes.push_back(std::move(size));
+  }
+  return sizes;
+}
+
 // Every configuration on every size: compiled once, launched on poisoned outputs, checked.
-void check_every_config(const char* name) {
+void check_every_config(const char* name, bool tma) {
   auto dev = open_hopper_or_skip();
   const BundledKernel k = wgmma_kernel(name);
   const tune::KernelSource& src = *k.def.source_for(tune::Language::cuda_hip);
@@ -57,12 +76,15 @@ void check_every_config(const char* name) {
     std::printf("%s %s: %s\n", name, c.to_string().c_str(), (*ck)->resources().to_string().c_str());
     compiled.push_back(std::move(*ck));
   }
-  // The bundled test sizes (ragged M; N and K multiples of 8 but not of the tiles), a skinny K,
-  // and a square one of several waves of persistent tiles.
-  std::vector<std::vector<std::int64_t>> sizes = k.test_sizes;
-  sizes.push_back({2048, 1024, 512});
-  sizes.push_back({1536, 1536, 1536});
-  std::uint64_t seed = 77;
+  // TMA: the bundled sizes (ragged M; N and K multiples of 8 but not of the tiles), a skinny K,
+  // and a square one of several waves of persistent tiles. Copy path: the bundled ones (N odd,
+  // K odd, N % 8 != 0 alone, K % 8 != 0 alone, tiny), and larger ones whose k-tiles outnumber
+  // every configuration's stages, so the copy path's stages are reused.
+  const auto sizes =
+      tma ? sizes_of(k, true, {{2048, 1024, 512}, {1536, 1536, 1536}})
+          : sizes_of(k, false, {{513, 385, 1001}, {640, 1000, 1028}, {1000, 1030, 520}});
+  REQUIRE(sizes.size() >= 5);
+  std::uint64_t seed = tma ? 77 : 177;
   for (const auto& size : sizes) {
     auto w = k.workload(size);
     REQUIRE(w->setup(*dev, seed++).ok());
@@ -82,65 +104,76 @@ void check_every_config(const char* name) {
   compiled.clear();  // before the device
 }
 
-}  // namespace
-
-TEST_CASE("every wgmma configuration is correct: fp16") { check_every_config(kWgmmaKernels[0]); }
-TEST_CASE("every wgmma configuration is correct: bf16") { check_every_config(kWgmmaKernels[1]); }
-
-TEST_CASE("a later call on other buffers and sizes gets tensor maps for them") {
+// matmul_wgmma_f16's default configuration, compiled once, launched on workloads of `sizes`
+// (each on buffers of its own) in the order `order` (indices into `sizes`), each output
+// checked against the CPU reference.
+void check_default_in_order(const std::string& what,
+                            const std::vector<std::vector<std::int64_t>>& sizes,
+                            std::initializer_list<std::size_t> order) {
   auto dev = open_hopper_or_skip();
   const BundledKernel k = wgmma_kernel("matmul_wgmma_f16");
   auto ck = dev->compile(*k.def.source_for(tune::Language::cuda_hip), k.default_config);
   REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
-  const tune::testing::Watchdog dog("matmul_wgmma_f16 on changing buffers", 60);
-  // Same sizes on new buffers, then other sizes, then the first buffers again.
-  auto first = k.workload(std::vector<std::int64_t>{512, 256, 128});
-  auto second = k.workload(std::vector<std::int64_t>{512, 256, 128});
-  auto third = k.workload(std::vector<std::int64_t>{300, 520, 264});
-  REQUIRE(first->setup(*dev, 1).ok());
-  REQUIRE(second->setup(*dev, 2).ok());
-  REQUIRE(third->setup(*dev, 3).ok());
-  for (auto* w : {first.get(), second.get(), third.get(), first.get()}) {
-    REQUIRE(w->poison_outputs(*dev).ok());
-    const tune::Status ls = dev->launch(**ck, k.def.dims(k.default_config, w->args()), w->args());
+  const tune::testing::Watchdog dog("matmul_wgmma_f16 on " + what, 60);
+  std::vector<std::unique_ptr<tune::kernels::Workload>> ws;
+  for (const auto& size : sizes) {
+    ws.push_back(k.workload(size));
+    REQUIRE(ws.back()->setup(*dev, ws.size()).ok());
+  }
+  for (const std::size_t i : order) {
+    tune::kernels::Workload& w = *ws.at(i);
+    REQUIRE(w.poison_outputs(*dev).ok());
+    const tune::Status ls = dev->launch(**ck, k.def.dims(k.default_config, w.args()), w.args());
     REQUIRE_MESSAGE(ls.ok(), ls.to_string());
-    const tune::Status cs = w->check(*dev);
-    CHECK_MESSAGE(cs.ok(), w->size_text() << ": " << cs.to_string());
+    const tune::Status cs = w.check(*dev);
+    CHECK_MESSAGE(cs.ok(), w.size_text() << ": " << cs.to_string());
   }
 }
 
-TEST_CASE("N not a multiple of 8 is invalid_argument naming TMA's row stride") {
-  auto dev = open_hopper_or_skip();
-  const BundledKernel k = wgmma_kernel("matmul_wgmma_f16");
-  auto ck = dev->compile(*k.def.source_for(tune::Language::cuda_hip), k.default_config);
-  REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
-  auto w = k.workload(std::vector<std::int64_t>{1000, 1030, 520});
-  REQUIRE(w->setup(*dev, 5).ok());
-  const tune::Status ls = dev->launch(**ck, k.def.dims(k.default_config, w->args()), w->args());
-  CHECK(ls.code() == tune::StatusCode::invalid_argument);
-  CHECK_MESSAGE(ls.message().find("tensor map 1") != std::string::npos, ls.to_string());
-  CHECK_MESSAGE(ls.message().find("2060 bytes") != std::string::npos, ls.to_string());
-}
-
-TEST_CASE("the Autotuner tunes the wgmma matmuls and the winner is correct") {
+// Tunes each wgmma matmul at `size` and checks the winner, under a watchdog.
+void check_tuned(const std::vector<std::int64_t>& size) {
   auto dev = open_hopper_or_skip();
   for (const std::string name : kWgmmaKernels) {
     CAPTURE(name);
-    const BundledKernel k = wgmma_kernel(name.c_str());
-    auto tuner = tune::testing::gpu_test_tuner(k.def);
-    auto w = k.workload(std::vector<std::int64_t>{2048, 2048, 2048});
-    REQUIRE(w->setup(*dev, 99).ok());
-    const tune::testing::Watchdog dog("tuning " + name, 300);
-    const tune::Status s = tuner->run(*dev, w->args());
-    REQUIRE_MESSAGE(s.ok(), s.to_string());
-    auto report = tuner->last_report(*dev, w->args());
-    REQUIRE(report.has_value());
-    MESSAGE(report->to_string());
-    REQUIRE(w->poison_outputs(*dev).ok());
-    REQUIRE(tuner->run(*dev, w->args()).ok());
-    const tune::Status v = w->check(*dev);
-    CHECK_MESSAGE(v.ok(), v.to_string());
+    const tune::testing::Watchdog dog("tuning " + name + " at " + size_name(size), 300);
+    tune::testing::check_tuned_winner(*dev, wgmma_kernel(name.c_str()), size);
   }
+}
+
+}  // namespace
+
+TEST_CASE("every wgmma configuration is correct at TMA shapes: fp16") {
+  check_every_config(kWgmmaKernels[0], true);
+}
+TEST_CASE("every wgmma configuration is correct at TMA shapes: bf16") {
+  check_every_config(kWgmmaKernels[1], true);
+}
+TEST_CASE("every wgmma configuration is correct at shapes TMA cannot address: fp16") {
+  check_every_config(kWgmmaKernels[0], false);
+}
+TEST_CASE("every wgmma configuration is correct at shapes TMA cannot address: bf16") {
+  check_every_config(kWgmmaKernels[1], false);
+}
+
+TEST_CASE("a later call on other buffers and sizes gets tensor maps for them") {
+  // Same sizes on new buffers, then other sizes, then the first buffers again.
+  check_default_in_order("changing buffers", {{512, 256, 128}, {512, 256, 128}, {300, 520, 264}},
+                         {0, 1, 2, 0});
+}
+
+TEST_CASE("a variant alternating TMA shapes and shapes TMA cannot address is right on each") {
+  // The kept tensor maps of an aligned call must not leak into a misaligned one (zeros there)
+  // nor the zeros into the next aligned one (the kept map or a new one).
+  check_default_in_order("alternating load paths",
+                         {{512, 256, 128}, {1000, 1031, 520}, {300, 264, 99}}, {0, 1, 0, 2, 1});
+}
+
+TEST_CASE("the Autotuner tunes the wgmma matmuls and the winner is correct") {
+  check_tuned({2048, 2048, 2048});
+}
+
+TEST_CASE("the Autotuner tunes the wgmma matmuls at a shape TMA cannot address") {
+  check_tuned({2000, 1030, 1001});
 }
 
 #ifndef TUNE_TEST_SANITIZED

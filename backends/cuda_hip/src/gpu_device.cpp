@@ -458,8 +458,13 @@ Status GpuDevice::tensor_maps_for(const GpuKernel& kernel, ArgList args, Encoded
                         std::to_string(spec.buffer_arg) + " (" +
                         std::to_string(buf->buffer->size_bytes()) + " bytes)");
     }
-    // TMA's own rules, named here rather than as the driver's CUDA_ERROR_INVALID_VALUE.
+    // TMA's own rules, named here rather than as the driver's CUDA_ERROR_INVALID_VALUE; or a
+    // zero map for a kernel that loads such a matrix without TMA (zeros_when_unaligned).
     if (ptr % 16 != 0 || (static_cast<std::uint64_t>(cols) * elem) % 16 != 0) {
+      if (spec.zeros_when_unaligned) {
+        out[i] = EncodedTensorMap{};
+        continue;
+      }
       return Status(StatusCode::invalid_argument,
                     what() + " over argument " + std::to_string(spec.buffer_arg) + " (" + shape() +
                         "): TMA needs a 16-byte aligned address and row stride; the row is " +

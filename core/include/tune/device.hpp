@@ -100,6 +100,11 @@ using ModuleGlobalsFn = std::function<std::vector<ModuleGlobal>(const Config&)>;
 // Why by value and not a __constant__ module global: the map holds the buffer's address, which
 // changes from call to call while a module (and its globals) is shared by every call, and
 // possibly by launches still in flight; a __grid_constant__ parameter travels with its launch.
+// TMA needs a 16-byte aligned address and row stride (cols x element size). A call that
+// breaks that rule is invalid_argument naming the map, unless `zeros_when_unaligned`: then
+// the kernel receives 128 zero bytes for that map (nothing is encoded) and must not use it;
+// it decides so from the same arguments and loads that matrix another way (matmul_wgmma.cu's
+// copy path). The rule is checked on every launch anyway, so aligned calls pay nothing more.
 struct TensorMapSpec {
   enum class Swizzle : std::uint8_t { none, bytes32, bytes64, bytes128 };
   int buffer_arg = 0;          // index of the buffer argument (the matrix's first element)
@@ -108,6 +113,7 @@ struct TensorMapSpec {
   std::uint32_t box_rows = 0;  // the box one TMA copy moves: at most 256 each; box_cols
   std::uint32_t box_cols = 0;  // times the element size within the swizzle span, if any
   Swizzle swizzle = Swizzle::none;
+  bool zeros_when_unaligned = false;  // see above: a zero map instead of invalid_argument
   friend bool operator==(const TensorMapSpec&, const TensorMapSpec&) = default;
 };
 using TensorMapsFn = std::function<std::vector<TensorMapSpec>(const Config&)>;
