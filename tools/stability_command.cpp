@@ -44,6 +44,9 @@ struct KeyOutcome {
   // With --quality: each candidate's reference median, and each run's pick over the fastest.
   std::map<std::string, double> reference;
   std::vector<double> pick_ratios;
+  std::vector<double> tune_ms;  // each run's TuningReport::wall_ms (compiling included)
+  int sustained = 0;            // runs whose showdown held sustained turns
+  double median_tune_ms() const { return tune_ms.empty() ? 0.0 : quantile(tune_ms, 0.5); }
   int wrong_picks() const {
     return static_cast<int>(std::count_if(pick_ratios.begin(), pick_ratios.end(), [](double r) {
       return !(r <= kWrongPick);  // a pick missing from the reference (NaN) counts as wrong
@@ -106,6 +109,10 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
       continue;
     }
     ++out.winners[best->to_string()];
+    if (auto report = (*tuner)->last_report(dev, w->args())) {
+      out.tune_ms.push_back(report->wall_ms);
+      if (report->showdown.sustained > 0) ++out.sustained;
+    }
     if (a.quality) {
       auto it = out.reference.find(best->to_string());
       out.pick_ratios.push_back(it == out.reference.end() ? NAN : it->second / fastest_ns);
@@ -134,6 +141,9 @@ void print_text(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int
     if (!k.pick_ratios.empty())
       std::printf("%-35s picks > %.0f%% from the reference's fastest: %d of %zu, worst %.3fx\n", "",
                   (kWrongPick - 1) * 100, k.wrong_picks(), k.pick_ratios.size(), k.worst_ratio());
+    if (!k.tune_ms.empty())
+      std::printf("%-35s tuning: median %.0f ms; sustained turns held in %d of %zu runs\n", "",
+                  k.median_tune_ms(), k.sustained, k.tune_ms.size());
     sum += k.agreement();
     unanimous += k.winners.size() == 1 && k.failed == 0 ? 1 : 0;
   }
@@ -163,7 +173,9 @@ void print_json(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int
                          {"failed", k.failed},
                          {"reference_ns", k.reference},
                          {"pick_ratios", k.pick_ratios},
-                         {"wrong_picks", k.wrong_picks()}});
+                         {"wrong_picks", k.wrong_picks()},
+                         {"tune_ms", k.tune_ms},
+                         {"sustained_runs", k.sustained}});
   }
   std::printf("%s\n", j.dump(2).c_str());
 }

@@ -478,6 +478,10 @@ TEST_CASE("tune stability --quality: every pick compared with an exhaustive refe
     wrong += ratio.get<double>() > 1.02 ? 1 : 0;
   }
   CHECK(key["wrong_picks"] == wrong);  // lavapipe's noise may make picks wrong; the count is right
+  // Each run's tuning time; no sustained turns on a CPU device (DeviceInfo::power_settle_ms 0).
+  REQUIRE(key["tune_ms"].size() == 2);
+  for (const auto& ms : key["tune_ms"]) CHECK(ms.get<double>() > 0);
+  CHECK(key["sustained_runs"] == 0);
   // No structured bindings here: clang cannot capture them in CHECK_MESSAGE's lambda.
   for (const auto& winner : key["winners"].items())
     CHECK_MESSAGE(key["reference_ns"].contains(winner.key()), winner.key());
