@@ -24,7 +24,7 @@
 #include "rtc.hpp"  // gpu::parse_resource_log
 #include "tune/kernels/bundled.hpp"
 #include "tune/testing/device_snapshots.hpp"
-#include "unseen_source.hpp"
+#include "uncached_compiles.hpp"
 #ifdef TUNE_TEST_NVRTC
 #include "tune/cuda.hpp"
 #endif
@@ -151,6 +151,7 @@ using ChecksSupportedArchs = std::bool_constant<C::kUnsupportedArch != nullptr>;
 
 template <class C>
 void compile_all_for(const tune::DeviceInfo& dev) {
+  const tune::testing::UncachedCompiles uncached;  // the logs must carry ptxas's lines
   auto kernels = tune::kernels::bundled_kernels(tune::Language::cuda_hip);
   REQUIRE(kernels.size() == 6);
   const auto start = std::chrono::steady_clock::now();
@@ -167,8 +168,7 @@ void compile_all_for(const tune::DeviceInfo& dev) {
     }
     CHECK_MESSAGE(!configs->empty(), k.name << " accepts no configuration on " << dev.arch);
     for (const auto& c : *configs) {
-      // Unseen by NVRTC's own cache: a cached compile has no ptxas lines to read.
-      auto out = C::compile(dev.arch, tune::testing::unseen_source(*src), c);
+      auto out = C::compile(dev.arch, *src, c);
       REQUIRE_MESSAGE(out.ok(), k.name << " " << c.to_string() << ": " << out.status().to_string());
       // A code object that names the entry point.
       REQUIRE(out->binary.size() > 16);
@@ -340,7 +340,8 @@ TEST_CASE_TEMPLATE_DEFINE("max_registers reaches the compiler", C, max_registers
   const char* text = "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] *= 2.0f; }";
   tune::Config c;
   c.launch().max_registers = 32;
-  auto out = C::compile(C::kArch, tune::testing::unseen_source(source(text)), c);
+  const tune::testing::UncachedCompiles uncached;  // the log must carry ptxas's lines
+  auto out = C::compile(C::kArch, source(text), c);
   REQUIRE_MESSAGE(out.ok(), out.status().to_string());
   const tune::KernelResources r = tune::gpu::parse_resource_log(out->log);
   CHECK_MESSAGE(r.registers > 0, out->log);  // the log reported them: the check below means it
