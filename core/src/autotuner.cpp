@@ -614,7 +614,8 @@ std::string TuningReport::to_string() const {
     if (showdown.screened > 0) screened = std::to_string(showdown.screened) + " screened, ";
     std::string sustained;
     if (showdown.sustained > 0)
-      sustained = ", " + std::to_string(showdown.sustained) + " in sustained turns";
+      sustained = ", " + std::to_string(showdown.sustained) + " in sustained turns (" +
+                  std::to_string(showdown.sustained_pairs) + " pairs of rounds)";
     std::snprintf(buf, sizeof buf, "  showdown: %s%d finalists, %d interleaved rounds%s%s\n",
                   screened.c_str(), showdown.finalists, showdown.rounds,
                   showdown.retimed == 0 ? ""

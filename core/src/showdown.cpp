@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "tune/stats.hpp"
+#include "tune/sustained_turn.hpp"
 
 namespace tune {
 namespace {
@@ -143,13 +144,55 @@ double sustain_ms(const Device& dev, const BenchOptions& opts) {
   return opts.showdown_sustain_ms < 0 ? 2.0 * dev.info().power_settle_ms : opts.showdown_sustain_ms;
 }
 
+// At most this many forward/backward pairs of sustained turns: the first pair always, another
+// while the rounds disagree on the leader (rounds_agree), i.e. while the contenders' difference
+// is within what a turn's clock moves by itself (on the H200 up to 6% between two 100 ms turns
+// of one configuration, bench/RESULTS.md s20): each pair halves the variance of the means.
+constexpr int kMaxSustainPairs = 3;
+
+// One round of sustained turns over the contenders, in the given direction: each live
+// contender's turn's second half is appended to turns[k]; a contender that fails is dropped
+// with its reason. Returns non-ok only for device_lost.
+Status sustain_round(Device& dev, ArgList args, const BenchOptions& opts,
+                     std::vector<RaceEntry>& entries, const std::vector<std::size_t>& contenders,
+                     bool backward, double turn_ms, InputRotation* rotation,
+                     std::vector<std::vector<std::vector<double>>>& turns) {
+  for (std::size_t n = 0; n < contenders.size(); ++n) {
+    const std::size_t k = backward ? contenders.size() - 1 - n : n;
+    RaceEntry& e = entries[contenders[k]];
+    if (!e.status.ok()) continue;
+    const int reps = sustained_turn_reps(turn_ms, median_of(e), opts.max_reps);
+    std::vector<double> turn;
+    TUNE_RETURN_IF_ERROR(time_batch(dev, args, opts, reps, e, turn, rotation));
+    if (e.status.ok()) turns[k].push_back(second_half(turn));
+  }
+  return {};
+}
+
+// Each live contender's turn medians, round by round (NaN for a dropped one).
+std::vector<std::vector<double>> turn_medians(
+    const std::vector<RaceEntry>& entries, const std::vector<std::size_t>& contenders,
+    const std::vector<std::vector<std::vector<double>>>& turns) {
+  std::vector<std::vector<double>> out(contenders.size());
+  for (std::size_t k = 0; k < contenders.size(); ++k) {
+    if (!entries[contenders[k]].status.ok()) {
+      out[k] = {NAN};
+      continue;
+    }
+    for (const auto& t : turns[k]) out[k].push_back(quantile(t, 0.5));
+  }
+  return out;
+}
+
 // Sustained turns (BenchOptions::showdown_sustain_ms): the contestants still within
-// showdown_sustain_margin of the fastest each run alone for a whole turn, in two rounds
-// (forward, backward); the second half of each turn replaces their samples. Those samples
-// are scaled so that the fastest of them keeps the fastest contender's median from before:
-// sustained turns decide the order among the contenders, and everyone else's samples (more
-// than the margin slower at the showdown's clock) stay comparable with theirs, whatever the
-// clock the sustained load settled at. Returns non-ok only for device_lost.
+// showdown_sustain_margin of the fastest each run alone for a whole turn, in pairs of rounds
+// (forward, backward), one pair and up to kMaxSustainPairs while the rounds disagree on the
+// leader. Each contender's turns, levelled to the mean of their medians (level_turns),
+// replace its samples. Those samples are scaled so that the fastest of them keeps the fastest
+// contender's median from before: sustained turns decide the order among the contenders, and
+// everyone else's samples (more than the margin slower at the showdown's clock) stay
+// comparable with theirs, whatever the clock the sustained load settled at. Returns non-ok
+// only for device_lost.
 Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<RaceEntry>& entries,
                InputRotation* rotation, ShowdownReport& out) {
   const double turn_ms = sustain_ms(dev, opts);
@@ -157,26 +200,21 @@ Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<
   const std::vector<std::size_t> contenders =
       pick_finalists(entries, std::max(0.0, opts.showdown_sustain_margin), finalist_limit(opts));
   if (contenders.size() < 2) return {};
-  std::vector<std::vector<double>> kept(contenders.size());
-  for (int round = 0; round < 2; ++round) {
-    for (std::size_t n = 0; n < contenders.size(); ++n) {
-      const std::size_t k = round == 0 ? n : contenders.size() - 1 - n;
-      RaceEntry& e = entries[contenders[k]];
-      if (!e.status.ok()) continue;
-      const double per_launch_ns = std::max(1.0, median_of(e));
-      const int reps = static_cast<int>(
-          std::clamp(std::ceil(turn_ms * 1e6 / per_launch_ns), 2.0 * std::max(1, opts.race_batch),
-                     static_cast<double>(std::max(2, opts.max_reps))));
-      std::vector<double> turn;
-      TUNE_RETURN_IF_ERROR(time_batch(dev, args, opts, reps, e, turn, rotation));
-      kept[k].insert(kept[k].end(), turn.begin() + static_cast<std::ptrdiff_t>(turn.size() / 2),
-                     turn.end());
-    }
+  std::vector<std::vector<std::vector<double>>> turns(contenders.size());
+  for (int pair = 0; pair < kMaxSustainPairs; ++pair) {
+    for (bool backward : {false, true})
+      TUNE_RETURN_IF_ERROR(
+          sustain_round(dev, args, opts, entries, contenders, backward, turn_ms, rotation, turns));
+    out.sustained_pairs = pair + 1;
+    if (rounds_agree(turn_medians(entries, contenders, turns))) break;
   }
+  std::vector<std::vector<double>> kept(contenders.size());
   double before = INFINITY, after = INFINITY;
   for (std::size_t k = 0; k < contenders.size(); ++k) {
     const RaceEntry& e = entries[contenders[k]];
-    if (!e.status.ok() || kept[k].empty()) continue;
+    if (!e.status.ok()) continue;
+    kept[k] = level_turns(turns[k]);
+    if (kept[k].empty()) continue;
     before = std::min(before, median_of(e));
     after = std::min(after, quantile(kept[k], 0.5));
   }

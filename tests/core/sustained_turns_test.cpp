@@ -5,6 +5,7 @@
 // SimDevice models that with set_power_draw.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "showdown_fixture.hpp"
 #include "sim_fixture.hpp"
 #include "tune/benchmark.hpp"
+#include "tune/sustained_turn.hpp"
 
 using namespace tune;
 using namespace tune::testing;
@@ -108,6 +110,93 @@ TEST_CASE("sustained turns: scaled to the showdown's clock, so others stay compa
   CHECK(m3 / m1 > 1.04);
 }
 
+TEST_CASE("sustained_turn_reps: the turn's launches, at least one per half, at most max_reps") {
+  CHECK(sustained_turn_reps(1.0, 1000.0, 10000) == 1000);  // 1 ms of 1 us launches
+  CHECK(sustained_turn_reps(1.0, 3000.0, 10000) == 334);   // rounded up: the turn is covered
+  CHECK(sustained_turn_reps(50.0, 1e6, 10000) == 50);
+  CHECK(sustained_turn_reps(50.0, 40e6, 10000) == 2);   // longer than half a turn: two
+  CHECK(sustained_turn_reps(50.0, 500e6, 10000) == 2);  // longer than the turn: still two
+  CHECK(sustained_turn_reps(100.0, 1.0, 300) == 300);   // max_reps bounds it
+  CHECK(sustained_turn_reps(100.0, 1.0, 1) == 2);       // ... but never below two
+  // Odd inputs: no launch time (counts as 1 ns), a turn of 0 or less, NaN or inf.
+  CHECK(sustained_turn_reps(0.001, 0.0, 10000) == 1000);
+  CHECK(sustained_turn_reps(0.001, -5.0, 10000) == 1000);
+  CHECK(sustained_turn_reps(0.001, NAN, 10000) == 1000);
+  CHECK(sustained_turn_reps(0.0, 1000.0, 10000) == 2);
+  CHECK(sustained_turn_reps(-1.0, 1000.0, 10000) == 2);
+  CHECK(sustained_turn_reps(NAN, 1000.0, 500) == 500);
+  CHECK(sustained_turn_reps(INFINITY, 1000.0, 500) == 500);
+}
+
+TEST_CASE("second_half: the later half of a turn, in order") {
+  CHECK(second_half(std::vector<double>{1, 2, 3, 4}) == std::vector<double>{3, 4});
+  CHECK(second_half(std::vector<double>{1, 2, 3, 4, 5}) == std::vector<double>{3, 4, 5});
+  CHECK(second_half(std::vector<double>{7}) == std::vector<double>{7});
+  CHECK(second_half(std::vector<double>{}).empty());
+}
+
+TEST_CASE("level_turns: each turn scaled to the mean of the turns' medians") {
+  // A tight turn at 100 and a wide one around 115: pooled, their median would sit at 102.5,
+  // wherever the spreads put it; levelled, it is the mean of the medians, 107.5.
+  const std::vector<double> out =
+      level_turns({{100, 100, 100, 100, 100}, {105, 110, 115, 120, 125}});
+  REQUIRE(out.size() == 10);
+  CHECK(quantile(out, 0.5) == doctest::Approx(107.5));
+  CHECK(out[0] == doctest::Approx(107.5));
+  CHECK(out[5] == doctest::Approx(105 * 107.5 / 115));  // shapes kept, in order
+  CHECK(out[9] == doctest::Approx(125 * 107.5 / 115));
+  CHECK(level_turns({}).empty());
+  CHECK(level_turns({{}, {}}).empty());
+  CHECK(level_turns({{}, {3, 5}}) == std::vector<double>{3, 5});  // an empty turn is skipped
+  CHECK(level_turns({{0, 0}, {0, 0}}) == std::vector<double>{0, 0, 0, 0});  // no division by 0
+}
+
+TEST_CASE("rounds_agree: the leader by mean must be the fastest of every round") {
+  CHECK(rounds_agree({{100, 101}, {102, 103}}));
+  // Means 102 and 102.5: contender 0 leads but loses the second round.
+  CHECK_FALSE(rounds_agree({{100, 104}, {103, 102}}));
+  CHECK_FALSE(rounds_agree({{100, 101, 100}, {101, 100.5, 102}}));
+  CHECK(rounds_agree({{100, 100}, {100, 100}}));  // a tie: nobody is faster than the leader
+  CHECK(rounds_agree({{100}}));                   // one contender: nothing to disagree on
+  CHECK(rounds_agree({}));
+  CHECK(rounds_agree({{NAN}, {100, 101}}));  // a dropped contender neither leads nor beats
+  CHECK(rounds_agree({{NAN}, {NAN}}));       // nobody has a turn
+  CHECK_FALSE(rounds_agree({{NAN}, {101, 99}, {100, 100}}));
+}
+
+TEST_CASE("sustained turns: rounds that disagree on the leader get more pairs, up to three") {
+  SUBCASE("a clear order: one pair of rounds") {
+    Contest c({{1, 1000.0}, {2, 1015.0}, {3, 1500.0}});
+    const auto args = c.rig.args(1024);
+    auto race = std::make_unique<Race>(c.rig.dev, args, sustained_bench(0.4));
+    race->add(c.entry(0, samples_around(1000, 0.0, 20, 1)));
+    race->add(c.entry(1, samples_around(1015, 0.0, 20, 2)));
+    auto out = race->finish();
+    REQUIRE(out.ok());
+    CHECK(out->sustained == 2);
+    CHECK(out->sustained_pairs == 1);
+  }
+  SUBCASE("a tie under a clock that speeds up through the rounds: three pairs, then a pick") {
+    // Each round favours the contender that runs later in it: forward BM=2, backward BM=1.
+    Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1500.0}});
+    c.rig.dev.set_clock_ramp(1.5, 1e9);
+    const auto args = c.rig.args(1024);
+    auto race = std::make_unique<Race>(c.rig.dev, args, sustained_bench(0.4));
+    race->add(c.entry(0, samples_around(1000, 0.0, 20, 1)));
+    race->add(c.entry(1, samples_around(1000, 0.0, 20, 2)));
+    c.rig.dev.clear_events();
+    auto out = race->finish();
+    REQUIRE(out.ok());
+    CHECK(out->sustained == 2);
+    CHECK(out->sustained_pairs == 3);
+    // Six turns each: forward and backward, three times.
+    CHECK(events_with(c.rig.dev.events(), "time ").size() >= 12);
+    // The levelled medians of the two stay within the ramp's drift of each other.
+    const double m1 = median_of(race->entries()[0]), m2 = median_of(race->entries()[1]);
+    CHECK(m1 / m2 == doctest::Approx(1.0).epsilon(0.01));
+  }
+}
+
 TEST_CASE("sustained turns: their length comes from the device unless set, within the limits") {
   const std::map<std::int64_t, double> ns = {{1, 1000.0}, {2, 1015.0}, {3, 1500.0}};
   Contest c(ns);
@@ -133,8 +222,10 @@ TEST_CASE("sustained turns: their length comes from the device unless set, withi
     Contest powered(ns, info);
     CHECK(turn_reps(powered, sustained_bench(-1)) == "reps=60");
   }
-  SUBCASE("a turn shorter than two race batches takes two race batches") {
-    CHECK(turn_reps(c, sustained_bench(0.001)) == "reps=10");
+  SUBCASE("a turn shorter than two launches takes two: one for each half") {
+    // 0.001 ms is one launch of ~1 us; a kernel longer than half a turn is its own sustained
+    // load, and a turn never costs more than about two launches over showdown_sustain_ms.
+    CHECK(turn_reps(c, sustained_bench(0.001)) == "reps=2");
   }
   SUBCASE("a turn longer than max_reps launches takes max_reps") {
     auto opts = sustained_bench(100.0);

@@ -147,10 +147,13 @@ struct BenchOptions {
   // turns of 1-5 launches and differ by 5% in turns of 100 (bench/RESULTS.md). So the
   // showdown's contestants within `showdown_sustain_margin` of the fastest (at most
   // showdown_finalists of them), when there are at least two, are timed once more in two
-  // rounds (forward, backward) of one turn of `showdown_sustain_ms` each (at least
-  // 2 x race_batch and at most max_reps launches), and only the second half of each turn
-  // counts (the clock has followed that contestant by then): those samples decide. Costs
-  // about 2 x contestants x showdown_sustain_ms. showdown_sustain_ms < 0 (the default): twice
+  // rounds (forward, backward) of one turn of `showdown_sustain_ms` each (at least two and
+  // at most max_reps launches: tune/sustained_turn.hpp), and only the second half of each turn
+  // counts (the clock has followed that contestant by then): those samples decide, each
+  // contender's turns levelled to the mean of their medians. While the rounds disagree on the
+  // leader, up to two more pairs of rounds are timed. Costs about 2 x contestants x
+  // showdown_sustain_ms per pair, plus at most two launches per turn for a kernel longer than
+  // half a turn. showdown_sustain_ms < 0 (the default): twice
   // the device's DeviceInfo::power_settle_ms (0 on CPU and simulated devices: off); 0: off.
   int showdown_rounds = 6;
   int showdown_finalists = 3;
@@ -164,12 +167,13 @@ struct BenchOptions {
 
 // What a tuning's showdown did (TuningReport::showdown; see BenchOptions::showdown_rounds).
 struct ShowdownReport {
-  int screened = 0;        // contestants timed in the screen; 0: no screen was held
-  int finalists = 0;       // contestants timed in it; 0: no showdown was held
-  int rounds = 0;          // rounds timed, re-timed attempts included
-  int retimed = 0;         // attempts thrown away because their samples shifted
-  bool stationary = true;  // false: even the last attempt shifted (it was kept; see the log)
-  int sustained = 0;       // contestants timed in sustained turns; 0: none were held
+  int screened = 0;         // contestants timed in the screen; 0: no screen was held
+  int finalists = 0;        // contestants timed in it; 0: no showdown was held
+  int rounds = 0;           // rounds timed, re-timed attempts included
+  int retimed = 0;          // attempts thrown away because their samples shifted
+  bool stationary = true;   // false: even the last attempt shifted (it was kept; see the log)
+  int sustained = 0;        // contestants timed in sustained turns; 0: none were held
+  int sustained_pairs = 0;  // forward/backward pairs of them (more while rounds disagree)
 };
 
 // Median and quantiles of the timed repetitions, in nanoseconds. `before` (optional) runs

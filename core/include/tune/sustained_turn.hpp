@@ -1,0 +1,38 @@
+// Sustained turns: one kernel launched back to back for a while, of which only the second half
+// counts. On a power-limited GPU the clock follows the power drawn over the last tens of
+// milliseconds, so a kernel timed right after another runs partly at the clock its
+// predecessor left; after a turn of about twice DeviceInfo::power_settle_ms the clock has
+// followed this kernel's own draw, and its second half is what a program running it back to
+// back sees (issue 15; bench/RESULTS.md, `bench_cuda --turns`). The showdown's sustained turns
+// (BenchOptions::showdown_sustain_ms) and `tune stability --quality`'s reference both time
+// turns through these two functions, so they measure the same thing. Pure; thread-safe.
+#pragma once
+
+#include <span>
+#include <vector>
+
+namespace tune {
+
+// Launches in one turn of `turn_ms` for a kernel taking about `per_launch_ns` per launch: at
+// least 2 (one for each half: a kernel longer than half the turn is its own sustained load)
+// and at most max(2, max_reps). A non-positive or non-finite per_launch_ns counts as 1 ns.
+int sustained_turn_reps(double turn_ms, double per_launch_ns, int max_reps);
+
+// The samples of a turn's second half (the later size - size / 2 of them, in order).
+std::vector<double> second_half(std::span<const double> turn);
+
+// One contender's turns (each already cut to its second half) as one sample set whose median is
+// the mean of the turns' medians: each turn's samples are scaled so that its median becomes
+// that mean. Turns taken forward and backward put a clock that drifts through the rounds
+// (heat, a power limit) above one turn's level and below the other's by the same amount; the
+// mean of their medians cancels that, where the median of the pooled samples lies anywhere
+// between the two levels, wherever the samples' spreads put it. Empty turns are skipped.
+std::vector<double> level_turns(const std::vector<std::vector<double>>& turns);
+
+// Whether rounds agree on the leader: `medians[k][r]` is contender k's turn median in round r
+// (NaN where it has none, e.g. after a failure); the leader is the contender with the lowest
+// mean over its rounds; they agree when it is also the fastest of every round in which it ran.
+// With fewer than two contenders there is nothing to disagree on (true).
+bool rounds_agree(const std::vector<std::vector<double>>& medians);
+
+}  // namespace tune
