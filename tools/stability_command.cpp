@@ -30,6 +30,7 @@ struct StabilityArgs {
   bool no_showdown = false;  // BenchOptions::showdown_rounds = 0 (to measure what it buys)
   bool no_screen = false;    // BenchOptions::showdown_screen_rounds = 0 (likewise)
   bool no_sustain = false;   // BenchOptions::showdown_sustain_ms = 0 (likewise)
+  double sustain_ms = -1;    // BenchOptions::showdown_sustain_ms when >= 0 (to compare lengths)
 };
 
 // A pick more than this much slower than the reference's fastest is a wrong pick (issue 15).
@@ -41,8 +42,10 @@ struct KeyOutcome {
   std::map<std::string, int> winners;  // config text -> runs that picked it
   int failed = 0;                      // runs whose tuning failed
   int runs = 0;
-  // With --quality: each candidate's reference median, and each run's pick over the fastest.
+  // With --quality: each candidate's reference median (and the two passes it is the mean of),
+  // and each run's pick over the fastest.
   std::map<std::string, double> reference;
+  std::map<std::string, std::vector<double>> reference_passes;
   std::vector<double> pick_ratios;
   std::vector<double> tune_ms;  // each run's TuningReport::wall_ms (compiling included)
   int sustained = 0;            // runs whose showdown held sustained turns
@@ -86,6 +89,7 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
   if (a.no_showdown) opts.bench.showdown_rounds = 0;
   if (a.no_screen) opts.bench.showdown_screen_rounds = 0;
   if (a.no_sustain) opts.bench.showdown_sustain_ms = 0;
+  if (a.sustain_ms >= 0) opts.bench.showdown_sustain_ms = a.sustain_ms;
   if (a.quick) {
     opts.bench.warmup_ms = 2;
     opts.bench.rep_ms = 10;
@@ -95,7 +99,8 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
     auto ref = reference_medians(dev, k, *w, a.quick ? 20.0 : 100.0);
     if (!ref.ok())
       fail(k.name + " " + out.size + ": reference timing: " + ref.status().to_string());
-    out.reference = std::move(*ref);
+    out.reference_passes = std::move(*ref);
+    out.reference = pass_means(out.reference_passes);
     fastest_ns = fastest(out.reference);
   }
   for (int r = 0; r < a.runs; ++r) {
@@ -141,6 +146,9 @@ void print_text(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int
     if (!k.pick_ratios.empty())
       std::printf("%-35s picks > %.0f%% from the reference's fastest: %d of %zu, worst %.3fx\n", "",
                   (kWrongPick - 1) * 100, k.wrong_picks(), k.pick_ratios.size(), k.worst_ratio());
+    if (!k.reference_passes.empty())
+      std::printf("%-35s reference: its two passes differ by up to %.1f%%\n", "",
+                  100 * pass_spread(k.reference_passes));
     if (!k.tune_ms.empty())
       std::printf("%-35s tuning: median %.0f ms; sustained turns held in %d of %zu runs\n", "",
                   k.median_tune_ms(), k.sustained, k.tune_ms.size());
@@ -172,6 +180,8 @@ void print_json(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int
                          {"winners", k.winners},
                          {"failed", k.failed},
                          {"reference_ns", k.reference},
+                         {"reference_passes_ns", k.reference_passes},
+                         {"reference_pass_spread", pass_spread(k.reference_passes)},
                          {"pick_ratios", k.pick_ratios},
                          {"wrong_picks", k.wrong_picks()},
                          {"tune_ms", k.tune_ms},
@@ -232,6 +242,10 @@ void add_stability_command(CLI::App& app) {
   c->add_flag("--no-sustain", args->no_sustain,
               "Tune without the showdown's sustained turns (BenchOptions::showdown_sustain_ms "
               "= 0), to compare");
+  c->add_option("--sustain-ms", args->sustain_ms,
+                "Tune with sustained turns of this length (BenchOptions::showdown_sustain_ms; "
+                "the default is twice the device's power-settle time), to compare")
+      ->check(CLI::Range(0.0, 10000.0));
   c->callback([args] { cmd_stability(*args); });
 }
 

@@ -7,6 +7,8 @@
 #include <memory>
 #include <vector>
 
+#include "tune/sustained_turn.hpp"
+
 namespace tune::cli {
 
 namespace {
@@ -17,21 +19,16 @@ Result<double> second_half_median(Device& dev, const CompiledKernel& kernel, con
   TimingPlan probe;
   probe.reps = 3;
   TUNE_ASSIGN_OR_RETURN(std::vector<double> est, dev.time(kernel, dims, args, probe));
-  const double per_launch = std::max(1.0, quantile(est, 0.5));
   TimingPlan plan;
-  plan.reps = static_cast<int>(std::clamp(std::ceil(turn_ms * 1e6 / per_launch), 10.0, 20000.0));
+  plan.reps = sustained_turn_reps(turn_ms, quantile(est, 0.5), 20000);
   TUNE_ASSIGN_OR_RETURN(std::vector<double> ns, dev.time(kernel, dims, args, plan));
-  const std::vector<double> second(ns.begin() + static_cast<std::ptrdiff_t>(ns.size() / 2),
-                                   ns.end());
-  return quantile(second, 0.5);
+  return quantile(second_half(ns), 0.5);
 }
 
 }  // namespace
 
-Result<std::map<std::string, double>> reference_medians(Device& dev,
-                                                        const kernels::BundledKernel& k,
-                                                        const kernels::Workload& w,
-                                                        double turn_ms) {
+Result<std::map<std::string, std::vector<double>>> reference_medians(
+    Device& dev, const kernels::BundledKernel& k, const kernels::Workload& w, double turn_ms) {
   AutotunerOptions opts;
   opts.persistent = false;
   opts.print = false;
@@ -56,10 +53,34 @@ Result<std::map<std::string, double>> reference_medians(Device& dev,
       if (m.ok()) passes[i].push_back(*m);
     }
   }
-  std::map<std::string, double> out;
+  std::map<std::string, std::vector<double>> out;
   for (std::size_t i = 0; i < configs.size(); ++i)
-    if (passes[i].size() == 2) out[configs[i].to_string()] = 0.5 * (passes[i][0] + passes[i][1]);
+    if (passes[i].size() == 2) out[configs[i].to_string()] = std::move(passes[i]);
   return out;
+}
+
+std::map<std::string, double> pass_means(const std::map<std::string, std::vector<double>>& passes) {
+  std::map<std::string, double> out;
+  for (const auto& [config, ns] : passes) {
+    double sum = 0;
+    for (double v : ns) sum += v;
+    if (!ns.empty()) out[config] = sum / static_cast<double>(ns.size());
+  }
+  return out;
+}
+
+double pass_spread(const std::map<std::string, std::vector<double>>& passes) {
+  const std::map<std::string, double> means = pass_means(passes);
+  const double best = fastest(means);
+  double spread = 0;
+  for (const auto& [config, ns] : passes) {
+    if (ns.size() < 2) continue;
+    const double mean = means.at(config);
+    if (!(mean <= 1.05 * best)) continue;
+    const auto [lo, hi] = std::minmax_element(ns.begin(), ns.end());
+    spread = std::max(spread, (*hi - *lo) / mean);
+  }
+  return spread;
 }
 
 double fastest(const std::map<std::string, double>& reference) {

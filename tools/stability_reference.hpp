@@ -15,12 +15,19 @@ namespace tune::cli {
 // second in reverse order; the median of each turn's second half counts (by then a power-
 // limited GPU's clock has followed this candidate's own draw, not its neighbour's: what runs
 // fastest back to back, as the tuner's sustained turns rank it; DeviceInfo::power_settle_ms),
-// and the mean of the two passes is kept, so a clock that drifts during the reference does
-// not favour either end of the list. A candidate that failed to compile or run has none.
+// and both passes are returned (pass_means averages them, so a clock that drifts during the
+// reference does not favour either end of the list; pass_spread says how much the reference
+// moved by itself). A candidate that failed to compile or run in either pass has none.
 // Blocks; compiles and times on `dev`.
-Result<std::map<std::string, double>> reference_medians(Device& dev,
-                                                        const kernels::BundledKernel& k,
-                                                        const kernels::Workload& w, double turn_ms);
+Result<std::map<std::string, std::vector<double>>> reference_medians(
+    Device& dev, const kernels::BundledKernel& k, const kernels::Workload& w, double turn_ms);
+
+// Each candidate's mean over its passes.
+std::map<std::string, double> pass_means(const std::map<std::string, std::vector<double>>& passes);
+
+// The largest |pass 1 - pass 2| / mean over the candidates within 5% of the fastest mean (the
+// ones a pick can be judged against); 0 when there are none.
+double pass_spread(const std::map<std::string, std::vector<double>>& passes);
 
 // The fastest reference median (+inf when none).
 double fastest(const std::map<std::string, double>& reference);

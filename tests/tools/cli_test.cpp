@@ -696,6 +696,7 @@ TEST_CASE("user mistakes exit non-zero with a message") {
       {{"demo", "--device", "nosuchbackend:3", "--quick"}, "nosuchbackend"},
       {{"stability", "--device", "bogus"},
        "tune stability: not_found: backend 'bogus' is not compiled"},
+      {{"stability", "--sustain-ms", "-3"}, "--sustain-ms"},
       {{"flush-check", "--device", "nosuchbackend:3"},
        "tune flush-check: not_found: backend 'nosuchbackend' is not compiled"},
   };

@@ -470,6 +470,19 @@ TEST_CASE("tune stability --quality: every pick compared with an exhaustive refe
     CHECK(ns > 0);
     fastest = std::min(fastest, ns);
   }
+  // Each median is the mean of its two passes; the spread is the largest pass difference over
+  // the mean among the candidates within 5% of the fastest.
+  REQUIRE(key["reference_passes_ns"].size() == 24);
+  double spread = 0;
+  for (const auto& ref : key["reference_passes_ns"].items()) {
+    const json& passes = ref.value();
+    REQUIRE(passes.size() == 2);
+    const double p0 = passes[0].get<double>(), p1 = passes[1].get<double>();
+    const double mean = key["reference_ns"][ref.key()].get<double>();
+    CHECK(mean == doctest::Approx(0.5 * (p0 + p1)));
+    if (mean <= 1.05 * fastest) spread = std::max(spread, std::abs(p0 - p1) / mean);
+  }
+  CHECK(key["reference_pass_spread"].get<double>() == doctest::Approx(spread));
   // One ratio per run, each the pick's reference median over the fastest: at least 1.
   REQUIRE(key["pick_ratios"].size() == 2);
   int wrong = 0;
