@@ -1,11 +1,13 @@
-// The sm_90 wgmma matmuls on an H100/H200: every configuration of their space against the CPU
-// reference on random inputs, fp16 and bf16, at shapes TMA loads (ragged M, odd and skinny
-// shapes with N and K multiples of 8) and at shapes it cannot address, which take the kernel's
-// copy path (N odd, K odd, N or K alone not a multiple of 8, tiny); the tensor maps re-encoded
-// when a later call passes other buffers and zeros for a shape TMA cannot address, whatever
-// came before; the Autotuner's winner correct at both kinds of shape, and its cache hits
-// allocating nothing. Each case skips with the reason without a CUDA device or on another
-// architecture; a watchdog turns a pipeline deadlock (an mbarrier never completing) into a
+// The sm_90 wgmma matmuls on an H100/H200: every configuration of their space (tile K 32, 64
+// and 128; clusters of two blocks multicasting B) against the CPU reference on random inputs,
+// fp16 and bf16, at shapes TMA loads (ragged M, odd and skinny shapes with N and K multiples
+// of 8) and at shapes it cannot address, which take the kernel's copy path (N odd, K odd, N or
+// K alone not a multiple of 8, tiny), both with odd numbers of tile rows (a cluster's last
+// pair of tiles reaches past M) and with more tile pairs than clusters (several per cluster); the
+// tensor maps re-encoded when a later call passes other buffers and zeros for a shape TMA cannot
+// address, whatever came before; the Autotuner's winner correct at both kinds of shape, and its
+// cache hits allocating nothing. Each case skips with the reason without a CUDA device or on
+// another architecture; a watchdog turns a pipeline deadlock (an mbarrier never completing) into a
 // failure. Never asserts which configuration is faster.
 #include <doctest/doctest.h>
 
@@ -77,12 +79,16 @@ void check_every_config(const char* name, bool tma) {
     compiled.push_back(std::move(*ck));
   }
   // TMA: the bundled sizes (ragged M; N and K multiples of 8 but not of the tiles), a skinny K,
-  // and a square one of several waves of persistent tiles. Copy path: the bundled ones (N odd,
-  // K odd, N % 8 != 0 alone, K % 8 != 0 alone, tiny), and larger ones whose k-tiles outnumber
-  // every configuration's stages, so the copy path's stages are reused.
+  // and a square one of several waves of persistent tiles; 5 and 23 tile rows of 128 (odd: a
+  // cluster's last pair has its second tile past M; 23 x 16 tiles are more pairs than
+  // clusters). Copy path: the bundled ones (N odd, K odd, N % 8 != 0 alone, K % 8 != 0 alone,
+  // tiny), and larger ones whose k-tiles outnumber every configuration's stages, so the copy
+  // path's stages are reused; 513 and 2900 rows are odd numbers of 128-row tiles (5, 23).
   const auto sizes =
-      tma ? sizes_of(k, true, {{2048, 1024, 512}, {1536, 1536, 1536}})
-          : sizes_of(k, false, {{513, 385, 1001}, {640, 1000, 1028}, {1000, 1030, 520}});
+      tma ? sizes_of(k, true,
+                     {{2048, 1024, 512}, {1536, 1536, 1536}, {640, 264, 200}, {2900, 2048, 256}})
+          : sizes_of(k, false,
+                     {{513, 385, 1001}, {640, 1000, 1028}, {1000, 1030, 520}, {2900, 1030, 136}});
   REQUIRE(sizes.size() >= 5);
   std::uint64_t seed = tma ? 77 : 177;
   for (const auto& size : sizes) {
