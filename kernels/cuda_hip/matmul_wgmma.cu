@@ -25,15 +25,19 @@
 //   ctaMask 0b11), completing bytes on both blocks' full barriers, which expect A's bytes and
 //   all of B's. Since either producer writes into both blocks' stages, each consumer warp
 //   releases a stage on both blocks' empty barriers (mapa + mbarrier.arrive.shared::cluster;
-//   empty barriers count 4 x WG_CONSUMERS x 2 arrivals). Cluster barriers (barrier.cluster
+//   empty barriers count 4 x WG_CONSUMERS x 2 arrivals; a later phase's arrival cannot
+//   overtake an earlier phase's, as a block's next full phase needs the peer's multicast,
+//   issued only after the peer's empty phase completed). Cluster barriers (barrier.cluster
 //   arrive/wait) follow the barriers' initialisation and precede every thread's exit, and the
 //   producer thread first waits for its last stages' releases, so no block exits while its
 //   peer may still multicast to it or arrive on its barriers. With an odd number of tile
 //   rows the last pair's second tile lies past M: its block still takes part in everything
 //   (loads its half of B, waits, computes on a stale A it skipped loading, releases) and
 //   stores nothing. The copy path (below) multicasts nothing: each block copies its own A
-//   and all of B; the consumers release both blocks' stages all the same. A block launched
-//   without its cluster returns at once, storing nothing.
+//   and all of B, and its consumers release their own block's stages alone (without the
+//   multicast nothing would order the phases of cross-block releases; the blocks share only
+//   the cluster barriers). A block launched without its cluster returns at once, storing
+//   nothing.
 //
 // Shared-memory layouts (as TMA writes them; every tile starts at a 1024-byte boundary so the
 // swizzle phase TMA and wgmma compute from the address agree):
@@ -455,9 +459,10 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
     for (int s = 0; s < WG_STAGES; ++s) {
       // TMA: the producer's one expect_tx; copy path: each producer thread's arrival.
       wg_mbar_init(full0 + 8 * s, tma ? 1 : 128);
-      // One arrive per consumer warp of every block of the cluster (a pair's producers both
-      // write into each block's stage: see the producer).
-      wg_mbar_init(empty0 + 8 * s, 4 * WG_CONSUMERS * CLUSTER_M);
+      // One arrive per consumer warp; with TMA, of every block of the cluster (a pair's
+      // producers both write into each block's stage: see the producer). The copy path
+      // writes only its own block's stages: its releases stay in the block.
+      wg_mbar_init(empty0 + 8 * s, 4 * WG_CONSUMERS * (tma ? CLUSTER_M : 1));
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     if (tma) {  // zeros on the copy path: nothing to prefetch
@@ -550,12 +555,20 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
     WG_EXIT();
   }
 
-  // Consumers: release a stage to every producer that writes into it (with clusters, both
-  // blocks' producers: each multicasts half of B to both).
+  // Consumers: release a stage to every producer that writes into it (with clusters and TMA,
+  // both blocks' producers: each multicasts half of B to both). No arrival of a later phase
+  // can land on either barrier before its earlier phase completes: this block's full barrier
+  // for a stage's next use needs the peer's multicast, which the peer's producer issues only
+  // after its own empty barrier's phase completed. The copy path has no such ordering across
+  // blocks (nor needs one): its releases stay in the block.
 #if CLUSTER_M > 1
-#define WG_RELEASE(bar)                                                 \
-  do {                                                                  \
-    for (int r = 0; r < CLUSTER_M; ++r) wg_mbar_arrive_cluster(bar, r); \
+#define WG_RELEASE(bar)                                                   \
+  do {                                                                    \
+    if (tma) {                                                            \
+      for (int r = 0; r < CLUSTER_M; ++r) wg_mbar_arrive_cluster(bar, r); \
+    } else {                                                              \
+      wg_mbar_arrive(bar);                                                \
+    }                                                                     \
   } while (0)
 #else
 #define WG_RELEASE(bar) wg_mbar_arrive(bar)
