@@ -11,6 +11,7 @@
 // failure. Never asserts which configuration is faster.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <initializer_list>
 #include <memory>
@@ -172,6 +173,37 @@ TEST_CASE("a variant alternating TMA shapes and shapes TMA cannot address is rig
   // nor the zeros into the next aligned one (the kept map or a new one).
   check_default_in_order("alternating load paths",
                          {{512, 256, 128}, {1000, 1031, 520}, {300, 264, 99}}, {0, 1, 0, 2, 1});
+}
+
+TEST_CASE("a clustered wgmma configuration launched without its cluster stores nothing") {
+  // The kernel's guard: alone in a cluster of one, a CLUSTER_M = 2 block would multicast to
+  // and arrive on a block that does not exist; it returns instead, so the poisoned output
+  // stays wrong, and nothing hangs or faults.
+  auto dev = open_hopper_or_skip();
+  const BundledKernel k = wgmma_kernel("matmul_wgmma_f16");
+  auto configs = k.def.space.enumerate(dev->info());
+  REQUIRE(configs.ok());
+  const auto it = std::find_if(configs->begin(), configs->end(), [](const tune::Config& c) {
+    return c.get_int("CLUSTER_M", 1) == 2;
+  });
+  REQUIRE(it != configs->end());
+  auto ck = dev->compile(*k.def.source_for(tune::Language::cuda_hip), *it);
+  REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
+  auto w = k.workload(std::vector<std::int64_t>{512, 256, 128});
+  REQUIRE(w->setup(*dev, 21).ok());
+  const tune::testing::Watchdog dog("matmul_wgmma_f16 " + it->to_string() + " unclustered", 60);
+  tune::LaunchDims dims = k.def.dims(*it, w->args());
+  CHECK(dims.cluster == tune::Dim3{2, 1, 1});
+  REQUIRE(w->poison_outputs(*dev).ok());
+  dims.cluster = tune::Dim3{};
+  REQUIRE(dev->launch(**ck, dims, w->args()).ok());
+  REQUIRE(dev->synchronize().ok());
+  CHECK_FALSE(w->check(*dev).ok());
+  // And with its cluster, the same variant computes the product.
+  REQUIRE(w->poison_outputs(*dev).ok());
+  REQUIRE(dev->launch(**ck, k.def.dims(*it, w->args()), w->args()).ok());
+  const tune::Status cs = w->check(*dev);
+  CHECK_MESSAGE(cs.ok(), cs.to_string());
 }
 
 TEST_CASE("the Autotuner tunes the wgmma matmuls and the winner is correct") {
