@@ -238,6 +238,19 @@ TUNE_DEVICE unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo
          ((unsigned long long)((lbo >> 4) & 0x3FFF) << 16) |
          ((unsigned long long)((sbo >> 4) & 0x3FFF) << 32) | (mode << 62);
 }
+// The descriptor of a consumer's A for m64 block `mi` and k16 step `ks` of a stage, from its
+// rows' start `a_tile`: slice ks / WG_KS_PER_SLICE, +32 bytes per step within the slice.
+TUNE_DEVICE unsigned long long wg_a_desc(unsigned a_tile, int mi, int ks) {
+#if WG_A_SLICES == 1 && WG_A_ROW_BYTES == 128
+  // BK = 64, written as before tile K existed (the general form, though equal in value,
+  // compiles to other SASS for one consumer warpgroup).
+  return wg_desc(a_tile + mi * 64 * 128 + ks * 32, 16, 1024);
+#else
+  return wg_desc(a_tile + (ks / WG_KS_PER_SLICE) * WG_A_SLICE_BYTES + mi * 64 * WG_A_ROW_BYTES +
+                     (ks % WG_KS_PER_SLICE) * 32,
+                 16, 8 * WG_A_ROW_BYTES, WG_A_SWIZZLE_MODE);
+#endif
+}
 TUNE_DEVICE void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 TUNE_DEVICE void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N>
@@ -379,11 +392,30 @@ TUNE_DEVICE int wg_clamp8(int n) { return n < 0 ? 0 : (n > 8 ? 8 : n); }
 TUNE_DEVICE void wg_copy_stage(const unsigned short* __restrict__ A,
                                const unsigned short* __restrict__ B, int M, int N, int K, int m0,
                                int n0, int k0, unsigned a_dst, unsigned b_dst, int t) {
+  static_assert((WG_BK * BN / 8) % (128 * WG_COPY_BATCH) == 0, "B chunks split evenly");
+  unsigned w[WG_COPY_BATCH][4], dst[WG_COPY_BATCH];
+#if WG_A_SLICES == 1 && WG_A_ROW_BYTES == 128
+  // BK = 64: one 128-byte swizzled slice, written as before tile K existed (the general loop
+  // below, though equal in value, compiles to other SASS).
+  static_assert((BM * 8) % (128 * WG_COPY_BATCH) == 0, "A chunks split evenly in batches");
+#pragma unroll 1
+  for (int q0 = t; q0 < BM * 8; q0 += 128 * WG_COPY_BATCH) {
+#pragma unroll
+    for (int i = 0; i < WG_COPY_BATCH; ++i) {
+      const int q = q0 + 128 * i;
+      const int r = q / 8, c = q % 8;  // tile row, 16-byte chunk of it
+      const int m = m0 + r, k = k0 + 8 * c;
+      const int valid = m < M ? wg_clamp8(K - k) : 0;
+      wg_load_chunk(valid > 0 ? A + (long long)m * K + k : A, valid, w[i]);
+      dst[i] = a_dst + r * 128 + ((c ^ (r % 8)) * 16);
+    }
+#pragma unroll
+    for (int i = 0; i < WG_COPY_BATCH; ++i) wg_store_chunk(dst[i], w[i]);
+  }
+#else
   constexpr int a_cpr = WG_A_ROW_BYTES / 16;  // 16-byte chunks per row of an A slice
   constexpr int a_chunks = WG_A_SLICES * BM * a_cpr;
   static_assert(a_chunks % (128 * WG_COPY_BATCH) == 0, "A chunks split evenly in batches");
-  static_assert((WG_BK * BN / 8) % (128 * WG_COPY_BATCH) == 0, "B chunks split evenly");
-  unsigned w[WG_COPY_BATCH][4], dst[WG_COPY_BATCH];
 #pragma unroll 1
   for (int q0 = t; q0 < a_chunks; q0 += 128 * WG_COPY_BATCH) {
 #pragma unroll
@@ -394,12 +426,14 @@ TUNE_DEVICE void wg_copy_stage(const unsigned short* __restrict__ A,
       const int m = m0 + r, k = k0 + 64 * h + 8 * c;
       const int valid = m < M ? wg_clamp8(K - k) : 0;
       wg_load_chunk(valid > 0 ? A + (long long)m * K + k : A, valid, w[i]);
+      // 128-byte swizzle: chunk ^ row % 8; 64-byte: chunk ^ bits 1-2 of the row.
       const int sw = WG_A_ROW_BYTES == 128 ? (c ^ (r % 8)) : (c ^ ((r >> 1) % 4));
       dst[i] = a_dst + h * WG_A_SLICE_BYTES + r * WG_A_ROW_BYTES + sw * 16;
     }
 #pragma unroll
     for (int i = 0; i < WG_COPY_BATCH; ++i) wg_store_chunk(dst[i], w[i]);
   }
+#endif
 #pragma unroll 1
   for (int q0 = t; q0 < WG_BK * (BN / 8); q0 += 128 * WG_COPY_BATCH) {
 #pragma unroll
@@ -443,7 +477,9 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
   const int first_unit = (int)wg_cluster_reg_id(), unit_stride = (int)wg_cluster_reg_count();
 #else
   const int rank = 0;
-  const int first_unit = blockIdx.x, unit_stride = gridDim.x;
+  // Read where they are used, as before clusters existed (the same SASS).
+#define first_unit ((int)blockIdx.x)
+#define unit_stride ((int)gridDim.x)
 #endif
   extern __shared__ __align__(1024) unsigned char wg_raw[];
   // Swizzled tiles need 1024-byte alignment; the dynamic window only promises 16.
@@ -602,12 +638,7 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
       for (int ks = 0; ks < WG_BK / 16; ++ks) {
         const unsigned long long db = wg_desc(b_tile + ks * 2048, WG_B_CHUNK_BYTES, 1024);
 #pragma unroll
-        for (int mi = 0; mi < WG_MI; ++mi)
-          WG_MMA(acc[mi],
-                 wg_desc(a_tile + (ks / WG_KS_PER_SLICE) * WG_A_SLICE_BYTES +
-                             mi * 64 * WG_A_ROW_BYTES + (ks % WG_KS_PER_SLICE) * 32,
-                         16, 8 * WG_A_ROW_BYTES, WG_A_SWIZZLE_MODE),
-                 db);
+        for (int mi = 0; mi < WG_MI; ++mi) WG_MMA(acc[mi], wg_a_desc(a_tile, mi, ks), db);
       }
       wg_commit();
       // The previous k-tile's wgmmas are done: release its stage to the producer.
