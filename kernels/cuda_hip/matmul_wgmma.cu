@@ -474,12 +474,14 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
   // below would address blocks that do not exist. Store nothing instead.
   if (wg_cluster_reg_size() != CLUSTER_M) return;
   const int rank = (int)wg_cluster_reg_rank();  // this block's tile row within the pair
-  const int first_unit = (int)wg_cluster_reg_id(), unit_stride = (int)wg_cluster_reg_count();
+  const int cluster_id = (int)wg_cluster_reg_id(), clusters = (int)wg_cluster_reg_count();
+#define WG_FIRST_UNIT cluster_id
+#define WG_UNIT_STRIDE clusters
 #else
   const int rank = 0;
   // Read where they are used, as before clusters existed (the same SASS).
-#define first_unit ((int)blockIdx.x)
-#define unit_stride ((int)gridDim.x)
+#define WG_FIRST_UNIT ((int)blockIdx.x)
+#define WG_UNIT_STRIDE ((int)gridDim.x)
 #endif
   extern __shared__ __align__(1024) unsigned char wg_raw[];
   // Swizzled tiles need 1024-byte alignment; the dynamic window only promises 16.
@@ -532,7 +534,7 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
   if (wg == 0) {  // producer: thread 0 issues every TMA load, or all 128 threads copy
     if (tma && threadIdx.x != 0) WG_EXIT();
     int it = 0;  // k-tiles loaded so far, over every tile of this block
-    for (int unit = first_unit; unit < units; unit += unit_stride) {
+    for (int unit = WG_FIRST_UNIT; unit < units; unit += WG_UNIT_STRIDE) {
       int tm, tn;
       wg_tile_coords(unit, units_m, tiles_n, &tm, &tn);
       tm = tm * CLUSTER_M + rank;
@@ -614,7 +616,7 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
   const int col_in_wg = (lane % 4) * 2;              // accumulator column of d[0]
   float acc[WG_MI][WG_ACC];
   int it = 0;
-  for (int unit = first_unit; unit < units; unit += unit_stride) {
+  for (int unit = WG_FIRST_UNIT; unit < units; unit += WG_UNIT_STRIDE) {
     int tm, tn;
     wg_tile_coords(unit, units_m, tiles_n, &tm, &tn);
     tm = tm * CLUSTER_M + rank;
