@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "contracts.hpp"
@@ -218,13 +219,18 @@ BundledKernel matmul_f16() {
 }
 
 // One wgmma configuration (matmul_wgmma.cu): block tile, consumer warpgroups, stages, tile
-// order. Shared memory: 1024 bytes of alignment slack, the stages (A and B tiles), and a full
-// and an empty mbarrier per stage.
-Config matmul_wgmma_config(int bm, int bn, int consumers, int stages, int group_m) {
+// order, k per stage, blocks per cluster along M. Shared memory: 1024 bytes of alignment
+// slack, the stages (A and B tiles), and a full and an empty mbarrier per stage. BK and
+// CLUSTER_M are parameters only where they are not the kernel's defaults (64, 1), so the
+// configurations that predate them keep their names (and their cached results).
+Config matmul_wgmma_config(int bm, int bn, int consumers, int stages, int group_m, int bk = 64,
+                           int cluster_m = 1) {
   Config c{{"BM", bm}, {"BN", bn}, {"WG_CONSUMERS", consumers}, {"GROUP_M", group_m}};
+  if (bk != 64) c.set("BK", bk);
+  if (cluster_m != 1) c.set("CLUSTER_M", cluster_m);
   c.set(kBlockX, 128 * (consumers + 1)).set(kNumStages, stages);
   c.launch().shared_bytes =
-      static_cast<std::uint32_t>(1024 + stages * ((bm * 64 + 64 * bn) * 2 + 16));
+      static_cast<std::uint32_t>(1024 + stages * ((bm * bk + bk * bn) * 2 + 16));
   return c;
 }
 
@@ -244,26 +250,48 @@ BundledKernel matmul_wgmma(const char* name, bool bf16) {
   KernelSource src = cuda_hip_source("matmul_wgmma", k_matmul_wgmma_cu);
   if (bf16) src.options = {"-DWG_BF16=1"};
   src.arch_specific = true;  // -arch=sm_90a: wgmma exists on sm_90a only
-  // A (M x K) in BM x 64 boxes and B (K x N) in 64 x 64 boxes, 128-byte swizzled; passed by
-  // value after (A, B, C, M, N, K) and re-encoded only when the call's buffers or sizes change
-  // (see TensorMapSpec for why not a __constant__ module global). Zeros, not invalid_argument,
-  // where TMA cannot address them: the kernel copies those tiles itself.
+  // A (M x K) in BM x 64 boxes, 128-byte swizzled (one box per stage at BK = 64, two at
+  // BK = 128), or BM x 32 boxes 64-byte swizzled at BK = 32; B (K x N) in BK x 64 boxes,
+  // 128-byte swizzled. Passed by value after (A, B, C, M, N, K) and re-encoded only when the
+  // call's buffers or sizes change (see TensorMapSpec for why not a __constant__ module
+  // global). Zeros, not invalid_argument, where TMA cannot address them: the kernel copies
+  // those tiles itself.
   src.tensor_maps = [](const Config& c) {
     using S = TensorMapSpec::Swizzle;
     const auto bm = static_cast<std::uint32_t>(c.get_int("BM"));
-    return std::vector<TensorMapSpec>{{0, 3, 5, bm, 64, S::bytes128, true},
-                                      {1, 5, 4, 64, 64, S::bytes128, true}};
+    const auto bk = static_cast<std::uint32_t>(c.get_int("BK", 64));
+    const std::uint32_t a_cols = std::min<std::uint32_t>(bk, 64);
+    return std::vector<TensorMapSpec>{
+        {0, 3, 5, bm, a_cols, bk == 32 ? S::bytes64 : S::bytes128, true},
+        {1, 5, 4, bk, 64, S::bytes128, true}};
   };
   d.sources = {std::move(src)};
-  // 28 configurations on an H200: four tile shapes (one or two consumer warpgroups, at most
-  // 128 fp32 accumulators per consumer thread) x 2-5 stages x two tile orders, less the
-  // 5-stage 48 KiB-per-stage ones that exceed 227 KiB of shared memory.
+  // 45 configurations on an H200. At BK = 64: four tile shapes (one or two consumer
+  // warpgroups, at most 128 fp32 accumulators per consumer thread) x 2-5 stages x two tile
+  // orders, less the 5-stage 48 KiB-per-stage ones that exceed 227 KiB of shared memory (28).
+  // At BK = 128 (half the barrier round trips per k, as deep in k as 3-4 stages of 64): the
+  // two-consumer 128x128 and 128x256 tiles at the stages that fit (6). At BK = 32 (more,
+  // shallower stages): 128x128 at 4 and 6 stages, 128x256 at 4 (3). In clusters of two
+  // blocks along M sharing (multicasting) their B tiles, which halves B's L2 traffic: the
+  // two-consumer 128x128 and 128x256 tiles at 3 and 4 stages, both tile orders (8).
   std::vector<Config> configs;
   for (auto [bm, bn, consumers] : {std::tuple{128, 128, 1}, std::tuple{128, 128, 2},
                                    std::tuple{128, 256, 2}, std::tuple{256, 128, 2}})
     for (int stages : {2, 3, 4, 5})
       for (int group_m : {1, 8})
         configs.push_back(matmul_wgmma_config(bm, bn, consumers, stages, group_m));
+  for (int group_m : {1, 8}) {
+    configs.push_back(matmul_wgmma_config(128, 128, 2, 2, group_m, 128));
+    configs.push_back(matmul_wgmma_config(128, 128, 2, 3, group_m, 128));
+    configs.push_back(matmul_wgmma_config(128, 256, 2, 2, group_m, 128));
+  }
+  configs.push_back(matmul_wgmma_config(128, 128, 2, 4, 8, 32));
+  configs.push_back(matmul_wgmma_config(128, 128, 2, 6, 8, 32));
+  configs.push_back(matmul_wgmma_config(128, 256, 2, 4, 8, 32));
+  for (auto [bn, stages] :
+       {std::pair{128, 3}, std::pair{128, 4}, std::pair{256, 3}, std::pair{256, 4}})
+    for (int group_m : {1, 8})
+      configs.push_back(matmul_wgmma_config(128, bn, 2, stages, group_m, 64, 2));
   d.space = ConfigSpace::list(std::move(configs))
                 .constrain("sm_90 (wgmma and TMA of sm_90a)",
                            [](const Config&, const DeviceInfo& dev) {
@@ -278,12 +306,19 @@ BundledKernel matmul_wgmma(const char* name, bool bf16) {
                            })
                 .constrain("block.x <= max threads per block", threads_fit)
                 .constrain("shared memory <= opt-in limit", shared_fits);
+  // With clusters the persistent blocks come in whole clusters, each walking units of
+  // CLUSTER_M vertically adjacent tiles (the last unit may reach past M: see the kernel).
   d.dims = [](const Config& c, ArgList args) {
     LaunchDims l;
     l.block = {c.launch().block.x, 1, 1};
-    const std::int64_t tiles = std::int64_t{ceil_div(args[3].as_int(), c.get_int("BM"))} *
-                               ceil_div(args[4].as_int(), c.get_int("BN"));
-    l.grid = {static_cast<std::uint32_t>(std::min(tiles, kWgmmaPersistentBlocks)), 1, 1};
+    const std::int64_t cluster = c.get_int("CLUSTER_M", 1);
+    const std::int64_t units_m =
+        (ceil_div(args[3].as_int(), c.get_int("BM")) + cluster - 1) / cluster;
+    const std::int64_t units = units_m * ceil_div(args[4].as_int(), c.get_int("BN"));
+    l.grid = {
+        static_cast<std::uint32_t>(cluster * std::min(units, kWgmmaPersistentBlocks / cluster)), 1,
+        1};
+    l.cluster = {static_cast<std::uint32_t>(cluster), 1, 1};
     l.shared_bytes = c.launch().shared_bytes;
     return l;
   };

@@ -4,8 +4,9 @@
 //
 // Warp-specialised and persistent, the structure of CUTLASS's sm90 "TMA warp-specialized"
 // GEMM written out in inline PTX (no headers, NVRTC compiles it in about a second):
-// - Warpgroup 0 is the producer: one thread streams A and B tiles (BM x 64 of A, 64 x BN of
-//   B) into WG_STAGES shared-memory stages with TMA (cp.async.bulk.tensor), each stage guarded
+// - Warpgroup 0 is the producer: one thread streams A and B tiles (BM x BK of A, BK x BN of
+//   B; BK = 32, 64 or 128, default 64) into WG_STAGES shared-memory stages with TMA
+//   (cp.async.bulk.tensor), each stage guarded
 //   by a "full" mbarrier (TMA completes its transaction bytes) and an "empty" mbarrier (the
 //   consumers release it). For shapes TMA cannot address (below) all 128 threads of the
 //   warpgroup copy the tiles instead.
@@ -16,16 +17,40 @@
 //   next tile meanwhile).
 // - Tiles are visited persistently: block b takes tiles b, b + gridDim.x, ... in GROUP_M order
 //   (GROUP_M tile rows at a time, Triton's L2-friendly order).
+// - Clusters (CLUSTER_M = 2; launched with LaunchDims::cluster = {2, 1, 1}): the two blocks of
+//   a cluster take tile rows 2u and 2u + 1 of one tile column together, walking such pairs
+//   ("units") persistently in GROUP_M order in lockstep (cluster c takes units c, c +
+//   clusters, ...). They share B: each block's producer loads half of B's 64-column chunks
+//   and multicasts them into both blocks' stages (cp.async.bulk.tensor .multicast::cluster,
+//   ctaMask 0b11), completing bytes on both blocks' full barriers, which expect A's bytes and
+//   all of B's. Since either producer writes into both blocks' stages, each consumer warp
+//   releases a stage on both blocks' empty barriers (mapa + mbarrier.arrive.shared::cluster;
+//   empty barriers count 4 x WG_CONSUMERS x 2 arrivals; a later phase's arrival cannot
+//   overtake an earlier phase's, as a block's next full phase needs the peer's multicast,
+//   issued only after the peer's empty phase completed). Cluster barriers (barrier.cluster
+//   arrive/wait) follow the barriers' initialisation and precede every thread's exit, and the
+//   producer thread first waits for its last stages' releases, so no block exits while its
+//   peer may still multicast to it or arrive on its barriers. With an odd number of tile
+//   rows the last pair's second tile lies past M: its block still takes part in everything
+//   (loads its half of B, waits, computes on a stale A it skipped loading, releases) and
+//   stores nothing. The copy path (below) multicasts nothing: each block copies its own A
+//   and all of B, and its consumers release their own block's stages alone (without the
+//   multicast nothing would order the phases of cross-block releases; the blocks share only
+//   the cluster barriers). A block launched without its cluster returns at once, storing
+//   nothing.
 //
-// Shared-memory layouts (both 128-byte swizzled, as TMA writes them with
-// CU_TENSOR_MAP_SWIZZLE_128B; every tile starts at a 1024-byte boundary so the swizzle phase
-// TMA and wgmma compute from the address agree):
-// - A tile: BM rows of 64 elements (128 bytes), "K-major" for wgmma: descriptor stride byte
-//   offset 1024 (between 8-row groups), leading byte offset unused (1), k-step = +32 bytes.
-// - B tile: BN / 64 chunks of 64 k-rows x 64 n (one TMA box each, 8 KiB), "MN-major" for
-//   wgmma (N is contiguous in row-major B): the instruction's transpose-B bit is set, leading
-//   byte offset 8192 (between 64-column chunks), stride byte offset 1024 (between 8-k groups),
-//   k-step = 16 rows = +2048 bytes.
+// Shared-memory layouts (as TMA writes them; every tile starts at a 1024-byte boundary so the
+// swizzle phase TMA and wgmma compute from the address agree):
+// - A tile, "K-major" for wgmma, leading byte offset unused (1), k-step = +32 bytes within a
+//   swizzled row: BK = 64: BM rows of 64 elements (128 bytes), 128-byte swizzle
+//   (CU_TENSOR_MAP_SWIZZLE_128B, descriptor layout type 1), stride byte offset 1024 (between
+//   8-row groups). BK = 128: two such slices (k 0-63 and 64-127) one after the other, one TMA
+//   box each. BK = 32: BM rows of 32 elements (64 bytes), 64-byte swizzle
+//   (CU_TENSOR_MAP_SWIZZLE_64B, layout type 2), stride byte offset 512.
+// - B tile: BN / 64 chunks of BK k-rows x 64 n (one TMA box each, BK x 128 bytes), 128-byte
+//   swizzled, "MN-major" for wgmma (N is contiguous in row-major B): the instruction's
+//   transpose-B bit is set, leading byte offset BK x 128 (between 64-column chunks), stride
+//   byte offset 1024 (between 8-k groups), k-step = 16 rows = +2048 bytes.
 //
 // Edges: TMA zero-fills everything outside the matrices (rows >= M, k >= K, columns >= N), so
 // the main loop has no bounds checks; the stores are guarded. Any M, N, K >= 1 works:
@@ -68,6 +93,15 @@
 #ifndef TUNE_NUM_STAGES
 #define TUNE_NUM_STAGES 4
 #endif
+#ifndef BK
+#define BK 64
+#endif
+#ifndef CLUSTER_M
+#define CLUSTER_M 1
+#endif
+#if CLUSTER_M != 1 && CLUSTER_M != 2
+#error "CLUSTER_M must be 1 or 2"
+#endif
 
 #ifdef WG_BF16
 #define WG_PTX_T "bf16"
@@ -77,14 +111,28 @@
 #define WG_CVT_X2 "cvt.rn.f16x2.f32"
 #endif
 
-#define WG_BK 64  // k per stage: one 128-byte swizzle row of A
+#define WG_BK BK  // k per stage
+#if WG_BK == 32
+// One 64-byte swizzled slice of A per stage (rows of 32 elements).
+#define WG_A_ROW_BYTES 64
+#define WG_A_SWIZZLE_MODE 2ull  // the descriptor's layout type: 64-byte swizzle
+#elif WG_BK == 64 || WG_BK == 128
+// One or two 128-byte swizzled slices of A per stage (rows of 64 elements each).
+#define WG_A_ROW_BYTES 128
+#define WG_A_SWIZZLE_MODE 1ull  // 128-byte swizzle
+#else
+#error "BK must be 32, 64 or 128"
+#endif
+#define WG_A_SLICES (WG_BK * 2 / WG_A_ROW_BYTES)  // A slices per stage (one TMA box each)
+#define WG_A_SLICE_BYTES (BM * WG_A_ROW_BYTES)
+#define WG_KS_PER_SLICE (WG_A_ROW_BYTES / 32)  // k16 steps per slice: +32 bytes each
 #define WG_STAGES TUNE_NUM_STAGES
 #define WG_THREADS (128 * (WG_CONSUMERS + 1))
 #define WG_ROWS (BM / WG_CONSUMERS)  // rows of the tile one consumer owns
 #define WG_MI (WG_ROWS / 64)         // m64 wgmmas per k-step per consumer
 #define WG_ACC (BN / 2)              // fp32 accumulators per thread per m64 block
 #define WG_A_BYTES (BM * WG_BK * 2)
-#define WG_B_CHUNK_BYTES (WG_BK * 64 * 2)  // 64 k-rows x 64 columns
+#define WG_B_CHUNK_BYTES (WG_BK * 64 * 2)  // BK k-rows x 64 columns
 #define WG_B_BYTES (WG_BK * BN * 2)
 #define WG_STAGE_BYTES (WG_A_BYTES + WG_B_BYTES)
 
@@ -120,6 +168,43 @@ TUNE_DEVICE void wg_mbar_wait(unsigned bar, unsigned parity) {
   } while (!done);
 }
 
+// --- Clusters (CLUSTER_M = 2) ---------------------------------------------------------------
+TUNE_DEVICE unsigned wg_cluster_reg_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+TUNE_DEVICE unsigned wg_cluster_reg_size() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(r));
+  return r;
+}
+TUNE_DEVICE unsigned wg_cluster_reg_id() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(r));
+  return r;
+}
+TUNE_DEVICE unsigned wg_cluster_reg_count() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%nclusterid.x;\n" : "=r"(r));
+  return r;
+}
+// Every thread of both blocks: arrive (release: this thread's earlier writes, its mbarrier
+// initialisations and remote arrivals included) and wait (acquire) for the others. Not the
+// .aligned form: the producer thread runs it alone in its warp.
+TUNE_DEVICE void wg_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+// An arrival on the mbarrier at the same offset `bar` in block `rank` of the cluster (this
+// block's own included): mapa turns the offset into that block's shared::cluster address.
+TUNE_DEVICE void wg_mbar_arrive_cluster(unsigned bar, unsigned rank) {
+  asm volatile(
+      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+      "r"(rank)
+      : "memory");
+}
+
 // --- TMA ------------------------------------------------------------------------------------
 // One box of `map` at (x = inner/column coordinate, y = row) into shared memory at `dst`,
 // completing its bytes on mbarrier `bar`. Out-of-range elements are written as zeros.
@@ -132,13 +217,39 @@ TUNE_DEVICE void wg_tma_load_2d(unsigned dst, const wg_tensor_map* map, unsigned
       : "memory");
 }
 
+// The same box written to the same offset `dst` of every block in `mask` (bit i: cluster rank
+// i), each completing its bytes on its own mbarrier at offset `bar`.
+TUNE_DEVICE void wg_tma_load_2d_multicast(unsigned dst, const wg_tensor_map* map, unsigned bar,
+                                          int x, int y, unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::"
+      "cluster [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(dst),
+      "l"((unsigned long long)map), "r"(bar), "r"(x), "r"(y), "h"(mask)
+      : "memory");
+}
+
 // --- wgmma ----------------------------------------------------------------------------------
-// A shared-memory matrix descriptor, 128-byte swizzle: start address, leading and stride byte
-// offsets (16-byte units), base offset 0 (tiles are 1024-byte aligned).
-TUNE_DEVICE unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo) {
+// A shared-memory matrix descriptor: start address, leading and stride byte offsets (16-byte
+// units), base offset 0 (tiles are 1024-byte aligned), layout type `mode` (1: 128-byte
+// swizzle, 2: 64-byte swizzle).
+TUNE_DEVICE unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo,
+                                       unsigned long long mode = 1ull) {
   return (unsigned long long)((addr & 0x3FFFF) >> 4) |
          ((unsigned long long)((lbo >> 4) & 0x3FFF) << 16) |
-         ((unsigned long long)((sbo >> 4) & 0x3FFF) << 32) | (1ull << 62);
+         ((unsigned long long)((sbo >> 4) & 0x3FFF) << 32) | (mode << 62);
+}
+// The descriptor of a consumer's A for m64 block `mi` and k16 step `ks` of a stage, from its
+// rows' start `a_tile`: slice ks / WG_KS_PER_SLICE, +32 bytes per step within the slice.
+TUNE_DEVICE unsigned long long wg_a_desc(unsigned a_tile, int mi, int ks) {
+#if WG_A_SLICES == 1 && WG_A_ROW_BYTES == 128
+  // BK = 64, written as before tile K existed (the general form, though equal in value,
+  // compiles to other SASS for one consumer warpgroup).
+  return wg_desc(a_tile + mi * 64 * 128 + ks * 32, 16, 1024);
+#else
+  return wg_desc(a_tile + (ks / WG_KS_PER_SLICE) * WG_A_SLICE_BYTES + mi * 64 * WG_A_ROW_BYTES +
+                     (ks % WG_KS_PER_SLICE) * 32,
+                 16, 8 * WG_A_ROW_BYTES, WG_A_SWIZZLE_MODE);
+#endif
 }
 TUNE_DEVICE void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 TUNE_DEVICE void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
@@ -270,17 +381,23 @@ TUNE_DEVICE int wg_clamp8(int n) { return n < 0 ? 0 : (n > 8 ? 8 : n); }
 // its stores, so several are in flight.
 #define WG_COPY_BATCH 4
 
-// One stage's tiles by the producer warpgroup's thread `t` (of 128), in TMA's 128-byte swizzle:
-// within each 8-row x 128-byte atom (1024-byte aligned), the 16-byte chunk index is XORed with
-// the row's index in the atom. A: BM rows (from m0) of 64 k (from k0), 128 bytes per row. B:
-// BN / 64 chunks of 8 KiB, each 64 rows (one per k) of 64 columns. Consecutive threads take
-// consecutive 16-byte chunks of a row, so a warp's global reads are contiguous.
+// One stage's tiles by the producer warpgroup's thread `t` (of 128), in the layout TMA writes.
+// 128-byte swizzle: within each 8-row x 128-byte atom (1024-byte aligned), the 16-byte chunk
+// index is XORed with the row's index in the atom; 64-byte swizzle (A when BK = 32): rows of
+// 64 bytes, the chunk index (0..3) XORed with bits 1-2 of the row (address bits 7-8). A:
+// WG_A_SLICES slices of BM rows (from m0), each row WG_A_ROW_BYTES of k (slice h from
+// k0 + 64 h). B: BN / 64 chunks of BK rows (one per k) of 64 columns, 128-byte swizzled.
+// Consecutive threads take consecutive 16-byte chunks of a row, so a warp's global reads are
+// contiguous.
 TUNE_DEVICE void wg_copy_stage(const unsigned short* __restrict__ A,
                                const unsigned short* __restrict__ B, int M, int N, int K, int m0,
                                int n0, int k0, unsigned a_dst, unsigned b_dst, int t) {
-  static_assert((BM * 8) % (128 * WG_COPY_BATCH) == 0, "A chunks split evenly in batches");
   static_assert((WG_BK * BN / 8) % (128 * WG_COPY_BATCH) == 0, "B chunks split evenly");
   unsigned w[WG_COPY_BATCH][4], dst[WG_COPY_BATCH];
+#if WG_A_SLICES == 1 && WG_A_ROW_BYTES == 128
+  // BK = 64: one 128-byte swizzled slice, written as before tile K existed (the general loop
+  // below, though equal in value, compiles to other SASS).
+  static_assert((BM * 8) % (128 * WG_COPY_BATCH) == 0, "A chunks split evenly in batches");
 #pragma unroll 1
   for (int q0 = t; q0 < BM * 8; q0 += 128 * WG_COPY_BATCH) {
 #pragma unroll
@@ -295,6 +412,28 @@ TUNE_DEVICE void wg_copy_stage(const unsigned short* __restrict__ A,
 #pragma unroll
     for (int i = 0; i < WG_COPY_BATCH; ++i) wg_store_chunk(dst[i], w[i]);
   }
+#else
+  constexpr int a_cpr = WG_A_ROW_BYTES / 16;  // 16-byte chunks per row of an A slice
+  constexpr int a_chunks = WG_A_SLICES * BM * a_cpr;
+  static_assert(a_chunks % (128 * WG_COPY_BATCH) == 0, "A chunks split evenly in batches");
+#pragma unroll 1
+  for (int q0 = t; q0 < a_chunks; q0 += 128 * WG_COPY_BATCH) {
+#pragma unroll
+    for (int i = 0; i < WG_COPY_BATCH; ++i) {
+      const int q = q0 + 128 * i;
+      const int h = q / (BM * a_cpr), rq = q % (BM * a_cpr);  // slice, chunk within it
+      const int r = rq / a_cpr, c = rq % a_cpr;               // tile row, 16-byte chunk of it
+      const int m = m0 + r, k = k0 + 64 * h + 8 * c;
+      const int valid = m < M ? wg_clamp8(K - k) : 0;
+      wg_load_chunk(valid > 0 ? A + (long long)m * K + k : A, valid, w[i]);
+      // 128-byte swizzle: chunk ^ row % 8; 64-byte: chunk ^ bits 1-2 of the row.
+      const int sw = WG_A_ROW_BYTES == 128 ? (c ^ (r % 8)) : (c ^ ((r >> 1) % 4));
+      dst[i] = a_dst + h * WG_A_SLICE_BYTES + r * WG_A_ROW_BYTES + sw * 16;
+    }
+#pragma unroll
+    for (int i = 0; i < WG_COPY_BATCH; ++i) wg_store_chunk(dst[i], w[i]);
+  }
+#endif
 #pragma unroll 1
   for (int q0 = t; q0 < WG_BK * (BN / 8); q0 += 128 * WG_COPY_BATCH) {
 #pragma unroll
@@ -330,6 +469,20 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
   static_assert(TUNE_SHARED_BYTES >= 1024 + WG_STAGES * (WG_STAGE_BYTES + 16),
                 "dynamic shared memory covers the alignment slack, the stages and barriers");
 #endif
+#if CLUSTER_M > 1
+  // Launched without its cluster (LaunchDims::cluster): the multicasts and remote arrivals
+  // below would address blocks that do not exist. Store nothing instead.
+  if (wg_cluster_reg_size() != CLUSTER_M) return;
+  const int rank = (int)wg_cluster_reg_rank();  // this block's tile row within the pair
+  const int cluster_id = (int)wg_cluster_reg_id(), clusters = (int)wg_cluster_reg_count();
+#define WG_FIRST_UNIT cluster_id
+#define WG_UNIT_STRIDE clusters
+#else
+  const int rank = 0;
+  // Read where they are used, as before clusters existed (the same SASS).
+#define WG_FIRST_UNIT ((int)blockIdx.x)
+#define WG_UNIT_STRIDE ((int)gridDim.x)
+#endif
   extern __shared__ __align__(1024) unsigned char wg_raw[];
   // Swizzled tiles need 1024-byte alignment; the dynamic window only promises 16.
   const unsigned raw = wg_smem(wg_raw);
@@ -344,7 +497,10 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
     for (int s = 0; s < WG_STAGES; ++s) {
       // TMA: the producer's one expect_tx; copy path: each producer thread's arrival.
       wg_mbar_init(full0 + 8 * s, tma ? 1 : 128);
-      wg_mbar_init(empty0 + 8 * s, 4 * WG_CONSUMERS);  // one arrive per consumer warp
+      // One arrive per consumer warp; with TMA, of every block of the cluster (a pair's
+      // producers both write into each block's stage: see the producer). The copy path
+      // writes only its own block's stages: its releases stay in the block.
+      wg_mbar_init(empty0 + 8 * s, 4 * WG_CONSUMERS * (tma ? CLUSTER_M : 1));
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     if (tma) {  // zeros on the copy path: nothing to prefetch
@@ -352,18 +508,36 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
       asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)&tma_b) : "memory");
     }
   }
+#if CLUSTER_M > 1
+  // The barriers of both blocks are initialised before either block arrives on or multicasts
+  // to the other's.
+  wg_cluster_sync();
+#define WG_EXIT()      \
+  do {                 \
+    wg_cluster_sync(); \
+    return;            \
+  } while (0)
+#else
   __syncthreads();
+#define WG_EXIT() return
+#endif
 
+  // Units of work: single tiles, or with clusters pairs of tiles (tile rows 2u and 2u + 1 of
+  // one tile column), walked in GROUP_M order over units by both blocks of a cluster in
+  // lockstep (same units, same k-tiles). A pair's second tile past the last tile row is still
+  // loaded (B; A is skipped), computed and released like any other, and stores nothing.
   const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-  const int tiles = tiles_m * tiles_n;
+  const int units_m = (tiles_m + CLUSTER_M - 1) / CLUSTER_M;
+  const int units = units_m * tiles_n;
   const int ktiles = (K + WG_BK - 1) / WG_BK;
 
   if (wg == 0) {  // producer: thread 0 issues every TMA load, or all 128 threads copy
-    if (tma && threadIdx.x != 0) return;
+    if (tma && threadIdx.x != 0) WG_EXIT();
     int it = 0;  // k-tiles loaded so far, over every tile of this block
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    for (int unit = WG_FIRST_UNIT; unit < units; unit += WG_UNIT_STRIDE) {
       int tm, tn;
-      wg_tile_coords(tile, tiles_m, tiles_n, &tm, &tn);
+      wg_tile_coords(unit, units_m, tiles_n, &tm, &tn);
+      tm = tm * CLUSTER_M + rank;
       const int m0 = tm * BM, n0 = tn * BN;
       for (int kt = 0; kt < ktiles; ++kt, ++it) {
         const int s = it % WG_STAGES;
@@ -373,12 +547,33 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
         const unsigned a_dst = base + s * WG_STAGE_BYTES;
         const unsigned b_dst = a_dst + WG_A_BYTES;
         if (tma) {
+#if CLUSTER_M > 1
+          // B is the pair's: each block loads half of its 64-column chunks and multicasts them
+          // to both, so both barriers expect all of B (the peer's half may land before this
+          // expect_tx: the phase cannot complete without this arrival). A is this block's
+          // own, skipped past the last tile row (the stage's stale A is computed, not stored).
+          const bool a_in = tm < tiles_m;
+          wg_mbar_expect_tx(full, a_in ? WG_STAGE_BYTES : WG_B_BYTES);
+          if (a_in) {
+#pragma unroll
+            for (int h = 0; h < WG_A_SLICES; ++h)
+              wg_tma_load_2d(a_dst + h * WG_A_SLICE_BYTES, &tma_a, full, kt * WG_BK + 64 * h, m0);
+          }
+          constexpr int half = BN / 64 / 2;
+#pragma unroll
+          for (int j = rank * half; j < (rank + 1) * half; ++j)
+            wg_tma_load_2d_multicast(b_dst + j * WG_B_CHUNK_BYTES, &tma_b, full, n0 + 64 * j,
+                                     kt * WG_BK, (unsigned short)0x3);
+#else
           wg_mbar_expect_tx(full, WG_STAGE_BYTES);
-          wg_tma_load_2d(a_dst, &tma_a, full, kt * WG_BK, m0);
+#pragma unroll
+          for (int h = 0; h < WG_A_SLICES; ++h)
+            wg_tma_load_2d(a_dst + h * WG_A_SLICE_BYTES, &tma_a, full, kt * WG_BK + 64 * h, m0);
 #pragma unroll
           for (int j = 0; j < BN / 64; ++j)
             wg_tma_load_2d(b_dst + j * WG_B_CHUNK_BYTES, &tma_b, full, n0 + 64 * j, kt * WG_BK);
-        } else {
+#endif
+        } else {  // each block copies its own A and all of B, multicasting nothing
           wg_copy_stage(A, B, M, N, K, m0, n0, kt * WG_BK, a_dst, b_dst, threadIdx.x);
           // The wgmmas read the stage through the async proxy: make this thread's generic
           // writes visible to it before the arrival (release) the consumers wait on (acquire).
@@ -387,18 +582,44 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
         }
       }
     }
-    return;
+#if CLUSTER_M > 1
+    // Producer tail: wait until both blocks' consumers have released the last WG_STAGES
+    // stages, so no remote arrival on this block's barriers is still on its way at exit.
+    if (threadIdx.x == 0) {
+      for (int i = 0; i < WG_STAGES; ++i, ++it)
+        wg_mbar_wait(empty0 + 8 * (it % WG_STAGES), ((unsigned)(it / WG_STAGES) & 1u) ^ 1u);
+    }
+#endif
+    WG_EXIT();
   }
 
-  // Consumers.
+  // Consumers: release a stage to every producer that writes into it (with clusters and TMA,
+  // both blocks' producers: each multicasts half of B to both). No arrival of a later phase
+  // can land on either barrier before its earlier phase completes: this block's full barrier
+  // for a stage's next use needs the peer's multicast, which the peer's producer issues only
+  // after its own empty barrier's phase completed. The copy path has no such ordering across
+  // blocks (nor needs one): its releases stay in the block.
+#if CLUSTER_M > 1
+#define WG_RELEASE(bar)                                                   \
+  do {                                                                    \
+    if (tma) {                                                            \
+      for (int r = 0; r < CLUSTER_M; ++r) wg_mbar_arrive_cluster(bar, r); \
+    } else {                                                              \
+      wg_mbar_arrive(bar);                                                \
+    }                                                                     \
+  } while (0)
+#else
+#define WG_RELEASE(bar) wg_mbar_arrive(bar)
+#endif
   const int c = wg - 1;
   const int row_in_wg = (warp % 4) * 16 + lane / 4;  // accumulator row of d[0] in an m64 block
   const int col_in_wg = (lane % 4) * 2;              // accumulator column of d[0]
   float acc[WG_MI][WG_ACC];
   int it = 0;
-  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+  for (int unit = WG_FIRST_UNIT; unit < units; unit += WG_UNIT_STRIDE) {
     int tm, tn;
-    wg_tile_coords(tile, tiles_m, tiles_n, &tm, &tn);
+    wg_tile_coords(unit, units_m, tiles_n, &tm, &tn);
+    tm = tm * CLUSTER_M + rank;
     const int m0 = tm * BM + c * WG_ROWS, n0 = tn * BN;
 #pragma unroll
     for (int mi = 0; mi < WG_MI; ++mi)
@@ -408,7 +629,7 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
     for (int kt = 0; kt < ktiles; ++kt, ++it) {
       const int s = it % WG_STAGES;
       wg_mbar_wait(full0 + 8 * s, (unsigned)(it / WG_STAGES) & 1u);
-      const unsigned a_tile = base + s * WG_STAGE_BYTES + c * WG_ROWS * 128;
+      const unsigned a_tile = base + s * WG_STAGE_BYTES + c * WG_ROWS * WG_A_ROW_BYTES;
       const unsigned b_tile = base + s * WG_STAGE_BYTES + WG_A_BYTES;
 #pragma unroll
       for (int mi = 0; mi < WG_MI; ++mi)
@@ -419,8 +640,7 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
       for (int ks = 0; ks < WG_BK / 16; ++ks) {
         const unsigned long long db = wg_desc(b_tile + ks * 2048, WG_B_CHUNK_BYTES, 1024);
 #pragma unroll
-        for (int mi = 0; mi < WG_MI; ++mi)
-          WG_MMA(acc[mi], wg_desc(a_tile + mi * 64 * 128 + ks * 32, 16, 1024), db);
+        for (int mi = 0; mi < WG_MI; ++mi) WG_MMA(acc[mi], wg_a_desc(a_tile, mi, ks), db);
       }
       wg_commit();
       // The previous k-tile's wgmmas are done: release its stage to the producer.
@@ -429,14 +649,14 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
       for (int mi = 0; mi < WG_MI; ++mi)
 #pragma unroll
         for (int i = 0; i < WG_ACC; ++i) wg_fence_acc(acc[mi][i]);
-      if (kt > 0 && lane == 0) wg_mbar_arrive(empty0 + 8 * ((it - 1) % WG_STAGES));
+      if (kt > 0 && lane == 0) WG_RELEASE(empty0 + 8 * ((it - 1) % WG_STAGES));
     }
     wg_wait<0>();
 #pragma unroll
     for (int mi = 0; mi < WG_MI; ++mi)
 #pragma unroll
       for (int i = 0; i < WG_ACC; ++i) wg_fence_acc(acc[mi][i]);
-    if (lane == 0) wg_mbar_arrive(empty0 + 8 * ((it - 1) % WG_STAGES));
+    if (lane == 0) WG_RELEASE(empty0 + 8 * ((it - 1) % WG_STAGES));
 
     // Epilogue: d[4j + {0,1}] at (row, 8j + col + {0,1}), d[4j + {2,3}] eight rows below.
     // With N even each pair is one aligned 4-byte store (the column is even, so both are in
@@ -467,4 +687,7 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
       }
     }
   }
+#if CLUSTER_M > 1
+  wg_cluster_sync();  // neither block exits while the other may still arrive on its barriers
+#endif
 }

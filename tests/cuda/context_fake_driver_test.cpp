@@ -48,6 +48,13 @@ struct Fake {
   // when the last module was loaded.
   CUstreamCaptureMode capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
   CUstreamCaptureMode mode_at_load = CU_STREAM_CAPTURE_MODE_GLOBAL;
+  // Launches by entry point, and what the last cuLaunchKernelEx was given (copied: the config
+  // lives on the caller's stack).
+  int plain_launches = 0, ex_launches = 0;
+  unsigned ex_grid[3] = {}, ex_block[3] = {}, ex_shared = 0, ex_attrs = 0;
+  CUlaunchAttributeID ex_attr_id = CU_LAUNCH_ATTRIBUTE_IGNORE;
+  unsigned ex_cluster[3] = {};
+  int non_portable_opt_ins = 0;  // cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
   std::uintptr_t next_handle = 0x10000;
   CUdeviceptr next_ptr = 0x7000'0000;
 };
@@ -190,7 +197,31 @@ Driver fake_driver() {
     return ok();
   };
   d.cuLaunchKernel = [](CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                        unsigned, CUstream, void**, void**) { return g.launch_result; };
+                        unsigned, CUstream, void**, void**) {
+    ++g.plain_launches;
+    return g.launch_result;
+  };
+  d.cuLaunchKernelEx = [](const CUlaunchConfig* c, CUfunction, void**, void**) {
+    ++g.ex_launches;
+    const unsigned grid[3] = {c->gridDimX, c->gridDimY, c->gridDimZ};
+    const unsigned block[3] = {c->blockDimX, c->blockDimY, c->blockDimZ};
+    std::memcpy(g.ex_grid, grid, sizeof grid);
+    std::memcpy(g.ex_block, block, sizeof block);
+    g.ex_shared = c->sharedMemBytes;
+    g.ex_attrs = c->numAttrs;
+    if (c->numAttrs > 0) {
+      g.ex_attr_id = c->attrs[0].id;
+      const unsigned cluster[3] = {c->attrs[0].value.clusterDim.x, c->attrs[0].value.clusterDim.y,
+                                   c->attrs[0].value.clusterDim.z};
+      std::memcpy(g.ex_cluster, cluster, sizeof cluster);
+    }
+    return g.launch_result;
+  };
+  d.cuFuncSetAttribute = [](CUfunction, CUfunction_attribute a, int v) {
+    if (a == CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED && v == 1)
+      ++g.non_portable_opt_ins;
+    return ok();
+  };
   d.cuGetErrorName = [](CUresult rc, const char** name) {
     *name = rc == CUDA_ERROR_ILLEGAL_ADDRESS ? "CUDA_ERROR_ILLEGAL_ADDRESS" : "CUDA_ERROR_FAKE";
     return ok();
@@ -360,6 +391,57 @@ TEST_CASE("a primary context that already holds a sticky error is device_lost at
   REQUIRE_FALSE(by_options.ok());
   CHECK(by_options.status().code() == StatusCode::device_lost);
   CHECK(g.releases == 0);
+}
+
+TEST_CASE("a cluster launch reaches the driver as cuLaunchKernelEx with the cluster attribute") {
+  const Driver d = fake_driver();
+  start_with(nullptr);
+  auto dev = cuda::detail::open_selected(d, "").value();
+  auto x = dev->alloc(4096).value();
+  auto k = dev->compile(source(), Config{}).value();
+  const ArgValue args[] = {ArgValue::buf(*x, ElemType::f32, 1024), ArgValue(1024)};
+  // No cluster (the default, or one block): the plain cuLaunchKernel, as before clusters.
+  REQUIRE(dev->launch(*k, kDims, args).ok());
+  REQUIRE(dev->launch(*k, LaunchDims{{4, 1, 1}, {128, 1, 1}, 0, {1, 1, 1}}, args).ok());
+  CHECK(g.plain_launches == 2);
+  CHECK(g.ex_launches == 0);
+  // Pairs of blocks along x: one attribute, the cluster dimension, and no non-portable opt-in
+  // (2 is portable); on the device's queue, timed, and on an application's stream alike.
+  const LaunchDims pairs{{6, 1, 1}, {384, 1, 1}, 1024, {2, 1, 1}};
+  REQUIRE(dev->launch(*k, pairs, args).ok());
+  CHECK(g.ex_launches == 1);
+  CHECK(g.plain_launches == 2);
+  CHECK(g.ex_grid[0] == 6);
+  CHECK(g.ex_block[0] == 384);
+  CHECK(g.ex_shared == 1024);
+  CHECK(g.ex_attrs == 1);
+  CHECK(g.ex_attr_id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+  CHECK(g.ex_cluster[0] == 2);
+  CHECK(g.ex_cluster[1] == 1);
+  CHECK(g.ex_cluster[2] == 1);
+  CHECK(g.non_portable_opt_ins == 0);
+  TimingPlan plan;
+  plan.reps = 2;
+  REQUIRE(dev->time(*k, pairs, args, plan).ok());
+  REQUIRE(dev->launch_on(*k, pairs, args, LaunchTarget::stream(nullptr)).ok());
+  CHECK(g.ex_launches >= 4);  // the timed launches (warm-up and reps) and the stream's
+  CHECK(g.plain_launches == 2);
+  // 16 blocks per cluster exceed the portable 8: the function's opt-in comes first.
+  REQUIRE(dev->launch(*k, LaunchDims{{32, 1, 1}, {128, 1, 1}, 0, {16, 1, 1}}, args).ok());
+  CHECK(g.non_portable_opt_ins == 1);
+  CHECK(g.ex_cluster[0] == 16);
+  // A grid that is not a multiple of its cluster: refused naming the kernel, the driver
+  // untouched.
+  const int before = g.ex_launches;
+  const Status odd = dev->launch(*k, LaunchDims{{3, 1, 1}, {128, 1, 1}, 0, {2, 1, 1}}, args);
+  CHECK(odd.code() == StatusCode::invalid_argument);
+  CHECK_MESSAGE(odd.message().starts_with("k"), odd.message());
+  CHECK_MESSAGE(
+      odd.message().find("grid 3x1x1 is not a multiple of its cluster 2x1x1") != std::string::npos,
+      odd.message());
+  CHECK(dev->launch(*k, LaunchDims{{4, 1, 1}, {128, 1, 1}, 0, {0, 1, 1}}, args).code() ==
+        StatusCode::invalid_argument);
+  CHECK(g.ex_launches == before);
 }
 
 #ifndef TUNE_TEST_SANITIZED

@@ -438,3 +438,23 @@ TEST_CASE("tensor maps on a vendor without them, or a throwing callback, fail th
   CHECK(threw.status().message().find("k{") != std::string::npos);
   CHECK(j.loads == 0);  // refused before any module was loaded
 }
+
+TEST_CASE("a vendor without thread-block clusters refuses a cluster launch naming the kernel") {
+  // HIP's GpuApi has no clusters (has_clusters() is false), as this fake's: the refusal is
+  // GpuDevice's, before the driver is asked.
+  Journal j;
+  auto dev = fake_device(&j);
+  auto k = dev->compile(with_globals([](const Config&) { return std::vector<ModuleGlobal>{}; }),
+                        with_s(1));
+  REQUIRE_MESSAGE(k.ok(), k.status().to_string());
+  const Status st = dev->launch(**k, LaunchDims{{2, 1, 1}, {128, 1, 1}, 0, {2, 1, 1}}, {});
+  CHECK(st.code() == StatusCode::invalid_argument);
+  CHECK_MESSAGE(st.message().starts_with("k{"), st.message());  // the variant's name
+  CHECK_MESSAGE(st.message().find("cluster 2x1x1") != std::string::npos, st.message());
+  CHECK_MESSAGE(st.message().find("fake has no thread-block clusters") != std::string::npos,
+                st.message());
+  CHECK(j.launches == 0);
+  // A cluster of one block is no cluster: the plain launch, as before clusters existed.
+  REQUIRE(dev->launch(**k, LaunchDims{{2, 1, 1}, {128, 1, 1}, 0, {1, 1, 1}}, {}).ok());
+  CHECK(j.launches == 1);
+}

@@ -3,16 +3,22 @@
 // compile it, with no spills and within the register file (both load paths: TMA and the copy
 // path for shapes TMA cannot address are chosen at run time, so every variant holds both); the
 // PTX holds the Hopper instructions the kernel is about (wgmma, TMA, mbarrier, and the copy
-// path's proxy fence and vector shared stores), and the toolkit's ptxas, when
-// installed, assembles it for sm_90a. Whether the kernels compute the right numbers needs the
-// GPU: wgmma_gpu_test.cpp.
+// path's proxy fence and vector shared stores; with clusters the multicast TMA, the remote
+// mbarrier arrivals and the cluster barriers; at BK = 32 the 64-byte swizzle), and the
+// toolkit's ptxas, when installed, assembles it for sm_90a. The space has every tile K and
+// cluster shape, and launches clusters as whole clusters. Whether the kernels compute the
+// right numbers needs the GPU: wgmma_gpu_test.cpp.
 #include <doctest/doctest.h>
 #include <nvrtc.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -56,6 +62,16 @@ std::string ptx_of(const tune::KernelSource& src, const tune::Config& c) {
   REQUIRE(nvrtcGetPTX(prog, ptx.data()) == NVRTC_SUCCESS);
   while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();  // the size counts the terminator
   return ptx;
+}
+
+// The first configuration of `configs` with BK = `bk` and CLUSTER_M = `cluster` (their
+// defaults 64 and 1 when absent).
+const tune::Config& find_config(const std::vector<tune::Config>& configs, std::int64_t bk,
+                                std::int64_t cluster) {
+  for (const tune::Config& c : configs)
+    if (c.get_int("BK", 64) == bk && c.get_int("CLUSTER_M", 1) == cluster) return c;
+  FAIL("no configuration with BK=" << bk << " CLUSTER_M=" << cluster);
+  return configs.front();
 }
 
 }  // namespace
@@ -143,4 +159,125 @@ TEST_CASE("an architecture-specific source for a target before sm_90 is invalid_
   auto configs = k.def.space.enumerate(tune::testing::nvidia_snapshot("sm_80"));
   REQUIRE(configs.ok());
   CHECK(configs->empty());
+}
+
+TEST_CASE("the wgmma space has tile K 32/64/128 and clusters of two, launched as whole clusters") {
+  const tune::DeviceInfo h100 = tune::testing::nvidia_snapshot("sm_90");
+  for (const char* name : kWgmmaKernels) {
+    CAPTURE(name);
+    const BundledKernel k = wgmma_kernel(name);
+    auto configs = k.def.space.enumerate(h100);
+    REQUIRE(configs.ok());
+    CHECK(configs->size() <= 48);  // each costs a compile while tuning
+    int by_bk[3] = {}, clustered = 0;
+    for (const tune::Config& c : *configs) {
+      CAPTURE(c.to_string());
+      const std::int64_t bk = c.get_int("BK", 64), cluster = c.get_int("CLUSTER_M", 1);
+      REQUIRE((bk == 32 || bk == 64 || bk == 128));
+      ++by_bk[bk == 32 ? 0 : bk == 64 ? 1 : 2];
+      REQUIRE((cluster == 1 || cluster == 2));
+      clustered += cluster == 2 ? 1 : 0;
+      // Shared memory follows BK: the stages' A and B tiles, barriers and alignment slack.
+      const std::int64_t bm = c.get_int("BM"), bn = c.get_int("BN");
+      const std::int64_t stages = c.launch().num_stages;
+      CHECK(c.launch().shared_bytes == 1024 + stages * ((bm * bk + bk * bn) * 2 + 16));
+      CHECK(c.launch().shared_bytes <= h100.shared_bytes_per_block_optin);
+      // The tensor maps' boxes: A in BM x min(BK, 64) (64-byte swizzle at BK = 32), B in
+      // BK x 64.
+      const auto maps = k.def.source_for(tune::Language::cuda_hip)->tensor_maps(c);
+      REQUIRE(maps.size() == 2);
+      CHECK(maps[0].box_rows == bm);
+      CHECK(maps[0].box_cols == std::min<std::int64_t>(bk, 64));
+      CHECK(maps[0].swizzle == (bk == 32 ? tune::TensorMapSpec::Swizzle::bytes64
+                                         : tune::TensorMapSpec::Swizzle::bytes128));
+      CHECK(maps[1].box_rows == bk);
+      CHECK(maps[1].box_cols == 64);
+      // Persistent grids of whole clusters, never more blocks than the SMs, at a shape with an
+      // odd number of tile rows (the last pair's second tile is past M) and a large one.
+      for (const std::vector<std::int64_t>& size :
+           {std::vector<std::int64_t>{3 * bm - 5, 1032, 520}, {8192, 8192, 8192}, {1, 8, 8}}) {
+        // dims reads M and N alone (arguments 3 and 4): no buffers needed.
+        const std::vector<tune::ArgValue> args = {
+            tune::ArgValue(0),
+            tune::ArgValue(0),
+            tune::ArgValue(0),
+            tune::ArgValue(static_cast<std::int32_t>(size[0])),
+            tune::ArgValue(static_cast<std::int32_t>(size[1])),
+            tune::ArgValue(static_cast<std::int32_t>(size[2]))};
+        const tune::LaunchDims dims = k.def.dims(c, args);
+        CHECK(dims.cluster == tune::Dim3{static_cast<std::uint32_t>(cluster), 1, 1});
+        CHECK(dims.grid.x % cluster == 0);
+        CHECK(dims.grid.x >= cluster);
+        CHECK(dims.grid.x <= 132);
+        const std::int64_t tiles_m = (size[0] + bm - 1) / bm, tiles_n = (size[1] + bn - 1) / bn;
+        const std::int64_t units = (tiles_m + cluster - 1) / cluster * tiles_n;
+        CHECK(dims.grid.x == cluster * std::min<std::int64_t>(units, 132 / cluster));
+      }
+    }
+    CHECK(by_bk[0] >= 2);
+    CHECK(by_bk[1] >= 24);
+    CHECK(by_bk[2] >= 2);
+    CHECK(clustered >= 4);
+    // The default is the configuration of before tile K and clusters, named as it was.
+    CHECK(k.default_config.find("BK") == nullptr);
+    CHECK(k.default_config.find("CLUSTER_M") == nullptr);
+  }
+}
+
+TEST_CASE("the wgmma PTX of tile K 32 and 128 and of clusters has what they are about") {
+  const tune::DeviceInfo h100 = tune::testing::nvidia_snapshot("sm_90");
+  const BundledKernel k = wgmma_kernel("matmul_wgmma_f16");
+  const tune::KernelSource& src = *k.def.source_for(tune::Language::cuda_hip);
+  auto configs = k.def.space.enumerate(h100);
+  REQUIRE(configs.ok());
+  auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  // Without clusters: none of the cluster instructions.
+  const std::string plain = ptx_of(src, k.default_config);
+  CHECK(count(plain, "multicast::cluster") == 0);
+  CHECK(count(plain, "barrier.cluster") == 0);
+  CHECK(count(plain, "mapa") == 0);
+  // BK = 32: A's descriptors carry the 64-byte swizzle (layout type 2 in bits 62-63), B's the
+  // 128-byte one (1); BK = 64 only the 128-byte one. The descriptors' constant parts are
+  // or.b64 immediates (start address | offsets | layout type).
+  const auto layouts = [](const std::string& ptx) {
+    std::set<int> types;
+    const std::regex imm(R"(or\.b64\s+%rd\d+,\s*%rd\d+,\s*(-?\d+);)");
+    for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), imm); it != std::sregex_iterator();
+         ++it) {
+      const auto v = static_cast<std::uint64_t>(std::stoll((*it)[1].str()));
+      if ((v >> 62) != 0) types.insert(static_cast<int>(v >> 62));
+    }
+    return types;
+  };
+  const std::string bk32 = ptx_of(src, find_config(*configs, 32, 1));
+  CHECK(layouts(bk32) == std::set<int>{1, 2});
+  CHECK(layouts(plain) == std::set<int>{1});
+  // Per stage: 2 k16 steps at BK = 32, 4 at 64, 8 at 128 (one wgmma each per m64 block of a
+  // consumer: one for the 128x128 two-consumer tiles).
+  const std::string bk128 = ptx_of(src, find_config(*configs, 128, 1));
+  CHECK(count(plain, "wgmma.mma_async") == 4);
+  CHECK(count(bk32, "wgmma.mma_async") == 2);
+  CHECK(count(bk128, "wgmma.mma_async") == 8);
+  // Clusters: B multicast to both blocks, arrivals on both blocks' empty barriers through
+  // mapa, cluster barriers after the barriers' initialisation and before exit, and the
+  // cluster special registers of the pair scheduler.
+  const std::string pair = ptx_of(src, find_config(*configs, 64, 2));
+  CHECK(count(pair,
+              "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+              ".multicast::cluster") > 0);
+  CHECK(count(pair, "mapa.shared::cluster.u32") > 0);
+  CHECK(count(pair, "mbarrier.arrive.release.cluster.shared::cluster.b64") > 0);
+  CHECK(count(pair, "barrier.cluster.arrive.release") >= 2);
+  CHECK(count(pair, "barrier.cluster.wait.acquire") >= 2);
+  CHECK(count(pair, "%cluster_ctarank") > 0);
+  CHECK(count(pair, "%clusterid.x") > 0);
+  CHECK(count(pair, "%nclusterid.x") > 0);
+  // The copy path is still there (unaligned shapes with clusters copy without multicast).
+  CHECK(count(pair, "st.shared.v4.b32") > 0);
+  CHECK(count(pair, "fence.proxy.async.shared::cta") > 0);
 }

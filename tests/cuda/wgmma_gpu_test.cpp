@@ -1,14 +1,17 @@
-// The sm_90 wgmma matmuls on an H100/H200: every configuration of their space against the CPU
-// reference on random inputs, fp16 and bf16, at shapes TMA loads (ragged M, odd and skinny
-// shapes with N and K multiples of 8) and at shapes it cannot address, which take the kernel's
-// copy path (N odd, K odd, N or K alone not a multiple of 8, tiny); the tensor maps re-encoded
-// when a later call passes other buffers and zeros for a shape TMA cannot address, whatever
-// came before; the Autotuner's winner correct at both kinds of shape, and its cache hits
-// allocating nothing. Each case skips with the reason without a CUDA device or on another
-// architecture; a watchdog turns a pipeline deadlock (an mbarrier never completing) into a
+// The sm_90 wgmma matmuls on an H100/H200: every configuration of their space (tile K 32, 64
+// and 128; clusters of two blocks multicasting B) against the CPU reference on random inputs,
+// fp16 and bf16, at shapes TMA loads (ragged M, odd and skinny shapes with N and K multiples
+// of 8) and at shapes it cannot address, which take the kernel's copy path (N odd, K odd, N or
+// K alone not a multiple of 8, tiny), both with odd numbers of tile rows (a cluster's last
+// pair of tiles reaches past M) and with more tile pairs than clusters (several per cluster); the
+// tensor maps re-encoded when a later call passes other buffers and zeros for a shape TMA cannot
+// address, whatever came before; the Autotuner's winner correct at both kinds of shape, and its
+// cache hits allocating nothing. Each case skips with the reason without a CUDA device or on
+// another architecture; a watchdog turns a pipeline deadlock (an mbarrier never completing) into a
 // failure. Never asserts which configuration is faster.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <initializer_list>
 #include <memory>
@@ -77,12 +80,16 @@ void check_every_config(const char* name, bool tma) {
     compiled.push_back(std::move(*ck));
   }
   // TMA: the bundled sizes (ragged M; N and K multiples of 8 but not of the tiles), a skinny K,
-  // and a square one of several waves of persistent tiles. Copy path: the bundled ones (N odd,
-  // K odd, N % 8 != 0 alone, K % 8 != 0 alone, tiny), and larger ones whose k-tiles outnumber
-  // every configuration's stages, so the copy path's stages are reused.
+  // and a square one of several waves of persistent tiles; 5 and 23 tile rows of 128 (odd: a
+  // cluster's last pair has its second tile past M; 23 x 16 tiles are more pairs than
+  // clusters). Copy path: the bundled ones (N odd, K odd, N % 8 != 0 alone, K % 8 != 0 alone,
+  // tiny), and larger ones whose k-tiles outnumber every configuration's stages, so the copy
+  // path's stages are reused; 513 and 2900 rows are odd numbers of 128-row tiles (5, 23).
   const auto sizes =
-      tma ? sizes_of(k, true, {{2048, 1024, 512}, {1536, 1536, 1536}})
-          : sizes_of(k, false, {{513, 385, 1001}, {640, 1000, 1028}, {1000, 1030, 520}});
+      tma ? sizes_of(k, true,
+                     {{2048, 1024, 512}, {1536, 1536, 1536}, {640, 264, 200}, {2900, 2048, 256}})
+          : sizes_of(k, false,
+                     {{513, 385, 1001}, {640, 1000, 1028}, {1000, 1030, 520}, {2900, 1030, 136}});
   REQUIRE(sizes.size() >= 5);
   std::uint64_t seed = tma ? 77 : 177;
   for (const auto& size : sizes) {
@@ -166,6 +173,37 @@ TEST_CASE("a variant alternating TMA shapes and shapes TMA cannot address is rig
   // nor the zeros into the next aligned one (the kept map or a new one).
   check_default_in_order("alternating load paths",
                          {{512, 256, 128}, {1000, 1031, 520}, {300, 264, 99}}, {0, 1, 0, 2, 1});
+}
+
+TEST_CASE("a clustered wgmma configuration launched without its cluster stores nothing") {
+  // The kernel's guard: alone in a cluster of one, a CLUSTER_M = 2 block would multicast to
+  // and arrive on a block that does not exist; it returns instead, so the poisoned output
+  // stays wrong, and nothing hangs or faults.
+  auto dev = open_hopper_or_skip();
+  const BundledKernel k = wgmma_kernel("matmul_wgmma_f16");
+  auto configs = k.def.space.enumerate(dev->info());
+  REQUIRE(configs.ok());
+  const auto it = std::find_if(configs->begin(), configs->end(), [](const tune::Config& c) {
+    return c.get_int("CLUSTER_M", 1) == 2;
+  });
+  REQUIRE(it != configs->end());
+  auto ck = dev->compile(*k.def.source_for(tune::Language::cuda_hip), *it);
+  REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
+  auto w = k.workload(std::vector<std::int64_t>{512, 256, 128});
+  REQUIRE(w->setup(*dev, 21).ok());
+  const tune::testing::Watchdog dog("matmul_wgmma_f16 " + it->to_string() + " unclustered", 60);
+  tune::LaunchDims dims = k.def.dims(*it, w->args());
+  CHECK(dims.cluster == tune::Dim3{2, 1, 1});
+  REQUIRE(w->poison_outputs(*dev).ok());
+  dims.cluster = tune::Dim3{};
+  REQUIRE(dev->launch(**ck, dims, w->args()).ok());
+  REQUIRE(dev->synchronize().ok());
+  CHECK_FALSE(w->check(*dev).ok());
+  // And with its cluster, the same variant computes the product.
+  REQUIRE(w->poison_outputs(*dev).ok());
+  REQUIRE(dev->launch(**ck, k.def.dims(*it, w->args()), w->args()).ok());
+  const tune::Status cs = w->check(*dev);
+  CHECK_MESSAGE(cs.ok(), cs.to_string());
 }
 
 TEST_CASE("the Autotuner tunes the wgmma matmuls and the winner is correct") {

@@ -297,7 +297,7 @@ TEST_CASE("push constants: mixed 32/64-bit scalars are packed as the shader decl
   CHECK(dev->launch(**ck, dims, wrong).code() == StatusCode::invalid_argument);
 }
 
-TEST_CASE("launch checks: grid, block and foreign buffers") {
+TEST_CASE("launch checks: grid, block, shared memory, clusters and foreign buffers") {
   auto dev = open_vulkan_or_skip();
   auto ck = dev->compile(glsl(kSlowShader), block(64));
   REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
@@ -312,6 +312,9 @@ TEST_CASE("launch checks: grid, block and foreign buffers") {
         StatusCode::invalid_argument);  // not the compiled workgroup size
   CHECK(dev->launch(**ck, {{1, 1, 1}, {64, 1, 1}, 256}, args).code() ==
         StatusCode::invalid_argument);  // no dynamic shared memory in Vulkan
+  const Status clustered = dev->launch(**ck, {{2, 1, 1}, {64, 1, 1}, 0, {2, 1, 1}}, args);
+  CHECK(clustered.code() == StatusCode::invalid_argument);  // no thread-block clusters
+  CHECK(clustered.message().find("cluster 2x1x1") != std::string::npos);
   auto other = open_vulkan_or_skip();
   auto foreign = other->alloc(4096 * 4);
   REQUIRE(foreign.ok());

@@ -202,6 +202,37 @@ class CudaApi final : public gpu::GpuApi {
     *base = b;
     return rc;
   }
+  bool has_clusters() const noexcept override { return true; }
+  // Clusters of up to 8 blocks are portable; a larger one needs the function's non-portable
+  // opt-in first (honoured on sm_90 up to 16), asked for only then.
+  int launch_cluster(Handle f, const Dim3& g, const Dim3& b, const Dim3& c, std::uint32_t shared,
+                     Handle s, void** params) override {
+    if (d_.cuLaunchKernelEx == nullptr) return CUDA_ERROR_NOT_SUPPORTED;  // driver < 12.0
+    const auto fn = static_cast<CUfunction>(f);
+    if (c.product() > 8) {
+      if (CUresult rc =
+              d_.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+          rc != CUDA_SUCCESS)
+        return rc;
+    }
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = c.x;
+    attr.value.clusterDim.y = c.y;
+    attr.value.clusterDim.z = c.z;
+    CUlaunchConfig config{};
+    config.gridDimX = g.x;
+    config.gridDimY = g.y;
+    config.gridDimZ = g.z;
+    config.blockDimX = b.x;
+    config.blockDimY = b.y;
+    config.blockDimZ = b.z;
+    config.sharedMemBytes = shared;
+    config.hStream = stream(s);
+    config.attrs = &attr;
+    config.numAttrs = 1;
+    return d_.cuLaunchKernelEx(&config, fn, params, nullptr);
+  }
   bool has_tensor_maps() const noexcept override { return true; }
   int encode_tensor_map(void* map, const TensorMapSpec& spec, ElemType type, DevPtr ptr,
                         std::uint64_t rows, std::uint64_t cols) override {

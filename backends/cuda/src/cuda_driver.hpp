@@ -58,7 +58,8 @@ namespace tune::cuda::detail {
 // Entry points a driver may lack (newer than the oldest driver libtune runs on): resolved when
 // present, null otherwise; the feature that needs one reports it missing when used.
 //   cuTensorMapEncodeTiled (CUDA 12.0): TMA tensor maps (KernelSource::tensor_maps).
-#define TUNE_CUDA_DRIVER_OPTIONAL_ENTRY_POINTS(X) X(cuTensorMapEncodeTiled)
+//   cuLaunchKernelEx (CUDA 12.0): launches in thread-block clusters (LaunchDims::cluster).
+#define TUNE_CUDA_DRIVER_OPTIONAL_ENTRY_POINTS(X) X(cuTensorMapEncodeTiled) X(cuLaunchKernelEx)
 
 // Function pointers, one per entry point, named as cuda.h names them. There is deliberately no
 // entry that resets or destroys a context (cuDevicePrimaryCtxReset, cuCtxDestroy, cuCtxCreate):

@@ -138,6 +138,18 @@ class GpuApi {
   virtual int func_set_max_dynamic_shared(Handle function, int bytes) = 0;
   virtual int launch(Handle function, const Dim3& grid, const Dim3& block,
                      std::uint32_t shared_bytes, Handle stream, void** params) = 0;
+  // Thread-block clusters (LaunchDims::cluster): whether this vendor has them, and a launch in
+  // clusters of `cluster` blocks (cuLaunchKernelEx with the cluster-dimension attribute).
+  // GpuDevice calls launch_cluster only where has_clusters() and the cluster exceeds one block.
+  // Only CUDA implements them.
+  virtual bool has_clusters() const noexcept { return false; }
+  virtual int launch_cluster(Handle function, const Dim3& grid, const Dim3& block,
+                             const Dim3& cluster, std::uint32_t shared_bytes, Handle stream,
+                             void** params) {
+    (void)function, (void)grid, (void)block, (void)cluster, (void)shared_bytes, (void)stream,
+        (void)params;
+    return -1;
+  }
 
   virtual int event_create(Handle* event) = 0;
   virtual int event_destroy(Handle event) = 0;

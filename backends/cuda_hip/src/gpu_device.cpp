@@ -520,6 +520,20 @@ Status GpuDevice::launch_locked(const GpuKernel& kernel, const LaunchDims& dims,
                                                     " exceeds the device limit " +
                                                     to_string(info_.max_grid));
   }
+  if (dims.cluster != Dim3{}) {
+    const Dim3& c = dims.cluster;
+    if (!api_->has_clusters()) {
+      return Status(StatusCode::invalid_argument, kernel.name() + ": cluster " + to_string(c) +
+                                                      " requested, but " + info_.backend +
+                                                      " has no thread-block clusters (CUDA only)");
+    }
+    if (c.product() == 0 || dims.grid.x % c.x != 0 || dims.grid.y % c.y != 0 ||
+        dims.grid.z % c.z != 0) {
+      return Status(StatusCode::invalid_argument, kernel.name() + ": grid " + to_string(dims.grid) +
+                                                      " is not a multiple of its cluster " +
+                                                      to_string(c));
+    }
+  }
   if (dims.shared_bytes > kernel.dynamic_shared_limit_.load(std::memory_order_relaxed)) {
     const std::uint64_t total = std::uint64_t{dims.shared_bytes} + kernel.resources().shared_bytes;
     if (total > info_.shared_bytes_per_block_optin) {
@@ -584,11 +598,17 @@ Status GpuDevice::launch_locked(const GpuKernel& kernel, const LaunchDims& dims,
 
 Status GpuDevice::driver_launch(const GpuKernel& kernel, const LaunchDims& dims, const Dim3& block,
                                 Handle stream, void** params) {
-  if (int rc = api_->launch(kernel.function(), dims.grid, block, dims.shared_bytes, stream, params);
+  // launch_locked admitted a cluster other than 1x1x1 only where the vendor has clusters.
+  const bool clustered = dims.cluster != Dim3{};
+  if (int rc = clustered ? api_->launch_cluster(kernel.function(), dims.grid, block, dims.cluster,
+                                                dims.shared_bytes, stream, params)
+                         : api_->launch(kernel.function(), dims.grid, block, dims.shared_bytes,
+                                        stream, params);
       rc != 0) {
     return fail(Call::launch, rc, StatusCode::launch_failed,
                 kernel.name() + " grid " + to_string(dims.grid) + " block " + to_string(block) +
-                    " smem " + std::to_string(dims.shared_bytes));
+                    (clustered ? " cluster " + to_string(dims.cluster) : std::string()) + " smem " +
+                    std::to_string(dims.shared_bytes));
   }
   return {};
 }

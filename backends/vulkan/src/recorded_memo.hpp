@@ -41,7 +41,8 @@ struct RecordedMemo {
   bool matches(const void* dev, const VulkanKernel* k, const LaunchDims& d, ArgList a) const {
     if (dev != device || k != kernel) return false;
     if (generation != recorded_generation.load(std::memory_order_acquire)) return false;
-    if (d.grid != dims.grid || d.block != dims.block || d.shared_bytes != dims.shared_bytes)
+    if (d.grid != dims.grid || d.block != dims.block || d.shared_bytes != dims.shared_bytes ||
+        d.cluster != dims.cluster)
       return false;
     return args.equals(a);
   }

@@ -577,6 +577,11 @@ Status VulkanDevice::bind_args(const VulkanKernel& k, const LaunchDims& dims, Ar
     return Status(StatusCode::invalid_argument,
                   "Vulkan has no dynamic shared memory (LaunchDims::shared_bytes must be 0)");
   }
+  if (dims.cluster != Dim3{}) {
+    return Status(StatusCode::invalid_argument,
+                  "Vulkan has no thread-block clusters (LaunchDims::cluster " +
+                      to_string(dims.cluster) + " must be 1x1x1)");
+  }
   for (int d = 0; d < 3; ++d) {
     const std::uint32_t g = d == 0 ? dims.grid.x : d == 1 ? dims.grid.y : dims.grid.z;
     if (g > l.maxComputeWorkGroupCount[d]) {

@@ -176,6 +176,17 @@ struct LaunchDims {
   Dim3 grid;                       // blocks / workgroups per dimension
   Dim3 block;                      // threads per block / workgroup size
   std::uint32_t shared_bytes = 0;  // dynamic shared memory
+  // Thread-block clusters (CUDA, sm_90 and later): blocks per cluster in each dimension; each
+  // grid dimension must be a multiple of it. The default, one block, launches as before (the
+  // plain launch call). HIP and Vulkan refuse any other cluster (invalid_argument, HIP's
+  // naming the kernel); so does CUDA for a grid that is not a multiple of it, and its driver
+  // refuses clusters before sm_90 (launch_failed).
+  Dim3 cluster;
+
+  LaunchDims() = default;
+  // Positional like the aggregate this type once was ({grid, block, shared}).
+  LaunchDims(Dim3 g, Dim3 b, std::uint32_t shared = 0, Dim3 c = {})
+      : grid(g), block(b), shared_bytes(shared), cluster(c) {}
 };
 
 // A buffer put back from a snapshot: `dst` receives dst->size_bytes() bytes of `src`.

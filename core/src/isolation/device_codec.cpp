@@ -38,6 +38,7 @@ void put_dims(WireWriter& w, const LaunchDims& d) {
   put_dim3(w, d.grid);
   put_dim3(w, d.block);
   w.u32(d.shared_bytes);
+  put_dim3(w, d.cluster);
 }
 
 LaunchDims get_dims(WireReader& r) {
@@ -45,6 +46,7 @@ LaunchDims get_dims(WireReader& r) {
   d.grid = get_dim3(r);
   d.block = get_dim3(r);
   d.shared_bytes = r.u32();
+  d.cluster = get_dim3(r);
   return d;
 }
 

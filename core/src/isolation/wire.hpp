@@ -44,7 +44,7 @@ enum class WireOp : std::uint8_t {
 
 // The protocol's version, the hello's first field: a parent refuses a worker speaking another
 // (an installed tune-worker older or newer than the library that spawns it).
-inline constexpr std::uint32_t kWireVersion = 2;
+inline constexpr std::uint32_t kWireVersion = 3;  // 3: LaunchDims::cluster
 
 // The largest payload a frame carries: its length is a u32. write_frame refuses a larger one
 // (invalid_argument, nothing written) and read_frame never sees one.

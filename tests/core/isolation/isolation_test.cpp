@@ -133,7 +133,7 @@ TEST_CASE("wire: every field round-trips, truncated and garbage messages are ref
   w.f64(-2.5);
   w.str("hello");
   w.status(Status(StatusCode::launch_failed, "boom"));
-  detail::put_dims(w, LaunchDims{{3, 2, 1}, {128, 1, 1}, 64});
+  detail::put_dims(w, LaunchDims{{4, 2, 1}, {128, 1, 1}, 64, {2, 1, 1}});
   detail::put_args(w, std::vector<ArgValue>{ArgValue(42), ArgValue(1.5f)},
                    [](const DeviceBuffer*) { return std::uint64_t{0}; });
   const auto bytes = w.bytes();
@@ -148,9 +148,10 @@ TEST_CASE("wire: every field round-trips, truncated and garbage messages are ref
   CHECK(st.code() == StatusCode::launch_failed);
   CHECK(st.message() == "boom");
   const LaunchDims d = detail::get_dims(r);
-  CHECK(d.grid == Dim3{3, 2, 1});
+  CHECK(d.grid == Dim3{4, 2, 1});
   CHECK(d.block == Dim3{128, 1, 1});
   CHECK(d.shared_bytes == 64);
+  CHECK(d.cluster == Dim3{2, 1, 1});
   std::vector<ArgValue> args;
   CHECK(detail::get_args(
       r, [](std::uint64_t) { return nullptr; }, &args));
