@@ -31,6 +31,7 @@ struct StabilityArgs {
   bool no_screen = false;    // BenchOptions::showdown_screen_rounds = 0 (likewise)
   bool no_sustain = false;   // BenchOptions::showdown_sustain_ms = 0 (likewise)
   double sustain_ms = -1;    // BenchOptions::showdown_sustain_ms when >= 0 (to compare lengths)
+  int sustain_pairs = 1;     // BenchOptions::showdown_sustain_pairs
 };
 
 // A pick more than this much slower than the reference's fastest is a wrong pick (issue 15).
@@ -90,6 +91,7 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
   if (a.no_screen) opts.bench.showdown_screen_rounds = 0;
   if (a.no_sustain) opts.bench.showdown_sustain_ms = 0;
   if (a.sustain_ms >= 0) opts.bench.showdown_sustain_ms = a.sustain_ms;
+  opts.bench.showdown_sustain_pairs = a.sustain_pairs;
   if (a.quick) {
     opts.bench.warmup_ms = 2;
     opts.bench.rep_ms = 10;
@@ -246,6 +248,10 @@ void add_stability_command(CLI::App& app) {
                 "Tune with sustained turns of this length (BenchOptions::showdown_sustain_ms; "
                 "the default is twice the device's power-settle time), to compare")
       ->check(CLI::Range(0.0, 10000.0));
+  c->add_option("--sustain-pairs", args->sustain_pairs,
+                "Allow up to this many forward/backward pairs of sustained turns while they "
+                "disagree on the leader (BenchOptions::showdown_sustain_pairs; default 1)")
+      ->check(CLI::Range(1, 10));
   c->callback([args] { cmd_stability(*args); });
 }
 

@@ -88,6 +88,9 @@ Status validate(const BenchOptions& o) {
       {"showdown_screen_rounds", o.showdown_screen_rounds}};
   for (const auto& [field, v] : non_negative_counts)
     if (v < 0) return bad(field, "must be >= 0, not " + std::to_string(v));
+  if (o.showdown_sustain_pairs < 1)
+    return bad("showdown_sustain_pairs",
+               "must be >= 1, not " + std::to_string(o.showdown_sustain_pairs));
   if (o.showdown_finalists < 2)
     return bad("showdown_finalists", "must be >= 2, not " + std::to_string(o.showdown_finalists));
   if (o.warmup_count < 0 || o.rep_count < 0)

@@ -144,12 +144,6 @@ double sustain_ms(const Device& dev, const BenchOptions& opts) {
   return opts.showdown_sustain_ms < 0 ? 2.0 * dev.info().power_settle_ms : opts.showdown_sustain_ms;
 }
 
-// At most this many forward/backward pairs of sustained turns: the first pair always, another
-// while the rounds disagree on the leader (rounds_agree), i.e. while the contenders' difference
-// is within what a turn's clock moves by itself (on the H200 up to 6% between two 100 ms turns
-// of one configuration, bench/RESULTS.md s20): each pair halves the variance of the means.
-constexpr int kMaxSustainPairs = 3;
-
 // One round of sustained turns over the contenders, in the given direction: each live
 // contender's turn's second half is appended to turns[k]; a contender that fails is dropped
 // with its reason. Returns non-ok only for device_lost.
@@ -186,12 +180,14 @@ std::vector<std::vector<double>> turn_medians(
 
 // Sustained turns (BenchOptions::showdown_sustain_ms): the contestants still within
 // showdown_sustain_margin of the fastest each run alone for a whole turn, in pairs of rounds
-// (forward, backward), one pair and up to kMaxSustainPairs while the rounds disagree on the
-// leader. Each contender's turns, levelled to the mean of their medians (level_turns),
-// replace its samples. Those samples are scaled so that the fastest of them keeps the fastest
-// contender's median from before: sustained turns decide the order among the contenders, and
-// everyone else's samples (more than the margin slower at the showdown's clock) stay
-// comparable with theirs, whatever the clock the sustained load settled at. Returns non-ok
+// (forward, backward), one pair and up to showdown_sustain_pairs while the rounds disagree on
+// the leader (rounds_agree: their difference is within what a turn's clock moves by itself,
+// on the H200 up to 6-11% between two 100 ms turns of one configuration; each pair halves the
+// variance of the means). Each contender's turns, levelled to the mean of their medians
+// (level_turns), replace its samples. Those samples are scaled so that the fastest of them keeps
+// the fastest contender's median from before: sustained turns decide the order among the
+// contenders, and everyone else's samples (more than the margin slower at the showdown's clock)
+// stay comparable with theirs, whatever the clock the sustained load settled at. Returns non-ok
 // only for device_lost.
 Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<RaceEntry>& entries,
                InputRotation* rotation, ShowdownReport& out) {
@@ -201,7 +197,7 @@ Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<
       pick_finalists(entries, std::max(0.0, opts.showdown_sustain_margin), finalist_limit(opts));
   if (contenders.size() < 2) return {};
   std::vector<std::vector<std::vector<double>>> turns(contenders.size());
-  for (int pair = 0; pair < kMaxSustainPairs; ++pair) {
+  for (int pair = 0; pair < std::max(1, opts.showdown_sustain_pairs); ++pair) {
     for (bool backward : {false, true})
       TUNE_RETURN_IF_ERROR(
           sustain_round(dev, args, opts, entries, contenders, backward, turn_ms, rotation, turns));

@@ -42,7 +42,8 @@ bool shifted(const std::vector<double>& first, const std::vector<double>& second
 //  5. sustained turns (opts.showdown_sustain_ms; off unless the device reports a
 //     power_settle_ms): the contestants within showdown_sustain_margin of the fastest, when
 //     there are two or more, each run alone for a turn of that long, forward then backward
-//     (up to two more such pairs while the rounds disagree on the leader); the second half of
+//     (more such pairs, up to showdown_sustain_pairs, while the rounds disagree on the
+//     leader); the second half of
 //     each turn, levelled to the mean of the contender's turn medians, decides their order,
 //     scaled so that the fastest keeps the fastest's median from step 3 (the others' samples
 //     stay comparable).

@@ -164,11 +164,13 @@ TEST_CASE("rounds_agree: the leader by mean must be the fastest of every round")
   CHECK_FALSE(rounds_agree({{NAN}, {101, 99}, {100, 100}}));
 }
 
-TEST_CASE("sustained turns: rounds that disagree on the leader get more pairs, up to three") {
-  SUBCASE("a clear order: one pair of rounds") {
+TEST_CASE("sustained turns: rounds that disagree on the leader get more pairs, if allowed") {
+  SUBCASE("a clear order: one pair of rounds, three allowed") {
     Contest c({{1, 1000.0}, {2, 1015.0}, {3, 1500.0}});
     const auto args = c.rig.args(1024);
-    auto race = std::make_unique<Race>(c.rig.dev, args, sustained_bench(0.4));
+    auto opts = sustained_bench(0.4);
+    opts.showdown_sustain_pairs = 3;
+    auto race = std::make_unique<Race>(c.rig.dev, args, opts);
     race->add(c.entry(0, samples_around(1000, 0.0, 20, 1)));
     race->add(c.entry(1, samples_around(1015, 0.0, 20, 2)));
     auto out = race->finish();
@@ -176,12 +178,25 @@ TEST_CASE("sustained turns: rounds that disagree on the leader get more pairs, u
     CHECK(out->sustained == 2);
     CHECK(out->sustained_pairs == 1);
   }
-  SUBCASE("a tie under a clock that speeds up through the rounds: three pairs, then a pick") {
-    // Each round favours the contender that runs later in it: forward BM=2, backward BM=1.
+  SUBCASE("the default: one pair, even when the rounds disagree") {
     Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1500.0}});
     c.rig.dev.set_clock_ramp(1.5, 1e9);
     const auto args = c.rig.args(1024);
     auto race = std::make_unique<Race>(c.rig.dev, args, sustained_bench(0.4));
+    race->add(c.entry(0, samples_around(1000, 0.0, 20, 1)));
+    race->add(c.entry(1, samples_around(1000, 0.0, 20, 2)));
+    auto out = race->finish();
+    REQUIRE(out.ok());
+    CHECK(out->sustained_pairs == 1);
+  }
+  SUBCASE("a tie under a clock that speeds up through the rounds: all three pairs, then a pick") {
+    // Each round favours the contender that runs later in it: forward BM=2, backward BM=1.
+    Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1500.0}});
+    c.rig.dev.set_clock_ramp(1.5, 1e9);
+    const auto args = c.rig.args(1024);
+    auto opts = sustained_bench(0.4);
+    opts.showdown_sustain_pairs = 3;
+    auto race = std::make_unique<Race>(c.rig.dev, args, opts);
     race->add(c.entry(0, samples_around(1000, 0.0, 20, 1)));
     race->add(c.entry(1, samples_around(1000, 0.0, 20, 2)));
     c.rig.dev.clear_events();

@@ -697,6 +697,7 @@ TEST_CASE("user mistakes exit non-zero with a message") {
       {{"stability", "--device", "bogus"},
        "tune stability: not_found: backend 'bogus' is not compiled"},
       {{"stability", "--sustain-ms", "-3"}, "--sustain-ms"},
+      {{"stability", "--sustain-pairs", "0"}, "--sustain-pairs"},
       {{"flush-check", "--device", "nosuchbackend:3"},
        "tune flush-check: not_found: backend 'nosuchbackend' is not compiled"},
   };

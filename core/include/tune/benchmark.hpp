@@ -150,10 +150,12 @@ struct BenchOptions {
   // rounds (forward, backward) of one turn of `showdown_sustain_ms` each (at least two and
   // at most max_reps launches: tune/sustained_turn.hpp), and only the second half of each turn
   // counts (the clock has followed that contestant by then): those samples decide, each
-  // contender's turns levelled to the mean of their medians. While the rounds disagree on the
-  // leader, up to two more pairs of rounds are timed. Costs about 2 x contestants x
-  // showdown_sustain_ms per pair, plus at most two launches per turn for a kernel longer than
-  // half a turn. showdown_sustain_ms < 0 (the default): twice
+  // contender's turns levelled to the mean of their medians. With showdown_sustain_pairs > 1,
+  // more forward/backward pairs (up to that many in all) are timed while the rounds disagree
+  // on the leader; the default 1 times one pair (on the H200 up to 3 pairs cost 2-3x the
+  // tuning time with no fewer wrong picks: bench/RESULTS.md, s21). Costs about 2 x
+  // contestants x showdown_sustain_ms per pair, plus at most two launches per turn for a
+  // kernel longer than half a turn. showdown_sustain_ms < 0 (the default): twice
   // the device's DeviceInfo::power_settle_ms (0 on CPU and simulated devices: off); 0: off.
   int showdown_rounds = 6;
   int showdown_finalists = 3;
@@ -163,6 +165,7 @@ struct BenchOptions {
   double showdown_screen_margin = 0.5;
   double showdown_sustain_ms = -1.0;
   double showdown_sustain_margin = 0.05;
+  int showdown_sustain_pairs = 1;
 };
 
 // What a tuning's showdown did (TuningReport::showdown; see BenchOptions::showdown_rounds).
