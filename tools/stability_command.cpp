@@ -32,6 +32,7 @@ struct StabilityArgs {
   bool no_sustain = false;   // BenchOptions::showdown_sustain_ms = 0 (likewise)
   double sustain_ms = -1;    // BenchOptions::showdown_sustain_ms when >= 0 (to compare lengths)
   int sustain_pairs = 1;     // BenchOptions::showdown_sustain_pairs
+  int reference_passes = 2;  // --quality: passes over every candidate (reference_medians)
 };
 
 // A pick more than this much slower than the reference's fastest is a wrong pick (issue 15).
@@ -98,7 +99,7 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
   }
   double fastest_ns = INFINITY;
   if (a.quality) {
-    auto ref = reference_medians(dev, k, *w, a.quick ? 20.0 : 100.0);
+    auto ref = reference_medians(dev, k, *w, a.quick ? 20.0 : 100.0, a.reference_passes);
     if (!ref.ok())
       fail(k.name + " " + out.size + ": reference timing: " + ref.status().to_string());
     out.reference_passes = std::move(*ref);
@@ -149,7 +150,7 @@ void print_text(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int
       std::printf("%-35s picks > %.0f%% from the reference's fastest: %d of %zu, worst %.3fx\n", "",
                   (kWrongPick - 1) * 100, k.wrong_picks(), k.pick_ratios.size(), k.worst_ratio());
     if (!k.reference_passes.empty())
-      std::printf("%-35s reference: its two passes differ by up to %.1f%%\n", "",
+      std::printf("%-35s reference: its passes differ by up to %.1f%%\n", "",
                   100 * pass_spread(k.reference_passes));
     if (!k.tune_ms.empty())
       std::printf("%-35s tuning: median %.0f ms; sustained turns held in %d of %zu runs\n", "",
@@ -230,8 +231,8 @@ void add_stability_command(CLI::App& app) {
   c->add_flag("--json", args->json, "Machine-readable output");
   c->add_flag("--quality", args->quality,
               "Also time every candidate exhaustively (a 100 ms turn of back-to-back launches "
-              "each, its second half counted, in two passes, the second reversed) and count the "
-              "picks more than 2% slower than the fastest");
+              "each, its second half counted, in --reference-passes passes, every other one "
+              "reversed) and count the picks more than 2% slower than the fastest");
   c->add_option("--heat-ms", args->heat_ms,
                 "Before each tuning, load the GPU this long with the largest bundled matmul")
       ->check(CLI::Range(0.0, 600000.0));
@@ -248,6 +249,10 @@ void add_stability_command(CLI::App& app) {
                 "Tune with sustained turns of this length (BenchOptions::showdown_sustain_ms; "
                 "the default is twice the device's power-settle time), to compare")
       ->check(CLI::Range(0.0, 10000.0));
+  c->add_option("--reference-passes", args->reference_passes,
+                "With --quality: time every candidate in this many passes (every other one "
+                "reversed; default 2), each candidate's reference the mean of its passes")
+      ->check(CLI::Range(2, 20));
   c->add_option("--sustain-pairs", args->sustain_pairs,
                 "Allow up to this many forward/backward pairs of sustained turns while they "
                 "disagree on the leader (BenchOptions::showdown_sustain_pairs; default 1)")

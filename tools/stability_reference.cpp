@@ -28,7 +28,8 @@ Result<double> second_half_median(Device& dev, const CompiledKernel& kernel, con
 }  // namespace
 
 Result<std::map<std::string, std::vector<double>>> reference_medians(
-    Device& dev, const kernels::BundledKernel& k, const kernels::Workload& w, double turn_ms) {
+    Device& dev, const kernels::BundledKernel& k, const kernels::Workload& w, double turn_ms,
+    int passes_wanted) {
   AutotunerOptions opts;
   opts.persistent = false;
   opts.print = false;
@@ -43,9 +44,10 @@ Result<std::map<std::string, std::vector<double>>> reference_medians(
     if (compiled.ok()) kernels[i] = std::move(*compiled);  // a failed one has no reference
   }
   std::vector<std::vector<double>> passes(configs.size());
-  for (int pass = 0; pass < 2; ++pass) {
+  const int n_passes = std::max(2, passes_wanted);
+  for (int pass = 0; pass < n_passes; ++pass) {
     for (std::size_t n = 0; n < configs.size(); ++n) {
-      const std::size_t i = pass == 0 ? n : configs.size() - 1 - n;
+      const std::size_t i = pass % 2 == 0 ? n : configs.size() - 1 - n;
       if (kernels[i] == nullptr) continue;
       auto m =
           second_half_median(dev, *kernels[i], k.def.dims(configs[i], w.args()), w.args(), turn_ms);
@@ -55,7 +57,8 @@ Result<std::map<std::string, std::vector<double>>> reference_medians(
   }
   std::map<std::string, std::vector<double>> out;
   for (std::size_t i = 0; i < configs.size(); ++i)
-    if (passes[i].size() == 2) out[configs[i].to_string()] = std::move(passes[i]);
+    if (passes[i].size() == static_cast<std::size_t>(n_passes))
+      out[configs[i].to_string()] = std::move(passes[i]);
   return out;
 }
 

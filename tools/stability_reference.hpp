@@ -10,23 +10,24 @@
 
 namespace tune::cli {
 
-// Each candidate's reference median in nanoseconds, by Config::to_string(): every candidate
-// of the key runs a turn of `turn_ms` of back-to-back L2-flushed launches, in two passes, the
-// second in reverse order; the median of each turn's second half counts (by then a power-
-// limited GPU's clock has followed this candidate's own draw, not its neighbour's: what runs
-// fastest back to back, as the tuner's sustained turns rank it; DeviceInfo::power_settle_ms),
-// and both passes are returned (pass_means averages them, so a clock that drifts during the
-// reference does not favour either end of the list; pass_spread says how much the reference
-// moved by itself). A candidate that failed to compile or run in either pass has none.
-// Blocks; compiles and times on `dev`.
+// Each candidate's reference medians in nanoseconds, one per pass, by Config::to_string():
+// every candidate of the key runs a turn of `turn_ms` of back-to-back L2-flushed launches, in
+// `passes` passes (at least two), every other one in reverse order; the median of each turn's
+// second half counts (by then a power-limited GPU's clock has followed this candidate's own
+// draw, not its neighbour's: what runs fastest back to back, as the tuner's sustained turns
+// rank it; DeviceInfo::power_settle_ms). pass_means averages them (with an even count a clock
+// that drifts during the reference favours neither end of the list; more passes, less noise);
+// pass_spread says how much the reference moved by itself. A candidate that failed to compile
+// or run in any pass has none. Blocks; compiles and times on `dev`.
 Result<std::map<std::string, std::vector<double>>> reference_medians(
-    Device& dev, const kernels::BundledKernel& k, const kernels::Workload& w, double turn_ms);
+    Device& dev, const kernels::BundledKernel& k, const kernels::Workload& w, double turn_ms,
+    int passes);
 
 // Each candidate's mean over its passes.
 std::map<std::string, double> pass_means(const std::map<std::string, std::vector<double>>& passes);
 
-// The largest |pass 1 - pass 2| / mean over the candidates within 5% of the fastest mean (the
-// ones a pick can be judged against); 0 when there are none.
+// The largest (slowest pass - fastest pass) / mean over the candidates within 5% of the
+// fastest mean (the ones a pick can be judged against); 0 when there are none.
 double pass_spread(const std::map<std::string, std::vector<double>>& passes);
 
 // The fastest reference median (+inf when none).

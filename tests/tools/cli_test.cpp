@@ -698,6 +698,7 @@ TEST_CASE("user mistakes exit non-zero with a message") {
        "tune stability: not_found: backend 'bogus' is not compiled"},
       {{"stability", "--sustain-ms", "-3"}, "--sustain-ms"},
       {{"stability", "--sustain-pairs", "0"}, "--sustain-pairs"},
+      {{"stability", "--reference-passes", "1"}, "--reference-passes"},
       {{"flush-check", "--device", "nosuchbackend:3"},
        "tune flush-check: not_found: backend 'nosuchbackend' is not compiled"},
   };

@@ -456,7 +456,7 @@ TEST_CASE("tune stability --quality: every pick compared with an exhaustive refe
   require_vulkan(cli);
   const ProcessResult r =
       cli.run({"stability", "--device", "vulkan", "--kernel", kKernel, "--quick", "--runs", "2",
-               "--quality", "--heat-ms", "20", "--json"});
+               "--quality", "--heat-ms", "20", "--json", "--reference-passes", "3"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
   const json j = json::parse(r.out);
   REQUIRE(j["keys"].size() == 1);
@@ -470,17 +470,19 @@ TEST_CASE("tune stability --quality: every pick compared with an exhaustive refe
     CHECK(ns > 0);
     fastest = std::min(fastest, ns);
   }
-  // Each median is the mean of its two passes; the spread is the largest pass difference over
-  // the mean among the candidates within 5% of the fastest.
+  // Each median is the mean of its three passes; the spread is the largest difference between
+  // a candidate's slowest and fastest pass over its mean among those within 5% of the fastest.
   REQUIRE(key["reference_passes_ns"].size() == 24);
   double spread = 0;
   for (const auto& ref : key["reference_passes_ns"].items()) {
     const json& passes = ref.value();
-    REQUIRE(passes.size() == 2);
+    REQUIRE(passes.size() == 3);
     const double p0 = passes[0].get<double>(), p1 = passes[1].get<double>();
+    const double p2 = passes[2].get<double>();
     const double mean = key["reference_ns"][ref.key()].get<double>();
-    CHECK(mean == doctest::Approx(0.5 * (p0 + p1)));
-    if (mean <= 1.05 * fastest) spread = std::max(spread, std::abs(p0 - p1) / mean);
+    CHECK(mean == doctest::Approx((p0 + p1 + p2) / 3));
+    const double lo = std::min({p0, p1, p2}), hi = std::max({p0, p1, p2});
+    if (mean <= 1.05 * fastest) spread = std::max(spread, (hi - lo) / mean);
   }
   CHECK(key["reference_pass_spread"].get<double>() == doctest::Approx(spread));
   // One ratio per run, each the pick's reference median over the fastest: at least 1.
