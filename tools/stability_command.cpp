@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "open_cli_device.hpp"
+#include "stability_judge.hpp"
 #include "stability_reference.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
@@ -33,10 +34,26 @@ struct StabilityArgs {
   double sustain_ms = -1;    // BenchOptions::showdown_sustain_ms when >= 0 (to compare lengths)
   int sustain_pairs = 1;     // BenchOptions::showdown_sustain_pairs
   int reference_passes = 2;  // --quality: passes over every candidate (reference_medians)
+  int judge_pairs = 3;       // --quality: forward/backward pairs of the judge (head_to_head)
 };
 
-// A pick more than this much slower than the reference's fastest is a wrong pick (issue 15).
+// A pick more than this much slower than the fastest is a wrong pick (issue 15).
 constexpr double kWrongPick = 1.02;
+// The judge times the picks against this many of the reference's fastest candidates.
+constexpr int kJudgeTop = 3;
+
+// Picks more than kWrongPick from the fastest; a pick with no time (NaN) counts as wrong.
+int count_wrong(const std::vector<double>& ratios) {
+  return static_cast<int>(
+      std::count_if(ratios.begin(), ratios.end(), [](double r) { return !(r <= kWrongPick); }));
+}
+
+// The largest ratio, or NaN when any is NaN.
+double worst(const std::vector<double>& ratios) {
+  double w = 0;
+  for (double r : ratios) w = std::isnan(w) || std::isnan(r) ? NAN : std::max(w, r);
+  return w;
+}
 
 // One key's outcome over the runs.
 struct KeyOutcome {
@@ -49,19 +66,13 @@ struct KeyOutcome {
   std::map<std::string, double> reference;
   std::map<std::string, std::vector<double>> reference_passes;
   std::vector<double> pick_ratios;
+  // With --quality and judge pairs: the picks and the reference's fastest timed head to head,
+  // and each run's pick over the fastest of them.
+  HeadToHead judge;
+  std::vector<double> judged_ratios;
   std::vector<double> tune_ms;  // each run's TuningReport::wall_ms (compiling included)
   int sustained = 0;            // runs whose showdown held sustained turns
   double median_tune_ms() const { return tune_ms.empty() ? 0.0 : quantile(tune_ms, 0.5); }
-  int wrong_picks() const {
-    return static_cast<int>(std::count_if(pick_ratios.begin(), pick_ratios.end(), [](double r) {
-      return !(r <= kWrongPick);  // a pick missing from the reference (NaN) counts as wrong
-    }));
-  }
-  double worst_ratio() const {
-    double w = 0;
-    for (double r : pick_ratios) w = std::isnan(r) ? r : std::max(w, r);
-    return w;
-  }
   // Runs that picked the most frequent winner, over all runs.
   double agreement() const {
     int top = 0;
@@ -98,14 +109,21 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
     opts.bench.rep_ms = 10;
   }
   double fastest_ns = INFINITY;
+  const double turn_ms = a.quick ? 20.0 : 100.0;
+  Candidates candidates;
   if (a.quality) {
-    auto ref = reference_medians(dev, k, *w, a.quick ? 20.0 : 100.0, a.reference_passes);
+    auto compiled = compile_candidates(dev, k, *w);
+    if (!compiled.ok())
+      fail(k.name + " " + out.size + ": compiling the reference: " + compiled.status().to_string());
+    candidates = std::move(*compiled);
+    auto ref = reference_medians(dev, candidates, turn_ms, a.reference_passes);
     if (!ref.ok())
       fail(k.name + " " + out.size + ": reference timing: " + ref.status().to_string());
     out.reference_passes = std::move(*ref);
     out.reference = pass_means(out.reference_passes);
     fastest_ns = fastest(out.reference);
   }
+  std::vector<std::string> picks;
   for (int r = 0; r < a.runs; ++r) {
     if (Status st = heat_gpu(dev, a.heat_ms); !st.ok()) fail(st.to_string());
     auto tuner = Autotuner::make(k.def, opts);
@@ -117,6 +135,7 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
       continue;
     }
     ++out.winners[best->to_string()];
+    picks.push_back(best->to_string());
     if (auto report = (*tuner)->last_report(dev, w->args())) {
       out.tune_ms.push_back(report->wall_ms);
       if (report->showdown.sustained > 0) ++out.sustained;
@@ -125,6 +144,15 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
       auto it = out.reference.find(best->to_string());
       out.pick_ratios.push_back(it == out.reference.end() ? NAN : it->second / fastest_ns);
     }
+  }
+  if (a.quality && a.judge_pairs > 0 && !picks.empty()) {
+    auto judge =
+        head_to_head(dev, candidates, judge_contenders(out.winners, out.reference, kJudgeTop),
+                     turn_ms, a.judge_pairs);
+    if (!judge.ok())
+      fail(k.name + " " + out.size + ": judging the picks: " + judge.status().to_string());
+    out.judge = std::move(*judge);
+    for (const std::string& pick : picks) out.judged_ratios.push_back(out.judge.ratio(pick));
   }
   return out;
 }
@@ -148,10 +176,17 @@ void print_text(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int
                 w.c_str());
     if (!k.pick_ratios.empty())
       std::printf("%-35s picks > %.0f%% from the reference's fastest: %d of %zu, worst %.3fx\n", "",
-                  (kWrongPick - 1) * 100, k.wrong_picks(), k.pick_ratios.size(), k.worst_ratio());
+                  (kWrongPick - 1) * 100, count_wrong(k.pick_ratios), k.pick_ratios.size(),
+                  worst(k.pick_ratios));
     if (!k.reference_passes.empty())
       std::printf("%-35s reference: its passes differ by up to %.1f%%\n", "",
                   100 * pass_spread(k.reference_passes));
+    if (!k.judged_ratios.empty())
+      std::printf(
+          "%-35s head to head with %zu contenders: picks > %.0f%% from the fastest: %d of "
+          "%zu, worst %.3fx; its pairs differ by up to %.1f%%\n",
+          "", k.judge.rounds.size(), (kWrongPick - 1) * 100, count_wrong(k.judged_ratios),
+          k.judged_ratios.size(), worst(k.judged_ratios), 100 * k.judge.pair_spread);
     if (!k.tune_ms.empty())
       std::printf("%-35s tuning: median %.0f ms; sustained turns held in %d of %zu runs\n", "",
                   k.median_tune_ms(), k.sustained, k.tune_ms.size());
@@ -162,15 +197,20 @@ void print_text(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int
     std::printf("\n%zu keys: mean agreement %.0f%%, %d with the same winner in every run\n",
                 keys.size(), sum / static_cast<double>(keys.size()), unanimous);
   }
-  int wrong = 0;
-  std::size_t picks = 0;
+  int wrong = 0, judged_wrong = 0;
+  std::size_t picks = 0, judged = 0;
   for (const auto& k : keys) {
-    wrong += k.wrong_picks();
+    wrong += count_wrong(k.pick_ratios);
     picks += k.pick_ratios.size();
+    judged_wrong += count_wrong(k.judged_ratios);
+    judged += k.judged_ratios.size();
   }
   if (picks > 0)
     std::printf("wrong picks (> %.0f%% slower than the reference's fastest): %d of %zu tunings\n",
                 (kWrongPick - 1) * 100, wrong, picks);
+  if (judged > 0)
+    std::printf("wrong picks (> %.0f%% slower than the fastest, head to head): %d of %zu tunings\n",
+                (kWrongPick - 1) * 100, judged_wrong, judged);
 }
 
 void print_json(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int runs) {
@@ -186,7 +226,13 @@ void print_json(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int
                          {"reference_passes_ns", k.reference_passes},
                          {"reference_pass_spread", pass_spread(k.reference_passes)},
                          {"pick_ratios", k.pick_ratios},
-                         {"wrong_picks", k.wrong_picks()},
+                         {"wrong_picks", count_wrong(k.pick_ratios)},
+                         {"judge",
+                          {{"rounds_ns", k.judge.rounds},
+                           {"ns", k.judge.ns},
+                           {"pair_spread", k.judge.pair_spread},
+                           {"pick_ratios", k.judged_ratios},
+                           {"wrong_picks", count_wrong(k.judged_ratios)}}},
                          {"tune_ms", k.tune_ms},
                          {"sustained_runs", k.sustained}});
   }
@@ -253,6 +299,12 @@ void add_stability_command(CLI::App& app) {
                 "With --quality: time every candidate in this many passes (every other one "
                 "reversed; default 2), each candidate's reference the mean of its passes")
       ->check(CLI::Range(2, 20));
+  c->add_option("--judge-pairs", args->judge_pairs,
+                "With --quality: after a key's runs, time its picks and the reference's three "
+                "fastest head to head in this many forward/backward pairs of sustained turns "
+                "(default 3; 0: no judge) and count the picks more than 2% slower than the "
+                "fastest of them")
+      ->check(CLI::Range(0, 20));
   c->add_option("--sustain-pairs", args->sustain_pairs,
                 "Allow up to this many forward/backward pairs of sustained turns while they "
                 "disagree on the leader (BenchOptions::showdown_sustain_pairs; default 1)")

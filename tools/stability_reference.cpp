@@ -11,54 +11,69 @@
 
 namespace tune::cli {
 
-namespace {
-
-// The median of the second half of one turn of `turn_ms` of launches of `kernel`, or why not.
-Result<double> second_half_median(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
-                                  ArgList args, double turn_ms) {
-  TimingPlan probe;
-  probe.reps = 3;
-  TUNE_ASSIGN_OR_RETURN(std::vector<double> est, dev.time(kernel, dims, args, probe));
-  TimingPlan plan;
-  plan.reps = sustained_turn_reps(turn_ms, quantile(est, 0.5), 20000);
-  TUNE_ASSIGN_OR_RETURN(std::vector<double> ns, dev.time(kernel, dims, args, plan));
-  return quantile(second_half(ns), 0.5);
+std::size_t Candidates::find(const std::string& text) const {
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    if (configs[i].to_string() == text) return i;
+  return configs.size();
 }
 
-}  // namespace
-
-Result<std::map<std::string, std::vector<double>>> reference_medians(
-    Device& dev, const kernels::BundledKernel& k, const kernels::Workload& w, double turn_ms,
-    int passes_wanted) {
+Result<Candidates> compile_candidates(Device& dev, const kernels::BundledKernel& k,
+                                      const kernels::Workload& w) {
   AutotunerOptions opts;
   opts.persistent = false;
   opts.print = false;
   TUNE_ASSIGN_OR_RETURN(auto tuner, Autotuner::make(k.def, opts));
-  TUNE_ASSIGN_OR_RETURN(std::vector<Config> configs, tuner->candidates(dev, w.args()));
+  Candidates c;
+  c.kernel = &k;
+  c.workload = &w;
+  TUNE_ASSIGN_OR_RETURN(c.configs, tuner->candidates(dev, w.args()));
   const KernelSource* src = k.def.source_for(dev.language());
   if (src == nullptr)
     return Status(StatusCode::unavailable, k.name + " has no source for " + dev.info().backend);
-  std::vector<std::unique_ptr<CompiledKernel>> kernels(configs.size());
-  for (std::size_t i = 0; i < configs.size(); ++i) {
-    auto compiled = dev.compile(*src, configs[i]);
-    if (compiled.ok()) kernels[i] = std::move(*compiled);  // a failed one has no reference
+  c.compiled.resize(c.configs.size());
+  for (std::size_t i = 0; i < c.configs.size(); ++i) {
+    auto compiled = dev.compile(*src, c.configs[i]);
+    if (compiled.ok()) c.compiled[i] = std::move(*compiled);
   }
-  std::vector<std::vector<double>> passes(configs.size());
+  return c;
+}
+
+Result<double> sustained_turn_median(Device& dev, const Candidates& c, std::size_t i,
+                                     double turn_ms) {
+  if (i >= c.compiled.size() || c.compiled[i] == nullptr)
+    return Status(StatusCode::invalid_argument,
+                  "candidate " + std::to_string(i) + " has no kernel");
+  const ArgList args = c.workload->args();
+  const LaunchDims dims = c.kernel->def.dims(c.configs[i], args);
+  TimingPlan probe;
+  probe.reps = 3;
+  TUNE_ASSIGN_OR_RETURN(std::vector<double> est, dev.time(*c.compiled[i], dims, args, probe));
+  TimingPlan plan;
+  plan.reps = sustained_turn_reps(turn_ms, quantile(est, 0.5), 20000);
+  TUNE_ASSIGN_OR_RETURN(std::vector<double> ns, dev.time(*c.compiled[i], dims, args, plan));
+  return quantile(second_half(ns), 0.5);
+}
+
+Result<std::map<std::string, std::vector<double>>> reference_medians(Device& dev,
+                                                                     const Candidates& c,
+                                                                     double turn_ms,
+                                                                     int passes_wanted) {
+  const std::size_t n_configs = c.configs.size();
+  std::vector<std::vector<double>> passes(n_configs);
   const int n_passes = std::max(2, passes_wanted);
   for (int pass = 0; pass < n_passes; ++pass) {
-    for (std::size_t n = 0; n < configs.size(); ++n) {
-      const std::size_t i = pass % 2 == 0 ? n : configs.size() - 1 - n;
-      if (kernels[i] == nullptr) continue;
-      auto m =
-          second_half_median(dev, *kernels[i], k.def.dims(configs[i], w.args()), w.args(), turn_ms);
+    for (std::size_t n = 0; n < n_configs; ++n) {
+      const std::size_t i = pass % 2 == 0 ? n : n_configs - 1 - n;
+      if (c.compiled[i] == nullptr) continue;
+      auto m = sustained_turn_median(dev, c, i, turn_ms);
       if (m.status().code() == StatusCode::device_lost) return m.status();
       if (m.ok()) passes[i].push_back(*m);
     }
   }
   std::map<std::string, std::vector<double>> out;
-  for (std::size_t i = 0; i < configs.size(); ++i)
+  for (std::size_t i = 0; i < n_configs; ++i)
     if (passes[i].size() == static_cast<std::size_t>(n_passes))
-      out[configs[i].to_string()] = std::move(passes[i]);
+      out[c.configs[i].to_string()] = std::move(passes[i]);
   return out;
 }
 

@@ -3,12 +3,36 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
 
 namespace tune::cli {
+
+// Every candidate of one key, each compiled once: the reference and the judge
+// (stability_judge.hpp) time the same variants. Owns its kernels; not thread-safe.
+struct Candidates {
+  const kernels::BundledKernel* kernel = nullptr;  // borrowed; outlives this
+  const kernels::Workload* workload = nullptr;     // borrowed, set up; outlives this
+  std::vector<Config> configs;
+  std::vector<std::unique_ptr<CompiledKernel>> compiled;  // nullptr where compiling failed
+  // The index of the configuration whose Config::to_string() is `text`, or configs.size().
+  std::size_t find(const std::string& text) const;
+};
+
+// Lists the key's candidates as the Autotuner does (after pruning) and compiles each on `dev`.
+// A candidate that fails to compile is kept without a kernel (no reference, never judged).
+// Errors: the kernel has no source for this device, or listing the candidates failed.
+Result<Candidates> compile_candidates(Device& dev, const kernels::BundledKernel& k,
+                                      const kernels::Workload& w);
+
+// The median of the second half of one turn of `turn_ms` of back-to-back L2-flushed launches
+// of candidate `i` (tune/sustained_turn.hpp), or why not. Blocks.
+Result<double> sustained_turn_median(Device& dev, const Candidates& c, std::size_t i,
+                                     double turn_ms);
 
 // Each candidate's reference medians in nanoseconds, one per pass, by Config::to_string():
 // every candidate of the key runs a turn of `turn_ms` of back-to-back L2-flushed launches, in
@@ -18,10 +42,10 @@ namespace tune::cli {
 // rank it; DeviceInfo::power_settle_ms). pass_means averages them (with an even count a clock
 // that drifts during the reference favours neither end of the list; more passes, less noise);
 // pass_spread says how much the reference moved by itself. A candidate that failed to compile
-// or run in any pass has none. Blocks; compiles and times on `dev`.
-Result<std::map<std::string, std::vector<double>>> reference_medians(
-    Device& dev, const kernels::BundledKernel& k, const kernels::Workload& w, double turn_ms,
-    int passes);
+// or run in any pass has none. Blocks; times on `dev`. Fails only when the device is lost.
+Result<std::map<std::string, std::vector<double>>> reference_medians(Device& dev,
+                                                                     const Candidates& c,
+                                                                     double turn_ms, int passes);
 
 // Each candidate's mean over its passes.
 std::map<std::string, double> pass_means(const std::map<std::string, std::vector<double>>& passes);

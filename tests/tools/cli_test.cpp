@@ -699,6 +699,7 @@ TEST_CASE("user mistakes exit non-zero with a message") {
       {{"stability", "--sustain-ms", "-3"}, "--sustain-ms"},
       {{"stability", "--sustain-pairs", "0"}, "--sustain-pairs"},
       {{"stability", "--reference-passes", "1"}, "--reference-passes"},
+      {{"stability", "--judge-pairs", "-1"}, "--judge-pairs"},
       {{"flush-check", "--device", "nosuchbackend:3"},
        "tune flush-check: not_found: backend 'nosuchbackend' is not compiled"},
   };

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -454,9 +455,9 @@ TEST_CASE("tune stability --quality: every pick compared with an exhaustive refe
   ScratchDir scratch;
   TuneCli cli(scratch);
   require_vulkan(cli);
-  const ProcessResult r =
-      cli.run({"stability", "--device", "vulkan", "--kernel", kKernel, "--quick", "--runs", "2",
-               "--quality", "--heat-ms", "20", "--json", "--reference-passes", "3"});
+  const ProcessResult r = cli.run({"stability", "--device", "vulkan", "--kernel", kKernel,
+                                   "--quick", "--runs", "2", "--quality", "--heat-ms", "20",
+                                   "--json", "--reference-passes", "3", "--judge-pairs", "2"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
   const json j = json::parse(r.out);
   REQUIRE(j["keys"].size() == 1);
@@ -500,7 +501,62 @@ TEST_CASE("tune stability --quality: every pick compared with an exhaustive refe
   // No structured bindings here: clang cannot capture them in CHECK_MESSAGE's lambda.
   for (const auto& winner : key["winners"].items())
     CHECK_MESSAGE(key["reference_ns"].contains(winner.key()), winner.key());
+  // The judge: every pick and the reference's three fastest, each in 2 x 2 rounds; its time the
+  // mean of its pair means; each run's pick over the fastest of them.
+  const json& judge = key["judge"];
+  std::set<std::string> expected;
+  std::vector<std::pair<double, std::string>> by_time;
+  for (const auto& ref : key["reference_ns"].items())
+    by_time.emplace_back(ref.value().get<double>(), ref.key());
+  std::sort(by_time.begin(), by_time.end());
+  for (std::size_t i = 0; i < 3 && i < by_time.size(); ++i) expected.insert(by_time[i].second);
+  for (const auto& winner : key["winners"].items()) expected.insert(winner.key());
+  std::set<std::string> contenders;
+  for (const auto& c : judge["rounds_ns"].items()) contenders.insert(c.key());
+  CHECK(contenders == expected);
+  double judged_fastest = 1e300;
+  for (const auto& c : judge["rounds_ns"].items()) {
+    const json& rounds = c.value();
+    REQUIRE(rounds.size() == 4);
+    const double mean = (rounds[0].get<double>() + rounds[1].get<double>() +
+                         rounds[2].get<double>() + rounds[3].get<double>()) /
+                        4;
+    CHECK(judge["ns"][c.key()].get<double>() == doctest::Approx(mean));
+    judged_fastest = std::min(judged_fastest, mean);
+  }
+  std::vector<double> want_ratios, got_ratios;
+  for (const auto& winner : key["winners"].items())
+    for (int n = 0; n < winner.value().get<int>(); ++n)
+      want_ratios.push_back(judge["ns"][winner.key()].get<double>() / judged_fastest);
+  int judged_wrong = 0;
+  for (const auto& ratio : judge["pick_ratios"]) {
+    got_ratios.push_back(ratio.get<double>());
+    judged_wrong += ratio.get<double>() > 1.02 ? 1 : 0;
+  }
+  std::sort(want_ratios.begin(), want_ratios.end());
+  std::sort(got_ratios.begin(), got_ratios.end());
+  REQUIRE(got_ratios.size() == want_ratios.size());
+  for (std::size_t i = 0; i < got_ratios.size(); ++i)
+    CHECK(got_ratios[i] == doctest::Approx(want_ratios[i]));
+  CHECK(judge["wrong_picks"] == judged_wrong);
+  CHECK(judge["pair_spread"].get<double>() >= 0);
   CHECK_FALSE(fs::exists(cli.db_path()));  // stability never writes the database
+}
+
+TEST_CASE("tune stability --quality in text: both counts of wrong picks, the judge's line") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  require_vulkan(cli);
+  const ProcessResult r = cli.run({"stability", "--device", "vulkan", "--kernel", kKernel,
+                                   "--quick", "--runs", "2", "--quality", "--judge-pairs", "1"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(
+      r.out.find("wrong picks (> 2% slower than the reference's fastest): ") != std::string::npos,
+      r.out);
+  CHECK_MESSAGE(
+      r.out.find("wrong picks (> 2% slower than the fastest, head to head): ") != std::string::npos,
+      r.out);
+  CHECK_MESSAGE(r.out.find("head to head with ") != std::string::npos, r.out);
 }
 
 }  // namespace

@@ -1,0 +1,54 @@
+// `tune stability --quality`'s judge (tools/stability_judge.hpp): its pure parts on hand-made
+// timings. The head-to-head timing itself runs on lavapipe in vulkan_cli_test.cpp.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "stability_judge.hpp"
+
+namespace {
+
+using tune::cli::HeadToHead;
+using tune::cli::judge_contenders;
+using tune::cli::pair_means;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+TEST_CASE("judge_contenders: every pick and the reference's fastest, by reference time") {
+  const std::map<std::string, double> reference = {{"a", 130}, {"b", 100}, {"c", 120},
+                                                   {"d", 110}, {"e", 150}, {"f", 140}};
+  // Picks within the top three are listed once; a slower pick joins them in its place.
+  CHECK(judge_contenders({{"b", 7}, {"f", 3}}, reference, 3) ==
+        std::vector<std::string>{"b", "d", "c", "f"});
+  CHECK(judge_contenders({{"d", 10}}, reference, 3) == std::vector<std::string>{"b", "d", "c"});
+  // A pick the reference has no time for (it failed there) is still judged, last.
+  CHECK(judge_contenders({{"zz", 1}, {"e", 1}}, reference, 2) ==
+        std::vector<std::string>{"b", "d", "e", "zz"});
+  // No top: only the picks. No reference: only the picks, in text order.
+  CHECK(judge_contenders({{"c", 1}, {"a", 1}}, reference, 0) == std::vector<std::string>{"c", "a"});
+  CHECK(judge_contenders({{"y", 1}, {"x", 1}}, {}, 3) == std::vector<std::string>{"x", "y"});
+  CHECK(judge_contenders({}, reference, 10).size() == reference.size());
+}
+
+TEST_CASE("pair_means: forward and backward rounds averaged; a failed turn drops the contender") {
+  const auto pairs = pair_means({{"a", {100, 104, 98, 102}},
+                                 {"b", {110, kNaN, 108, 106}},
+                                 {"c", {90, 94, 96}},  // an odd round has no partner: ignored
+                                 {"d", {}}});
+  CHECK(pairs.size() == 2);
+  CHECK(pairs.at("a") == std::vector<double>{102, 100});
+  CHECK(pairs.at("c") == std::vector<double>{92});
+  CHECK(pairs.count("b") == 0);
+  CHECK(pairs.count("d") == 0);
+}
+
+TEST_CASE("HeadToHead::ratio: a pick over the fastest contender; NaN without a time") {
+  HeadToHead h;
+  h.ns = {{"a", 100}, {"b", 103}, {"c", 101}};
+  CHECK(h.ratio("a") == doctest::Approx(1.0));
+  CHECK(h.ratio("b") == doctest::Approx(1.03));
+  CHECK(std::isnan(h.ratio("missing")));
+}
+
+}  // namespace

@@ -1,0 +1,72 @@
+// `tune stability --quality`'s judge. See stability_judge.hpp.
+#include "stability_judge.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+namespace tune::cli {
+
+std::vector<std::string> judge_contenders(const std::map<std::string, int>& winners,
+                                          const std::map<std::string, double>& reference, int top) {
+  std::vector<std::pair<double, std::string>> by_time;
+  for (const auto& [config, ns] : reference) by_time.emplace_back(ns, config);
+  std::sort(by_time.begin(), by_time.end());
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < by_time.size(); ++i) {
+    const std::string& config = by_time[i].second;
+    if (i < static_cast<std::size_t>(std::max(top, 0)) || winners.count(config) > 0)
+      out.push_back(config);
+  }
+  for (const auto& [config, runs] : winners)
+    if (reference.count(config) == 0) out.push_back(config);
+  return out;
+}
+
+double HeadToHead::ratio(const std::string& pick) const {
+  const auto it = ns.find(pick);
+  if (it == ns.end()) return std::numeric_limits<double>::quiet_NaN();
+  return it->second / fastest(ns);
+}
+
+std::map<std::string, std::vector<double>> pair_means(
+    const std::map<std::string, std::vector<double>>& rounds) {
+  std::map<std::string, std::vector<double>> out;
+  for (const auto& [config, ns] : rounds) {
+    std::vector<double> pairs;
+    bool failed = false;
+    for (std::size_t r = 0; r + 1 < ns.size(); r += 2) {
+      failed = failed || std::isnan(ns[r]) || std::isnan(ns[r + 1]);
+      pairs.push_back((ns[r] + ns[r + 1]) / 2);
+    }
+    if (!failed && !pairs.empty()) out[config] = std::move(pairs);
+  }
+  return out;
+}
+
+Result<HeadToHead> head_to_head(Device& dev, const Candidates& c,
+                                const std::vector<std::string>& contenders, double turn_ms,
+                                int pairs) {
+  HeadToHead out;
+  std::vector<std::size_t> index;
+  for (const std::string& config : contenders) {
+    index.push_back(c.find(config));
+    out.rounds[config];  // every contender is listed, even one never timed
+  }
+  const std::size_t n = contenders.size();
+  for (int round = 0; round < 2 * pairs; ++round) {
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t j = round % 2 == 0 ? k : n - 1 - k;
+      auto m = sustained_turn_median(dev, c, index[j], turn_ms);
+      if (m.status().code() == StatusCode::device_lost) return m.status();
+      out.rounds[contenders[j]].push_back(m.ok() ? *m : std::numeric_limits<double>::quiet_NaN());
+    }
+  }
+  const auto pairs_of = pair_means(out.rounds);
+  out.ns = pass_means(pairs_of);
+  out.pair_spread = pass_spread(pairs_of);
+  return out;
+}
+
+}  // namespace tune::cli
