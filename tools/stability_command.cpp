@@ -32,7 +32,7 @@ struct StabilityArgs {
   bool no_screen = false;    // BenchOptions::showdown_screen_rounds = 0 (likewise)
   bool no_sustain = false;   // BenchOptions::showdown_sustain_ms = 0 (likewise)
   double sustain_ms = -1;    // BenchOptions::showdown_sustain_ms when >= 0 (to compare lengths)
-  int sustain_pairs = 1;     // BenchOptions::showdown_sustain_pairs
+  int sustain_pairs = BenchOptions{}.showdown_sustain_pairs;
   int reference_passes = 2;  // --quality: passes over every candidate (reference_medians)
   int judge_pairs = 3;       // --quality: forward/backward pairs of the judge (head_to_head)
 };
@@ -306,8 +306,8 @@ void add_stability_command(CLI::App& app) {
                 "fastest of them")
       ->check(CLI::Range(0, 20));
   c->add_option("--sustain-pairs", args->sustain_pairs,
-                "Allow up to this many forward/backward pairs of sustained turns while they "
-                "disagree on the leader (BenchOptions::showdown_sustain_pairs; default 1)")
+                "Allow up to this many forward/backward pairs of sustained turns until they "
+                "decide the leader (BenchOptions::showdown_sustain_pairs; default 3)")
       ->check(CLI::Range(1, 10));
   c->callback([args] { cmd_stability(*args); });
 }

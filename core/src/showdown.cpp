@@ -178,17 +178,21 @@ std::vector<std::vector<double>> turn_medians(
   return out;
 }
 
+// How many standard errors a contender's mean gap to the leader must stay above
+// -race_tolerance for the sustained turns to stop (leader_decided): one-sided 95%.
+constexpr double kSustainZ = 1.645;
+
 // Sustained turns (BenchOptions::showdown_sustain_ms): the contestants still within
 // showdown_sustain_margin of the fastest each run alone for a whole turn, in pairs of rounds
-// (forward, backward), one pair and up to showdown_sustain_pairs while the rounds disagree on
-// the leader (rounds_agree: their difference is within what a turn's clock moves by itself,
-// on the H200 up to 6-11% between two 100 ms turns of one configuration; each pair halves the
-// variance of the means). Each contender's turns, levelled to the mean of their medians
-// (level_turns), replace its samples. Those samples are scaled so that the fastest of them keeps
-// the fastest contender's median from before: sustained turns decide the order among the
-// contenders, and everyone else's samples (more than the margin slower at the showdown's clock)
-// stay comparable with theirs, whatever the clock the sustained load settled at. Returns non-ok
-// only for device_lost.
+// (forward, backward), one pair and up to showdown_sustain_pairs until the leader is decided
+// (leader_decided: no contender likely more than race_tolerance faster; on the H200 a 100 ms
+// turn's clock moves by 3-5% between rounds by itself, more than near-ties differ, so one pair
+// decides only clear orders; each pair halves the variance of the means). Each contender's turns,
+// levelled to the mean of their medians (level_turns), replace its samples. Those samples are
+// scaled so that the fastest of them keeps the fastest contender's median from before: sustained
+// turns decide the order among the contenders, and everyone else's samples (more than the margin
+// slower at the showdown's clock) stay comparable with theirs, whatever the clock the sustained
+// load settled at. Returns non-ok only for device_lost.
 Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<RaceEntry>& entries,
                InputRotation* rotation, ShowdownReport& out) {
   const double turn_ms = sustain_ms(dev, opts);
@@ -202,7 +206,8 @@ Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<
       TUNE_RETURN_IF_ERROR(
           sustain_round(dev, args, opts, entries, contenders, backward, turn_ms, rotation, turns));
     out.sustained_pairs = pair + 1;
-    if (rounds_agree(turn_medians(entries, contenders, turns))) break;
+    if (leader_decided(turn_medians(entries, contenders, turns), opts.race_tolerance, kSustainZ))
+      break;
   }
   std::vector<std::vector<double>> kept(contenders.size());
   double before = INFINITY, after = INFINITY;

@@ -39,35 +39,47 @@ std::vector<double> level_turns(const std::vector<std::vector<double>>& turns) {
 
 namespace {
 
-double mean_of_finite(const std::vector<double>& v) {
+double mean_of(const std::vector<double>& v) {
   double sum = 0;
-  int n = 0;
-  for (double x : v)
-    if (std::isfinite(x)) {
-      sum += x;
-      ++n;
-    }
-  return n == 0 ? INFINITY : sum / n;
+  for (double x : v) sum += x;
+  return v.empty() ? INFINITY : sum / static_cast<double>(v.size());
+}
+
+bool all_finite(const std::vector<double>& v) {
+  return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
 }
 
 }  // namespace
 
-bool rounds_agree(const std::vector<std::vector<double>>& medians) {
+bool leader_decided(const std::vector<std::vector<double>>& medians, double tolerance, double z) {
+  std::vector<std::size_t> live;
   std::size_t leader = medians.size();
-  double best = INFINITY;
   for (std::size_t k = 0; k < medians.size(); ++k) {
-    const double m = mean_of_finite(medians[k]);
-    if (m < best) {
-      best = m;
-      leader = k;
-    }
+    if (medians[k].empty() || !all_finite(medians[k])) continue;
+    live.push_back(k);
+    if (leader == medians.size() || mean_of(medians[k]) < mean_of(medians[leader])) leader = k;
   }
-  if (leader == medians.size()) return true;  // nobody has a turn
-  for (std::size_t r = 0; r < medians[leader].size(); ++r) {
-    const double mine = medians[leader][r];
-    if (!std::isfinite(mine)) continue;
-    for (std::size_t k = 0; k < medians.size(); ++k)
-      if (k != leader && r < medians[k].size() && medians[k][r] < mine) return false;
+  if (live.size() < 2) return true;
+  // Each other contender's gaps to the leader, over the rounds both ran.
+  std::vector<std::vector<double>> gaps;
+  double squares = 0;
+  std::size_t dof = 0;
+  for (std::size_t k : live) {
+    if (k == leader) continue;
+    std::vector<double> g;
+    for (std::size_t r = 0; r < std::min(medians[k].size(), medians[leader].size()); ++r)
+      if (medians[leader][r] > 0) g.push_back(medians[k][r] / medians[leader][r] - 1.0);
+    if (g.empty()) return false;
+    const double m = mean_of(g);
+    for (double x : g) squares += (x - m) * (x - m);
+    dof += g.size() - 1;
+    gaps.push_back(std::move(g));
+  }
+  if (dof == 0) return false;
+  const double variance = squares / static_cast<double>(dof);
+  for (const auto& g : gaps) {
+    const double se = std::sqrt(variance / static_cast<double>(g.size()));
+    if (!(mean_of(g) - z * se >= -std::max(0.0, tolerance))) return false;
   }
   return true;
 }

@@ -150,10 +150,13 @@ struct BenchOptions {
   // rounds (forward, backward) of one turn of `showdown_sustain_ms` each (at least two and
   // at most max_reps launches: tune/sustained_turn.hpp), and only the second half of each turn
   // counts (the clock has followed that contestant by then): those samples decide, each
-  // contender's turns levelled to the mean of their medians. With showdown_sustain_pairs > 1,
-  // more forward/backward pairs (up to that many in all) are timed while the rounds disagree
-  // on the leader; the default 1 times one pair (on the H200 up to 3 pairs cost 2-3x the
-  // tuning time with no fewer wrong picks: bench/RESULTS.md, s21). Costs about 2 x
+  // contender's turns levelled to the mean of their medians. More forward/backward pairs, up
+  // to showdown_sustain_pairs in all, are timed until the leader is decided: no contender's
+  // mean gap to it, less 1.645 standard errors (pooled over the contenders), is more than
+  // race_tolerance faster (tune/sustained_turn.hpp, leader_decided). A quiet device stops
+  // after one pair; on a hot H200 a 100 ms turn's clock moves 3-5% between rounds, so
+  // near-ties take all three (one pair picked 5 of 10 times a configuration 3.5% slower,
+  // judged head to head: bench/RESULTS.md, session 14). Costs about 2 x
   // contestants x showdown_sustain_ms per pair, plus at most two launches per turn for a
   // kernel longer than half a turn. showdown_sustain_ms < 0 (the default): twice
   // the device's DeviceInfo::power_settle_ms (0 on CPU and simulated devices: off); 0: off.
@@ -165,7 +168,7 @@ struct BenchOptions {
   double showdown_screen_margin = 0.5;
   double showdown_sustain_ms = -1.0;
   double showdown_sustain_margin = 0.05;
-  int showdown_sustain_pairs = 1;
+  int showdown_sustain_pairs = 3;
 };
 
 // What a tuning's showdown did (TuningReport::showdown; see BenchOptions::showdown_rounds).
@@ -176,7 +179,7 @@ struct ShowdownReport {
   int retimed = 0;          // attempts thrown away because their samples shifted
   bool stationary = true;   // false: even the last attempt shifted (it was kept; see the log)
   int sustained = 0;        // contestants timed in sustained turns; 0: none were held
-  int sustained_pairs = 0;  // forward/backward pairs of them (more while rounds disagree)
+  int sustained_pairs = 0;  // forward/backward pairs of them (more until the leader is decided)
 };
 
 // Median and quantiles of the timed repetitions, in nanoseconds. `before` (optional) runs

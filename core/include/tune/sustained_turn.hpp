@@ -29,10 +29,15 @@ std::vector<double> second_half(std::span<const double> turn);
 // between the two levels, wherever the samples' spreads put it. Empty turns are skipped.
 std::vector<double> level_turns(const std::vector<std::vector<double>>& turns);
 
-// Whether rounds agree on the leader: `medians[k][r]` is contender k's turn median in round r
-// (NaN where it has none, e.g. after a failure); the leader is the contender with the lowest
-// mean over its rounds; they agree when it is also the fastest of every round in which it ran.
-// With fewer than two contenders there is nothing to disagree on (true).
-bool rounds_agree(const std::vector<std::vector<double>>& medians);
+// Whether sustained rounds have decided the leader well enough to stop. `medians[k][r]` is
+// contender k's turn median in round r (NaN where it has none: a contender with any NaN was
+// dropped and takes no part). The leader is the live contender with the lowest mean; for every
+// other live contender k, its gaps g_r = medians[k][r] / medians[leader][r] - 1 over the rounds
+// must satisfy mean(g) - z * se >= -tolerance, where se is the standard error of that mean from
+// the gaps' variance pooled over all contenders (few rounds each): nobody is likely to be more
+// than `tolerance` faster than the leader. A quiet device decides after one pair of rounds; a
+// GPU whose clock moves by more than the contenders differ needs more. With fewer than two live
+// contenders, true; with no spare degree of freedom (one round each), false.
+bool leader_decided(const std::vector<std::vector<double>>& medians, double tolerance, double z);
 
 }  // namespace tune
