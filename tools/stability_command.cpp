@@ -33,6 +33,7 @@ struct StabilityArgs {
   bool no_sustain = false;   // BenchOptions::showdown_sustain_ms = 0 (likewise)
   double sustain_ms = -1;    // BenchOptions::showdown_sustain_ms when >= 0 (to compare lengths)
   int sustain_pairs = BenchOptions{}.showdown_sustain_pairs;
+  int sustain_contenders = BenchOptions{}.showdown_sustain_contenders;
   int reference_passes = 2;  // --quality: passes over every candidate (reference_medians)
   int judge_pairs = 3;       // --quality: forward/backward pairs of the judge (head_to_head)
 };
@@ -70,6 +71,8 @@ struct KeyOutcome {
   // and each run's pick over the fastest of them.
   HeadToHead judge;
   std::vector<double> judged_ratios;
+  // Each run's own medians (its TuningReport) of the judge's contenders: how the tuning saw them.
+  std::vector<std::map<std::string, double>> run_medians;
   std::vector<double> tune_ms;  // each run's TuningReport::wall_ms (compiling included)
   int sustained = 0;            // runs whose showdown held sustained turns
   double median_tune_ms() const { return tune_ms.empty() ? 0.0 : quantile(tune_ms, 0.5); }
@@ -104,6 +107,7 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
   if (a.no_sustain) opts.bench.showdown_sustain_ms = 0;
   if (a.sustain_ms >= 0) opts.bench.showdown_sustain_ms = a.sustain_ms;
   opts.bench.showdown_sustain_pairs = a.sustain_pairs;
+  opts.bench.showdown_sustain_contenders = a.sustain_contenders;
   if (a.quick) {
     opts.bench.warmup_ms = 2;
     opts.bench.rep_ms = 10;
@@ -124,6 +128,7 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
     fastest_ns = fastest(out.reference);
   }
   std::vector<std::string> picks;
+  std::vector<std::map<std::string, double>> medians;  // each run's report, by config text
   for (int r = 0; r < a.runs; ++r) {
     if (Status st = heat_gpu(dev, a.heat_ms); !st.ok()) fail(st.to_string());
     auto tuner = Autotuner::make(k.def, opts);
@@ -137,6 +142,9 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
     ++out.winners[best->to_string()];
     picks.push_back(best->to_string());
     if (auto report = (*tuner)->last_report(dev, w->args())) {
+      auto& m = medians.emplace_back();
+      for (const ConfigResult& result : report->results)
+        if (result.status.ok()) m[result.config.to_string()] = result.stats.median;
       out.tune_ms.push_back(report->wall_ms);
       if (report->showdown.sustained > 0) ++out.sustained;
     }
@@ -153,6 +161,11 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
       fail(k.name + " " + out.size + ": judging the picks: " + judge.status().to_string());
     out.judge = std::move(*judge);
     for (const std::string& pick : picks) out.judged_ratios.push_back(out.judge.ratio(pick));
+    for (const auto& run : medians) {
+      auto& m = out.run_medians.emplace_back();
+      for (const auto& [config, rounds] : out.judge.rounds)
+        if (auto it = run.find(config); it != run.end()) m[config] = it->second;
+    }
   }
   return out;
 }
@@ -232,6 +245,7 @@ void print_json(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int
                            {"ns", k.judge.ns},
                            {"pair_spread", k.judge.pair_spread},
                            {"pick_ratios", k.judged_ratios},
+                           {"run_medians_ns", k.run_medians},
                            {"wrong_picks", count_wrong(k.judged_ratios)}}},
                          {"tune_ms", k.tune_ms},
                          {"sustained_runs", k.sustained}});
@@ -305,6 +319,10 @@ void add_stability_command(CLI::App& app) {
                 "(default 3; 0: no judge) and count the picks more than 2% slower than the "
                 "fastest of them")
       ->check(CLI::Range(0, 20));
+  c->add_option("--sustain-contenders", args->sustain_contenders,
+                "Hold sustained turns for up to this many near-ties "
+                "(BenchOptions::showdown_sustain_contenders; default 5)")
+      ->check(CLI::Range(2, 50));
   c->add_option("--sustain-pairs", args->sustain_pairs,
                 "Allow up to this many forward/backward pairs of sustained turns until they "
                 "decide the leader (BenchOptions::showdown_sustain_pairs; default 3)")

@@ -93,6 +93,9 @@ Status validate(const BenchOptions& o) {
                "must be >= 1, not " + std::to_string(o.showdown_sustain_pairs));
   if (o.showdown_finalists < 2)
     return bad("showdown_finalists", "must be >= 2, not " + std::to_string(o.showdown_finalists));
+  if (o.showdown_sustain_contenders < 2)
+    return bad("showdown_sustain_contenders",
+               "must be >= 2, not " + std::to_string(o.showdown_sustain_contenders));
   if (o.warmup_count < 0 || o.rep_count < 0)
     return bad(o.rep_count < 0 ? "rep_count" : "warmup_count", "must be >= 0");
   if (o.warmup_count > 0 && o.rep_count == 0)

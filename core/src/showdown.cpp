@@ -198,7 +198,8 @@ Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<
   const double turn_ms = sustain_ms(dev, opts);
   if (!(turn_ms > 0)) return {};
   const std::vector<std::size_t> contenders =
-      pick_finalists(entries, std::max(0.0, opts.showdown_sustain_margin), finalist_limit(opts));
+      pick_finalists(entries, std::max(0.0, opts.showdown_sustain_margin),
+                     static_cast<std::size_t>(std::max(2, opts.showdown_sustain_contenders)));
   if (contenders.size() < 2) return {};
   std::vector<std::vector<std::vector<double>>> turns(contenders.size());
   for (int pair = 0; pair < std::max(1, opts.showdown_sustain_pairs); ++pair) {

@@ -203,7 +203,8 @@ TEST_CASE("showdown options are validated, naming the field") {
       {"showdown_sustain_margin", [](BenchOptions& o) { o.showdown_sustain_margin = -0.1; }},
       {"showdown_sustain_ms", [](BenchOptions& o) { o.showdown_sustain_ms = NAN; }},
       {"showdown_sustain_ms", [](BenchOptions& o) { o.showdown_sustain_ms = INFINITY; }},
-      {"showdown_sustain_pairs", [](BenchOptions& o) { o.showdown_sustain_pairs = 0; }}};
+      {"showdown_sustain_pairs", [](BenchOptions& o) { o.showdown_sustain_pairs = 0; }},
+      {"showdown_sustain_contenders", [](BenchOptions& o) { o.showdown_sustain_contenders = 1; }}};
   for (const auto& item : bad) {  // no structured binding: clang rejects one in CHECK_MESSAGE
     BenchOptions o;
     item.second(o);

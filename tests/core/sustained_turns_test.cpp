@@ -245,6 +245,27 @@ TEST_CASE("sustained turns: pairs go on until the leader is decided, up to the l
   }
 }
 
+TEST_CASE("sustained turns: up to showdown_sustain_contenders, beyond the showdown's finalists") {
+  // Four near-ties within the sustain margin; the showdown keeps two finalists.
+  Contest c({{1, 1000.0}, {2, 1005.0}, {3, 1010.0}, {4, 1015.0}, {5, 1500.0}});
+  const auto args = c.rig.args(1024);
+  auto held = [&](int contenders) {
+    auto opts = sustained_bench(0.4);
+    opts.showdown_finalists = 2;
+    opts.showdown_sustain_contenders = contenders;
+    auto race = std::make_unique<Race>(c.rig.dev, args, opts);
+    for (int i = 0; i < 4; ++i)
+      race->add(c.entry(i, samples_around(1000 + 5 * i, 0.0, 20, static_cast<unsigned>(i + 1))));
+    auto out = race->finish();
+    REQUIRE(out.ok());
+    return out->sustained;
+  };
+  CHECK(BenchOptions{}.showdown_sustain_contenders == 5);
+  CHECK(held(5) == 4);  // every near-tie, though only two were the showdown's finalists
+  CHECK(held(3) == 3);  // the fastest three
+  CHECK(held(2) == 2);
+}
+
 TEST_CASE("sustained turns: their length comes from the device unless set, within the limits") {
   const std::map<std::int64_t, double> ns = {{1, 1000.0}, {2, 1015.0}, {3, 1500.0}};
   Contest c(ns);

@@ -146,7 +146,9 @@ struct BenchOptions {
   // it holds a lower clock: on the H200 two 8192^3 matmul tile orders tie within 0.5% in
   // turns of 1-5 launches and differ by 5% in turns of 100 (bench/RESULTS.md). So the
   // showdown's contestants within `showdown_sustain_margin` of the fastest (at most
-  // showdown_finalists of them), when there are at least two, are timed once more in two
+  // `showdown_sustain_contenders` of them, the fastest first: more than the showdown's
+  // finalists, because short turns rank near-ties otherwise than sustained ones), when there
+  // are at least two, are timed once more in two
   // rounds (forward, backward) of one turn of `showdown_sustain_ms` each (at least two and
   // at most max_reps launches: tune/sustained_turn.hpp), and only the second half of each turn
   // counts (the clock has followed that contestant by then): those samples decide, each
@@ -169,6 +171,7 @@ struct BenchOptions {
   double showdown_sustain_ms = -1.0;
   double showdown_sustain_margin = 0.05;
   int showdown_sustain_pairs = 3;
+  int showdown_sustain_contenders = 5;
 };
 
 // What a tuning's showdown did (TuningReport::showdown; see BenchOptions::showdown_rounds).
