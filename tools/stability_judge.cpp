@@ -48,21 +48,12 @@ std::map<std::string, std::vector<double>> pair_means(
 Result<HeadToHead> head_to_head(Device& dev, const Candidates& c,
                                 const std::vector<std::string>& contenders, double turn_ms,
                                 int pairs) {
-  HeadToHead out;
   std::vector<std::size_t> index;
-  for (const std::string& config : contenders) {
-    index.push_back(c.find(config));
-    out.rounds[config];  // every contender is listed, even one never timed
-  }
-  const std::size_t n = contenders.size();
-  for (int round = 0; round < 2 * pairs; ++round) {
-    for (std::size_t k = 0; k < n; ++k) {
-      const std::size_t j = round % 2 == 0 ? k : n - 1 - k;
-      auto m = sustained_turn_median(dev, c, index[j], turn_ms);
-      if (m.status().code() == StatusCode::device_lost) return m.status();
-      out.rounds[contenders[j]].push_back(m.ok() ? *m : std::numeric_limits<double>::quiet_NaN());
-    }
-  }
+  for (const std::string& config : contenders) index.push_back(c.find(config));
+  TUNE_ASSIGN_OR_RETURN(auto turns, alternating_turns(dev, c, index, 2 * pairs, turn_ms));
+  HeadToHead out;
+  for (std::size_t k = 0; k < contenders.size(); ++k)
+    out.rounds[contenders[k]] = std::move(turns[k]);
   const auto pairs_of = pair_means(out.rounds);
   out.ns = pass_means(pairs_of);
   out.pair_spread = pass_spread(pairs_of);

@@ -41,7 +41,7 @@ std::map<std::string, std::vector<double>> pair_means(
 
 // Times `contenders` (texts of configurations in `c`) in `pairs` forward/backward pairs of
 // rounds; in each round every contender runs one sustained turn of `turn_ms`
-// (sustained_turn_median), so each one's clock follows its own draw, as in the tuner's
+// (alternating_turns), so each one's clock follows its own draw, as in the tuner's
 // sustained turns and the reference. A contender without a compiled kernel, or whose turn
 // fails, has NaN rounds. Blocks. Fails only when the device is lost.
 Result<HeadToHead> head_to_head(Device& dev, const Candidates& c,

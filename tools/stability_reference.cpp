@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -38,6 +39,9 @@ Result<Candidates> compile_candidates(Device& dev, const kernels::BundledKernel&
   return c;
 }
 
+namespace {
+
+// The median of the second half of one turn of `turn_ms` of candidate `i`, or why not.
 Result<double> sustained_turn_median(Device& dev, const Candidates& c, std::size_t i,
                                      double turn_ms) {
   if (i >= c.compiled.size() || c.compiled[i] == nullptr)
@@ -54,25 +58,35 @@ Result<double> sustained_turn_median(Device& dev, const Candidates& c, std::size
   return quantile(second_half(ns), 0.5);
 }
 
+}  // namespace
+
+Result<std::vector<std::vector<double>>> alternating_turns(Device& dev, const Candidates& c,
+                                                           const std::vector<std::size_t>& which,
+                                                           int rounds, double turn_ms) {
+  const std::size_t n = which.size();
+  std::vector<std::vector<double>> out(n);
+  for (int round = 0; round < rounds; ++round) {
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t j = round % 2 == 0 ? k : n - 1 - k;
+      auto m = sustained_turn_median(dev, c, which[j], turn_ms);
+      if (m.status().code() == StatusCode::device_lost) return m.status();
+      out[j].push_back(m.ok() ? *m : std::numeric_limits<double>::quiet_NaN());
+    }
+  }
+  return out;
+}
+
 Result<std::map<std::string, std::vector<double>>> reference_medians(Device& dev,
                                                                      const Candidates& c,
                                                                      double turn_ms,
                                                                      int passes_wanted) {
-  const std::size_t n_configs = c.configs.size();
-  std::vector<std::vector<double>> passes(n_configs);
-  const int n_passes = std::max(2, passes_wanted);
-  for (int pass = 0; pass < n_passes; ++pass) {
-    for (std::size_t n = 0; n < n_configs; ++n) {
-      const std::size_t i = pass % 2 == 0 ? n : n_configs - 1 - n;
-      if (c.compiled[i] == nullptr) continue;
-      auto m = sustained_turn_median(dev, c, i, turn_ms);
-      if (m.status().code() == StatusCode::device_lost) return m.status();
-      if (m.ok()) passes[i].push_back(*m);
-    }
-  }
+  std::vector<std::size_t> all(c.configs.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  TUNE_ASSIGN_OR_RETURN(auto passes,
+                        alternating_turns(dev, c, all, std::max(2, passes_wanted), turn_ms));
   std::map<std::string, std::vector<double>> out;
-  for (std::size_t i = 0; i < n_configs; ++i)
-    if (passes[i].size() == static_cast<std::size_t>(n_passes))
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (std::all_of(passes[i].begin(), passes[i].end(), [](double ns) { return !std::isnan(ns); }))
       out[c.configs[i].to_string()] = std::move(passes[i]);
   return out;
 }

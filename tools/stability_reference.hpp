@@ -29,10 +29,15 @@ struct Candidates {
 Result<Candidates> compile_candidates(Device& dev, const kernels::BundledKernel& k,
                                       const kernels::Workload& w);
 
-// The median of the second half of one turn of `turn_ms` of back-to-back L2-flushed launches
-// of candidate `i` (tune/sustained_turn.hpp), or why not. Blocks.
-Result<double> sustained_turn_median(Device& dev, const Candidates& c, std::size_t i,
-                                     double turn_ms);
+// Candidates `which` (indices into c.configs) in `rounds` rounds, every other one in reverse
+// order; in each round every one of them runs one turn of `turn_ms` of back-to-back
+// L2-flushed launches and the median of the turn's second half counts (tune/sustained_turn.hpp).
+// Returns one median per round for each of `which`, in its order; NaN where that turn failed
+// or the candidate has no kernel. The reference and the judge both time through this. Blocks.
+// Fails only when the device is lost.
+Result<std::vector<std::vector<double>>> alternating_turns(Device& dev, const Candidates& c,
+                                                           const std::vector<std::size_t>& which,
+                                                           int rounds, double turn_ms);
 
 // Each candidate's reference medians in nanoseconds, one per pass, by Config::to_string():
 // every candidate of the key runs a turn of `turn_ms` of back-to-back L2-flushed launches, in
