@@ -36,6 +36,8 @@ struct StabilityArgs {
   int sustain_contenders = BenchOptions{}.showdown_sustain_contenders;
   int reference_passes = 2;  // --quality: passes over every candidate (reference_medians)
   int judge_pairs = 3;       // --quality: forward/backward pairs of the judge (head_to_head)
+  double tie_tolerance = BenchOptions{}.tie_tolerance;
+  int sizes = 0;  // the first this many demo sizes of each kernel; 0: all (--quick: 1)
 };
 
 // A pick more than this much slower than the fastest is a wrong pick (issue 15).
@@ -73,8 +75,9 @@ struct KeyOutcome {
   std::vector<double> judged_ratios;
   // Each run's own medians (its TuningReport) of the judge's contenders: how the tuning saw them.
   std::vector<std::map<std::string, double>> run_medians;
-  std::vector<double> tune_ms;  // each run's TuningReport::wall_ms (compiling included)
-  int sustained = 0;            // runs whose showdown held sustained turns
+  std::vector<double> tune_ms;          // each run's TuningReport::wall_ms (compiling included)
+  int sustained = 0;                    // runs whose showdown held sustained turns
+  std::vector<double> sustained_turns;  // each run's ShowdownReport::sustained_turns
   double median_tune_ms() const { return tune_ms.empty() ? 0.0 : quantile(tune_ms, 0.5); }
   // Runs that picked the most frequent winner, over all runs.
   double agreement() const {
@@ -108,6 +111,7 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
   if (a.sustain_ms >= 0) opts.bench.showdown_sustain_ms = a.sustain_ms;
   opts.bench.showdown_sustain_pairs = a.sustain_pairs;
   opts.bench.showdown_sustain_contenders = a.sustain_contenders;
+  opts.bench.tie_tolerance = a.tie_tolerance;
   if (a.quick) {
     opts.bench.warmup_ms = 2;
     opts.bench.rep_ms = 10;
@@ -147,6 +151,7 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
         if (result.status.ok()) m[result.config.to_string()] = result.stats.median;
       out.tune_ms.push_back(report->wall_ms);
       if (report->showdown.sustained > 0) ++out.sustained;
+      out.sustained_turns.push_back(report->showdown.sustained_turns);
     }
     if (a.quality) {
       auto it = out.reference.find(best->to_string());
@@ -201,8 +206,11 @@ void print_text(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int
           "", k.judge.rounds.size(), (kWrongPick - 1) * 100, count_wrong(k.judged_ratios),
           k.judged_ratios.size(), worst(k.judged_ratios), 100 * k.judge.pair_spread);
     if (!k.tune_ms.empty())
-      std::printf("%-35s tuning: median %.0f ms; sustained turns held in %d of %zu runs\n", "",
-                  k.median_tune_ms(), k.sustained, k.tune_ms.size());
+      std::printf(
+          "%-35s tuning: median %.0f ms; sustained turns held in %d of %zu runs, median %.0f "
+          "turns\n",
+          "", k.median_tune_ms(), k.sustained, k.tune_ms.size(),
+          k.sustained_turns.empty() ? 0.0 : quantile(k.sustained_turns, 0.5));
     sum += k.agreement();
     unanimous += k.winners.size() == 1 && k.failed == 0 ? 1 : 0;
   }
@@ -248,7 +256,8 @@ void print_json(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int
                            {"run_medians_ns", k.run_medians},
                            {"wrong_picks", count_wrong(k.judged_ratios)}}},
                          {"tune_ms", k.tune_ms},
-                         {"sustained_runs", k.sustained}});
+                         {"sustained_runs", k.sustained},
+                         {"sustained_turns", k.sustained_turns}});
   }
   std::printf("%s\n", j.dump(2).c_str());
 }
@@ -263,7 +272,8 @@ void cmd_stability(const StabilityArgs& a) {
     // Kernels for other architectures (the sm_90 wgmma matmuls) unless asked for by name.
     if (a.kernel.empty() && !kernels::offered_on(k, dev->info())) continue;
     any = true;
-    const std::size_t sizes = a.quick ? 1 : k.demo_sizes.size();
+    std::size_t sizes = a.quick ? 1 : k.demo_sizes.size();
+    if (a.sizes > 0) sizes = std::min(sizes, static_cast<std::size_t>(a.sizes));
     for (std::size_t s = 0; s < sizes; ++s)
       keys.push_back(measure_key(*dev, k, k.demo_sizes[s], a, 42 + static_cast<unsigned>(s)));
   }
@@ -327,6 +337,14 @@ void add_stability_command(CLI::App& app) {
                 "Allow up to this many forward/backward pairs of sustained turns until they "
                 "decide the leader (BenchOptions::showdown_sustain_pairs; default 3)")
       ->check(CLI::Range(1, 10));
+  c->add_option("--tie-tolerance", args->tie_tolerance,
+                "Tune with this winner-rule band (BenchOptions::tie_tolerance; default 0.01): "
+                "medians within it of the fastest are equal and the first in canonical order "
+                "wins; 0: the fastest wins")
+      ->check(CLI::Range(0.0, 0.5));
+  c->add_option("--sizes", args->sizes,
+                "Only the first this many of each kernel's demo sizes (default: all)")
+      ->check(CLI::Range(1, 100));
   c->callback([args] { cmd_stability(*args); });
 }
 

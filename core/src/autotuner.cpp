@@ -615,7 +615,9 @@ std::string TuningReport::to_string() const {
     std::string sustained;
     if (showdown.sustained > 0)
       sustained = ", " + std::to_string(showdown.sustained) + " in sustained turns (" +
-                  std::to_string(showdown.sustained_pairs) + " pairs of rounds)";
+                  std::to_string(showdown.sustained_pairs) + " pairs of rounds, " +
+                  std::to_string(showdown.sustained_turns) + " turns, " +
+                  std::to_string(showdown.sustained_ruled_out) + " ruled out early)";
     std::snprintf(buf, sizeof buf, "  showdown: %s%d finalists, %d interleaved rounds%s%s\n",
                   screened.c_str(), showdown.finalists, showdown.rounds,
                   showdown.retimed == 0 ? ""

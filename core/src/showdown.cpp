@@ -144,32 +144,36 @@ double sustain_ms(const Device& dev, const BenchOptions& opts) {
   return opts.showdown_sustain_ms < 0 ? 2.0 * dev.info().power_settle_ms : opts.showdown_sustain_ms;
 }
 
-// One round of sustained turns over the contenders, in the given direction: each live
-// contender's turn's second half is appended to turns[k]; a contender that fails is dropped
+// One round of sustained turns over the contenders still running, in the given direction:
+// each one's turn's second half is appended to turns[k]; a contender that fails is dropped
 // with its reason. Returns non-ok only for device_lost.
 Status sustain_round(Device& dev, ArgList args, const BenchOptions& opts,
                      std::vector<RaceEntry>& entries, const std::vector<std::size_t>& contenders,
-                     bool backward, double turn_ms, InputRotation* rotation,
-                     std::vector<std::vector<std::vector<double>>>& turns) {
+                     const std::vector<bool>& running, bool backward, double turn_ms,
+                     InputRotation* rotation, std::vector<std::vector<std::vector<double>>>& turns,
+                     ShowdownReport& out) {
   for (std::size_t n = 0; n < contenders.size(); ++n) {
     const std::size_t k = backward ? contenders.size() - 1 - n : n;
     RaceEntry& e = entries[contenders[k]];
-    if (!e.status.ok()) continue;
+    if (!running[k] || !e.status.ok()) continue;
     const int reps = sustained_turn_reps(turn_ms, median_of(e), opts.max_reps);
     std::vector<double> turn;
     TUNE_RETURN_IF_ERROR(time_batch(dev, args, opts, reps, e, turn, rotation));
+    ++out.sustained_turns;
     if (e.status.ok()) turns[k].push_back(second_half(turn));
   }
   return {};
 }
 
-// Each live contender's turn medians, round by round (NaN for a dropped one).
+// Each contender's turn medians, round by round: {NaN} for a dropped one, and when `only` is
+// given, for one no longer running.
 std::vector<std::vector<double>> turn_medians(
     const std::vector<RaceEntry>& entries, const std::vector<std::size_t>& contenders,
-    const std::vector<std::vector<std::vector<double>>>& turns) {
+    const std::vector<std::vector<std::vector<double>>>& turns,
+    const std::vector<bool>* only = nullptr) {
   std::vector<std::vector<double>> out(contenders.size());
   for (std::size_t k = 0; k < contenders.size(); ++k) {
-    if (!entries[contenders[k]].status.ok()) {
+    if (!entries[contenders[k]].status.ok() || (only && !(*only)[k])) {
       out[k] = {NAN};
       continue;
     }
@@ -179,20 +183,24 @@ std::vector<std::vector<double>> turn_medians(
 }
 
 // How many standard errors a contender's mean gap to the leader must stay above
-// -race_tolerance for the sustained turns to stop (leader_decided): one-sided 95%.
+// -race_tolerance for the sustained turns to stop (leader_decided), or above 0 for its own
+// turns to stop (ruled_out): one-sided 95%.
 constexpr double kSustainZ = 1.645;
 
 // Sustained turns (BenchOptions::showdown_sustain_ms): the contestants still within
-// showdown_sustain_margin of the fastest each run alone for a whole turn, in pairs of rounds
-// (forward, backward), one pair and up to showdown_sustain_pairs until the leader is decided
-// (leader_decided: no contender likely more than race_tolerance faster; on the H200 a 100 ms
-// turn's clock moves by 3-5% between rounds by itself, more than near-ties differ, so one pair
-// decides only clear orders; each pair halves the variance of the means). Each contender's turns,
-// levelled to the mean of their medians (level_turns), replace its samples. Those samples are
-// scaled so that the fastest of them keeps the fastest contender's median from before: sustained
-// turns decide the order among the contenders, and everyone else's samples (more than the margin
-// slower at the showdown's clock) stay comparable with theirs, whatever the clock the sustained
-// load settled at. Returns non-ok only for device_lost.
+// showdown_sustain_margin of the fastest (up to showdown_sustain_contenders) each run alone for
+// a whole turn, in pairs of rounds (forward, backward), one pair and up to
+// showdown_sustain_pairs until the leader is decided (leader_decided: no contender likely more
+// than race_tolerance faster; on the H200 a 100 ms turn's clock moves by 3-5% between rounds
+// by itself, more than near-ties differ, so one pair decides only clear orders; each pair
+// halves the variance of the means). After each undecided pair, a contender clearly behind
+// the leader (ruled_out) runs no more turns: later pairs time only the near-ties. Each
+// contender's turns, levelled to its level against the leader (level_turns, turn_levels),
+// replace its samples. Those samples are scaled so that the fastest of them keeps the fastest
+// contender's median from before: sustained turns decide the order among the contenders, and
+// everyone else's samples (more than the margin slower at the showdown's clock) stay
+// comparable with theirs, whatever the clock the sustained load settled at. Returns non-ok
+// only for device_lost.
 Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<RaceEntry>& entries,
                InputRotation* rotation, ShowdownReport& out) {
   const double turn_ms = sustain_ms(dev, opts);
@@ -202,21 +210,34 @@ Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<
                      static_cast<std::size_t>(std::max(2, opts.showdown_sustain_contenders)));
   if (contenders.size() < 2) return {};
   std::vector<std::vector<std::vector<double>>> turns(contenders.size());
-  for (int pair = 0; pair < std::max(1, opts.showdown_sustain_pairs); ++pair) {
+  std::vector<bool> running(contenders.size(), true);
+  const int pairs = std::max(1, opts.showdown_sustain_pairs);
+  for (int pair = 0; pair < pairs; ++pair) {
     for (bool backward : {false, true})
-      TUNE_RETURN_IF_ERROR(
-          sustain_round(dev, args, opts, entries, contenders, backward, turn_ms, rotation, turns));
+      TUNE_RETURN_IF_ERROR(sustain_round(dev, args, opts, entries, contenders, running, backward,
+                                         turn_ms, rotation, turns, out));
     out.sustained_pairs = pair + 1;
-    if (leader_decided(turn_medians(entries, contenders, turns), opts.race_tolerance, kSustainZ))
-      break;
+    const auto medians = turn_medians(entries, contenders, turns, &running);
+    if (pair + 1 == pairs || leader_decided(medians, opts.race_tolerance, kSustainZ)) break;
+    const std::vector<bool> behind = ruled_out(medians, kSustainZ);
+    for (std::size_t k = 0; k < contenders.size(); ++k)
+      if (behind[k] && running[k]) {
+        running[k] = false;
+        ++out.sustained_ruled_out;
+      }
   }
+  const std::vector<double> levels = turn_levels(turn_medians(entries, contenders, turns));
   std::vector<std::vector<double>> kept(contenders.size());
   double before = INFINITY, after = INFINITY;
   for (std::size_t k = 0; k < contenders.size(); ++k) {
     const RaceEntry& e = entries[contenders[k]];
-    if (!e.status.ok()) continue;
+    if (!e.status.ok() || !std::isfinite(levels[k])) continue;
     kept[k] = level_turns(turns[k]);
     if (kept[k].empty()) continue;
+    // level_turns puts the median at the mean of the turns' medians; move it to the level.
+    const double own = quantile(kept[k], 0.5);
+    if (own > 0)
+      for (double& ns : kept[k]) ns *= levels[k] / own;
     before = std::min(before, median_of(e));
     after = std::min(after, quantile(kept[k], 0.5));
   }

@@ -41,12 +41,12 @@ bool shifted(const std::vector<double>& first, const std::vector<double>& second
 //     weigh them against the showdown's) joins the finalists and the showdown runs again;
 //  5. sustained turns (opts.showdown_sustain_ms; off unless the device reports a
 //     power_settle_ms): the contestants within showdown_sustain_margin of the fastest, when
-//     there are two or more, each run alone for a turn of that long, forward then backward
-//     (more such pairs, up to showdown_sustain_pairs, while the rounds disagree on the
-//     leader); the second half of
-//     each turn, levelled to the mean of the contender's turn medians, decides their order,
-//     scaled so that the fastest keeps the fastest's median from step 3 (the others' samples
-//     stay comparable).
+//     there are two or more (up to showdown_sustain_contenders), each run alone for a turn of
+//     that long, forward then backward (more such pairs, up to showdown_sustain_pairs, until
+//     the leader is decided, leaving out those clearly behind it: tune/sustained_turn.hpp);
+//     the second half of each turn, levelled to the contender's level against the leader
+//     (turn_levels), decides their order, scaled so that the fastest keeps the fastest's
+//     median from step 3 (the others' samples stay comparable).
 // A contestant whose timing fails is dropped with that reason (like a race); device_lost ends
 // the showdown at once. Does nothing with fewer than two finalists. Batches take `rotation`'s
 // argument sets when it is active (time_reps). Blocks; not thread-safe.

@@ -49,39 +49,93 @@ bool all_finite(const std::vector<double>& v) {
   return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
 }
 
+bool live(const std::vector<double>& m) { return !m.empty() && all_finite(m); }
+
+// The live contender with the lowest mean among those with the most rounds (a contender left
+// out of later rounds is compared with the leader over the rounds both ran, never made
+// leader on rounds the others ran at another clock); medians.size() when none is live.
+std::size_t leader_of(const std::vector<std::vector<double>>& medians) {
+  std::size_t most = 0;
+  for (const auto& m : medians)
+    if (live(m)) most = std::max(most, m.size());
+  std::size_t leader = medians.size();
+  for (std::size_t k = 0; k < medians.size(); ++k) {
+    if (!live(medians[k]) || medians[k].size() != most) continue;
+    if (leader == medians.size() || mean_of(medians[k]) < mean_of(medians[leader])) leader = k;
+  }
+  return leader;
+}
+
+// Every other live contender's per-round gaps to the leader (m_k / m_leader - 1, over the
+// rounds both ran), and their variance pooled over the contenders.
+struct Gaps {
+  std::size_t leader = 0;
+  std::vector<std::size_t> others;        // live contenders but the leader
+  std::vector<std::vector<double>> gaps;  // gaps[i]: others[i]'s gaps, round by round
+  double variance = 0;
+  std::size_t dof = 0;  // 0: no spread to judge the noise by
+  // The mean gap of others[i] less z standard errors.
+  double lower(std::size_t i, double z) const {
+    const double se = std::sqrt(variance / static_cast<double>(gaps[i].size()));
+    return mean_of(gaps[i]) - z * se;
+  }
+};
+
+Gaps gaps_to_leader(const std::vector<std::vector<double>>& medians) {
+  Gaps out;
+  out.leader = leader_of(medians);
+  if (out.leader == medians.size()) return out;
+  const std::vector<double>& lead = medians[out.leader];
+  double squares = 0;
+  for (std::size_t k = 0; k < medians.size(); ++k) {
+    if (k == out.leader || !live(medians[k])) continue;
+    std::vector<double> g;
+    for (std::size_t r = 0; r < std::min(medians[k].size(), lead.size()); ++r)
+      if (lead[r] > 0) g.push_back(medians[k][r] / lead[r] - 1.0);
+    const double m = mean_of(g);
+    for (double x : g) squares += (x - m) * (x - m);
+    out.dof += g.empty() ? 0 : g.size() - 1;
+    out.others.push_back(k);
+    out.gaps.push_back(std::move(g));
+  }
+  if (out.dof > 0) out.variance = squares / static_cast<double>(out.dof);
+  return out;
+}
+
 }  // namespace
 
 bool leader_decided(const std::vector<std::vector<double>>& medians, double tolerance, double z) {
-  std::vector<std::size_t> live;
-  std::size_t leader = medians.size();
-  for (std::size_t k = 0; k < medians.size(); ++k) {
-    if (medians[k].empty() || !all_finite(medians[k])) continue;
-    live.push_back(k);
-    if (leader == medians.size() || mean_of(medians[k]) < mean_of(medians[leader])) leader = k;
-  }
-  if (live.size() < 2) return true;
-  // Each other contender's gaps to the leader, over the rounds both ran.
-  std::vector<std::vector<double>> gaps;
-  double squares = 0;
-  std::size_t dof = 0;
-  for (std::size_t k : live) {
-    if (k == leader) continue;
-    std::vector<double> g;
-    for (std::size_t r = 0; r < std::min(medians[k].size(), medians[leader].size()); ++r)
-      if (medians[leader][r] > 0) g.push_back(medians[k][r] / medians[leader][r] - 1.0);
-    if (g.empty()) return false;
-    const double m = mean_of(g);
-    for (double x : g) squares += (x - m) * (x - m);
-    dof += g.size() - 1;
-    gaps.push_back(std::move(g));
-  }
-  if (dof == 0) return false;
-  const double variance = squares / static_cast<double>(dof);
-  for (const auto& g : gaps) {
-    const double se = std::sqrt(variance / static_cast<double>(g.size()));
-    if (!(mean_of(g) - z * se >= -std::max(0.0, tolerance))) return false;
-  }
+  const Gaps g = gaps_to_leader(medians);
+  if (g.others.empty()) return true;
+  if (g.dof == 0) return false;
+  for (std::size_t i = 0; i < g.others.size(); ++i)
+    if (g.gaps[i].empty() || !(g.lower(i, z) >= -std::max(0.0, tolerance))) return false;
   return true;
+}
+
+std::vector<bool> ruled_out(const std::vector<std::vector<double>>& medians, double z) {
+  std::vector<bool> out(medians.size(), false);
+  const Gaps g = gaps_to_leader(medians);
+  if (g.dof == 0) return out;
+  for (std::size_t i = 0; i < g.others.size(); ++i)
+    out[g.others[i]] = !g.gaps[i].empty() && g.lower(i, z) > 0;
+  return out;
+}
+
+std::vector<double> turn_levels(const std::vector<std::vector<double>>& medians) {
+  std::vector<double> out(medians.size(), NAN);
+  const std::size_t leader = leader_of(medians);
+  if (leader == medians.size()) return out;
+  const std::vector<double>& lead = medians[leader];
+  const double level = mean_of(lead);
+  for (std::size_t k = 0; k < medians.size(); ++k) {
+    if (!live(medians[k])) continue;
+    std::vector<double> ratios;
+    for (std::size_t r = 0; r < std::min(medians[k].size(), lead.size()); ++r)
+      if (lead[r] > 0) ratios.push_back(medians[k][r] / lead[r]);
+    out[k] = ratios.empty() ? mean_of(medians[k]) : level * mean_of(ratios);
+  }
+  return out;
 }
 
 }  // namespace tune

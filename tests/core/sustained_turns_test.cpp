@@ -5,6 +5,7 @@
 // SimDevice models that with set_power_draw.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -181,6 +182,55 @@ TEST_CASE("leader_decided: no contender likely more than the tolerance faster th
   CHECK_FALSE(leader_decided({{100}, {101}}, 0.01, 1.645));
 }
 
+TEST_CASE("ruled_out: contenders clearly behind the leader, none while the noise is unknown") {
+  // BM=2 3.5% behind with gaps of +-0.5%: out; the near-tie (0 +- 0.5%): still in question.
+  CHECK(ruled_out({{100, 100}, {103, 104}, {100.5, 99.5}}, 1.645) ==
+        std::vector<bool>{false, true, false});
+  // The leader is the lowest mean, wherever listed; it is never ruled out.
+  CHECK(ruled_out({{103, 104}, {100, 100}, {100.5, 99.5}}, 1.645) ==
+        std::vector<bool>{true, false, false});
+  // A clock that moves more than they differ: nobody is clearly behind.
+  CHECK(ruled_out({{100, 104}, {103, 101}}, 1.645) == std::vector<bool>{false, false});
+  // ... unless nothing is asked of the noise (z = 0): behind on the mean is enough.
+  CHECK(ruled_out({{100, 104}, {103, 102}}, 0.0) == std::vector<bool>{false, true});
+  // One round each: no spread to judge the noise by, nobody out.
+  CHECK(ruled_out({{100}, {150}}, 1.645) == std::vector<bool>{false, false});
+  // Dropped contenders (NaN) take no part and are not called ruled out.
+  CHECK(ruled_out({{NAN}, {100, 100}, {103, 104}, {100.5, 99.5}}, 1.645) ==
+        std::vector<bool>{false, false, true, false});
+  CHECK(ruled_out({}, 1.645).empty());
+  // A contender already left out (fewer rounds) is compared over the rounds both ran, and is
+  // never the leader on rounds the others ran at another clock.
+  CHECK(ruled_out({{100, 100, 90, 90}, {103, 104}, {100.5, 99.5, 90.5, 89.5}}, 1.645) ==
+        std::vector<bool>{false, true, false});
+}
+
+TEST_CASE("turn_levels: each contender against the leader over the rounds both ran") {
+  // Same rounds: the leader keeps its mean; the other is the leader's mean times its mean ratio.
+  const auto same = turn_levels({{100, 110}, {102, 112.2}});
+  REQUIRE(same.size() == 2);
+  CHECK(same[0] == doctest::Approx(105));
+  CHECK(same[1] == doctest::Approx(105 * (1.02 + 1.02) / 2));
+  // BM=2 left after the first two rounds, 3% behind; then the clock slowed by 10% for the
+  // leader's last two. On its own mean (103) it would pass the leader (105); against it, it
+  // stays 3% behind.
+  const auto left = turn_levels({{100, 100, 110, 110}, {103, 103}});
+  CHECK(left[0] == doctest::Approx(105));
+  CHECK(left[1] == doctest::Approx(105 * 1.03));
+  CHECK(left[1] > left[0]);
+  // The leader is the lowest mean among those with the most rounds, even if one with fewer
+  // rounds has a lower mean of its own.
+  const auto fewer = turn_levels({{110, 110, 110}, {120, 120, 120}, {100}});
+  CHECK(fewer[0] == doctest::Approx(110));
+  CHECK(fewer[2] == doctest::Approx(110 * 100.0 / 110));
+  // Dropped: NaN; none live: all NaN.
+  const auto dropped = turn_levels({{NAN}, {100, 100}});
+  CHECK(std::isnan(dropped[0]));
+  CHECK(dropped[1] == doctest::Approx(100));
+  CHECK(std::isnan(turn_levels({{NAN}})[0]));
+  CHECK(turn_levels({}).empty());
+}
+
 TEST_CASE("sustained turns: pairs go on until the leader is decided, up to the limit") {
   SUBCASE("a clear order: one pair of rounds, three allowed") {
     Contest c({{1, 1000.0}, {2, 1015.0}, {3, 1500.0}});
@@ -243,6 +293,42 @@ TEST_CASE("sustained turns: pairs go on until the leader is decided, up to the l
     near_tie(c, 1, held, ratio);
     CHECK(held == 1);
   }
+}
+
+TEST_CASE("sustained turns: contenders clearly behind stop, the near-ties go on") {
+  // BM=1 and BM=2 tie; BM=3 and BM=4 are 4% and 5% behind, within the sustain margin. The
+  // clock speeds up by about 2% a turn: enough to leave the tie open for every pair, not
+  // enough to hide 4% once a pair is in.
+  Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1040.0}, {4, 1050.0}, {5, 1500.0}});
+  c.rig.dev.set_clock_ramp(1.5, 1e7);
+  const auto args = c.rig.args(1024);
+  auto opts = sustained_bench(0.4);
+  opts.showdown_finalists = 4;
+  opts.showdown_sustain_margin = 0.10;
+  auto race = std::make_unique<Race>(c.rig.dev, args, opts);
+  const double ns[] = {1000, 1000, 1040, 1050};
+  for (unsigned i = 0; i < 4; ++i) race->add(c.entry(i, samples_around(ns[i], 0.0, 20, i + 1)));
+  c.rig.dev.clear_events();
+  auto out = race->finish();
+  REQUIRE(out.ok());
+  CHECK(out->sustained == 4);
+  CHECK(out->sustained_pairs == 3);
+  CHECK(out->sustained_ruled_out == 2);
+  // 4 x 2 turns in the first pair, 2 x 2 in each of the two others.
+  CHECK(out->sustained_turns == 16);
+  const auto timed = events_with(c.rig.dev.events(), "time ");
+  REQUIRE(timed.size() >= 16);
+  std::vector<std::string> last;
+  for (auto it = timed.end() - 8; it != timed.end(); ++it) last.push_back(it->substr(0, 10));
+  CHECK(std::count(last.begin(), last.end(), "time BM=1 ") == 4);
+  CHECK(std::count(last.begin(), last.end(), "time BM=2 ") == 4);
+  // Those that left early keep their distance to the leader from the rounds they ran, not
+  // their own levels from a clock that has moved by 2% a turn since.
+  const auto& e = race->entries();
+  const double m1 = median_of(e[0]);
+  CHECK(median_of(e[1]) / m1 == doctest::Approx(1.0).epsilon(0.005));
+  CHECK(median_of(e[2]) / m1 == doctest::Approx(1.04).epsilon(0.005));
+  CHECK(median_of(e[3]) / m1 == doctest::Approx(1.05).epsilon(0.005));
 }
 
 TEST_CASE("sustained turns: up to showdown_sustain_contenders, beyond the showdown's finalists") {

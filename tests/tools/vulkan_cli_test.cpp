@@ -215,7 +215,7 @@ TEST_CASE("cache export --format t4 of a real tuning follows the T4 schemas") {
   REQUIRE(rows.size() > 1);
   tune::testing::check_t4_export(cli, results, scratch.path() / "t4-metadata.json", rows);
   // The winner follows the winner rule (core/src/tuning/winner_rule.hpp) on the file's times:
-  // within race_tolerance (1%) of the fastest correct result, and first in text order among
+  // within tie_tolerance (1%) of the fastest correct result, and first in text order among
   // the results in that tie band. It need not be the very fastest: a near-tie goes by text.
   const json doc = json::parse(tune::testing::read_text(results));
   double best = 1e300;
@@ -498,6 +498,7 @@ TEST_CASE("tune stability --quality: every pick compared with an exhaustive refe
   REQUIRE(key["tune_ms"].size() == 2);
   for (const auto& ms : key["tune_ms"]) CHECK(ms.get<double>() > 0);
   CHECK(key["sustained_runs"] == 0);
+  CHECK(key["sustained_turns"] == nlohmann::json::array({0, 0}));
   // No structured bindings here: clang cannot capture them in CHECK_MESSAGE's lambda.
   for (const auto& winner : key["winners"].items())
     CHECK_MESSAGE(key["reference_ns"].contains(winner.key()), winner.key());

@@ -113,6 +113,17 @@ struct BenchOptions {
   int race_min_samples = 10;
   double race_confidence = 0.99;
   double race_tolerance = 0.01;
+  // The winner rule's band (core/src/tuning/winner_rule.hpp): configurations whose median is
+  // within `tie_tolerance` of the fastest are taken as equal and the first in canonical order
+  // (Config::to_string, bytewise) wins, so that noise within the band never decides and fresh
+  // tunings of near-equal configurations pick the same one. The band is also what a pick may
+  // cost beyond the timing's own error. On a hot H200 (bench/RESULTS.md, session 15) the band
+  // picked, in 7 of 80 tunings, a configuration the tuner itself had timed 0.1-0.9% behind
+  // and a judge put 2.4-2.6% behind, but side by side in one call a band of 0 did no better
+  // (4 wrong picks in 30 tunings against 2 in 20): there the timing's own error decides. 0:
+  // the fastest median wins, exact ties by canonical order. Apart from race_tolerance
+  // (racing's), so either can be changed alone.
+  double tie_tolerance = 0.01;
 
   // The showdown (racing only, not with rep_count): once the race has narrowed the field, the
   // contestants whose median is within `showdown_margin` of the fastest (raced out or not:
@@ -152,15 +163,19 @@ struct BenchOptions {
   // rounds (forward, backward) of one turn of `showdown_sustain_ms` each (at least two and
   // at most max_reps launches: tune/sustained_turn.hpp), and only the second half of each turn
   // counts (the clock has followed that contestant by then): those samples decide, each
-  // contender's turns levelled to the mean of their medians. More forward/backward pairs, up
-  // to showdown_sustain_pairs in all, are timed until the leader is decided: no contender's
-  // mean gap to it, less 1.645 standard errors (pooled over the contenders), is more than
-  // race_tolerance faster (tune/sustained_turn.hpp, leader_decided). A quiet device stops
-  // after one pair; on a hot H200 a 100 ms turn's clock moves 3-5% between rounds, so
-  // near-ties take all three (one pair picked 5 of 10 times a configuration 3.5% slower,
-  // judged head to head: bench/RESULTS.md, session 14). Costs about 2 x
-  // contestants x showdown_sustain_ms per pair, plus at most two launches per turn for a
-  // kernel longer than half a turn. showdown_sustain_ms < 0 (the default): twice
+  // contender's turns levelled to the mean of their medians, measured against the leader's
+  // over the rounds both ran (turn_levels). More forward/backward pairs, up to
+  // showdown_sustain_pairs in all, are timed until the leader is decided: no contender's mean
+  // gap to it, less 1.645 standard errors (pooled over the contenders), is more than
+  // race_tolerance faster (tune/sustained_turn.hpp, leader_decided). A contender whose mean
+  // gap less 1.645 standard errors is above 0 (clearly behind: ruled_out) runs no more turns;
+  // later pairs time only those still in question. A quiet device stops after one pair; on a
+  // hot H200 a 100 ms turn's clock moves 3-5% between rounds, so near-ties take all three
+  // (one pair picked 5 of 10 times a configuration 3.5% slower, judged head to head:
+  // bench/RESULTS.md, session 14). Costs about 2 x contenders x showdown_sustain_ms for the
+  // first pair and 2 x those still in question for each further pair, plus at most two
+  // launches per turn for a kernel longer than half a turn (ShowdownReport::sustained_turns
+  // counts them). showdown_sustain_ms < 0 (the default): twice
   // the device's DeviceInfo::power_settle_ms (0 on CPU and simulated devices: off); 0: off.
   int showdown_rounds = 6;
   int showdown_finalists = 3;
@@ -176,13 +191,15 @@ struct BenchOptions {
 
 // What a tuning's showdown did (TuningReport::showdown; see BenchOptions::showdown_rounds).
 struct ShowdownReport {
-  int screened = 0;         // contestants timed in the screen; 0: no screen was held
-  int finalists = 0;        // contestants timed in it; 0: no showdown was held
-  int rounds = 0;           // rounds timed, re-timed attempts included
-  int retimed = 0;          // attempts thrown away because their samples shifted
-  bool stationary = true;   // false: even the last attempt shifted (it was kept; see the log)
-  int sustained = 0;        // contestants timed in sustained turns; 0: none were held
-  int sustained_pairs = 0;  // forward/backward pairs of them (more until the leader is decided)
+  int screened = 0;             // contestants timed in the screen; 0: no screen was held
+  int finalists = 0;            // contestants timed in it; 0: no showdown was held
+  int rounds = 0;               // rounds timed, re-timed attempts included
+  int retimed = 0;              // attempts thrown away because their samples shifted
+  bool stationary = true;       // false: even the last attempt shifted (it was kept; see the log)
+  int sustained = 0;            // contestants timed in sustained turns; 0: none were held
+  int sustained_pairs = 0;      // forward/backward pairs of them (more until the leader is decided)
+  int sustained_ruled_out = 0;  // contenders whose turns stopped early, clearly behind the leader
+  int sustained_turns = 0;      // turns timed in all (each costs showdown_sustain_ms)
 };
 
 // Median and quantiles of the timed repetitions, in nanoseconds. `before` (optional) runs

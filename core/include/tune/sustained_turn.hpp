@@ -31,13 +31,30 @@ std::vector<double> level_turns(const std::vector<std::vector<double>>& turns);
 
 // Whether sustained rounds have decided the leader well enough to stop. `medians[k][r]` is
 // contender k's turn median in round r (NaN where it has none: a contender with any NaN was
-// dropped and takes no part). The leader is the live contender with the lowest mean; for every
-// other live contender k, its gaps g_r = medians[k][r] / medians[leader][r] - 1 over the rounds
-// must satisfy mean(g) - z * se >= -tolerance, where se is the standard error of that mean from
-// the gaps' variance pooled over all contenders (few rounds each): nobody is likely to be more
-// than `tolerance` faster than the leader. A quiet device decides after one pair of rounds; a
-// GPU whose clock moves by more than the contenders differ needs more. With fewer than two live
-// contenders, true; with no spare degree of freedom (one round each), false.
+// dropped and takes no part; a contender with fewer rounds than others was left out of the
+// later ones, `ruled_out`). The leader is the live contender with the lowest mean among those
+// with the most rounds; for every other live contender k, its gaps g_r = medians[k][r] /
+// medians[leader][r] - 1 over the rounds both ran must satisfy mean(g) - z * se >= -tolerance,
+// where se is the standard error of that mean from the gaps' variance pooled over all
+// contenders (few rounds each): nobody is likely to be more than `tolerance` faster than the
+// leader. A quiet device decides after one pair of rounds; a GPU whose clock moves by more
+// than the contenders differ needs more. With fewer than two live contenders, true; with no
+// spare degree of freedom (one round each), false.
 bool leader_decided(const std::vector<std::vector<double>>& medians, double tolerance, double z);
+
+// Which contenders the rounds so far put clearly behind the leader (as in leader_decided):
+// mean(g) - z * se > 0, likely slower than the leader. Such a contender cannot be the pick and
+// the leader is no worse, so its turns can stop while the others go on (the cost of
+// sustained turns is one turn per contender per round). The leader, dropped contenders, and
+// every contender when there is no spread to judge the noise by: false.
+std::vector<bool> ruled_out(const std::vector<std::vector<double>>& medians, double z);
+
+// Each live contender's level from its turn medians, comparable across contenders that ran
+// different rounds: the leader's (as in leader_decided) is the mean of its medians; every
+// other's is that times the mean of its per-round ratios to the leader over the rounds both
+// ran. A contender ruled out after the first rounds is thus measured against the leader at the
+// clock of those rounds, not against the leader's later rounds at whatever clock the GPU had
+// moved to. NaN for a dropped contender (and for all when none is live).
+std::vector<double> turn_levels(const std::vector<std::vector<double>>& medians);
 
 }  // namespace tune
