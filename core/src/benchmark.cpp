@@ -54,6 +54,7 @@ Status validate(const BenchOptions& o) {
       {"settle_max_ms", o.settle_max_ms},
       {"settle_tolerance", o.settle_tolerance},
       {"race_tolerance", o.race_tolerance},
+      {"tie_tolerance", o.tie_tolerance},
       {"showdown_margin", o.showdown_margin},
       {"showdown_screen_margin", o.showdown_screen_margin},
       {"showdown_sustain_margin", o.showdown_sustain_margin}};
@@ -72,6 +73,7 @@ Status validate(const BenchOptions& o) {
   if (!(o.race_confidence > 0 && o.race_confidence < 1))
     return bad("race_confidence", "must be in (0, 1), not " + text(o.race_confidence));
   if (o.race_tolerance >= 1) return bad("race_tolerance", "must be below 1");
+  if (o.tie_tolerance >= 1) return bad("tie_tolerance", "must be below 1");
   const std::pair<const char*, int> at_least_one[] = {{"estimate_runs", o.estimate_runs},
                                                       {"min_reps", o.min_reps},
                                                       {"max_reps", o.max_reps},

@@ -141,8 +141,8 @@ A tunable kernel. Kernel(name, source, *, language, signature, space, dims, ...)
   py::class_<PyTuner, std::shared_ptr<PyTuner>>(m, "Tuner", R"doc(
 Tunes a Kernel per key and launches the winner: tuner(device, *args, stream=None,
 command_buffer=None, reference=None, rtol=1e-5, atol=1e-8).
-Options: warmup_ms, rep_ms, warmup_count, rep_count, racing, race_tolerance, timing_cache,
-timeout_ms, persistent, tuning_budget_ms, disable, strict, print, gpu_lock, capture_miss.
+Options: warmup_ms, rep_ms, warmup_count, rep_count, racing, race_tolerance, tie_tolerance,
+timing_cache, timeout_ms, persistent, tuning_budget_ms, disable, strict, print, gpu_lock, capture_miss.
 )doc")
       .def(py::init([](std::shared_ptr<PyKernel> k, const py::kwargs& kw) {
              return std::make_shared<PyTuner>(std::move(k), kw);

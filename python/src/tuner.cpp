@@ -31,6 +31,8 @@ AutotunerOptions make_options(const py::kwargs& kw) {
       o.bench.racing = v.cast<bool>();
     else if (k == "race_tolerance")
       o.bench.race_tolerance = v.cast<double>();
+    else if (k == "tie_tolerance")
+      o.bench.tie_tolerance = v.cast<double>();
     else if (k == "timing_cache") {
       const auto c = v.cast<std::string>();
       if (c == "flush")

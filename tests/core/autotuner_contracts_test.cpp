@@ -208,10 +208,10 @@ TEST_CASE("the Autotuner enforces a strategy's evaluation budget and keeps its o
   auto report = tuner->last_report(rig.dev, rig.args(100)).value();
   CHECK(report.results.size() == 4);  // not 30
   // The winner is the best of what was measured, not the strategy's claim: by the winner
-  // rule, the canonical first (Config text) of those within race_tolerance of the fastest.
+  // rule, the canonical first (Config text) of those within tie_tolerance of the fastest.
   double best = std::numeric_limits<double>::infinity();
   for (const auto& r : report.results) best = std::min(best, r.stats.median);
-  const double bound = best * (1.0 + quiet_options().bench.race_tolerance);
+  const double bound = best * (1.0 + quiet_options().bench.tie_tolerance);
   std::string first;
   for (const auto& r : report.results)
     if (r.stats.median <= bound && (first.empty() || r.config.to_string() < first))

@@ -214,14 +214,14 @@ TEST_CASE("search strategy: the Autotuner evaluates only the budget and keeps th
   CHECK(report.results.size() == 200);
   CHECK(report.partial);
   CHECK(rig.dev.compiles() == 200);
-  // The winner rule: within race_tolerance of the best seen, the canonical first.
+  // The winner rule: within tie_tolerance of the best seen, the canonical first.
   double best = 1e300;
   for (const auto& r : report.results) best = std::min(best, r.stats.median);
   const double picked =
       1000.0 + std::pow(c.get_int("BM") - 40, 2) + std::pow(c.get_int("BN") - 9, 2);
-  CHECK(picked <= best * (1.0 + opts.bench.race_tolerance));
+  CHECK(picked <= best * (1.0 + opts.bench.tie_tolerance));
   for (const auto& r : report.results)
-    if (r.stats.median <= best * (1.0 + opts.bench.race_tolerance))
+    if (r.stats.median <= best * (1.0 + opts.bench.tie_tolerance))
       CHECK(c.to_string() <= r.config.to_string());
   CHECK(store->saved_rows == 200);
 

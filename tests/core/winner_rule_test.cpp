@@ -1,13 +1,15 @@
-// The same decision everywhere (winner_rule.hpp): near-ties within race_tolerance go to the
+// The same decision everywhere (winner_rule.hpp): near-ties within tie_tolerance go to the
 // configuration first in canonical order, whatever the evaluation order, the space's order or
 // the noise; a winner read back from stored rows is the one they were tuned to.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "sim_fixture.hpp"
+#include "tune/benchmark.hpp"
 #include "tuning/session_kit.hpp"
 #include "tuning/winner_rule.hpp"
 
@@ -108,15 +110,29 @@ TEST_CASE("Autotuner: a near-tie goes to the canonical first, whatever the space
   }
 }
 
-TEST_CASE("Autotuner: race_tolerance 0 makes the strictly fastest win") {
+TEST_CASE("Autotuner: tie_tolerance 0 makes the strictly fastest win") {
   SimRig rig;
   rig.dev.set_cost_model(near_tie_model());
   AutotunerOptions opts = quiet_options();
-  opts.bench.race_tolerance = 0;
+  opts.bench.tie_tolerance = 0;
   auto tuner = make_tuner(sim_kernel(bm_space({128, 64, 32, 16})), opts);
   auto best = tuner->tune(rig.dev, rig.args(1000));
   REQUIRE_MESSAGE(best.ok(), best.status().to_string());
   CHECK(best->to_string() == "BM=64");
+}
+
+TEST_CASE("tie_tolerance is validated, naming the field") {
+  for (double bad : {-0.01, 1.0, 2.0, static_cast<double>(NAN), static_cast<double>(INFINITY)}) {
+    BenchOptions o;
+    o.tie_tolerance = bad;
+    const Status st = validate(o);
+    CAPTURE(bad);
+    CHECK(st.code() == StatusCode::invalid_argument);
+    CHECK(st.message().find("tie_tolerance") != std::string::npos);
+  }
+  BenchOptions zero;
+  zero.tie_tolerance = 0;
+  CHECK(validate(zero).ok());
 }
 
 TEST_CASE("Autotuner: the stored rows give back the winner they were tuned to") {

@@ -177,11 +177,11 @@ struct SqliteStore::Impl {
   }
 
   // Each key's rows in the order of the one winner rule (core/src/tuning/winner_rule.hpp,
-  // with the default race_tolerance), so `tune cache list/show` name the winner a tuning of
+  // with the default tie_tolerance), so `tune cache list/show` name the winner a tuning of
   // these rows picks; the rows the rule does not rank (failed, no finite median) follow in
   // SQL's order (ok first, by median, then config).
   static void order_by_winner_rule(std::vector<CacheRow>& rows) {
-    const double tolerance = BenchOptions{}.race_tolerance;
+    const double tolerance = BenchOptions{}.tie_tolerance;
     auto same_key = [](const StoreKey& a, const StoreKey& b) {
       return a.kernel == b.kernel && a.key == b.key && a.device == b.device &&
              a.toolchain == b.toolchain && a.source_hash == b.source_hash;

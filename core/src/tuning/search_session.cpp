@@ -222,7 +222,7 @@ class SearchSession {
         r.status = Status(row.status, row.reason);
       report_.results.push_back(std::move(r));
     }
-    if (rank_by_winner_rule(report_.results, ctx_.opts.bench.race_tolerance).empty())
+    if (rank_by_winner_rule(report_.results, ctx_.opts.bench.tie_tolerance).empty())
       return strict_refusal(def_, dev_.info(), forms_);
     return choose_winner();
   }
@@ -230,7 +230,7 @@ class SearchSession {
   Result<Selection> choose_winner() {
     // The winner rule (winner_rule.hpp), as for an exhaustive tuning.
     const std::vector<std::size_t> order =
-        rank_by_winner_rule(report_.results, ctx_.opts.bench.race_tolerance);
+        rank_by_winner_rule(report_.results, ctx_.opts.bench.tie_tolerance);
     for (std::size_t i : order) {
       const Config& c = report_.results[i].config;
       std::shared_ptr<Variant> v;

@@ -349,7 +349,7 @@ class KeySession {
       ruled.push_back({texts.back(), e.samples.empty() ? kInf : quantile(e.samples, 0.5),
                        e.status.ok() && !e.samples.empty()});
     }
-    const auto order = rank_by_winner_rule(ruled, ctx_.opts.bench.race_tolerance);
+    const auto order = rank_by_winner_rule(ruled, ctx_.opts.bench.tie_tolerance);
     if (order.empty()) return std::nullopt;
     return order.front();
   }
@@ -409,9 +409,9 @@ class KeySession {
   }
 
   // Candidates with a finite median, the winner first (winner_rule.hpp: near-ties within
-  // race_tolerance go to the first in canonical order, so every process decides alike).
+  // tie_tolerance go to the first in canonical order, so every process decides alike).
   std::vector<std::size_t> ranked() const {
-    return rank_by_winner_rule(report_.results, ctx_.opts.bench.race_tolerance);
+    return rank_by_winner_rule(report_.results, ctx_.opts.bench.tie_tolerance);
   }
 
   // Stage 4: the winner, compiled and verified. A winner read from the store was not built by
