@@ -221,7 +221,7 @@ Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<
     if (pair + 1 == pairs || leader_decided(medians, opts.race_tolerance, kSustainZ)) break;
     const std::vector<bool> behind = ruled_out(medians, kSustainZ);
     for (std::size_t k = 0; k < contenders.size(); ++k)
-      if (behind[k] && running[k]) {
+      if (behind[k]) {  // never one already out: its medians above are NaN
         running[k] = false;
         ++out.sustained_ruled_out;
       }

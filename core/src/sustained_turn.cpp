@@ -124,16 +124,14 @@ std::vector<bool> ruled_out(const std::vector<std::vector<double>>& medians, dou
 
 std::vector<double> turn_levels(const std::vector<std::vector<double>>& medians) {
   std::vector<double> out(medians.size(), NAN);
-  const std::size_t leader = leader_of(medians);
-  if (leader == medians.size()) return out;
-  const std::vector<double>& lead = medians[leader];
-  const double level = mean_of(lead);
-  for (std::size_t k = 0; k < medians.size(); ++k) {
-    if (!live(medians[k])) continue;
-    std::vector<double> ratios;
-    for (std::size_t r = 0; r < std::min(medians[k].size(), lead.size()); ++r)
-      if (lead[r] > 0) ratios.push_back(medians[k][r] / lead[r]);
-    out[k] = ratios.empty() ? mean_of(medians[k]) : level * mean_of(ratios);
+  const Gaps g = gaps_to_leader(medians);
+  if (g.leader == medians.size()) return out;
+  // A mean ratio to the leader is 1 + the mean gap.
+  const double level = mean_of(medians[g.leader]);
+  out[g.leader] = level;
+  for (std::size_t i = 0; i < g.others.size(); ++i) {
+    const std::size_t k = g.others[i];
+    out[k] = g.gaps[i].empty() ? mean_of(medians[k]) : level * (1.0 + mean_of(g.gaps[i]));
   }
   return out;
 }
