@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <numbers>
 #include <numeric>
 #include <vector>
 
@@ -90,6 +91,54 @@ Interval median_interval(std::span<const double> samples, double confidence) {
   }
   if (k == 0) return {v.front(), v.back()};
   return {v[k - 1], v[n - k]};
+}
+
+double normal_quantile(double p) {
+  if (!(p >= 0 && p <= 1)) return std::numeric_limits<double>::quiet_NaN();
+  if (p == 0) return -std::numeric_limits<double>::infinity();
+  if (p == 1) return std::numeric_limits<double>::infinity();
+  // Acklam's coefficients: a relative error below 1.15e-9 before the refinement.
+  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
+                                 -2.759285104469687e+02, 1.383577518672690e+02,
+                                 -3.066479806614716e+01, 2.506628277459239e+00};
+  static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02,
+                                 -1.556989798598866e+02, 6.680131188771972e+01,
+                                 -1.328068155288572e+01};
+  static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
+                                 -2.400758277161838e+00, -2.549732539343734e+00,
+                                 4.374664141464968e+00,  2.938163982698783e+00};
+  static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
+                                 2.445134137142996e+00, 3.754408661907416e+00};
+  constexpr double kLow = 0.02425;
+  double x = 0;
+  if (p < kLow || p > 1 - kLow) {
+    const double q = std::sqrt(-2 * std::log(p < kLow ? p : 1 - p));
+    x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+    if (p > 1 - kLow) x = -x;
+  } else {
+    const double q = p - 0.5, r = q * q;
+    x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+  }
+  // One Halley step on P(Z <= x) - p.
+  const double e = 0.5 * std::erfc(-x / std::sqrt(2.0)) - p;
+  const double u = e * std::sqrt(2 * std::numbers::pi) * std::exp(x * x / 2);
+  return x - u / (1 + x * u / 2);
+}
+
+double student_t_quantile(double p, std::size_t dof) {
+  if (dof == 0 || !(p > 0 && p < 1)) return std::numeric_limits<double>::quiet_NaN();
+  if (dof == 1) return std::tan(std::numbers::pi * (p - 0.5));
+  if (dof == 2) return (2 * p - 1) / std::sqrt(2 * p * (1 - p));
+  // Cornish-Fisher: t = z + g1/v + g2/v^2 + g3/v^3 + g4/v^4 (Abramowitz and Stegun 26.7.5).
+  const double z = normal_quantile(p), v = static_cast<double>(dof);
+  const double z2 = z * z, z3 = z2 * z, z5 = z3 * z2, z7 = z5 * z2, z9 = z7 * z2;
+  const double g1 = (z3 + z) / 4;
+  const double g2 = (5 * z5 + 16 * z3 + 3 * z) / 96;
+  const double g3 = (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / 384;
+  const double g4 = (79 * z9 + 776 * z7 + 1482 * z5 - 1920 * z3 - 945 * z) / 92160;
+  return z + g1 / v + g2 / (v * v) + g3 / (v * v * v) + g4 / (v * v * v * v);
 }
 
 }  // namespace tune

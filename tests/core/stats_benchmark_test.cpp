@@ -53,6 +53,49 @@ TEST_CASE("clearly_faster: only when the noise bands do not overlap") {
   CHECK_FALSE(clearly_faster(SampleStats{}, slow));  // no samples: nothing is clear
 }
 
+TEST_CASE("normal_quantile: the tables' values, symmetry, the ends") {
+  // Values from the standard tables (and R's qnorm), to 1e-9.
+  CHECK(normal_quantile(0.5) == doctest::Approx(0.0).epsilon(1e-12));
+  CHECK(normal_quantile(0.95) == doctest::Approx(1.6448536269514722).epsilon(1e-9));
+  CHECK(normal_quantile(0.975) == doctest::Approx(1.959963984540054).epsilon(1e-9));
+  CHECK(normal_quantile(0.999) == doctest::Approx(3.090232306167813).epsilon(1e-9));
+  CHECK(normal_quantile(1e-10) == doctest::Approx(-6.361340902404056).epsilon(1e-9));
+  for (double p : {0.001, 0.01, 0.2, 0.4})  // both tails and the middle region
+    CHECK(normal_quantile(p) == doctest::Approx(-normal_quantile(1 - p)).epsilon(1e-9));
+  CHECK(std::isinf(normal_quantile(0.0)));
+  CHECK(normal_quantile(0.0) < 0);
+  CHECK(std::isinf(normal_quantile(1.0)));
+  CHECK(std::isnan(normal_quantile(-0.1)));
+  CHECK(std::isnan(normal_quantile(1.5)));
+  CHECK(std::isnan(normal_quantile(NAN)));
+}
+
+TEST_CASE("student_t_quantile: the tables' values, the normal's in the limit") {
+  struct Row {
+    double p;
+    std::size_t dof;
+    double t;  // from the tables (R's qt)
+  };
+  const Row rows[] = {{0.95, 1, 6.313752},  {0.95, 2, 2.919986},   {0.95, 3, 2.353363},
+                      {0.95, 4, 2.131847},  {0.95, 5, 2.015048},   {0.95, 10, 1.812461},
+                      {0.95, 30, 1.697261}, {0.975, 1, 12.706205}, {0.975, 2, 4.302653},
+                      {0.975, 3, 3.182446}, {0.975, 5, 2.570582},  {0.975, 10, 2.228139},
+                      {0.99, 3, 4.540703},  {0.99, 5, 3.364930},   {0.99, 20, 2.527977}};
+  for (const Row& r : rows) {
+    const double t = student_t_quantile(r.p, r.dof);
+    // The expansion's one weak corner: p 0.99 at 3 degrees of freedom, 0.4% low.
+    const double within = r.p > 0.975 && r.dof < 5 ? 5e-3 : 1e-3;
+    CHECK_MESSAGE(t == doctest::Approx(r.t).epsilon(within), "p ", r.p, " dof ", r.dof);
+    CHECK(student_t_quantile(1 - r.p, r.dof) == doctest::Approx(-t).epsilon(1e-9));
+  }
+  CHECK(student_t_quantile(0.5, 4) == doctest::Approx(0.0));
+  CHECK(student_t_quantile(0.95, 100000) == doctest::Approx(normal_quantile(0.95)).epsilon(1e-4));
+  CHECK(std::isnan(student_t_quantile(0.95, 0)));
+  CHECK(std::isnan(student_t_quantile(0.0, 3)));
+  CHECK(std::isnan(student_t_quantile(1.0, 3)));
+  CHECK(std::isnan(student_t_quantile(NAN, 3)));
+}
+
 namespace {
 
 // A compiled kernel on `dev` that the model times at `ns`.
