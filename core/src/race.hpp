@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "input_rotation.hpp"
@@ -39,6 +40,10 @@ struct RaceEntry {
   // its timing failed). Its own failure drops the entry.
   std::function<Status(const Status&)> after_batch;
   double estimate_ns = 0;  // from warm_up
+  // The configuration's canonical text (Config::to_string): the winner rule's order among
+  // near-ties, and the name in ShowdownReport::sustained_medians. May be empty (then ties go
+  // by order of addition and the name is "#<index>").
+  std::string config_text;
   // Outputs.
   std::vector<double> samples;
   Status status;           // a failed timing drops the entry with this reason

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "tune/stats.hpp"
 #include "tune/sustained_turn.hpp"
+#include "tuning/winner_rule.hpp"
 
 namespace tune {
 namespace {
@@ -182,25 +184,51 @@ std::vector<std::vector<double>> turn_medians(
   return out;
 }
 
-// How many standard errors a contender's mean gap to the leader must stay above
-// -race_tolerance for the sustained turns to stop (leader_decided), or above 0 for its own
-// turns to stop (ruled_out): one-sided 95%.
-constexpr double kSustainZ = 1.645;
+// The one-sided confidence at which a contender's mean gap must stay above -race_tolerance
+// against the pick for the sustained turns to stop (pick_decided), or above 0 against the
+// leader for its own turns to stop (ruled_out); Student's t at the pooled degrees of freedom.
+constexpr double kSustainConfidence = 0.95;
+
+// The contender (an index into `contenders`) the winner rule would pick on these levels:
+// within tie_tolerance of the fastest, the first in canonical order (winner_rule.hpp);
+// contenders.size() when no level is finite.
+std::size_t rule_pick(const std::vector<RaceEntry>& entries,
+                      const std::vector<std::size_t>& contenders, const std::vector<double>& levels,
+                      double tie_tolerance) {
+  std::vector<detail::RuledResult> ruled;
+  for (std::size_t k = 0; k < contenders.size(); ++k) {
+    const RaceEntry& e = entries[contenders[k]];
+    ruled.push_back({e.config_text, levels[k], e.status.ok() && std::isfinite(levels[k])});
+  }
+  const auto order = detail::rank_by_winner_rule(ruled, tie_tolerance);
+  return order.empty() ? contenders.size() : order.front();
+}
+
+// Each contender's turn medians into the report, by configuration text.
+void report_turns(const std::vector<RaceEntry>& entries, const std::vector<std::size_t>& contenders,
+                  const std::vector<std::vector<double>>& medians, ShowdownReport& out) {
+  for (std::size_t k = 0; k < contenders.size(); ++k) {
+    const std::string& text = entries[contenders[k]].config_text;
+    out.sustained_medians[text.empty() ? "#" + std::to_string(contenders[k]) : text] = medians[k];
+  }
+}
 
 // Sustained turns (BenchOptions::showdown_sustain_ms): the contestants still within
 // showdown_sustain_margin of the fastest (up to showdown_sustain_contenders) each run alone for
 // a whole turn, in pairs of rounds (forward, backward), one pair and up to
-// showdown_sustain_pairs until the leader is decided (leader_decided: no contender likely more
-// than race_tolerance faster; on the H200 a 100 ms turn's clock moves by 3-5% between rounds
-// by itself, more than near-ties differ, so one pair decides only clear orders; each pair
-// halves the variance of the means). After each undecided pair, a contender clearly behind
-// the leader (ruled_out) runs no more turns: later pairs time only the near-ties. Each
-// contender's turns, levelled to its level against the leader (level_turns, turn_levels),
-// replace its samples. Those samples are scaled so that the fastest of them keeps the fastest
-// contender's median from before: sustained turns decide the order among the contenders, and
-// everyone else's samples (more than the margin slower at the showdown's clock) stay
-// comparable with theirs, whatever the clock the sustained load settled at. Returns non-ok
-// only for device_lost.
+// showdown_sustain_pairs until the pick is decided (pick_decided: no contender likely more
+// than race_tolerance faster than the one the winner rule would pick on the levels so far,
+// which within tie_tolerance of the leader is the first in canonical order; on the H200 a
+// 100 ms turn's clock moves by 3-5% between rounds by itself, more than near-ties differ, so
+// one pair decides only clear orders; each pair halves the variance of the means). After
+// each undecided pair, a contender clearly behind the leader (ruled_out), unless it is the
+// pick, runs no more turns: later pairs time only the near-ties. Each contender's turns,
+// levelled to its level against the leader (level_turns, turn_levels), replace its samples
+// and are reported (ShowdownReport::sustained_medians). Those samples are scaled so that the
+// fastest of them keeps the fastest contender's median from before: sustained turns decide the
+// order among the contenders, and everyone else's samples (more than the margin slower at the
+// showdown's clock) stay comparable with theirs, whatever the clock the sustained load settled at.
+// Returns non-ok only for device_lost.
 Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<RaceEntry>& entries,
                InputRotation* rotation, ShowdownReport& out) {
   const double turn_ms = sustain_ms(dev, opts);
@@ -217,16 +245,21 @@ Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<
       TUNE_RETURN_IF_ERROR(sustain_round(dev, args, opts, entries, contenders, running, backward,
                                          turn_ms, rotation, turns, out));
     out.sustained_pairs = pair + 1;
-    const auto medians = turn_medians(entries, contenders, turns, &running);
-    if (pair + 1 == pairs || leader_decided(medians, opts.race_tolerance, kSustainZ)) break;
-    const std::vector<bool> behind = ruled_out(medians, kSustainZ);
+    const auto all = turn_medians(entries, contenders, turns);
+    const std::size_t pick = rule_pick(entries, contenders, turn_levels(all), opts.tie_tolerance);
+    if (pair + 1 == pairs || pick_decided(all, pick, opts.race_tolerance, kSustainConfidence))
+      break;
+    const std::vector<bool> behind =
+        ruled_out(turn_medians(entries, contenders, turns, &running), kSustainConfidence);
     for (std::size_t k = 0; k < contenders.size(); ++k)
-      if (behind[k]) {  // never one already out: its medians above are NaN
+      if (behind[k] && k != pick) {  // never one already out: its medians above are NaN
         running[k] = false;
         ++out.sustained_ruled_out;
       }
   }
-  const std::vector<double> levels = turn_levels(turn_medians(entries, contenders, turns));
+  const auto all = turn_medians(entries, contenders, turns);
+  report_turns(entries, contenders, all, out);
+  const std::vector<double> levels = turn_levels(all);
   std::vector<std::vector<double>> kept(contenders.size());
   double before = INFINITY, after = INFINITY;
   for (std::size_t k = 0; k < contenders.size(); ++k) {

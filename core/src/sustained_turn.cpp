@@ -66,32 +66,34 @@ std::size_t leader_of(const std::vector<std::vector<double>>& medians) {
   return leader;
 }
 
-// Every other live contender's per-round gaps to the leader (m_k / m_leader - 1, over the
-// rounds both ran), and their variance pooled over the contenders.
+// Every other live contender's per-round gaps to a reference contender (m_k / m_ref - 1, over
+// the rounds both ran), and their variance pooled over the contenders.
 struct Gaps {
-  std::size_t leader = 0;
-  std::vector<std::size_t> others;        // live contenders but the leader
+  std::size_t ref = 0;                    // the leader, or the contender asked about
+  std::vector<std::size_t> others;        // live contenders but ref
   std::vector<std::vector<double>> gaps;  // gaps[i]: others[i]'s gaps, round by round
   double variance = 0;
   std::size_t dof = 0;  // 0: no spread to judge the noise by
-  // The mean gap of others[i] less z standard errors.
-  double lower(std::size_t i, double z) const {
+  // The mean gap of others[i] less the one-sided `confidence` Student-t quantile (at the
+  // pooled degrees of freedom) times its standard error.
+  double lower(std::size_t i, double confidence) const {
     const double se = std::sqrt(variance / static_cast<double>(gaps[i].size()));
-    return mean_of(gaps[i]) - z * se;
+    return mean_of(gaps[i]) - std::max(0.0, student_t_quantile(confidence, dof)) * se;
   }
 };
 
-Gaps gaps_to_leader(const std::vector<std::vector<double>>& medians) {
+// Gaps to `ref`, a live contender (medians.size(): none; then `others` is empty).
+Gaps gaps_to(const std::vector<std::vector<double>>& medians, std::size_t ref) {
   Gaps out;
-  out.leader = leader_of(medians);
-  if (out.leader == medians.size()) return out;
-  const std::vector<double>& lead = medians[out.leader];
+  out.ref = ref;
+  if (ref >= medians.size() || !live(medians[ref])) return out;
+  const std::vector<double>& base = medians[ref];
   double squares = 0;
   for (std::size_t k = 0; k < medians.size(); ++k) {
-    if (k == out.leader || !live(medians[k])) continue;
+    if (k == ref || !live(medians[k])) continue;
     std::vector<double> g;
-    for (std::size_t r = 0; r < std::min(medians[k].size(), lead.size()); ++r)
-      if (lead[r] > 0) g.push_back(medians[k][r] / lead[r] - 1.0);
+    for (std::size_t r = 0; r < std::min(medians[k].size(), base.size()); ++r)
+      if (base[r] > 0) g.push_back(medians[k][r] / base[r] - 1.0);
     const double m = mean_of(g);
     for (double x : g) squares += (x - m) * (x - m);
     out.dof += g.empty() ? 0 : g.size() - 1;
@@ -102,33 +104,49 @@ Gaps gaps_to_leader(const std::vector<std::vector<double>>& medians) {
   return out;
 }
 
+Gaps gaps_to_leader(const std::vector<std::vector<double>>& medians) {
+  return gaps_to(medians, leader_of(medians));
+}
+
 }  // namespace
 
-bool leader_decided(const std::vector<std::vector<double>>& medians, double tolerance, double z) {
-  const Gaps g = gaps_to_leader(medians);
+std::size_t sustained_leader(const std::vector<std::vector<double>>& medians) {
+  return leader_of(medians);
+}
+
+bool pick_decided(const std::vector<std::vector<double>>& medians, std::size_t pick,
+                  double tolerance, double confidence) {
+  if (pick >= medians.size() || !live(medians[pick]))
+    return std::none_of(medians.begin(), medians.end(), live);
+  const Gaps g = gaps_to(medians, pick);
   if (g.others.empty()) return true;
   if (g.dof == 0) return false;
   for (std::size_t i = 0; i < g.others.size(); ++i)
-    if (g.gaps[i].empty() || !(g.lower(i, z) >= -std::max(0.0, tolerance))) return false;
+    if (g.gaps[i].empty() || !(g.lower(i, confidence) >= -std::max(0.0, tolerance))) return false;
   return true;
 }
 
-std::vector<bool> ruled_out(const std::vector<std::vector<double>>& medians, double z) {
+bool leader_decided(const std::vector<std::vector<double>>& medians, double tolerance,
+                    double confidence) {
+  return pick_decided(medians, leader_of(medians), tolerance, confidence);
+}
+
+std::vector<bool> ruled_out(const std::vector<std::vector<double>>& medians, double confidence) {
   std::vector<bool> out(medians.size(), false);
   const Gaps g = gaps_to_leader(medians);
   if (g.dof == 0) return out;
   for (std::size_t i = 0; i < g.others.size(); ++i)
-    out[g.others[i]] = !g.gaps[i].empty() && g.lower(i, z) > 0;
+    out[g.others[i]] = !g.gaps[i].empty() && g.lower(i, confidence) > 0;
   return out;
 }
 
 std::vector<double> turn_levels(const std::vector<std::vector<double>>& medians) {
   std::vector<double> out(medians.size(), NAN);
   const Gaps g = gaps_to_leader(medians);
-  if (g.leader == medians.size()) return out;
+  if (g.ref == medians.size()) return out;
   // A mean ratio to the leader is 1 + the mean gap.
-  const double level = mean_of(medians[g.leader]);
-  out[g.leader] = level;
+  const double level = mean_of(medians[g.ref]);
+  out[g.ref] = level;
   for (std::size_t i = 0; i < g.others.size(); ++i) {
     const std::size_t k = g.others[i];
     out[k] = g.gaps[i].empty() ? mean_of(medians[k]) : level * (1.0 + mean_of(g.gaps[i]));

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "race.hpp"
@@ -48,17 +49,22 @@ struct Contest {
   SimRig rig;
   std::vector<std::unique_ptr<CompiledKernel>> kernels;
   std::vector<Value> bms;
+  std::vector<std::string> texts;  // each kernel's Config::to_string
 
   explicit Contest(std::map<std::int64_t, double> ns, DeviceInfo info = SimDevice::default_info())
       : rig(std::move(info)) {
     rig.dev.set_cost_model([ns](const Config& c, ArgList) { return ns.at(c.get_int("BM")); });
-    for (const auto& [bm, t] : ns)
-      kernels.push_back(rig.dev.compile(sim_source(), Config{{"BM", bm}}).value());
+    for (const auto& [bm, t] : ns) {
+      const Config config{{"BM", bm}};
+      kernels.push_back(rig.dev.compile(sim_source(), config).value());
+      texts.push_back(config.to_string());
+    }
   }
   // An entry for kernel k with `samples` already taken (as if timed earlier in the race).
   RaceEntry entry(std::size_t k, std::vector<double> samples) const {
     RaceEntry e;
     e.kernel = kernels[k].get();
+    e.config_text = texts[k];
     e.estimate_ns = samples.empty() ? 1000.0 : quantile(samples, 0.5);
     e.samples = std::move(samples);
     return e;

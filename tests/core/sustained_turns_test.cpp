@@ -49,6 +49,15 @@ BenchOptions sustained_bench(double turn_ms) {
   return b;
 }
 
+// A race of c's kernels 0 and 1 whose earlier samples put them at ns0 and ns1, ready to finish.
+std::unique_ptr<Race> two_way_race(Contest& c, ArgList args, const BenchOptions& opts, double ns0,
+                                   double ns1) {
+  auto race = std::make_unique<Race>(c.rig.dev, args, opts);
+  race->add(c.entry(0, samples_around(ns0, 0.0, 20, 1)));
+  race->add(c.entry(1, samples_around(ns1, 0.0, 20, 2)));
+  return race;
+}
+
 }  // namespace
 
 TEST_CASE("sustained turns: the configuration that draws more power loses when run back to back") {
@@ -154,55 +163,96 @@ TEST_CASE("level_turns: each turn scaled to the mean of the turns' medians") {
 
 TEST_CASE("leader_decided: no contender likely more than the tolerance faster than the leader") {
   // A clear order on a quiet device: decided after one pair.
-  CHECK(leader_decided({{100, 101}, {102, 103}}, 0.01, 1.645));
+  CHECK(leader_decided({{100, 101}, {102, 103}}, 0.01, 0.95));
   // A tie within the tolerance on a quiet device: decided too (either pick is good).
-  CHECK(leader_decided({{100, 100}, {100.5, 100.5}}, 0.01, 1.645));
-  CHECK(leader_decided({{100, 100}, {100, 100}}, 0.01, 1.645));
+  CHECK(leader_decided({{100, 100}, {100.5, 100.5}}, 0.01, 0.95));
+  CHECK(leader_decided({{100, 100}, {100, 100}}, 0.01, 0.95));
   // The clock moves 3% between rounds, more than the two differ: not decided...
-  CHECK_FALSE(leader_decided({{100, 104}, {103, 101}}, 0.01, 1.645));
-  // ... unless nothing is asked of the noise (z = 0) or the tolerance covers it.
-  CHECK(leader_decided({{100, 104}, {103, 101}}, 0.01, 0.0));
-  CHECK(leader_decided({{100, 104}, {103, 101}}, 0.10, 1.645));
-  // The leader 1% ahead with gaps of +3% and -1%: two rounds leave it open, four decide it.
-  CHECK_FALSE(leader_decided({{100, 100}, {103, 99}}, 0.01, 1.645));
-  CHECK(leader_decided({{100, 100, 100, 100}, {103, 99, 103, 99}}, 0.01, 1.645));
-  // The tolerance is what a wrong pick may cost: +-0.5% noise fits in 1%, not in 0.5%.
-  CHECK(leader_decided({{100, 100}, {100.5, 99.5}}, 0.01, 1.645));
-  CHECK_FALSE(leader_decided({{100, 100}, {100.5, 99.5}}, 0.005, 1.645));
+  CHECK_FALSE(leader_decided({{100, 104}, {103, 101}}, 0.01, 0.95));
+  // ... unless nothing is asked of the noise (confidence 0.5: t = 0) or the tolerance covers
+  // it (one degree of freedom: t = 6.31, a margin of 18.5% here).
+  CHECK(leader_decided({{100, 104}, {103, 101}}, 0.01, 0.5));
+  CHECK(leader_decided({{100, 104}, {103, 101}}, 0.20, 0.95));
+  CHECK_FALSE(leader_decided({{100, 104}, {103, 101}}, 0.10, 0.95));
+  // The leader 1% ahead with gaps of +3% and -1%: two rounds leave it open, and four (t = 2.35
+  // at 3 degrees of freedom; the normal 1.645 would have decided), six decide it (t = 2.02).
+  CHECK_FALSE(leader_decided({{100, 100}, {103, 99}}, 0.01, 0.95));
+  CHECK_FALSE(leader_decided({{100, 100, 100, 100}, {103, 99, 103, 99}}, 0.01, 0.95));
+  CHECK(leader_decided({{100, 100, 100, 100, 100, 100}, {103, 99, 103, 99, 103, 99}}, 0.01, 0.95));
+  // The tolerance is what a wrong pick may cost: +-0.5% noise over six rounds fits in 1%, not
+  // in 0.4%.
+  const std::vector<double> flat(6, 100.0), wobble{100.5, 99.5, 100.5, 99.5, 100.5, 99.5};
+  CHECK(leader_decided({flat, wobble}, 0.01, 0.95));
+  CHECK_FALSE(leader_decided({flat, wobble}, 0.004, 0.95));
+  // Two rounds that happen to agree decide nothing alone: one degree of freedom. (With the
+  // normal quantile this was decided: 0.1% - 1.645 x 0.2% is above -1%.)
+  CHECK_FALSE(leader_decided({{100, 100}, {100.3, 99.9}}, 0.01, 0.95));
   // The leader is the lowest mean, wherever it is listed.
-  CHECK(leader_decided({{110, 111}, {100, 101}, {120, 119}}, 0.01, 1.645));
+  CHECK(leader_decided({{110, 111}, {100, 101}, {120, 119}}, 0.01, 0.95));
   // Fewer than two live contenders: nothing to decide. A dropped one (NaN) takes no part.
-  CHECK(leader_decided({{100}}, 0.01, 1.645));
-  CHECK(leader_decided({}, 0.01, 1.645));
-  CHECK(leader_decided({{NAN}, {100, 101}}, 0.01, 1.645));
-  CHECK(leader_decided({{NAN}, {NAN}}, 0.01, 1.645));
-  CHECK_FALSE(leader_decided({{NAN}, {101, 99}, {100, 100}}, 0.01, 1.645));
-  CHECK(leader_decided({{100, NAN}, {101, 99}, {110, 110}}, 0.01, 1.645));
+  CHECK(leader_decided({{100}}, 0.01, 0.95));
+  CHECK(leader_decided({}, 0.01, 0.95));
+  CHECK(leader_decided({{NAN}, {100, 101}}, 0.01, 0.95));
+  CHECK(leader_decided({{NAN}, {NAN}}, 0.01, 0.95));
+  CHECK_FALSE(leader_decided({{NAN}, {101, 99}, {100, 100}}, 0.01, 0.95));
+  CHECK(leader_decided({{100, NAN}, {101, 99}, {110, 110}}, 0.01, 0.95));
   // One round each: no spread to judge the noise by.
-  CHECK_FALSE(leader_decided({{100}, {101}}, 0.01, 1.645));
+  CHECK_FALSE(leader_decided({{100}, {101}}, 0.01, 0.95));
 }
 
 TEST_CASE("ruled_out: contenders clearly behind the leader, none while the noise is unknown") {
   // BM=2 3.5% behind with gaps of +-0.5%: out; the near-tie (0 +- 0.5%): still in question.
-  CHECK(ruled_out({{100, 100}, {103, 104}, {100.5, 99.5}}, 1.645) ==
+  CHECK(ruled_out({{100, 100}, {103, 104}, {100.5, 99.5}}, 0.95) ==
         std::vector<bool>{false, true, false});
   // The leader is the lowest mean, wherever listed; it is never ruled out.
-  CHECK(ruled_out({{103, 104}, {100, 100}, {100.5, 99.5}}, 1.645) ==
+  CHECK(ruled_out({{103, 104}, {100, 100}, {100.5, 99.5}}, 0.95) ==
         std::vector<bool>{true, false, false});
   // A clock that moves more than they differ: nobody is clearly behind.
-  CHECK(ruled_out({{100, 104}, {103, 101}}, 1.645) == std::vector<bool>{false, false});
-  // ... unless nothing is asked of the noise (z = 0): behind on the mean is enough.
-  CHECK(ruled_out({{100, 104}, {103, 102}}, 0.0) == std::vector<bool>{false, true});
+  CHECK(ruled_out({{100, 104}, {103, 101}}, 0.95) == std::vector<bool>{false, false});
+  // ... unless nothing is asked of the noise (confidence 0.5): behind on the mean is enough.
+  CHECK(ruled_out({{100, 104}, {103, 102}}, 0.5) == std::vector<bool>{false, true});
   // One round each: no spread to judge the noise by, nobody out.
-  CHECK(ruled_out({{100}, {150}}, 1.645) == std::vector<bool>{false, false});
+  CHECK(ruled_out({{100}, {150}}, 0.95) == std::vector<bool>{false, false});
   // Dropped contenders (NaN) take no part and are not called ruled out.
-  CHECK(ruled_out({{NAN}, {100, 100}, {103, 104}, {100.5, 99.5}}, 1.645) ==
+  CHECK(ruled_out({{NAN}, {100, 100}, {103, 104}, {100.5, 99.5}}, 0.95) ==
         std::vector<bool>{false, false, true, false});
-  CHECK(ruled_out({}, 1.645).empty());
+  CHECK(ruled_out({}, 0.95).empty());
   // A contender already left out (fewer rounds) is compared over the rounds both ran, and is
   // never the leader on rounds the others ran at another clock.
-  CHECK(ruled_out({{100, 100, 90, 90}, {103, 104}, {100.5, 99.5, 90.5, 89.5}}, 1.645) ==
+  CHECK(ruled_out({{100, 100, 90, 90}, {103, 104}, {100.5, 99.5, 90.5, 89.5}}, 0.95) ==
         std::vector<bool>{false, true, false});
+}
+
+TEST_CASE("pick_decided: nobody likely more than the tolerance faster than the pick") {
+  const std::vector<double> four(4, 100.0);
+  // The pick 0.5% behind the leader on a quiet device: within a tolerance of 1%, decided...
+  CHECK(pick_decided({{100.5, 100.5, 100.5, 100.5}, four}, 0, 0.01, 0.95));
+  // ... but 1.5% behind it is not, though the leader itself is decided.
+  CHECK_FALSE(pick_decided({{101.5, 101.5, 101.5, 101.5}, four}, 0, 0.01, 0.95));
+  CHECK(leader_decided({{101.5, 101.5, 101.5, 101.5}, four}, 0.01, 0.95));
+  CHECK(pick_decided({{101.5, 101.5, 101.5, 101.5}, four}, 1, 0.01, 0.95));
+  // The other 0.5% ahead of the pick on the mean with +-1% noise: open after two rounds; after
+  // ten, a margin of t(9) x 0.33% = 0.61%, 1.1% in all: inside a tolerance of 2%, not of 1%.
+  std::vector<double> pick, other;
+  for (int r = 0; r < 10; ++r) {
+    pick.push_back(100.5);
+    other.push_back(r % 2 == 0 ? 101 : 99);
+  }
+  CHECK_FALSE(pick_decided({{100.5, 100.5}, {101, 99}}, 0, 0.02, 0.95));
+  CHECK(pick_decided({pick, other}, 0, 0.02, 0.95));
+  CHECK_FALSE(pick_decided({pick, other}, 0, 0.01, 0.95));
+  // A contender left out early is compared with the pick over the rounds both ran.
+  CHECK(pick_decided({four, {103, 104}, {100.2, 100.2, 100.2, 100.2}}, 2, 0.01, 0.95));
+  // leader_decided is pick_decided for sustained_leader.
+  CHECK(sustained_leader({{110, 111}, {100, 101}, {120, 119}}) == 1);
+  CHECK(sustained_leader({{100, 100, 90, 90}, {80, 80}}) == 0);  // the most rounds first
+  CHECK(sustained_leader({{NAN}, {NAN}}) == 2);
+  // A pick that is not live (dropped, or out of range): decided only when none is live.
+  CHECK_FALSE(pick_decided({{NAN}, {100, 101}, {101, 102}}, 0, 0.01, 0.95));
+  CHECK_FALSE(pick_decided({{100, 101}, {101, 102}}, 7, 0.01, 0.95));
+  CHECK(pick_decided({{NAN}, {NAN}}, 0, 0.01, 0.95));
+  CHECK(pick_decided({{100, 101}}, 0, 0.01, 0.95));          // alone
+  CHECK_FALSE(pick_decided({{100}, {101}}, 0, 0.01, 0.95));  // no spread to judge noise by
 }
 
 TEST_CASE("turn_levels: each contender against the leader over the rounds both ran") {
@@ -237,9 +287,7 @@ TEST_CASE("sustained turns: pairs go on until the leader is decided, up to the l
     const auto args = c.rig.args(1024);
     auto opts = sustained_bench(0.4);
     opts.showdown_sustain_pairs = 3;
-    auto race = std::make_unique<Race>(c.rig.dev, args, opts);
-    race->add(c.entry(0, samples_around(1000, 0.0, 20, 1)));
-    race->add(c.entry(1, samples_around(1015, 0.0, 20, 2)));
+    auto race = two_way_race(c, args, opts, 1000, 1015);
     auto out = race->finish();
     REQUIRE(out.ok());
     CHECK(out->sustained == 2);
@@ -249,9 +297,7 @@ TEST_CASE("sustained turns: pairs go on until the leader is decided, up to the l
     Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1500.0}});
     c.rig.dev.set_clock_ramp(1.5, 1e9);  // 0.02% per turn
     const auto args = c.rig.args(1024);
-    auto race = std::make_unique<Race>(c.rig.dev, args, sustained_bench(0.4));
-    race->add(c.entry(0, samples_around(1000, 0.0, 20, 1)));
-    race->add(c.entry(1, samples_around(1000, 0.0, 20, 2)));
+    auto race = two_way_race(c, args, sustained_bench(0.4), 1000, 1000);
     auto out = race->finish();
     REQUIRE(out.ok());
     CHECK(out->sustained == 2);
@@ -264,9 +310,7 @@ TEST_CASE("sustained turns: pairs go on until the leader is decided, up to the l
     const auto args = c.rig.args(1024);
     auto opts = sustained_bench(0.4);
     opts.showdown_sustain_pairs = pairs;
-    auto race = std::make_unique<Race>(c.rig.dev, args, opts);
-    race->add(c.entry(0, samples_around(1000, 0.0, 20, 1)));
-    race->add(c.entry(1, samples_around(1000, 0.0, 20, 2)));
+    auto race = two_way_race(c, args, opts, 1000, 1000);
     c.rig.dev.clear_events();
     auto out = race->finish();
     REQUIRE(out.ok());
@@ -295,6 +339,39 @@ TEST_CASE("sustained turns: pairs go on until the leader is decided, up to the l
   }
 }
 
+TEST_CASE("sustained turns: the pick the winner rule would make is what must be decided") {
+  // BM=1 is 0.95% slower than BM=2: inside the winner rule's 1% band, so BM=1 (first in
+  // canonical order) is the pick. On a clock that barely moves, the leader (BM=2) is decided
+  // after one pair; but BM=2 may then be up to 0.95% + the noise faster than the pick, more than
+  // race_tolerance, so the pairs go on until the noise is known to be small enough.
+  auto contest = [](double tie_tolerance, int& pairs, std::string& pick) {
+    Contest c({{1, 1009.5}, {2, 1000.0}, {3, 1500.0}});
+    c.rig.dev.set_clock_ramp(1.5, 1e9);  // 0.02% per turn
+    const auto args = c.rig.args(1024);
+    auto opts = sustained_bench(0.4);
+    opts.tie_tolerance = tie_tolerance;
+    auto race = two_way_race(c, args, opts, 1009.5, 1000);
+    auto out = race->finish();
+    REQUIRE(out.ok());
+    CHECK(out->sustained == 2);
+    pairs = out->sustained_pairs;
+    const auto& e = race->entries();
+    pick = median_of(e[0]) <= median_of(e[1]) * (1 + tie_tolerance) ? "BM=1" : "BM=2";
+    // Whatever was decided, the levels keep the true distance.
+    CHECK(median_of(e[0]) / median_of(e[1]) == doctest::Approx(1.0095).epsilon(0.002));
+  };
+  int pairs = 0;
+  std::string pick;
+  contest(0.01, pairs, pick);
+  CHECK(pick == "BM=1");
+  CHECK(pairs > 1);
+  CHECK(leader_decided({{1009.5, 1009.5}, {1000.0, 1000.2}}, 0.01, 0.95));  // as the old rule
+  // With no band the pick is the leader: one pair decides it.
+  contest(0.0, pairs, pick);
+  CHECK(pick == "BM=2");
+  CHECK(pairs == 1);
+}
+
 TEST_CASE("sustained turns: contenders clearly behind stop, the near-ties go on") {
   // BM=1 and BM=2 tie; BM=3 and BM=4 are 4% and 5% behind, within the sustain margin. The
   // clock speeds up by about 2% a turn: enough to leave the tie open for every pair, not
@@ -314,14 +391,20 @@ TEST_CASE("sustained turns: contenders clearly behind stop, the near-ties go on"
   CHECK(out->sustained == 4);
   CHECK(out->sustained_pairs == 3);
   CHECK(out->sustained_ruled_out == 2);
-  // 4 x 2 turns in the first pair, 2 x 2 in each of the two others.
-  CHECK(out->sustained_turns == 16);
+  // 4 x 2 turns in the first pair; after it only BM=4 (5% behind) is clearly out (Student's t
+  // at 3 degrees of freedom, 2.35, keeps BM=3 one pair more), so 3 x 2 in the second, and the
+  // near-ties alone in the third: 2 x 2.
+  CHECK(out->sustained_turns == 18);
+  std::map<std::string, std::size_t> rounds;
+  for (const auto& [name, medians] : out->sustained_medians) rounds[name] = medians.size();
+  CHECK(rounds ==
+        std::map<std::string, std::size_t>{{"BM=1", 6}, {"BM=2", 6}, {"BM=3", 4}, {"BM=4", 2}});
   const auto timed = events_with(c.rig.dev.events(), "time ");
-  REQUIRE(timed.size() >= 16);
+  REQUIRE(timed.size() >= 18);
   std::vector<std::string> last;
-  for (auto it = timed.end() - 8; it != timed.end(); ++it) last.push_back(it->substr(0, 10));
-  CHECK(std::count(last.begin(), last.end(), "time BM=1 ") == 4);
-  CHECK(std::count(last.begin(), last.end(), "time BM=2 ") == 4);
+  for (auto it = timed.end() - 4; it != timed.end(); ++it) last.push_back(it->substr(0, 10));
+  CHECK(std::count(last.begin(), last.end(), "time BM=1 ") == 2);
+  CHECK(std::count(last.begin(), last.end(), "time BM=2 ") == 2);
   // Those that left early keep their distance to the leader from the rounds they ran, not
   // their own levels from a clock that has moved by 2% a turn since.
   const auto& e = race->entries();

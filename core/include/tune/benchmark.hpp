@@ -6,8 +6,11 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "tune/device.hpp"
 #include "tune/stats.hpp"
@@ -165,10 +168,13 @@ struct BenchOptions {
   // counts (the clock has followed that contestant by then): those samples decide, each
   // contender's turns levelled to the mean of their medians, measured against the leader's
   // over the rounds both ran (turn_levels). More forward/backward pairs, up to
-  // showdown_sustain_pairs in all, are timed until the leader is decided: no contender's mean
-  // gap to it, less 1.645 standard errors (pooled over the contenders), is more than
-  // race_tolerance faster (tune/sustained_turn.hpp, leader_decided). A contender whose mean
-  // gap less 1.645 standard errors is above 0 (clearly behind: ruled_out) runs no more turns;
+  // showdown_sustain_pairs in all, are timed until the pick is decided: no contender's mean
+  // gap to the configuration the winner rule would pick on those levels (within tie_tolerance
+  // of the leader, the first in canonical order), less Student's t at 95% one-sided times its
+  // standard error (pooled over the contenders), is more than race_tolerance faster
+  // (tune/sustained_turn.hpp, pick_decided; t, not 1.645: after one pair of two contenders
+  // that is 6.3 standard errors). A contender whose mean gap to the leader less that margin is
+  // above 0 (clearly behind: ruled_out) runs no more turns, unless it is the pick;
   // later pairs time only those still in question. A quiet device stops after one pair; on a
   // hot H200 a 100 ms turn's clock moves 3-5% between rounds, so near-ties take all three
   // (one pair picked 5 of 10 times a configuration 3.5% slower, judged head to head:
@@ -200,6 +206,9 @@ struct ShowdownReport {
   int sustained_pairs = 0;      // forward/backward pairs of them (more until the leader is decided)
   int sustained_ruled_out = 0;  // contenders whose turns stopped early, clearly behind the leader
   int sustained_turns = 0;      // turns timed in all (each costs showdown_sustain_ms)
+  // Each sustained contender's turn medians in ns, round by round (fewer for one whose turns
+  // stopped early), by its configuration's text: what decided, for reports and studies.
+  std::map<std::string, std::vector<double>> sustained_medians;
 };
 
 // Median and quantiles of the timed repetitions, in nanoseconds. `before` (optional) runs

@@ -8,6 +8,7 @@
 // turns through these two functions, so they measure the same thing. Pure; thread-safe.
 #pragma once
 
+#include <cstddef>
 #include <span>
 #include <vector>
 
@@ -29,25 +30,41 @@ std::vector<double> second_half(std::span<const double> turn);
 // between the two levels, wherever the samples' spreads put it. Empty turns are skipped.
 std::vector<double> level_turns(const std::vector<std::vector<double>>& turns);
 
-// Whether sustained rounds have decided the leader well enough to stop. `medians[k][r]` is
-// contender k's turn median in round r (NaN where it has none: a contender with any NaN was
-// dropped and takes no part; a contender with fewer rounds than others was left out of the
-// later ones, `ruled_out`). The leader is the live contender with the lowest mean among those
-// with the most rounds; for every other live contender k, its gaps g_r = medians[k][r] /
-// medians[leader][r] - 1 over the rounds both ran must satisfy mean(g) - z * se >= -tolerance,
-// where se is the standard error of that mean from the gaps' variance pooled over all
-// contenders (few rounds each): nobody is likely to be more than `tolerance` faster than the
-// leader. A quiet device decides after one pair of rounds; a GPU whose clock moves by more
-// than the contenders differ needs more. With fewer than two live contenders, true; with no
-// spare degree of freedom (one round each), false.
-bool leader_decided(const std::vector<std::vector<double>>& medians, double tolerance, double z);
+// The standard error of a contender's mean gap below comes from the gaps' variance pooled over
+// all contenders (few rounds each), with k(n-1) degrees of freedom for k contenders of n
+// rounds; the margins it sets use Student's t quantile at those degrees of freedom
+// (student_t_quantile, tune/stats.hpp) for the one-sided `confidence`, not the normal one:
+// after one pair of rounds of two contenders (one degree of freedom) the 95% margin is 6.3
+// standard errors, not 1.6, so two rounds that happen to agree decide nothing alone.
 
-// Which contenders the rounds so far put clearly behind the leader (as in leader_decided):
-// mean(g) - z * se > 0, likely slower than the leader. Such a contender cannot be the pick and
-// the leader is no worse, so its turns can stop while the others go on (the cost of
-// sustained turns is one turn per contender per round). The leader, dropped contenders, and
-// every contender when there is no spread to judge the noise by: false.
-std::vector<bool> ruled_out(const std::vector<std::vector<double>>& medians, double z);
+// The live contender with the lowest mean among those with the most rounds (medians.size()
+// when none is live). `medians[k][r]` is contender k's turn median in round r (NaN where it
+// has none: a contender with any NaN was dropped and takes no part; a contender with fewer
+// rounds than others was left out of the later ones, `ruled_out`).
+std::size_t sustained_leader(const std::vector<std::vector<double>>& medians);
+
+// Whether the rounds so far have decided `pick` well enough to stop: for every other live
+// contender k, its gaps g_r = medians[k][r] / medians[pick][r] - 1 over the rounds both ran
+// satisfy mean(g) - t * se >= -tolerance: nobody is likely to be more than `tolerance` faster
+// than the pick. The pick is the one the winner rule would choose, which need not be the
+// leader (a near-tie within the rule's band goes to the first in canonical order): deciding
+// on the leader alone would let the band add its width to the timing's error. A quiet device
+// decides after one pair of rounds; a GPU whose clock moves by more than the contenders
+// differ needs more. With fewer than two live contenders, true; with no spare degree of
+// freedom (one round each), false; a pick that is not live: true only when none is.
+bool pick_decided(const std::vector<std::vector<double>>& medians, std::size_t pick,
+                  double tolerance, double confidence);
+
+// pick_decided for the leader (sustained_leader).
+bool leader_decided(const std::vector<std::vector<double>>& medians, double tolerance,
+                    double confidence);
+
+// Which contenders the rounds so far put clearly behind the leader (as in pick_decided, with
+// the leader as the pick): mean(g) - t * se > 0, likely slower than the leader. Such a
+// contender cannot be faster than the leader, so its turns can stop while the others go on
+// (the cost of sustained turns is one turn per contender per round). The leader, dropped
+// contenders, and every contender when there is no spread to judge the noise by: false.
+std::vector<bool> ruled_out(const std::vector<std::vector<double>>& medians, double confidence);
 
 // Each live contender's level from its turn medians, comparable across contenders that ran
 // different rounds: the leader's (as in leader_decided) is the mean of its medians; every

@@ -302,6 +302,7 @@ class KeySession {
     e.before = hooks_.before(&cands_[i]);
     if (hooks_.active()) e.after_batch = [this](const Status& s) { return hooks_.flush_post(s); };
     e.estimate_ns = estimate;
+    e.config_text = cands_[i].to_string();
     race.add(std::move(e));
     racers_.push_back(i);
     return {};
