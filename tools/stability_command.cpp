@@ -36,6 +36,7 @@ struct StabilityArgs {
   int sustain_contenders = BenchOptions{}.showdown_sustain_contenders;
   int reference_passes = 2;  // --quality: passes over every candidate (reference_medians)
   int judge_pairs = 3;       // --quality: forward/backward pairs of the judge (head_to_head)
+  int judge_each_pairs = 0;  // --quality: pairs of a judge right after each run; 0: none
   double tie_tolerance = BenchOptions{}.tie_tolerance;
   int sizes = 0;  // the first this many demo sizes of each kernel; 0: all (--quick: 1)
 };
@@ -44,11 +45,20 @@ struct StabilityArgs {
 constexpr double kWrongPick = 1.02;
 // The judge times the picks against this many of the reference's fastest candidates.
 constexpr int kJudgeTop = 3;
+// A pick is shown wrong when the judge's one-sided lower bound of its ratio at this
+// confidence (HeadToHead::ratio_lower) exceeds kWrongPick.
+constexpr double kJudgeConfidence = 0.95;
 
 // Picks more than kWrongPick from the fastest; a pick with no time (NaN) counts as wrong.
 int count_wrong(const std::vector<double>& ratios) {
   return static_cast<int>(
       std::count_if(ratios.begin(), ratios.end(), [](double r) { return !(r <= kWrongPick); }));
+}
+
+// Picks whose ratio's lower bound exceeds kWrongPick (a NaN bound is not counted).
+int count_shown_wrong(const std::vector<double>& lower) {
+  return static_cast<int>(
+      std::count_if(lower.begin(), lower.end(), [](double r) { return r > kWrongPick; }));
 }
 
 // The largest ratio, or NaN when any is NaN.
@@ -62,6 +72,7 @@ double worst(const std::vector<double>& ratios) {
 struct KeyOutcome {
   std::string kernel, size;
   std::map<std::string, int> winners;  // config text -> runs that picked it
+  std::vector<std::string> picks;      // each successful run's pick, in run order
   int failed = 0;                      // runs whose tuning failed
   int runs = 0;
   // With --quality: each candidate's reference median (and the two passes it is the mean of),
@@ -73,6 +84,13 @@ struct KeyOutcome {
   // and each run's pick over the fastest of them.
   HeadToHead judge;
   std::vector<double> judged_ratios;
+  std::vector<double> judged_lower;  // each ratio's lower bound (HeadToHead::ratio_lower)
+  // With --judge-each-pairs: right after each run, its pick and the reference's fastest timed
+  // head to head (the same minute as the tuning), each run's ratio and its lower bound.
+  std::vector<HeadToHead> each_judge;
+  std::vector<double> each_ratios, each_lower;
+  // Each run's sustained contenders' turn medians (ShowdownReport::sustained_medians).
+  std::vector<std::map<std::string, std::vector<double>>> sustained_medians;
   // Each run's own medians (its TuningReport) of the judge's contenders: how the tuning saw them.
   std::vector<std::map<std::string, double>> run_medians;
   std::vector<double> tune_ms;          // each run's TuningReport::wall_ms (compiling included)
@@ -131,7 +149,7 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
     out.reference = pass_means(out.reference_passes);
     fastest_ns = fastest(out.reference);
   }
-  std::vector<std::string> picks;
+  std::vector<std::string>& picks = out.picks;
   std::vector<std::map<std::string, double>> medians;  // each run's report, by config text
   for (int r = 0; r < a.runs; ++r) {
     if (Status st = heat_gpu(dev, a.heat_ms); !st.ok()) fail(st.to_string());
@@ -152,10 +170,22 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
       out.tune_ms.push_back(report->wall_ms);
       if (report->showdown.sustained > 0) ++out.sustained;
       out.sustained_turns.push_back(report->showdown.sustained_turns);
+      out.sustained_medians.push_back(report->showdown.sustained_medians);
     }
     if (a.quality) {
       auto it = out.reference.find(best->to_string());
       out.pick_ratios.push_back(it == out.reference.end() ? NAN : it->second / fastest_ns);
+    }
+    if (a.quality && a.judge_each_pairs > 0) {
+      auto judge = head_to_head(
+          dev, candidates, judge_contenders({{best->to_string(), 1}}, out.reference, kJudgeTop),
+          turn_ms, a.judge_each_pairs);
+      if (!judge.ok())
+        fail(k.name + " " + out.size + ": judging run " + std::to_string(r + 1) +
+             "'s pick: " + judge.status().to_string());
+      out.each_ratios.push_back(judge->ratio(best->to_string()));
+      out.each_lower.push_back(judge->ratio_lower(best->to_string(), kJudgeConfidence));
+      out.each_judge.push_back(std::move(*judge));
     }
   }
   if (a.quality && a.judge_pairs > 0 && !picks.empty()) {
@@ -165,7 +195,10 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
     if (!judge.ok())
       fail(k.name + " " + out.size + ": judging the picks: " + judge.status().to_string());
     out.judge = std::move(*judge);
-    for (const std::string& pick : picks) out.judged_ratios.push_back(out.judge.ratio(pick));
+    for (const std::string& pick : picks) {
+      out.judged_ratios.push_back(out.judge.ratio(pick));
+      out.judged_lower.push_back(out.judge.ratio_lower(pick, kJudgeConfidence));
+    }
     for (const auto& run : medians) {
       auto& m = out.run_medians.emplace_back();
       for (const auto& [config, rounds] : out.judge.rounds)
@@ -205,6 +238,16 @@ void print_text(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int
           "%zu, worst %.3fx; its pairs differ by up to %.1f%%\n",
           "", k.judge.rounds.size(), (kWrongPick - 1) * 100, count_wrong(k.judged_ratios),
           k.judged_ratios.size(), worst(k.judged_ratios), 100 * k.judge.pair_spread);
+    if (!k.judged_lower.empty())
+      std::printf("%-35s   of them shown > %.0f%% at %.0f%% confidence: %d\n", "",
+                  (kWrongPick - 1) * 100, kJudgeConfidence * 100,
+                  count_shown_wrong(k.judged_lower));
+    if (!k.each_ratios.empty())
+      std::printf(
+          "%-35s judged right after each run: picks > %.0f%% from the fastest: %d of %zu, "
+          "worst %.3fx; shown at %.0f%% confidence: %d\n",
+          "", (kWrongPick - 1) * 100, count_wrong(k.each_ratios), k.each_ratios.size(),
+          worst(k.each_ratios), kJudgeConfidence * 100, count_shown_wrong(k.each_lower));
     if (!k.tune_ms.empty())
       std::printf(
           "%-35s tuning: median %.0f ms; sustained turns held in %d of %zu runs, median %.0f "
@@ -218,13 +261,16 @@ void print_text(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int
     std::printf("\n%zu keys: mean agreement %.0f%%, %d with the same winner in every run\n",
                 keys.size(), sum / static_cast<double>(keys.size()), unanimous);
   }
-  int wrong = 0, judged_wrong = 0;
-  std::size_t picks = 0, judged = 0;
+  int wrong = 0, judged_wrong = 0, each_wrong = 0, each_shown = 0;
+  std::size_t picks = 0, judged = 0, each = 0;
   for (const auto& k : keys) {
     wrong += count_wrong(k.pick_ratios);
     picks += k.pick_ratios.size();
     judged_wrong += count_wrong(k.judged_ratios);
     judged += k.judged_ratios.size();
+    each_wrong += count_wrong(k.each_ratios);
+    each_shown += count_shown_wrong(k.each_lower);
+    each += k.each_ratios.size();
   }
   if (picks > 0)
     std::printf("wrong picks (> %.0f%% slower than the reference's fastest): %d of %zu tunings\n",
@@ -232,6 +278,23 @@ void print_text(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int
   if (judged > 0)
     std::printf("wrong picks (> %.0f%% slower than the fastest, head to head): %d of %zu tunings\n",
                 (kWrongPick - 1) * 100, judged_wrong, judged);
+  if (each > 0)
+    std::printf(
+        "wrong picks (> %.0f%% slower than the fastest, judged right after each run): %d of %zu "
+        "tunings, %d shown at %.0f%% confidence\n",
+        (kWrongPick - 1) * 100, each_wrong, each, each_shown, kJudgeConfidence * 100);
+}
+
+// The judges held right after each run (--judge-each-pairs): their rounds, each run's ratio
+// and its lower bound, and the counts.
+nlohmann::json each_judge_json(const KeyOutcome& k) {
+  nlohmann::json rounds = nlohmann::json::array();
+  for (const HeadToHead& h : k.each_judge) rounds.push_back(h.rounds);
+  return {{"rounds_ns", rounds},
+          {"pick_ratios", k.each_ratios},
+          {"pick_ratios_lower", k.each_lower},
+          {"wrong_picks", count_wrong(k.each_ratios)},
+          {"shown_wrong", count_shown_wrong(k.each_lower)}};
 }
 
 void print_json(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int runs) {
@@ -242,6 +305,7 @@ void print_json(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int
                          {"size", k.size},
                          {"agreement", k.agreement()},
                          {"winners", k.winners},
+                         {"picks", k.picks},
                          {"failed", k.failed},
                          {"reference_ns", k.reference},
                          {"reference_passes_ns", k.reference_passes},
@@ -253,8 +317,12 @@ void print_json(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int
                            {"ns", k.judge.ns},
                            {"pair_spread", k.judge.pair_spread},
                            {"pick_ratios", k.judged_ratios},
+                           {"pick_ratios_lower", k.judged_lower},
                            {"run_medians_ns", k.run_medians},
-                           {"wrong_picks", count_wrong(k.judged_ratios)}}},
+                           {"wrong_picks", count_wrong(k.judged_ratios)},
+                           {"shown_wrong", count_shown_wrong(k.judged_lower)}}},
+                         {"judge_each", each_judge_json(k)},
+                         {"sustained_medians_ns", k.sustained_medians},
                          {"tune_ms", k.tune_ms},
                          {"sustained_runs", k.sustained},
                          {"sustained_turns", k.sustained_turns}});
@@ -328,6 +396,11 @@ void add_stability_command(CLI::App& app) {
                 "fastest head to head in this many forward/backward pairs of sustained turns "
                 "(default 3; 0: no judge) and count the picks more than 2% slower than the "
                 "fastest of them")
+      ->check(CLI::Range(0, 20));
+  c->add_option("--judge-each-pairs", args->judge_each_pairs,
+                "With --quality: right after each run, time its pick and the reference's three "
+                "fastest head to head in this many forward/backward pairs of sustained turns "
+                "(default 0: none), so that a pick is judged in the same minute as its tuning")
       ->check(CLI::Range(0, 20));
   c->add_option("--sustain-contenders", args->sustain_contenders,
                 "Hold sustained turns for up to this many near-ties "

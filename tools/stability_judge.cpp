@@ -6,6 +6,8 @@
 #include <limits>
 #include <utility>
 
+#include "tune/stats.hpp"
+
 namespace tune::cli {
 
 std::vector<std::string> judge_contenders(const std::map<std::string, int>& winners,
@@ -28,6 +30,26 @@ double HeadToHead::ratio(const std::string& pick) const {
   const auto it = ns.find(pick);
   if (it == ns.end()) return std::numeric_limits<double>::quiet_NaN();
   return it->second / fastest(ns);
+}
+
+double HeadToHead::ratio_lower(const std::string& pick, double confidence) const {
+  const auto it = ns.find(pick);
+  if (it == ns.end()) return std::numeric_limits<double>::quiet_NaN();
+  const auto best = std::min_element(
+      ns.begin(), ns.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (best->first == pick) return 1.0;
+  const std::vector<double>& mine = rounds.at(pick);
+  const std::vector<double>& theirs = rounds.at(best->first);
+  std::vector<double> r;
+  for (std::size_t i = 0; i < std::min(mine.size(), theirs.size()); ++i)
+    if (theirs[i] > 0) r.push_back(mine[i] / theirs[i]);
+  if (r.size() < 2) return std::numeric_limits<double>::quiet_NaN();
+  double mean = 0, squares = 0;
+  for (double x : r) mean += x / static_cast<double>(r.size());
+  for (double x : r) squares += (x - mean) * (x - mean);
+  const double se =
+      std::sqrt(squares / static_cast<double>(r.size() - 1) / static_cast<double>(r.size()));
+  return mean - student_t_quantile(confidence, r.size() - 1) * se;
 }
 
 std::map<std::string, std::vector<double>> pair_means(

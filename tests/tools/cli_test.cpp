@@ -700,6 +700,7 @@ TEST_CASE("user mistakes exit non-zero with a message") {
       {{"stability", "--sustain-pairs", "0"}, "--sustain-pairs"},
       {{"stability", "--reference-passes", "1"}, "--reference-passes"},
       {{"stability", "--judge-pairs", "-1"}, "--judge-pairs"},
+      {{"stability", "--judge-each-pairs", "-1"}, "--judge-each-pairs"},
       {{"stability", "--tie-tolerance", "-0.1"}, "--tie-tolerance"},
       {{"stability", "--sizes", "0"}, "--sizes"},
       {{"flush-check", "--device", "nosuchbackend:3"},

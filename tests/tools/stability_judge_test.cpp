@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "stability_judge.hpp"
 
@@ -49,6 +52,25 @@ TEST_CASE("HeadToHead::ratio: a pick over the fastest contender; NaN without a t
   CHECK(h.ratio("a") == doctest::Approx(1.0));
   CHECK(h.ratio("b") == doctest::Approx(1.03));
   CHECK(std::isnan(h.ratio("missing")));
+}
+
+TEST_CASE("HeadToHead::ratio_lower: the ratio's one-sided bound from its rounds") {
+  HeadToHead h;
+  // b is 3% behind a in every round: the bound is the ratio itself.
+  h.rounds = {{"a", {100, 100, 100, 100}}, {"b", {103, 103, 103, 103}}};
+  h.ns = {{"a", 100}, {"b", 103}};
+  CHECK(h.ratio_lower("b", 0.95) == doctest::Approx(1.03));
+  CHECK(h.ratio_lower("a", 0.95) == 1.0);  // the fastest itself
+  // 3% behind on the mean with rounds of +5% and +1%: t(3) = 2.353 x 2.309%/2 below 1.03.
+  h.rounds["b"] = {105, 101, 105, 101};
+  const double se = std::sqrt((4 * 0.02 * 0.02) / 3) / 2;
+  CHECK(h.ratio_lower("b", 0.95) == doctest::Approx(1.03 - 2.353363 * se).epsilon(1e-4));
+  CHECK(h.ratio_lower("b", 0.95) < 1.02);                   // 3% on the mean, not shown beyond 2%
+  CHECK(h.ratio_lower("b", 0.5) == doctest::Approx(1.03));  // nothing asked of the noise
+  // Without a time, or with one round: no bound.
+  CHECK(std::isnan(h.ratio_lower("missing", 0.95)));
+  h.rounds = {{"a", {100}}, {"b", {103}}};
+  CHECK(std::isnan(h.ratio_lower("b", 0.95)));
 }
 
 }  // namespace

@@ -455,9 +455,10 @@ TEST_CASE("tune stability --quality: every pick compared with an exhaustive refe
   ScratchDir scratch;
   TuneCli cli(scratch);
   require_vulkan(cli);
-  const ProcessResult r = cli.run({"stability", "--device", "vulkan", "--kernel", kKernel,
-                                   "--quick", "--runs", "2", "--quality", "--heat-ms", "20",
-                                   "--json", "--reference-passes", "3", "--judge-pairs", "2"});
+  const ProcessResult r =
+      cli.run({"stability", "--device", "vulkan", "--kernel", kKernel, "--quick", "--runs", "2",
+               "--quality", "--heat-ms", "20", "--json", "--reference-passes", "3", "--judge-pairs",
+               "2", "--judge-each-pairs", "2"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
   const json j = json::parse(r.out);
   REQUIRE(j["keys"].size() == 1);
@@ -541,6 +542,41 @@ TEST_CASE("tune stability --quality: every pick compared with an exhaustive refe
     CHECK(got_ratios[i] == doctest::Approx(want_ratios[i]));
   CHECK(judge["wrong_picks"] == judged_wrong);
   CHECK(judge["pair_spread"].get<double>() >= 0);
+  REQUIRE(judge["pick_ratios_lower"].size() == 2);
+  // The judges right after each run: that run's pick and the reference's three fastest, each
+  // in 2 x 2 rounds; the pick's mean over the fastest mean, and a lower bound below it.
+  REQUIRE(key["picks"].size() == 2);
+  const json& each = key["judge_each"];
+  REQUIRE(each["rounds_ns"].size() == 2);
+  REQUIRE(each["pick_ratios"].size() == 2);
+  REQUIRE(each["pick_ratios_lower"].size() == 2);
+  int each_wrong = 0, each_shown = 0;
+  for (std::size_t run = 0; run < 2; ++run) {
+    const std::string pick = key["picks"][run].get<std::string>();
+    std::set<std::string> want = {pick};
+    for (std::size_t i = 0; i < 3 && i < by_time.size(); ++i) want.insert(by_time[i].second);
+    std::set<std::string> got;
+    double fastest_mean = 1e300;
+    for (const auto& c : each["rounds_ns"][run].items()) {
+      got.insert(c.key());
+      REQUIRE(c.value().size() == 4);
+      double sum = 0;
+      for (const auto& ns : c.value()) sum += ns.get<double>();
+      fastest_mean = std::min(fastest_mean, sum / 4);
+    }
+    CHECK(got == want);
+    double pick_sum = 0;
+    for (const auto& ns : each["rounds_ns"][run][pick]) pick_sum += ns.get<double>();
+    const double ratio = each["pick_ratios"][run].get<double>();
+    CHECK(ratio == doctest::Approx(pick_sum / 4 / fastest_mean));
+    CHECK(each["pick_ratios_lower"][run].get<double>() <= ratio + 1e-12);
+    each_wrong += ratio > 1.02 ? 1 : 0;
+    each_shown += each["pick_ratios_lower"][run].get<double>() > 1.02 ? 1 : 0;
+  }
+  CHECK(each["wrong_picks"] == each_wrong);
+  CHECK(each["shown_wrong"] == each_shown);
+  // No sustained turns on a CPU device: each run's sustained medians are empty.
+  CHECK(key["sustained_medians_ns"] == json::array({json::object(), json::object()}));
   CHECK_FALSE(fs::exists(cli.db_path()));  // stability never writes the database
 }
 
@@ -548,8 +584,9 @@ TEST_CASE("tune stability --quality in text: both counts of wrong picks, the jud
   ScratchDir scratch;
   TuneCli cli(scratch);
   require_vulkan(cli);
-  const ProcessResult r = cli.run({"stability", "--device", "vulkan", "--kernel", kKernel,
-                                   "--quick", "--runs", "2", "--quality", "--judge-pairs", "1"});
+  const ProcessResult r =
+      cli.run({"stability", "--device", "vulkan", "--kernel", kKernel, "--quick", "--runs", "2",
+               "--quality", "--judge-pairs", "1", "--judge-each-pairs", "1"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
   CHECK_MESSAGE(
       r.out.find("wrong picks (> 2% slower than the reference's fastest): ") != std::string::npos,
@@ -558,6 +595,12 @@ TEST_CASE("tune stability --quality in text: both counts of wrong picks, the jud
       r.out.find("wrong picks (> 2% slower than the fastest, head to head): ") != std::string::npos,
       r.out);
   CHECK_MESSAGE(r.out.find("head to head with ") != std::string::npos, r.out);
+  CHECK_MESSAGE(
+      r.out.find("judged right after each run: picks > 2% from the fastest: ") != std::string::npos,
+      r.out);
+  CHECK_MESSAGE(r.out.find("wrong picks (> 2% slower than the fastest, judged right after each "
+                           "run): ") != std::string::npos,
+                r.out);
 }
 
 }  // namespace
