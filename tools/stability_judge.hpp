@@ -32,8 +32,9 @@ struct HeadToHead {
   double pair_spread = 0;
   // A pick's time over the fastest contender's; NaN for a pick the judge has no time for.
   double ratio(const std::string& pick) const;
-  // The one-sided `confidence` lower bound of that ratio from its rounds: the mean of the
-  // pick's per-round ratios to the fastest contender less Student's t (rounds - 1 degrees of
+  // A one-sided `confidence` lower bound of how much slower the pick is, from its rounds: the
+  // mean of the pick's per-round ratios to the fastest contender (which is close to, not the
+  // same as, ratio(), a ratio of means) less Student's t (rounds - 1 degrees of
   // freedom) times their standard error. A pick is shown to be more than x slower only when
   // this exceeds 1 + x; the judge's own noise (pair_spread) is what separates the two. 1 for
   // the fastest itself; NaN without a time or with fewer than two rounds.

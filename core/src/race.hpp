@@ -42,7 +42,7 @@ struct RaceEntry {
   double estimate_ns = 0;  // from warm_up
   // The configuration's canonical text (Config::to_string): the winner rule's order among
   // near-ties, and the name in ShowdownReport::sustained_medians. May be empty (then ties go
-  // by order of addition and the name is "#<index>").
+  // to the faster at the showdown and the name is "#<index>").
   std::string config_text;
   // Outputs.
   std::vector<double> samples;

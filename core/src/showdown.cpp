@@ -222,7 +222,10 @@ void report_turns(const std::vector<RaceEntry>& entries, const std::vector<std::
 // 100 ms turn's clock moves by 3-5% between rounds by itself, more than near-ties differ, so
 // one pair decides only clear orders; each pair halves the variance of the means). After
 // each undecided pair, a contender clearly behind the leader (ruled_out), unless it is the
-// pick, runs no more turns: later pairs time only the near-ties. Each contender's turns,
+// pick, runs no more turns: later pairs time only the near-ties. (One clearly behind but within
+// tie_tolerance of the leader can still become the pick later, when one earlier in canonical
+// order leaves the band; it is then judged on the rounds it ran, and the pairs may go on to the
+// limit: a cost, not a wrong pick, since it is within the band.) Each contender's turns,
 // levelled to its level against the leader (level_turns, turn_levels), replace its samples
 // and are reported (ShowdownReport::sustained_medians). Those samples are scaled so that the
 // fastest of them keeps the fastest contender's median from before: sustained turns decide the

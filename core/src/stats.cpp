@@ -97,6 +97,9 @@ double normal_quantile(double p) {
   if (!(p >= 0 && p <= 1)) return std::numeric_limits<double>::quiet_NaN();
   if (p == 0) return -std::numeric_limits<double>::infinity();
   if (p == 1) return std::numeric_limits<double>::infinity();
+  // The upper half by symmetry: 1 - p is exact there, and P(Z <= x) - p below stays free of
+  // the cancellation between two numbers close to 1.
+  if (p > 0.5) return -normal_quantile(1 - p);
   // Acklam's coefficients: a relative error below 1.15e-9 before the refinement.
   static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
                                  -2.759285104469687e+02, 1.383577518672690e+02,
@@ -111,11 +114,10 @@ double normal_quantile(double p) {
                                  2.445134137142996e+00, 3.754408661907416e+00};
   constexpr double kLow = 0.02425;
   double x = 0;
-  if (p < kLow || p > 1 - kLow) {
-    const double q = std::sqrt(-2 * std::log(p < kLow ? p : 1 - p));
+  if (p < kLow) {
+    const double q = std::sqrt(-2 * std::log(p));
     x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
         ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
-    if (p > 1 - kLow) x = -x;
   } else {
     const double q = p - 0.5, r = q * q;
     x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /

@@ -75,10 +75,12 @@ struct Gaps {
   double variance = 0;
   std::size_t dof = 0;  // 0: no spread to judge the noise by
   // The mean gap of others[i] less the one-sided `confidence` Student-t quantile (at the
-  // pooled degrees of freedom) times its standard error.
+  // pooled degrees of freedom; none below confidence 1/2) times its standard error. NaN for a
+  // confidence outside (0, 1): no comparison with it holds, so nothing is decided on it.
   double lower(std::size_t i, double confidence) const {
     const double se = std::sqrt(variance / static_cast<double>(gaps[i].size()));
-    return mean_of(gaps[i]) - std::max(0.0, student_t_quantile(confidence, dof)) * se;
+    const double t = student_t_quantile(confidence, dof);
+    return mean_of(gaps[i]) - (std::isnan(t) ? t : std::max(0.0, t)) * se;
   }
 };
 

@@ -247,6 +247,19 @@ TEST_CASE("pick_decided: nobody likely more than the tolerance faster than the p
   CHECK(sustained_leader({{110, 111}, {100, 101}, {120, 119}}) == 1);
   CHECK(sustained_leader({{100, 100, 90, 90}, {80, 80}}) == 0);  // the most rounds first
   CHECK(sustained_leader({{NAN}, {NAN}}) == 2);
+  using Medians = std::vector<std::vector<double>>;
+  for (const Medians& m : {Medians{{110, 111}, {100, 101}, {120, 119}},
+                           Medians{{100, 104}, {103, 101}}, Medians{{100, 100}, {100.5, 99.5}},
+                           Medians{four, {103, 104}, {100.2, 100.2, 100.2, 100.2}}})
+    for (double tolerance : {0.0, 0.01, 0.05})
+      CHECK(leader_decided(m, tolerance, 0.95) ==
+            pick_decided(m, sustained_leader(m), tolerance, 0.95));
+  // A confidence outside (0, 1) has no t: nothing is decided on it, nobody is ruled out.
+  for (double confidence : {0.0, 1.0, 1.5, -0.2, static_cast<double>(NAN)}) {
+    CHECK_FALSE(leader_decided({{100, 100}, {110, 111}}, 0.01, confidence));
+    CHECK_FALSE(pick_decided({{100, 100}, {110, 111}}, 0, 0.01, confidence));
+    CHECK(ruled_out({{100, 100}, {110, 111}}, confidence) == std::vector<bool>{false, false});
+  }
   // A pick that is not live (dropped, or out of range): decided only when none is live.
   CHECK_FALSE(pick_decided({{NAN}, {100, 101}, {101, 102}}, 0, 0.01, 0.95));
   CHECK_FALSE(pick_decided({{100, 101}, {101, 102}}, 7, 0.01, 0.95));
@@ -281,7 +294,7 @@ TEST_CASE("turn_levels: each contender against the leader over the rounds both r
   CHECK(turn_levels({}).empty());
 }
 
-TEST_CASE("sustained turns: pairs go on until the leader is decided, up to the limit") {
+TEST_CASE("sustained turns: pairs go on until the pick is decided, up to the limit") {
   SUBCASE("a clear order: one pair of rounds, three allowed") {
     Contest c({{1, 1000.0}, {2, 1015.0}, {3, 1500.0}});
     const auto args = c.rig.args(1024);
@@ -344,7 +357,9 @@ TEST_CASE("sustained turns: the pick the winner rule would make is what must be 
   // canonical order) is the pick. On a clock that barely moves, the leader (BM=2) is decided
   // after one pair; but BM=2 may then be up to 0.95% + the noise faster than the pick, more than
   // race_tolerance, so the pairs go on until the noise is known to be small enough.
-  auto contest = [](double tie_tolerance, int& pairs, std::string& pick) {
+  // `first_pair`: each contender's turn medians from the first pair of rounds (BM=1, BM=2).
+  auto contest = [](double tie_tolerance, int& pairs, std::string& pick,
+                    std::vector<std::vector<double>>& first_pair) {
     Contest c({{1, 1009.5}, {2, 1000.0}, {3, 1500.0}});
     c.rig.dev.set_clock_ramp(1.5, 1e9);  // 0.02% per turn
     const auto args = c.rig.args(1024);
@@ -355,6 +370,12 @@ TEST_CASE("sustained turns: the pick the winner rule would make is what must be 
     REQUIRE(out.ok());
     CHECK(out->sustained == 2);
     pairs = out->sustained_pairs;
+    first_pair.clear();
+    for (const char* name : {"BM=1", "BM=2"}) {
+      const std::vector<double>& m = out->sustained_medians.at(name);
+      REQUIRE(m.size() >= 2);
+      first_pair.emplace_back(m.begin(), m.begin() + 2);
+    }
     const auto& e = race->entries();
     pick = median_of(e[0]) <= median_of(e[1]) * (1 + tie_tolerance) ? "BM=1" : "BM=2";
     // Whatever was decided, the levels keep the true distance.
@@ -362,12 +383,16 @@ TEST_CASE("sustained turns: the pick the winner rule would make is what must be 
   };
   int pairs = 0;
   std::string pick;
-  contest(0.01, pairs, pick);
+  std::vector<std::vector<double>> first;
+  contest(0.01, pairs, pick, first);
   CHECK(pick == "BM=1");
   CHECK(pairs > 1);
-  CHECK(leader_decided({{1009.5, 1009.5}, {1000.0, 1000.2}}, 0.01, 0.95));  // as the old rule
+  // After the first pair the leader was decided (the old rule would have stopped there), the
+  // pick was not.
+  CHECK(leader_decided(first, 0.01, 0.95));
+  CHECK_FALSE(pick_decided(first, 0, 0.01, 0.95));
   // With no band the pick is the leader: one pair decides it.
-  contest(0.0, pairs, pick);
+  contest(0.0, pairs, pick, first);
   CHECK(pick == "BM=2");
   CHECK(pairs == 1);
 }

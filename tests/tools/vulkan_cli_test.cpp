@@ -575,8 +575,10 @@ TEST_CASE("tune stability --quality: every pick compared with an exhaustive refe
   }
   CHECK(each["wrong_picks"] == each_wrong);
   CHECK(each["shown_wrong"] == each_shown);
-  // No sustained turns on a CPU device: each run's sustained medians are empty.
-  CHECK(key["sustained_medians_ns"] == json::array({json::object(), json::object()}));
+  // One map of sustained medians per run; on lavapipe (a CPU device: no sustained turns) empty.
+  REQUIRE(key["sustained_medians_ns"].size() == 2);
+  if (kOnLavapipe)
+    CHECK(key["sustained_medians_ns"] == json::array({json::object(), json::object()}));
   CHECK_FALSE(fs::exists(cli.db_path()));  // stability never writes the database
 }
 

@@ -203,11 +203,12 @@ struct ShowdownReport {
   int retimed = 0;              // attempts thrown away because their samples shifted
   bool stationary = true;       // false: even the last attempt shifted (it was kept; see the log)
   int sustained = 0;            // contestants timed in sustained turns; 0: none were held
-  int sustained_pairs = 0;      // forward/backward pairs of them (more until the leader is decided)
+  int sustained_pairs = 0;      // forward/backward pairs of them (more until the pick is decided)
   int sustained_ruled_out = 0;  // contenders whose turns stopped early, clearly behind the leader
   int sustained_turns = 0;      // turns timed in all (each costs showdown_sustain_ms)
   // Each sustained contender's turn medians in ns, round by round (fewer for one whose turns
-  // stopped early), by its configuration's text: what decided, for reports and studies.
+  // stopped early; NaN for one whose timing failed), by its configuration's text: what
+  // decided, for reports and studies.
   std::map<std::string, std::vector<double>> sustained_medians;
 };
 

@@ -31,11 +31,14 @@ std::vector<double> second_half(std::span<const double> turn);
 std::vector<double> level_turns(const std::vector<std::vector<double>>& turns);
 
 // The standard error of a contender's mean gap below comes from the gaps' variance pooled over
-// all contenders (few rounds each), with k(n-1) degrees of freedom for k contenders of n
-// rounds; the margins it sets use Student's t quantile at those degrees of freedom
-// (student_t_quantile, tune/stats.hpp) for the one-sided `confidence`, not the normal one:
-// after one pair of rounds of two contenders (one degree of freedom) the 95% margin is 6.3
-// standard errors, not 1.6, so two rounds that happen to agree decide nothing alone.
+// all contenders but the reference (few rounds each), with (k-1)(n-1) degrees of freedom for k
+// contenders of n rounds; the margins it sets use Student's t quantile at those degrees of
+// freedom (student_t_quantile, tune/stats.hpp) for the one-sided `confidence`, not the normal
+// one: after one pair of rounds of two contenders (one degree of freedom) the 95% margin is
+// 6.3 standard errors, not 1.6, so two rounds that happen to agree decide nothing alone. The
+// gaps of different contenders share the reference's noise round by round, so with many
+// contenders the pooled degrees of freedom overstate the independent information somewhat.
+// A `confidence` outside (0, 1) decides nothing and rules nobody out.
 
 // The live contender with the lowest mean among those with the most rounds (medians.size()
 // when none is live). `medians[k][r]` is contender k's turn median in round r (NaN where it
