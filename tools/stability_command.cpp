@@ -91,6 +91,7 @@ struct KeyOutcome {
   std::vector<double> each_ratios, each_lower;
   // Each run's sustained contenders' turn medians (ShowdownReport::sustained_medians).
   std::vector<std::map<std::string, std::vector<double>>> sustained_medians;
+  std::vector<std::vector<std::string>> sustained_order;  // ShowdownReport::sustained_order
   // Each run's own medians (its TuningReport) of the judge's contenders: how the tuning saw them.
   std::vector<std::map<std::string, double>> run_medians;
   std::vector<double> tune_ms;          // each run's TuningReport::wall_ms (compiling included)
@@ -171,6 +172,7 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
       if (report->showdown.sustained > 0) ++out.sustained;
       out.sustained_turns.push_back(report->showdown.sustained_turns);
       out.sustained_medians.push_back(report->showdown.sustained_medians);
+      out.sustained_order.push_back(report->showdown.sustained_order);
     }
     if (a.quality) {
       auto it = out.reference.find(best->to_string());
@@ -323,6 +325,7 @@ void print_json(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int
                            {"shown_wrong", count_shown_wrong(k.judged_lower)}}},
                          {"judge_each", each_judge_json(k)},
                          {"sustained_medians_ns", k.sustained_medians},
+                         {"sustained_order", k.sustained_order},
                          {"tune_ms", k.tune_ms},
                          {"sustained_runs", k.sustained},
                          {"sustained_turns", k.sustained_turns}});

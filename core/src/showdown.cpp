@@ -204,12 +204,14 @@ std::size_t rule_pick(const std::vector<RaceEntry>& entries,
   return order.empty() ? contenders.size() : order.front();
 }
 
-// Each contender's turn medians into the report, by configuration text.
+// Each contender's turn medians into the report, by configuration text, and their order.
 void report_turns(const std::vector<RaceEntry>& entries, const std::vector<std::size_t>& contenders,
                   const std::vector<std::vector<double>>& medians, ShowdownReport& out) {
   for (std::size_t k = 0; k < contenders.size(); ++k) {
     const std::string& text = entries[contenders[k]].config_text;
-    out.sustained_medians[text.empty() ? "#" + std::to_string(contenders[k]) : text] = medians[k];
+    const std::string name = text.empty() ? "#" + std::to_string(contenders[k]) : text;
+    out.sustained_medians[name] = medians[k];
+    out.sustained_order.push_back(name);
   }
 }
 

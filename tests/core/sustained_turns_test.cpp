@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -424,6 +425,12 @@ TEST_CASE("sustained turns: contenders clearly behind stop, the near-ties go on"
   for (const auto& [name, medians] : out->sustained_medians) rounds[name] = medians.size();
   CHECK(rounds ==
         std::map<std::string, std::size_t>{{"BM=1", 6}, {"BM=2", 6}, {"BM=3", 4}, {"BM=4", 2}});
+  // The forward order: fastest at the showdown first (the tie in either order), then 4% and 5%.
+  const std::vector<std::string>& order = out->sustained_order;
+  REQUIRE(order.size() == 4);
+  CHECK(std::set<std::string>{order[0], order[1]} == std::set<std::string>{"BM=1", "BM=2"});
+  CHECK(order[2] == "BM=3");
+  CHECK(order[3] == "BM=4");
   const auto timed = events_with(c.rig.dev.events(), "time ");
   REQUIRE(timed.size() >= 18);
   std::vector<std::string> last;

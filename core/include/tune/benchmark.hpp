@@ -210,6 +210,9 @@ struct ShowdownReport {
   // stopped early; NaN for one whose timing failed), by its configuration's text: what
   // decided, for reports and studies.
   std::map<std::string, std::vector<double>> sustained_medians;
+  // The same contenders in the order their forward rounds run them (fastest at the showdown
+  // first; backward rounds run them in reverse): which turn of each round each one took.
+  std::vector<std::string> sustained_order;
 };
 
 // Median and quantiles of the timed repetitions, in nanoseconds. `before` (optional) runs
