@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs libtune's GPU tests and benches on the NVIDIA machine, from binaries built here with the
 # `gpu` preset and packed into .gpu/bins.tar.xz (see bench/RESULTS.md for how). Logs go to $OUT.
-#   studies/run_h200.sh tests|bench|vkbench|racing|study|record [PARTIAL.tsv]|s2|s3|s3b|s3c|s3d
+#   studies/run_h200.sh tests|bench|vkbench|racing|study|record [PARTIAL.tsv]|s2|s3|s3b|s3c|s3d|s25
 set -uo pipefail
 phase=${1:-tests}
 OUT=${OUT:-/tmp/out}
@@ -147,6 +147,25 @@ case $phase in
     final_suite
     run quality.log 150 $B/tuning_study quality --large --device cuda --out /tmp/q
     cp /tmp/q/*.tsv "$OUT/" 2>/dev/null
+    ;;
+  s25)
+    # Session 17 (issue 15): both fp16 matmuls, 10 tunings per demo size after a 1 s heat, the
+    # end-of-key judge and one right after each run; then the cold floor. Each under
+    # scripts/with-clocks.sh; the summaries are copied flat and the sub-folders removed, because
+    # `run` returns only so many files. About 420 s, plus 20 s for the cold floor.
+    for kernel in matmul_f16 matmul_wgmma_f16; do
+      rm -rf "$TUNE_CACHE_DIR"
+      # $OUT/$kernel.log: the JSON between its first '{' and last '}', then the clock summary.
+      run "$kernel.log" 330 scripts/with-clocks.sh "$OUT/$kernel" -- $B/tune stability \
+        --device cuda --kernel $kernel --runs 10 --quality --heat-ms 1000 --json \
+        --judge-each-pairs 2
+      cp "$OUT/$kernel/clocks-summary.txt" "$OUT/${kernel}_clocks.txt"
+    done
+    rm -rf "$TUNE_CACHE_DIR"
+    CUDA_CACHE_DISABLE=1 run cold.log 150 scripts/with-clocks.sh "$OUT/cold" -- \
+      $B/bench_cuda --cold-floor=5
+    cp "$OUT/cold/clocks-summary.txt" "$OUT/cold_clocks.txt"
+    rm -rf "$OUT"/*/
     ;;
   study)
     run study.log 200 $B/tuning_study racing --device cuda --large --out "$OUT"
