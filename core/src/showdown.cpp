@@ -245,12 +245,13 @@ Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<
   std::vector<std::vector<std::vector<double>>> turns(contenders.size());
   std::vector<bool> running(contenders.size(), true);
   const int pairs = std::max(1, opts.showdown_sustain_pairs);
+  std::vector<std::vector<double>> all;  // every contender's turn medians, after the last pair
   for (int pair = 0; pair < pairs; ++pair) {
     for (bool backward : {false, true})
       TUNE_RETURN_IF_ERROR(sustain_round(dev, args, opts, entries, contenders, running, backward,
                                          turn_ms, rotation, turns, out));
     out.sustained_pairs = pair + 1;
-    const auto all = turn_medians(entries, contenders, turns);
+    all = turn_medians(entries, contenders, turns);
     const std::size_t pick = rule_pick(entries, contenders, turn_levels(all), opts.tie_tolerance);
     if (pair + 1 == pairs || pick_decided(all, pick, opts.race_tolerance, kSustainConfidence))
       break;
@@ -262,7 +263,6 @@ Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<
         ++out.sustained_ruled_out;
       }
   }
-  const auto all = turn_medians(entries, contenders, turns);
   report_turns(entries, contenders, all, out);
   const std::vector<double> levels = turn_levels(all);
   std::vector<std::vector<double>> kept(contenders.size());

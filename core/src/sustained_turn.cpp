@@ -51,10 +51,11 @@ bool all_finite(const std::vector<double>& v) {
 
 bool live(const std::vector<double>& m) { return !m.empty() && all_finite(m); }
 
-// The live contender with the lowest mean among those with the most rounds (a contender left
-// out of later rounds is compared with the leader over the rounds both ran, never made
-// leader on rounds the others ran at another clock); medians.size() when none is live.
-std::size_t leader_of(const std::vector<std::vector<double>>& medians) {
+}  // namespace
+
+// Among those with the most rounds: a contender left out of later rounds is compared with the
+// leader over the rounds both ran, never made leader on rounds the others ran at another clock.
+std::size_t sustained_leader(const std::vector<std::vector<double>>& medians) {
   std::size_t most = 0;
   for (const auto& m : medians)
     if (live(m)) most = std::max(most, m.size());
@@ -65,6 +66,8 @@ std::size_t leader_of(const std::vector<std::vector<double>>& medians) {
   }
   return leader;
 }
+
+namespace {
 
 // Every other live contender's per-round gaps to a reference contender (m_k / m_ref - 1, over
 // the rounds both ran), and their variance pooled over the contenders.
@@ -107,14 +110,10 @@ Gaps gaps_to(const std::vector<std::vector<double>>& medians, std::size_t ref) {
 }
 
 Gaps gaps_to_leader(const std::vector<std::vector<double>>& medians) {
-  return gaps_to(medians, leader_of(medians));
+  return gaps_to(medians, sustained_leader(medians));
 }
 
 }  // namespace
-
-std::size_t sustained_leader(const std::vector<std::vector<double>>& medians) {
-  return leader_of(medians);
-}
 
 bool pick_decided(const std::vector<std::vector<double>>& medians, std::size_t pick,
                   double tolerance, double confidence) {
@@ -130,7 +129,7 @@ bool pick_decided(const std::vector<std::vector<double>>& medians, std::size_t p
 
 bool leader_decided(const std::vector<std::vector<double>>& medians, double tolerance,
                     double confidence) {
-  return pick_decided(medians, leader_of(medians), tolerance, confidence);
+  return pick_decided(medians, sustained_leader(medians), tolerance, confidence);
 }
 
 std::vector<bool> ruled_out(const std::vector<std::vector<double>>& medians, double confidence) {
