@@ -62,6 +62,12 @@ TEST_CASE("normal_quantile: the tables' values, symmetry, the ends") {
   CHECK(normal_quantile(1e-10) == doctest::Approx(-6.361340902404056).epsilon(1e-9));
   // Far in the upper tail too (no cancellation near 1): R's qnorm(1 - 1e-7).
   CHECK(normal_quantile(1 - 1e-7) == doctest::Approx(5.199337582192816).epsilon(1e-9).scale(0));
+  // Deep in both tails, at a p whose complement is exact (2^-40), to 1e-13: the upper tail is
+  // the lower one mirrored (refined on the upper side directly, P(Z <= x) - p cancels between
+  // two numbers near 1 and leaves an error near 1e-6 here). Value from mpmath at 40 digits.
+  const double tail = std::ldexp(1.0, -40);
+  CHECK(normal_quantile(tail) == doctest::Approx(-7.0477002566644087).epsilon(1e-13).scale(0));
+  CHECK(normal_quantile(1 - tail) == doctest::Approx(7.0477002566644087).epsilon(1e-13).scale(0));
   for (double p : {0.001, 0.01, 0.2, 0.4})  // both tails and the middle region
     CHECK(normal_quantile(p) == doctest::Approx(-normal_quantile(1 - p)).epsilon(1e-9));
   CHECK(std::isinf(normal_quantile(0.0)));
