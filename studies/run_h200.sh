@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs libtune's GPU tests and benches on the NVIDIA machine, from binaries built here with the
 # `gpu` preset and packed into .gpu/bins.tar.xz (see bench/RESULTS.md for how). Logs go to $OUT.
-#   studies/run_h200.sh tests|bench|vkbench|racing|study|record [PARTIAL.tsv]|s2|s3|s3b|s3c|s3d|s25
+#   studies/run_h200.sh tests|bench|vkbench|racing|study|record [PARTIAL.tsv]|s2|s3|s3b|s3c|s3d|s25|slots
 set -uo pipefail
 phase=${1:-tests}
 OUT=${OUT:-/tmp/out}
@@ -165,6 +165,20 @@ case $phase in
     CUDA_CACHE_DISABLE=1 run cold.log 150 scripts/with-clocks.sh "$OUT/cold" -- \
       $B/bench_cuda --cold-floor=5
     cp "$OUT/cold/clocks-summary.txt" "$OUT/cold_clocks.txt"
+    rm -rf "$OUT"/*/
+    ;;
+  slots)
+    # Session 18 (issue 15): does a turn's place in a round of sustained turns bias its time?
+    # tuning_study slots on matmul_f16 4096^3 (about 4 min), with the clock summary and a fast
+    # clock/power/throttle-reason log beside it (every 20 ms, xz-compressed).
+    q=timestamp,clocks.sm,power.draw,clocks_event_reasons.active,temperature.gpu
+    nvidia-smi --query-gpu=$q --format=csv,nounits -lms 20 >"$OUT/smi.csv" 2>&1 &
+    smi=$!
+    run slots.log 420 scripts/with-clocks.sh "$OUT/slots" -- $B/tuning_study slots \
+      --device cuda --kernel matmul_f16 --size 4096x4096x4096 --rounds 8 --out "$OUT"
+    kill $smi; wait $smi 2>/dev/null
+    xz -9 "$OUT/smi.csv"
+    cp "$OUT/slots/clocks-summary.txt" "$OUT/slots_clocks.txt"
     rm -rf "$OUT"/*/
     ;;
   study)

@@ -21,6 +21,11 @@
 //       cut short leaves a usable sample. --max-seconds stops cleanly; --resume FILE appends
 //       the configs FILE lacks. --space wide: matmul_f32 over wider domains of its own
 //       parameters (>= 1000 accepted configurations).
+//   tuning_study slots   [--device SPEC] [--kernel NAME] [--size MxNxK] [--rounds N] [--out DIR]
+//       Whether a turn's place in a round of sustained turns biases its time (issue 15): the
+//       clock's course over consecutive turns, then five copies of one kernel and five real
+//       configurations through the tuner's showdown and three schedules, N repetitions.
+//       Writes slots.json (analysis: studies/slots_summary.py).
 //
 // Persistent caches are switched off for the whole process (TUNE_CACHE=off, and the drivers'
 // own shader caches where an environment variable controls them) so that "cold" means cold.
@@ -72,7 +77,8 @@ int main(int argc, char** argv) {
   auto* racing = app.add_subcommand("racing", "tuning wall time, racing vs exhaustive");
   auto* quality = app.add_subcommand("quality", "chosen / best over >= 20 (kernel, shape) cases");
   auto* record = app.add_subcommand("record", "time a kernel's whole space, write a replay file");
-  for (auto* sc : {racing, quality, record}) common(sc);
+  auto* slots = app.add_subcommand("slots", "whether a turn's place in a round biases its time");
+  for (auto* sc : {racing, quality, record, slots}) common(sc);
   record->add_option("--space", o.space, "bundled or wide (matmul_f32)")->capture_default_str();
   record->add_option("--max-seconds", o.max_seconds,
                      "stop cleanly this many seconds after start (rows so far are kept)");
@@ -87,5 +93,6 @@ int main(int argc, char** argv) {
   g_start = Clock::now();
   if (o.command == "racing") return cmd_racing(o);
   if (o.command == "quality") return cmd_quality(o);
+  if (o.command == "slots") return cmd_slots(o);
   return cmd_record(o);
 }

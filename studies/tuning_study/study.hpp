@@ -112,5 +112,6 @@ Size large_size(const kernels::BundledKernel& k);
 int cmd_racing(const Options& o);   // racing.cpp
 int cmd_quality(const Options& o);  // quality.cpp
 int cmd_record(const Options& o);   // record.cpp
+int cmd_slots(const Options& o);    // slots.cpp
 
 }  // namespace study
