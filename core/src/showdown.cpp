@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <random>
 #include <string>
 
 #include "tune/stats.hpp"
@@ -14,6 +16,11 @@ namespace {
 bool timed_ok(const RaceEntry& e) { return e.status.ok() && !e.samples.empty(); }
 
 double median_of(const RaceEntry& e) { return quantile(e.samples, 0.5); }
+
+// A contestant's name in the report: its configuration's text, or "#<index>" without one.
+std::string name_of(const RaceEntry& e, std::size_t index) {
+  return e.config_text.empty() ? "#" + std::to_string(index) : e.config_text;
+}
 
 // The contestants that can still win: timed without error, raced out or not (racing compares
 // samples that may come from different clock states), whose median is within `margin` of the
@@ -146,18 +153,20 @@ double sustain_ms(const Device& dev, const BenchOptions& opts) {
   return opts.showdown_sustain_ms < 0 ? 2.0 * dev.info().power_settle_ms : opts.showdown_sustain_ms;
 }
 
-// One round of sustained turns over the contenders still running, in the given direction:
-// each one's turn's second half is appended to turns[k]; a contender that fails is dropped
-// with its reason. Returns non-ok only for device_lost.
+// One round of sustained turns over the contenders still running, in `order` (indices into
+// `contenders`, turn_order): each one's turn's second half is appended to turns[k]; a contender
+// that fails is dropped with its reason. The round's order, by name, goes into the report.
+// Returns non-ok only for device_lost.
 Status sustain_round(Device& dev, ArgList args, const BenchOptions& opts,
                      std::vector<RaceEntry>& entries, const std::vector<std::size_t>& contenders,
-                     const std::vector<bool>& running, bool backward, double turn_ms,
-                     InputRotation* rotation, std::vector<std::vector<std::vector<double>>>& turns,
-                     ShowdownReport& out) {
-  for (std::size_t n = 0; n < contenders.size(); ++n) {
-    const std::size_t k = backward ? contenders.size() - 1 - n : n;
+                     const std::vector<bool>& running, const std::vector<std::size_t>& order,
+                     double turn_ms, InputRotation* rotation,
+                     std::vector<std::vector<std::vector<double>>>& turns, ShowdownReport& out) {
+  std::vector<std::string>& names = out.sustained_order.emplace_back();
+  for (std::size_t k : order) {
     RaceEntry& e = entries[contenders[k]];
     if (!running[k] || !e.status.ok()) continue;
+    names.push_back(name_of(e, contenders[k]));
     const int reps = sustained_turn_reps(turn_ms, median_of(e), opts.max_reps);
     std::vector<double> turn;
     TUNE_RETURN_IF_ERROR(time_batch(dev, args, opts, reps, e, turn, rotation));
@@ -204,26 +213,31 @@ std::size_t rule_pick(const std::vector<RaceEntry>& entries,
   return order.empty() ? contenders.size() : order.front();
 }
 
-// Each contender's turn medians into the report, by configuration text, and their order.
+// Each contender's turn medians into the report, by configuration text.
 void report_turns(const std::vector<RaceEntry>& entries, const std::vector<std::size_t>& contenders,
                   const std::vector<std::vector<double>>& medians, ShowdownReport& out) {
-  for (std::size_t k = 0; k < contenders.size(); ++k) {
-    const std::string& text = entries[contenders[k]].config_text;
-    const std::string name = text.empty() ? "#" + std::to_string(contenders[k]) : text;
-    out.sustained_medians[name] = medians[k];
-    out.sustained_order.push_back(name);
-  }
+  for (std::size_t k = 0; k < contenders.size(); ++k)
+    out.sustained_medians[name_of(entries[contenders[k]], contenders[k])] = medians[k];
+}
+
+// The seed of the turns' orders: BenchOptions::showdown_seed, or a fresh one when that is 0.
+std::uint64_t turn_seed(const BenchOptions& opts) {
+  if (opts.showdown_seed != 0) return opts.showdown_seed;
+  std::random_device device;
+  return (static_cast<std::uint64_t>(device()) << 32) ^ device();
 }
 
 // Sustained turns (BenchOptions::showdown_sustain_ms): the contestants still within
 // showdown_sustain_margin of the fastest (up to showdown_sustain_contenders) each run alone for
-// a whole turn, in pairs of rounds (forward, backward), one pair and up to
-// showdown_sustain_pairs until the pick is decided (pick_decided: no contender likely more
-// than race_tolerance faster than the one the winner rule would pick on the levels so far,
-// which within tie_tolerance of the leader is the first in canonical order; on the H200 a
-// 100 ms turn's clock moves by 3-5% between rounds by itself, more than near-ties differ, so
-// one pair decides only clear orders; each pair halves the variance of the means). After
-// each undecided pair, a contender clearly behind the leader (ruled_out), unless it is the
+// a whole turn, in pairs of rounds (an order drawn afresh for each pair forward, the same
+// reversed backward: turn_order, seeded by BenchOptions::showdown_seed), pairs until the pick is
+// decided, at most showdown_sustain_pairs (pick_decided on the pairs' means, pair_medians: no
+// contender likely more than race_tolerance faster than the one the winner rule would pick on
+// the levels so far, which within tie_tolerance of the leader is the first in canonical order;
+// on the H200 a 100 ms turn's clock moves by 3-5% between rounds by itself, more than
+// near-ties differ, and one pair shows no spread, so it takes two pairs to decide anything;
+// each pair halves the variance of the means). After each undecided pair, a contender clearly
+// behind the leader (ruled_out), unless it is the
 // pick, runs no more turns: later pairs time only the near-ties. (One clearly behind but within
 // tie_tolerance of the leader can still become the pick later, when one earlier in canonical
 // order leaves the band; it is then judged on the rounds it ran, and the pairs may go on to the
@@ -245,18 +259,24 @@ Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<
   std::vector<std::vector<std::vector<double>>> turns(contenders.size());
   std::vector<bool> running(contenders.size(), true);
   const int pairs = std::max(1, opts.showdown_sustain_pairs);
+  const std::uint64_t seed = turn_seed(opts);
   std::vector<std::vector<double>> all;  // every contender's turn medians, after the last pair
   for (int pair = 0; pair < pairs; ++pair) {
-    for (bool backward : {false, true})
-      TUNE_RETURN_IF_ERROR(sustain_round(dev, args, opts, entries, contenders, running, backward,
-                                         turn_ms, rotation, turns, out));
+    for (int round : {2 * pair, 2 * pair + 1})
+      TUNE_RETURN_IF_ERROR(sustain_round(dev, args, opts, entries, contenders, running,
+                                         turn_order(contenders.size(), round, seed), turn_ms,
+                                         rotation, turns, out));
     out.sustained_pairs = pair + 1;
     all = turn_medians(entries, contenders, turns);
-    const std::size_t pick = rule_pick(entries, contenders, turn_levels(all), opts.tie_tolerance);
-    if (pair + 1 == pairs || pick_decided(all, pick, opts.race_tolerance, kSustainConfidence))
+    // Decided on pairs, not rounds (pair_medians): one pair shows no spread, so it decides
+    // nothing alone and rules nobody out.
+    const std::vector<std::vector<double>> by_pair = pair_medians(all);
+    const std::size_t pick =
+        rule_pick(entries, contenders, turn_levels(by_pair), opts.tie_tolerance);
+    if (pair + 1 == pairs || pick_decided(by_pair, pick, opts.race_tolerance, kSustainConfidence))
       break;
-    const std::vector<bool> behind =
-        ruled_out(turn_medians(entries, contenders, turns, &running), kSustainConfidence);
+    const std::vector<bool> behind = ruled_out(
+        pair_medians(turn_medians(entries, contenders, turns, &running)), kSustainConfidence);
     for (std::size_t k = 0; k < contenders.size(); ++k)
       if (behind[k] && k != pick) {  // never one already out: its medians above are NaN
         running[k] = false;
@@ -264,7 +284,7 @@ Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<
       }
   }
   report_turns(entries, contenders, all, out);
-  const std::vector<double> levels = turn_levels(all);
+  const std::vector<double> levels = turn_levels(pair_medians(all));
   std::vector<std::vector<double>> kept(contenders.size());
   double before = INFINITY, after = INFINITY;
   for (std::size_t k = 0; k < contenders.size(); ++k) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "tune/stats.hpp"
 
@@ -34,6 +35,25 @@ std::vector<double> level_turns(const std::vector<std::vector<double>>& turns) {
     const double scale = m > 0 ? mean / m : 1.0;
     for (double ns : t) out.push_back(ns * scale);
   }
+  return out;
+}
+
+std::vector<std::size_t> turn_order(std::size_t n, int round, std::uint64_t seed) {
+  std::vector<std::size_t> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = i;
+  const auto pair = static_cast<std::uint64_t>(std::max(0, round) / 2);
+  // One generator per pair, seeded apart from its neighbours' (the golden-ratio increment).
+  std::mt19937_64 rng(seed + 0x9e3779b97f4a7c15ULL * (pair + 1));
+  for (std::size_t i = n; i > 1; --i) std::swap(out[i - 1], out[rng() % i]);
+  if (std::max(0, round) % 2 == 1) std::reverse(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::vector<double>> pair_medians(const std::vector<std::vector<double>>& medians) {
+  std::vector<std::vector<double>> out(medians.size());
+  for (std::size_t k = 0; k < medians.size(); ++k)
+    for (std::size_t r = 0; r + 1 < medians[k].size(); r += 2)
+      out[k].push_back((medians[k][r] + medians[k][r + 1]) / 2);
   return out;
 }
 

@@ -42,12 +42,23 @@ std::unique_ptr<Race> power_race(Contest& c, ArgList args, const BenchOptions& o
   return race;
 }
 
-// showdown_bench with sustained turns of `turn_ms` (0: off) and room for long turns.
+// showdown_bench with sustained turns of `turn_ms` (0: off) and room for long turns; the
+// turns' orders from a fixed seed, so that every run of a test times the same sequence.
 BenchOptions sustained_bench(double turn_ms) {
   BenchOptions b = showdown_bench();
   b.max_reps = 1000;
   b.showdown_sustain_ms = turn_ms;
+  b.showdown_seed = 18;
   return b;
+}
+
+// Whether `order` (one round per entry) runs every pair's backward round as its forward one
+// reversed.
+bool backward_reverses_forward(const std::vector<std::vector<std::string>>& order) {
+  for (std::size_t r = 0; r + 1 < order.size(); r += 2)
+    if (!std::equal(order[r].begin(), order[r].end(), order[r + 1].rbegin(), order[r + 1].rend()))
+      return false;
+  return true;
 }
 
 // A race of c's kernels 0 and 1 whose earlier samples put them at ns0 and ns1, ready to finish.
@@ -85,13 +96,14 @@ TEST_CASE("sustained turns: the configuration that draws more power loses when r
     // Two long turns each (~400 launches of ~1.03 us), second halves kept.
     CHECK(race->entries()[0].samples.size() > 300);
     CHECK(race->entries()[1].samples.size() > 300);
-    // Forward (the showdown's fastest first), then backward, after the showdown's rounds.
+    // The last pair: forward, then the same backward, after the showdown's rounds.
     const auto timed = events_with(c.rig.dev.events(), "time ");
     REQUIRE(timed.size() >= 4);
     std::vector<std::string> turns;
     for (auto it = timed.end() - 4; it != timed.end(); ++it) turns.push_back(it->substr(0, 10));
-    CHECK(turns ==
-          std::vector<std::string>{"time BM=1 ", "time BM=2 ", "time BM=2 ", "time BM=1 "});
+    CHECK(turns[0] != turns[1]);
+    CHECK(turns[1] == turns[2]);
+    CHECK(turns[0] == turns[3]);
     // Untouched, and still slower than both after the scaling (see the next case).
     CHECK(race->entries()[2].samples.size() == 20);
     CHECK(median_of(race->entries()[2]) > m1);
@@ -296,7 +308,7 @@ TEST_CASE("turn_levels: each contender against the leader over the rounds both r
 }
 
 TEST_CASE("sustained turns: pairs go on until the pick is decided, up to the limit") {
-  SUBCASE("a clear order: one pair of rounds, three allowed") {
+  SUBCASE("a clear order: two pairs of rounds (the least), three allowed") {
     Contest c({{1, 1000.0}, {2, 1015.0}, {3, 1500.0}});
     const auto args = c.rig.args(1024);
     auto opts = sustained_bench(0.4);
@@ -305,9 +317,9 @@ TEST_CASE("sustained turns: pairs go on until the pick is decided, up to the lim
     auto out = race->finish();
     REQUIRE(out.ok());
     CHECK(out->sustained == 2);
-    CHECK(out->sustained_pairs == 1);
+    CHECK(out->sustained_pairs == 2);
   }
-  SUBCASE("a tie on a clock that barely moves: one pair, the tie is within race_tolerance") {
+  SUBCASE("a tie on a clock that barely moves: two pairs, the tie is within race_tolerance") {
     Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1500.0}});
     c.rig.dev.set_clock_ramp(1.5, 1e9);  // 0.02% per turn
     const auto args = c.rig.args(1024);
@@ -315,12 +327,30 @@ TEST_CASE("sustained turns: pairs go on until the pick is decided, up to the lim
     auto out = race->finish();
     REQUIRE(out.ok());
     CHECK(out->sustained == 2);
-    CHECK(out->sustained_pairs == 1);
+    CHECK(out->sustained_pairs == 2);
   }
-  // A clock that speeds up by about 3% per turn: each round favours the contender that runs
-  // later in it (forward BM=2, backward BM=1), by more than race_tolerance.
-  auto near_tie = [](Contest& c, int pairs, int& held, double& ratio) {
+  SUBCASE("a tie on a clock that speeds up 3% a turn: two pairs, each pair cancels the ramp") {
+    // Each round favours the contender that runs later in it by more than race_tolerance; a
+    // pair's two rounds cancel that (the decisions take pair means), so two pairs decide.
+    Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1500.0}});
     c.rig.dev.set_clock_ramp(1.5, 8e6);
+    const auto args = c.rig.args(1024);
+    auto race = two_way_race(c, args, sustained_bench(0.4), 1000, 1000);
+    auto out = race->finish();
+    REQUIRE(out.ok());
+    CHECK(out->sustained_pairs == 2);
+    const auto& m = out->sustained_medians;
+    REQUIRE(m.at("BM=1").size() == 4);
+    // Round by round they differ by more than 1%; pair by pair they agree.
+    CHECK(std::abs(m.at("BM=1")[0] / m.at("BM=2")[0] - 1) > 0.01);
+    const auto pairs = pair_medians({m.at("BM=1"), m.at("BM=2")});
+    CHECK(pairs[0][0] / pairs[1][0] == doctest::Approx(1.0).epsilon(0.002));
+  }
+  // A clock that swings by 8% with a period that is not a pair's length (two turns of 0.4 ms
+  // forward, two backward: 1.6 ms): the pairs' gaps between two equal contenders move by more
+  // than race_tolerance from one pair to the next.
+  auto near_tie = [](Contest& c, int pairs, int& held, double& ratio) {
+    c.rig.dev.set_clock_wave(0.08, 0.9e6);
     const auto args = c.rig.args(1024);
     auto opts = sustained_bench(0.4);
     opts.showdown_sustain_pairs = pairs;
@@ -332,7 +362,7 @@ TEST_CASE("sustained turns: pairs go on until the pick is decided, up to the lim
     held = out->sustained_pairs;
     ratio = median_of(race->entries()[0]) / median_of(race->entries()[1]);
   };
-  SUBCASE("a near-tie on a clock that moves 3% a turn: every allowed pair (the default, 3)") {
+  SUBCASE("a near-tie on a clock that swings: every allowed pair (the default, 3)") {
     Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1500.0}});
     int held = 0;
     double ratio = 0;
@@ -341,8 +371,8 @@ TEST_CASE("sustained turns: pairs go on until the pick is decided, up to the lim
     CHECK(held == 3);
     // Six turns each: forward and backward, three times.
     CHECK(events_with(c.rig.dev.events(), "time ").size() >= 12);
-    // Forward and backward cancel the ramp: the levelled medians stay close.
-    CHECK(ratio == doctest::Approx(1.0).epsilon(0.01));
+    // The levelled medians stay close.
+    CHECK(ratio == doctest::Approx(1.0).epsilon(0.02));
   }
   SUBCASE("showdown_sustain_pairs = 1: one pair, decided or not") {
     Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1500.0}});
@@ -356,13 +386,15 @@ TEST_CASE("sustained turns: pairs go on until the pick is decided, up to the lim
 TEST_CASE("sustained turns: the pick the winner rule would make is what must be decided") {
   // BM=1 is 0.95% slower than BM=2: inside the winner rule's 1% band, so BM=1 (first in
   // canonical order) is the pick. On a clock that barely moves, the leader (BM=2) is decided
-  // after one pair; but BM=2 may then be up to 0.95% + the noise faster than the pick, more than
-  // race_tolerance, so the pairs go on until the noise is known to be small enough.
+  // as soon as anything is (two pairs); but BM=2 may then be up to 0.95% + the noise faster
+  // than the pick, more than race_tolerance, so the pairs go on until the noise is known to be
+  // small enough.
   // `first_pair`: each contender's turn medians from the first pair of rounds (BM=1, BM=2).
   auto contest = [](double tie_tolerance, int& pairs, std::string& pick,
                     std::vector<std::vector<double>>& first_pair) {
     Contest c({{1, 1009.5}, {2, 1000.0}, {3, 1500.0}});
     c.rig.dev.set_clock_ramp(1.5, 1e9);  // 0.02% per turn
+    c.rig.dev.set_noise(0.005, 5);       // turn medians within about 0.05%
     const auto args = c.rig.args(1024);
     auto opts = sustained_bench(0.4);
     opts.tie_tolerance = tie_tolerance;
@@ -391,23 +423,25 @@ TEST_CASE("sustained turns: the pick the winner rule would make is what must be 
   std::vector<std::vector<double>> first;
   contest(0.01, pairs, pick, first);
   CHECK(pick == "BM=1");
-  CHECK(pairs > 1);
+  CHECK(pairs > 2);  // more than the two that decide the leader (below)
   // After the first pair the leader was decided (the old rule would have stopped there), the
   // pick was not.
   CHECK(leader_decided(first, 0.01, 0.95));
   CHECK_FALSE(pick_decided(first, 0, 0.01, 0.95));
-  // With no band the pick is the leader: one pair decides it.
+  // With no band the pick is the leader: two pairs (the least) decide it.
   contest(0.0, pairs, pick, first);
   CHECK(pick == "BM=2");
-  CHECK(pairs == 1);
+  CHECK(pairs == 2);
 }
 
 TEST_CASE("sustained turns: contenders clearly behind stop, the near-ties go on") {
   // BM=1 and BM=2 tie; BM=3 and BM=4 are 4% and 5% behind, within the sustain margin. The
-  // clock speeds up by about 2% a turn: enough to leave the tie open for every pair, not
-  // enough to hide 4% once a pair is in.
+  // clock speeds up by about 2% a turn (each pair cancels that) and swings by 2% over a period
+  // of about a pair: enough to leave the tie open for every pair, not enough to hide 4% once
+  // two pairs are in.
   Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1040.0}, {4, 1050.0}, {5, 1500.0}});
   c.rig.dev.set_clock_ramp(1.5, 1e7);
+  c.rig.dev.set_clock_wave(0.02, 3.2e6);
   const auto args = c.rig.args(1024);
   auto opts = sustained_bench(0.4);
   opts.showdown_finalists = 4;
@@ -421,20 +455,22 @@ TEST_CASE("sustained turns: contenders clearly behind stop, the near-ties go on"
   CHECK(out->sustained == 4);
   CHECK(out->sustained_pairs == 3);
   CHECK(out->sustained_ruled_out == 2);
-  // 4 x 2 turns in the first pair; after it only BM=4 (5% behind) is clearly out (Student's t
-  // at 3 degrees of freedom, 2.35, keeps BM=3 one pair more), so 3 x 2 in the second, and the
-  // near-ties alone in the third: 2 x 2.
-  CHECK(out->sustained_turns == 18);
+  // 4 x 2 turns in each of the first two pairs (one pair rules nobody out); after them BM=3
+  // and BM=4 are clearly out, and the near-ties run the third alone: 2 x 2.
+  CHECK(out->sustained_turns == 20);
   std::map<std::string, std::size_t> rounds;
   for (const auto& [name, medians] : out->sustained_medians) rounds[name] = medians.size();
   CHECK(rounds ==
-        std::map<std::string, std::size_t>{{"BM=1", 6}, {"BM=2", 6}, {"BM=3", 4}, {"BM=4", 2}});
-  // The forward order: fastest at the showdown first (the tie in either order), then 4% and 5%.
-  const std::vector<std::string>& order = out->sustained_order;
-  REQUIRE(order.size() == 4);
-  CHECK(std::set<std::string>{order[0], order[1]} == std::set<std::string>{"BM=1", "BM=2"});
-  CHECK(order[2] == "BM=3");
-  CHECK(order[3] == "BM=4");
+        std::map<std::string, std::size_t>{{"BM=1", 6}, {"BM=2", 6}, {"BM=3", 4}, {"BM=4", 4}});
+  // Each round ran those still in question, a pair's backward round its forward one reversed;
+  // every contender's turns in the order are as many as its medians.
+  const std::vector<std::vector<std::string>>& order = out->sustained_order;
+  REQUIRE(order.size() == 6);
+  CHECK(backward_reverses_forward(order));
+  std::map<std::string, std::size_t> turns_of;
+  for (const auto& round : order)
+    for (const auto& name : round) ++turns_of[name];
+  CHECK(turns_of == rounds);
   const auto timed = events_with(c.rig.dev.events(), "time ");
   REQUIRE(timed.size() >= 18);
   std::vector<std::string> last;
@@ -553,4 +589,110 @@ TEST_CASE(
   }
   CHECK(wrong == 0);
   CHECK(tune_once(0, 0) == 8);  // the mechanism decides
+}
+
+TEST_CASE("turn_order: a random order for each pair forward, the same reversed backward") {
+  for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{5}, std::size_t{16}}) {
+    for (int pair = 0; pair < 4; ++pair) {
+      const auto forward = turn_order(n, 2 * pair, 7);
+      const auto backward = turn_order(n, 2 * pair + 1, 7);
+      std::vector<std::size_t> sorted = forward;
+      std::sort(sorted.begin(), sorted.end());
+      std::vector<std::size_t> all(n);
+      for (std::size_t i = 0; i < n; ++i) all[i] = i;
+      CHECK(sorted == all);  // a permutation
+      CHECK(std::equal(forward.begin(), forward.end(), backward.rbegin(), backward.rend()));
+      CHECK(turn_order(n, 2 * pair, 7) == forward);  // deterministic for its arguments
+    }
+  }
+  CHECK(turn_order(0, 0, 7).empty());
+  CHECK(turn_order(3, -4, 7) == turn_order(3, 0, 7));  // a negative round counts as 0
+  // Drawn afresh for each pair and each seed: over 40 pairs of 5 contenders, every contender
+  // takes the turning point of a pair (last forward, first backward) several times, and the
+  // seeds give different sequences.
+  std::map<std::size_t, int> last;
+  std::set<std::vector<std::size_t>> forwards;
+  for (int pair = 0; pair < 40; ++pair) {
+    const auto forward = turn_order(5, 2 * pair, 11);
+    ++last[forward.back()];
+    forwards.insert(forward);
+  }
+  REQUIRE(last.size() == 5);
+  for (const auto& [k, times] : last) CHECK(times >= 3);
+  CHECK(forwards.size() > 20);
+  CHECK(turn_order(5, 0, 11) != turn_order(5, 0, 12));
+}
+
+TEST_CASE("pair_medians: each pair's mean, unpaired rounds left out, NaN kept") {
+  const auto out = pair_medians({{100, 104, 98, 102}, {100, 102, 90}, {NAN}, {}, {NAN, 5}});
+  REQUIRE(out.size() == 5);
+  CHECK(out[0] == std::vector<double>{102, 100});
+  CHECK(out[1] == std::vector<double>{101});  // the unpaired third round is left out
+  CHECK(out[2].empty());                      // one round (a dropped contender's NaN): none
+  CHECK(out[3].empty());
+  REQUIRE(out[4].size() == 1);
+  CHECK(std::isnan(out[4][0]));
+  CHECK(pair_medians({}).empty());
+}
+
+TEST_CASE("sustained turns: one pair decides nothing; two are the least") {
+  // A clear order on a quiet device, three pairs allowed: the rounds of one pair agree, but a
+  // pair's two turns of one contender can sit side by side, so one pair shows no spread.
+  Contest c({{1, 1000.0}, {2, 1050.0}, {3, 1500.0}});
+  const auto args = c.rig.args(1024);
+  auto race = two_way_race(c, args, sustained_bench(0.4), 1000, 1050);
+  auto out = race->finish();
+  REQUIRE(out.ok());
+  CHECK(out->sustained == 2);
+  CHECK(out->sustained_pairs == 2);
+  CHECK(out->sustained_ruled_out == 0);
+  CHECK(out->sustained_order.size() == 4);
+}
+
+TEST_CASE("sustained turns: a clock that swings in step with the pairs favours nobody") {
+  // Three configurations of equal speed. The clock swings by 6% over each pair's length, full
+  // speed at a pair's ends, slowest at its turning point, the moment the H200's clock dipped
+  // in the tuner's pairs (bench/RESULTS.md, session 18). A fixed order (the showdown's,
+  // then back) put the same contender there in every pair, and its two turns in a row there
+  // made it look 3-6% slower every time; drawn afresh for each pair, the turning point falls
+  // on each of them alike. Over 30 tunings (seeds 1-30): how often each is timed the slowest,
+  // and each one's mean level over the fastest.
+  std::map<std::string, int> slowest;
+  std::map<std::string, double> level_sum;
+  const int tunings = 30;
+  for (int seed = 1; seed <= tunings; ++seed) {
+    Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1000.0}, {4, 1500.0}});
+    const auto args = c.rig.args(1024);
+    auto opts = sustained_bench(0.4);
+    opts.showdown_seed = static_cast<std::uint64_t>(seed);
+    opts.showdown_finalists = 3;
+    auto race = std::make_unique<Race>(c.rig.dev, args, opts);
+    // The showdown's order: BM=1, BM=2, BM=3 (their earlier samples say so, by a hair).
+    for (unsigned i = 0; i < 3; ++i)
+      race->add(c.entry(i, samples_around(1000 + 0.1 * i, 0.0, 20, i + 1)));
+    // A pair of three 400 us turns: 2.4 ms of work.
+    c.rig.dev.set_clock_wave(0.06, 2.4e6);
+    auto out = race->finish();
+    REQUIRE(out.ok());
+    REQUIRE(out->sustained == 3);
+    const auto& e = race->entries();
+    double best = INFINITY, worst = 0;
+    std::string slow;
+    for (unsigned i = 0; i < 3; ++i) best = std::min(best, median_of(e[i]));
+    for (unsigned i = 0; i < 3; ++i) {
+      const std::string name = "BM=" + std::to_string(i + 1);
+      level_sum[name] += median_of(e[i]) / best;
+      if (median_of(e[i]) > worst) {
+        worst = median_of(e[i]);
+        slow = name;
+      }
+    }
+    ++slowest[slow];
+  }
+  // The fixed order called BM=3 (last forward) the slowest in all 30, at about 1.04x.
+  for (const std::string name : {"BM=1", "BM=2", "BM=3"}) {
+    CAPTURE(name);
+    CHECK(slowest[name] <= tunings / 2);
+    CHECK(level_sum[name] / tunings < 1.02);
+  }
 }

@@ -5,6 +5,7 @@
 // cold last-level cache before it (BenchOptions::cache). Blocks until done.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -162,24 +163,27 @@ struct BenchOptions {
   // showdown's contestants within `showdown_sustain_margin` of the fastest (at most
   // `showdown_sustain_contenders` of them, the fastest first: more than the showdown's
   // finalists, because short turns rank near-ties otherwise than sustained ones), when there
-  // are at least two, are timed once more in two
-  // rounds (forward, backward) of one turn of `showdown_sustain_ms` each (at least two and
+  // are at least two, are timed once more in pairs of rounds (a random order forward, the
+  // same reversed backward, drawn afresh for each pair from `showdown_seed`: turn_order) of
+  // one turn of `showdown_sustain_ms` each (at least two and
   // at most max_reps launches: tune/sustained_turn.hpp), and only the second half of each turn
   // counts (the clock has followed that contestant by then): those samples decide, each
   // contender's turns levelled to the mean of their medians, measured against the leader's
-  // over the rounds both ran (turn_levels). More forward/backward pairs, up to
+  // over the pairs both ran (turn_levels on pair_medians). Pairs, up to
   // showdown_sustain_pairs in all, are timed until the pick is decided: no contender's mean
-  // gap to the configuration the winner rule would pick on those levels (within tie_tolerance
-  // of the leader, the first in canonical order), less Student's t at 95% one-sided times its
-  // standard error (pooled over the contenders), is more than race_tolerance faster
-  // (tune/sustained_turn.hpp, pick_decided; t, not 1.645: after one pair of two contenders
-  // that is 6.3 standard errors). A contender whose mean gap to the leader less that margin is
-  // above 0 (clearly behind: ruled_out) runs no more turns, unless it is the pick;
-  // later pairs time only those still in question. A quiet device stops after one pair; on a
-  // hot H200 a 100 ms turn's clock moves 3-5% between rounds, so near-ties take all three
-  // (one pair picked 5 of 10 times a configuration 3.5% slower, judged head to head:
-  // bench/RESULTS.md, session 14). Costs about 2 x contenders x showdown_sustain_ms for the
-  // first pair and 2 x those still in question for each further pair, plus at most two
+  // gap per pair to the configuration the winner rule would pick on those levels (within
+  // tie_tolerance of the leader, the first in canonical order), less Student's t at 95%
+  // one-sided times its standard error (pooled over the contenders), is more than
+  // race_tolerance faster (tune/sustained_turn.hpp, pick_decided; t, not 1.645: after two
+  // pairs of two contenders that is 6.3 standard errors). The unit is the pair, not the round:
+  // a contender's two turns of one pair are not independent (the one last forward is first
+  // backward), so one pair shows no spread and decides nothing: two pairs are the least. A
+  // contender whose mean gap to the leader less that margin is above 0 (clearly behind:
+  // ruled_out) runs no more turns, unless it is the pick; later pairs time only those still
+  // in question. On a hot H200 a 100 ms turn's clock moves 3-5% between rounds, so near-ties
+  // take all three (one pair picked 5 of 10 times a configuration 3.5% slower, judged head to
+  // head: bench/RESULTS.md, session 14). Costs about 4 x contenders x showdown_sustain_ms for
+  // the first two pairs and 2 x those still in question for each further pair, plus at most two
   // launches per turn for a kernel longer than half a turn (ShowdownReport::sustained_turns
   // counts them). showdown_sustain_ms < 0 (the default): twice
   // the device's DeviceInfo::power_settle_ms (0 on CPU and simulated devices: off); 0: off.
@@ -193,6 +197,9 @@ struct BenchOptions {
   double showdown_sustain_margin = 0.05;
   int showdown_sustain_pairs = 3;
   int showdown_sustain_contenders = 5;
+  // The seed of the sustained turns' orders (turn_order); 0 (the default): a fresh one from
+  // std::random_device for every showdown. A fixed seed repeats the orders, for tests.
+  std::uint64_t showdown_seed = 0;
 };
 
 // What a tuning's showdown did (TuningReport::showdown; see BenchOptions::showdown_rounds).
@@ -210,9 +217,10 @@ struct ShowdownReport {
   // stopped early; NaN for one whose timing failed), by its configuration's text: what
   // decided, for reports and studies.
   std::map<std::string, std::vector<double>> sustained_medians;
-  // The same contenders in the order their forward rounds run them (fastest at the showdown
-  // first; backward rounds run them in reverse): which turn of each round each one took.
-  std::vector<std::string> sustained_order;
+  // Each round's turns in the order they ran (by the same names; a pair's backward round is
+  // its forward one reversed, less any contender dropped in between): which moment of each
+  // round each contender took.
+  std::vector<std::vector<std::string>> sustained_order;
 };
 
 // Median and quantiles of the timed repetitions, in nanoseconds. `before` (optional) runs

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -29,6 +30,27 @@ std::vector<double> second_half(std::span<const double> turn);
 // mean of their medians cancels that, where the median of the pooled samples lies anywhere
 // between the two levels, wherever the samples' spreads put it. Empty turns are skipped.
 std::vector<double> level_turns(const std::vector<std::vector<double>>& turns);
+
+// The order of round `round`'s turns over `n` contenders (a permutation of 0..n-1). Rounds come
+// in pairs: pair p's forward round (round 2p) is a permutation drawn from `seed` and p, its
+// backward round (2p+1) the same reversed, so a clock that drifts linearly over the pair moves
+// every contender's two turns by the same total. A fixed order (0..n-1, then back) leaves a
+// contender in the same place in every pair, and a power-limited GPU's clock does not only
+// drift: on the H200 it swings by about 5% with a period near a second, in step with the
+// onset of sustained load, so the contender whose turns sit at the same moment of every pair
+// (the last one forward, the first one backward: two turns in a row) was timed 3-13% slower
+// than it is (bench/RESULTS.md, session 18). Drawn afresh for every pair, the place each
+// contender takes is random, and such a swing becomes noise that the rounds' spread shows
+// (pair_medians) instead of a bias that they repeat. Deterministic for given arguments
+// (Fisher-Yates on std::mt19937_64); empty for n = 0; a negative round counts as 0.
+std::vector<std::size_t> turn_order(std::size_t n, int round, std::uint64_t seed);
+
+// Per pair of rounds, each contender's mean of its forward and backward turn medians: the unit
+// the decisions below take, since two turns of one pair are not independent of each other (the
+// contender whose forward turn is last takes the backward round's first: whatever slows the
+// GPU then hits both). `medians[k][r]` as below; an unpaired last round is left out (so a
+// contender with one round has none); NaN stays NaN.
+std::vector<std::vector<double>> pair_medians(const std::vector<std::vector<double>>& medians);
 
 // The standard error of a contender's mean gap below comes from the gaps' variance pooled over
 // all contenders but the reference (few rounds each), with (k-1)(n-1) degrees of freedom for k

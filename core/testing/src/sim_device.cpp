@@ -119,6 +119,13 @@ void SimDevice::set_power_draw(std::function<double(const Config&)> draw, double
   power_level_ = 1.0;
 }
 
+void SimDevice::set_clock_wave(double amplitude, double period_ns) {
+  std::lock_guard<std::mutex> lock(power_mutex_);
+  wave_amplitude_ = std::max(0.0, amplitude);
+  wave_period_ns_ = std::max(1.0, period_ns);
+  wave_ns_ = 0.0;
+}
+
 void SimDevice::compile_delay_if(ConfigPredicate pred, double ms) {
   compile_slow_ = std::move(pred);
   compile_delay_ms_ = ms;
@@ -496,6 +503,14 @@ Result<std::vector<double>> SimDevice::time(const CompiledKernel& kernel,
       std::lock_guard<std::mutex> lock(power_mutex_);
       power_level_ += (draw - power_level_) * (1.0 - std::exp(-ns / power_settle_ns_));
       ns *= power_level_;
+    }
+    if (wave_amplitude_ > 0) {
+      std::lock_guard<std::mutex> lock(power_mutex_);
+      constexpr double kTwoPi = 6.283185307179586;
+      const double slow =
+          1.0 + wave_amplitude_ * (1.0 - std::cos(kTwoPi * wave_ns_ / wave_period_ns_)) / 2;
+      wave_ns_ += ns * slow;
+      ns *= slow;
     }
     if (ns > limit_ns) {
       if (recording()) record("timeout " + k->label());

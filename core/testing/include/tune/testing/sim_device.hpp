@@ -148,6 +148,13 @@ class SimDevice final : public Device {
   // mixed level like the other (the H200's two matmul tile orders, bench/RESULTS.md). An empty
   // `draw` turns it off (the default).
   void set_power_draw(std::function<double(const Config&)> draw, double settle_ns);
+  // A power-limited GPU's clock that swings by itself: each timed repetition runs
+  // 1 + amplitude * (1 - cos(2 pi t / period_ns)) / 2 times slower, where t is the timed work
+  // since this call (summed over all time() calls): full speed at t = 0, `amplitude` slower
+  // half a period later (the H200 swings by about 5% with a period near a second, in step
+  // with the onset of sustained load: bench/RESULTS.md, session 18). amplitude 0 turns it
+  // off (the default); combines with the others.
+  void set_clock_wave(double amplitude, double period_ns);
   // compile() fails with compile_error for configs matching `pred`; the message is a fake
   // compiler log that names the config and contains `log_line`.
   void fail_compile_if(ConfigPredicate pred, std::string log_line = "simulated compile error");
@@ -326,8 +333,11 @@ class SimDevice final : public Device {
   std::atomic<std::uint64_t> busy_ns_{0};            // timed work since the clock last idled
   std::function<double(const Config&)> power_draw_;  // set_power_draw; empty: off
   double power_settle_ns_ = 1.0;
-  std::mutex power_mutex_;    // guards power_level_ (time() may run on several threads)
-  double power_level_ = 1.0;  // the clock's slowdown now, following the recent power draw
+  std::mutex power_mutex_;       // guards power_level_ (time() may run on several threads)
+  double power_level_ = 1.0;     // the clock's slowdown now, following the recent power draw
+  double wave_amplitude_ = 0.0;  // set_clock_wave; 0: off
+  double wave_period_ns_ = 1.0;
+  double wave_ns_ = 0.0;  // timed work since set_clock_wave (guarded by power_mutex_)
   std::uint64_t noise_seed_ = 0;
   ConfigPredicate compile_fails_;
   std::string compile_log_line_;
