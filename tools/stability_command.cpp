@@ -4,10 +4,12 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,20 @@ struct StabilityArgs {
   int judge_each_pairs = 0;  // --quality: pairs of a judge right after each run; 0: none
   double tie_tolerance = BenchOptions{}.tie_tolerance;
   int sizes = 0;  // the first this many demo sizes of each kernel; 0: all (--quick: 1)
+  // Where every order of turns comes from (the reference's, the judges', the tuner's sustained
+  // turns' via BenchOptions::showdown_seed): 0: a fresh one, printed in the JSON.
+  std::uint64_t seed = 0;
+};
+
+// The orders of one key's turns, each use its own, all from StabilityArgs::seed.
+struct TurnSeeds {
+  std::uint64_t base = 0;
+  std::uint64_t reference() const { return base; }
+  std::uint64_t end_judge() const { return base + 1; }
+  std::uint64_t run(int r) const { return nonzero(base + 2 + 2 * static_cast<std::uint64_t>(r)); }
+  std::uint64_t each_judge(int r) const { return run(r) + 1; }
+  // showdown_seed 0 means "draw one": never hand the tuner that.
+  static std::uint64_t nonzero(std::uint64_t s) { return s == 0 ? 1 : s; }
 };
 
 // A pick more than this much slower than the fastest is a wrong pick (issue 15).
@@ -91,7 +107,8 @@ struct KeyOutcome {
   std::vector<double> each_ratios, each_lower;
   // Each run's sustained contenders' turn medians (ShowdownReport::sustained_medians).
   std::vector<std::map<std::string, std::vector<double>>> sustained_medians;
-  std::vector<std::vector<std::string>> sustained_order;  // ShowdownReport::sustained_order
+  // Each run's ShowdownReport::sustained_order: each round's turns in order.
+  std::vector<std::vector<std::vector<std::string>>> sustained_order;
   // Each run's own medians (its TuningReport) of the judge's contenders: how the tuning saw them.
   std::vector<std::map<std::string, double>> run_medians;
   std::vector<double> tune_ms;          // each run's TuningReport::wall_ms (compiling included)
@@ -114,8 +131,8 @@ struct KeyOutcome {
 
 // Tunes one workload `runs` times, each with a fresh Autotuner and no database.
 KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
-                       const std::vector<std::int64_t>& size, const StabilityArgs& a,
-                       unsigned seed) {
+                       const std::vector<std::int64_t>& size, const StabilityArgs& a, unsigned seed,
+                       const TurnSeeds& turns) {
   KeyOutcome out;
   out.kernel = k.name;
   auto w = k.workload(size);
@@ -143,7 +160,7 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
     if (!compiled.ok())
       fail(k.name + " " + out.size + ": compiling the reference: " + compiled.status().to_string());
     candidates = std::move(*compiled);
-    auto ref = reference_medians(dev, candidates, turn_ms, a.reference_passes);
+    auto ref = reference_medians(dev, candidates, turn_ms, a.reference_passes, turns.reference());
     if (!ref.ok())
       fail(k.name + " " + out.size + ": reference timing: " + ref.status().to_string());
     out.reference_passes = std::move(*ref);
@@ -154,6 +171,7 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
   std::vector<std::map<std::string, double>> medians;  // each run's report, by config text
   for (int r = 0; r < a.runs; ++r) {
     if (Status st = heat_gpu(dev, a.heat_ms); !st.ok()) fail(st.to_string());
+    opts.bench.showdown_seed = turns.run(r);
     auto tuner = Autotuner::make(k.def, opts);
     if (!tuner.ok()) fail(k.name + ": " + tuner.status().to_string());
     auto best = (*tuner)->tune(dev, w->args());
@@ -181,7 +199,7 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
     if (a.quality && a.judge_each_pairs > 0) {
       auto judge = head_to_head(
           dev, candidates, judge_contenders({{best->to_string(), 1}}, out.reference, kJudgeTop),
-          turn_ms, a.judge_each_pairs);
+          turn_ms, a.judge_each_pairs, turns.each_judge(r));
       if (!judge.ok())
         fail(k.name + " " + out.size + ": judging run " + std::to_string(r + 1) +
              "'s pick: " + judge.status().to_string());
@@ -193,7 +211,7 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
   if (a.quality && a.judge_pairs > 0 && !picks.empty()) {
     auto judge =
         head_to_head(dev, candidates, judge_contenders(out.winners, out.reference, kJudgeTop),
-                     turn_ms, a.judge_pairs);
+                     turn_ms, a.judge_pairs, turns.end_judge());
     if (!judge.ok())
       fail(k.name + " " + out.size + ": judging the picks: " + judge.status().to_string());
     out.judge = std::move(*judge);
@@ -299,8 +317,10 @@ nlohmann::json each_judge_json(const KeyOutcome& k) {
           {"shown_wrong", count_shown_wrong(k.each_lower)}};
 }
 
-void print_json(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int runs) {
-  nlohmann::json j = {{"device", info.name}, {"backend", info.backend}, {"runs", runs}};
+void print_json(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int runs,
+                std::uint64_t seed) {
+  nlohmann::json j = {
+      {"device", info.name}, {"backend", info.backend}, {"runs", runs}, {"seed", seed}};
   j["keys"] = nlohmann::json::array();
   for (const auto& k : keys) {
     j["keys"].push_back({{"kernel", k.kernel},
@@ -337,6 +357,11 @@ void cmd_stability(const StabilityArgs& a) {
   std::unique_ptr<Device> dev = open_cli_device("stability", a.device);
   if (!dev) throw CLI::RuntimeError(1);
   std::vector<KeyOutcome> keys;
+  std::uint64_t seed = a.seed;
+  if (seed == 0) {
+    std::random_device device;
+    seed = TurnSeeds::nonzero((static_cast<std::uint64_t>(device()) << 32) ^ device());
+  }
   bool any = false;
   for (const auto& k : kernels::bundled_kernels(dev->language())) {
     if (!a.kernel.empty() && k.name != a.kernel) continue;
@@ -346,13 +371,14 @@ void cmd_stability(const StabilityArgs& a) {
     std::size_t sizes = a.quick ? 1 : k.demo_sizes.size();
     if (a.sizes > 0) sizes = std::min(sizes, static_cast<std::size_t>(a.sizes));
     for (std::size_t s = 0; s < sizes; ++s)
-      keys.push_back(measure_key(*dev, k, k.demo_sizes[s], a, 42 + static_cast<unsigned>(s)));
+      keys.push_back(measure_key(*dev, k, k.demo_sizes[s], a, 42 + static_cast<unsigned>(s),
+                                 TurnSeeds{seed + 1000 * keys.size()}));
   }
   if (!any)
     fail("no bundled kernel" + (a.kernel.empty() ? "" : " named " + a.kernel) + " for " +
          dev->info().backend);
   if (a.json)
-    print_json(dev->info(), keys, a.runs);
+    print_json(dev->info(), keys, a.runs, seed);
   else
     print_text(dev->info(), keys, a.runs);
 }
@@ -372,8 +398,9 @@ void add_stability_command(CLI::App& app) {
   c->add_flag("--json", args->json, "Machine-readable output");
   c->add_flag("--quality", args->quality,
               "Also time every candidate exhaustively (a 100 ms turn of back-to-back launches "
-              "each, its second half counted, in --reference-passes passes, every other one "
-              "reversed) and count the picks more than 2% slower than the fastest");
+              "each, its second half counted, in --reference-passes passes, in pairs of a "
+              "random order and its reverse) and count the picks more than 2% slower than the "
+              "fastest");
   c->add_option("--heat-ms", args->heat_ms,
                 "Before each tuning, load the GPU this long with the largest bundled matmul")
       ->check(CLI::Range(0.0, 600000.0));
@@ -391,8 +418,9 @@ void add_stability_command(CLI::App& app) {
                 "the default is twice the device's power-settle time), to compare")
       ->check(CLI::Range(0.0, 10000.0));
   c->add_option("--reference-passes", args->reference_passes,
-                "With --quality: time every candidate in this many passes (every other one "
-                "reversed; default 2), each candidate's reference the mean of its passes")
+                "With --quality: time every candidate in this many passes (in pairs of a random "
+                "order and its reverse; default 2), each candidate's reference the mean of its "
+                "passes")
       ->check(CLI::Range(2, 20));
   c->add_option("--judge-pairs", args->judge_pairs,
                 "With --quality: after a key's runs, time its picks and the reference's three "
@@ -418,6 +446,9 @@ void add_stability_command(CLI::App& app) {
                 "medians within it of the fastest are equal and the first in canonical order "
                 "wins; 0: the fastest wins")
       ->check(CLI::Range(0.0, 0.5));
+  c->add_option("--seed", args->seed,
+                "Draw every order of sustained turns (reference, judges, the tunings' own) from "
+                "this seed, to repeat a run (default 0: a fresh one, printed in the JSON)");
   c->add_option("--sizes", args->sizes,
                 "Only the first this many of each kernel's demo sizes (default: all)")
       ->check(CLI::Range(1, 100));

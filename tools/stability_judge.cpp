@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "tune/stats.hpp"
+#include "tune/sustained_turn.hpp"
 
 namespace tune::cli {
 
@@ -38,8 +39,8 @@ double HeadToHead::ratio_lower(const std::string& pick, double confidence) const
   const auto best = std::min_element(
       ns.begin(), ns.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   if (best->first == pick) return 1.0;
-  const std::vector<double>& mine = rounds.at(pick);
-  const std::vector<double>& theirs = rounds.at(best->first);
+  const std::vector<double> mine = pair_medians({rounds.at(pick)}).front();
+  const std::vector<double> theirs = pair_medians({rounds.at(best->first)}).front();
   std::vector<double> r;
   for (std::size_t i = 0; i < std::min(mine.size(), theirs.size()); ++i)
     if (theirs[i] > 0) r.push_back(mine[i] / theirs[i]);
@@ -56,12 +57,9 @@ std::map<std::string, std::vector<double>> pair_means(
     const std::map<std::string, std::vector<double>>& rounds) {
   std::map<std::string, std::vector<double>> out;
   for (const auto& [config, ns] : rounds) {
-    std::vector<double> pairs;
-    bool failed = false;
-    for (std::size_t r = 0; r + 1 < ns.size(); r += 2) {
-      failed = failed || std::isnan(ns[r]) || std::isnan(ns[r + 1]);
-      pairs.push_back((ns[r] + ns[r + 1]) / 2);
-    }
+    std::vector<double> pairs = pair_medians({ns}).front();
+    const bool failed =
+        std::any_of(pairs.begin(), pairs.end(), [](double x) { return std::isnan(x); });
     if (!failed && !pairs.empty()) out[config] = std::move(pairs);
   }
   return out;
@@ -69,10 +67,10 @@ std::map<std::string, std::vector<double>> pair_means(
 
 Result<HeadToHead> head_to_head(Device& dev, const Candidates& c,
                                 const std::vector<std::string>& contenders, double turn_ms,
-                                int pairs) {
+                                int pairs, std::uint64_t seed) {
   std::vector<std::size_t> index;
   for (const std::string& config : contenders) index.push_back(c.find(config));
-  TUNE_ASSIGN_OR_RETURN(auto turns, alternating_turns(dev, c, index, 2 * pairs, turn_ms));
+  TUNE_ASSIGN_OR_RETURN(auto turns, alternating_turns(dev, c, index, 2 * pairs, turn_ms, seed));
   HeadToHead out;
   for (std::size_t k = 0; k < contenders.size(); ++k)
     out.rounds[contenders[k]] = std::move(turns[k]);

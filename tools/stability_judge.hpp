@@ -22,8 +22,9 @@ std::vector<std::string> judge_contenders(const std::map<std::string, int>& winn
 // The contenders timed head to head.
 struct HeadToHead {
   // Each contender's turn medians in ns, one per round, in round order (NaN where its turn
-  // failed). Rounds alternate forward and backward through the contenders, so a clock that
-  // drifts over the rounds favours neither end.
+  // failed). Rounds come in pairs, a random order forward and the same reversed backward
+  // (alternating_turns), so a clock that drifts over a pair favours nobody, and a clock that
+  // swings in step with the pairs favours nobody in particular.
   std::map<std::string, std::vector<double>> rounds;
   // Each contender's mean over its pairs of rounds (pair_means); missing when a turn failed.
   std::map<std::string, double> ns;
@@ -32,12 +33,14 @@ struct HeadToHead {
   double pair_spread = 0;
   // A pick's time over the fastest contender's; NaN for a pick the judge has no time for.
   double ratio(const std::string& pick) const;
-  // A one-sided `confidence` lower bound of how much slower the pick is, from its rounds: the
-  // mean of the pick's per-round ratios to the fastest contender (which is close to, not the
-  // same as, ratio(), a ratio of means) less Student's t (rounds - 1 degrees of
-  // freedom) times their standard error. A pick is shown to be more than x slower only when
-  // this exceeds 1 + x; the judge's own noise (pair_spread) is what separates the two. 1 for
-  // the fastest itself; NaN without a time or with fewer than two rounds.
+  // A one-sided `confidence` lower bound of how much slower the pick is, from its pairs: the
+  // mean of the pick's per-pair ratios to the fastest contender (pair_means; close to, not the
+  // same as, ratio(), a ratio of means) less Student's t (pairs - 1 degrees of freedom) times
+  // their standard error. Pairs, not rounds: a pick's two turns of one pair can sit side by
+  // side (last forward, first backward), so they are not two independent measurements. A pick
+  // is shown to be more than x slower only when this exceeds 1 + x; the judge's own noise
+  // (pair_spread) is what separates the two. 1 for the fastest itself; NaN without a time or
+  // with fewer than two pairs.
   double ratio_lower(const std::string& pick, double confidence) const;
 };
 
@@ -47,12 +50,12 @@ std::map<std::string, std::vector<double>> pair_means(
     const std::map<std::string, std::vector<double>>& rounds);
 
 // Times `contenders` (texts of configurations in `c`) in `pairs` forward/backward pairs of
-// rounds; in each round every contender runs one sustained turn of `turn_ms`
-// (alternating_turns), so each one's clock follows its own draw, as in the tuner's
+// rounds, their orders from `seed`; in each round every contender runs one sustained turn of
+// `turn_ms` (alternating_turns), so each one's clock follows its own draw, as in the tuner's
 // sustained turns and the reference. A contender without a compiled kernel, or whose turn
 // fails, has NaN rounds. Blocks. Fails only when the device is lost.
 Result<HeadToHead> head_to_head(Device& dev, const Candidates& c,
                                 const std::vector<std::string>& contenders, double turn_ms,
-                                int pairs);
+                                int pairs, std::uint64_t seed);
 
 }  // namespace tune::cli

@@ -62,12 +62,12 @@ Result<double> sustained_turn_median(Device& dev, const Candidates& c, std::size
 
 Result<std::vector<std::vector<double>>> alternating_turns(Device& dev, const Candidates& c,
                                                            const std::vector<std::size_t>& which,
-                                                           int rounds, double turn_ms) {
+                                                           int rounds, double turn_ms,
+                                                           std::uint64_t seed) {
   const std::size_t n = which.size();
   std::vector<std::vector<double>> out(n);
   for (int round = 0; round < rounds; ++round) {
-    for (std::size_t k = 0; k < n; ++k) {
-      const std::size_t j = round % 2 == 0 ? k : n - 1 - k;
+    for (std::size_t j : turn_order(n, round, seed)) {
       auto m = sustained_turn_median(dev, c, which[j], turn_ms);
       if (m.status().code() == StatusCode::device_lost) return m.status();
       out[j].push_back(m.ok() ? *m : std::numeric_limits<double>::quiet_NaN());
@@ -76,14 +76,12 @@ Result<std::vector<std::vector<double>>> alternating_turns(Device& dev, const Ca
   return out;
 }
 
-Result<std::map<std::string, std::vector<double>>> reference_medians(Device& dev,
-                                                                     const Candidates& c,
-                                                                     double turn_ms,
-                                                                     int passes_wanted) {
+Result<std::map<std::string, std::vector<double>>> reference_medians(
+    Device& dev, const Candidates& c, double turn_ms, int passes_wanted, std::uint64_t seed) {
   std::vector<std::size_t> all(c.configs.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   TUNE_ASSIGN_OR_RETURN(auto passes,
-                        alternating_turns(dev, c, all, std::max(2, passes_wanted), turn_ms));
+                        alternating_turns(dev, c, all, std::max(2, passes_wanted), turn_ms, seed));
   std::map<std::string, std::vector<double>> out;
   for (std::size_t i = 0; i < all.size(); ++i)
     if (std::all_of(passes[i].begin(), passes[i].end(), [](double ns) { return !std::isnan(ns); }))

@@ -2,6 +2,7 @@
 // may put on the GPU before each tuning (issue 15: wrong picks after heavy load).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -29,19 +30,22 @@ struct Candidates {
 Result<Candidates> compile_candidates(Device& dev, const kernels::BundledKernel& k,
                                       const kernels::Workload& w);
 
-// Candidates `which` (indices into c.configs) in `rounds` rounds, every other one in reverse
-// order; in each round every one of them runs one turn of `turn_ms` of back-to-back
-// L2-flushed launches and the median of the turn's second half counts (tune/sustained_turn.hpp).
-// Returns one median per round for each of `which`, in its order; NaN where that turn failed
-// or the candidate has no kernel. The reference and the judge both time through this. Blocks.
-// Fails only when the device is lost.
+// Candidates `which` (indices into c.configs) in `rounds` rounds, in pairs: a random order
+// forward, the same reversed backward, drawn afresh for each pair from `seed` (turn_order,
+// tune/sustained_turn.hpp: the tuner's sustained turns take theirs the same way, so that no
+// contender sits at the same moment of every pair); in each round every one of them runs one
+// turn of `turn_ms` of back-to-back L2-flushed launches and the median of the turn's second
+// half counts. Returns one median per round for each of `which`, in its order; NaN where that
+// turn failed or the candidate has no kernel. The reference and the judge both time through
+// this. Blocks. Fails only when the device is lost.
 Result<std::vector<std::vector<double>>> alternating_turns(Device& dev, const Candidates& c,
                                                            const std::vector<std::size_t>& which,
-                                                           int rounds, double turn_ms);
+                                                           int rounds, double turn_ms,
+                                                           std::uint64_t seed);
 
 // Each candidate's reference medians in nanoseconds, one per pass, by Config::to_string():
 // every candidate of the key runs a turn of `turn_ms` of back-to-back L2-flushed launches, in
-// `passes` passes (at least two), every other one in reverse order; the median of each turn's
+// `passes` passes (at least two; alternating_turns' orders from `seed`); the median of each turn's
 // second half counts (by then a power-limited GPU's clock has followed this candidate's own
 // draw, not its neighbour's: what runs fastest back to back, as the tuner's sustained turns
 // rank it; DeviceInfo::power_settle_ms). pass_means averages them (with an even count a clock
@@ -50,7 +54,8 @@ Result<std::vector<std::vector<double>>> alternating_turns(Device& dev, const Ca
 // or run in any pass has none. Blocks; times on `dev`. Fails only when the device is lost.
 Result<std::map<std::string, std::vector<double>>> reference_medians(Device& dev,
                                                                      const Candidates& c,
-                                                                     double turn_ms, int passes);
+                                                                     double turn_ms, int passes,
+                                                                     std::uint64_t seed);
 
 // Each candidate's mean over its passes.
 std::map<std::string, double> pass_means(const std::map<std::string, std::vector<double>>& passes);

@@ -578,9 +578,10 @@ TEST_CASE("tune stability --quality: every pick compared with an exhaustive refe
   // One map of sustained medians per run; on lavapipe (a CPU device: no sustained turns) empty.
   REQUIRE(key["sustained_medians_ns"].size() == 2);
   REQUIRE(key["sustained_order"].size() == 2);
-  for (std::size_t run = 0; run < 2; ++run) {  // the same contenders, in their forward order
+  for (std::size_t run = 0; run < 2; ++run) {  // the same contenders, round by round
     std::set<std::string> named;
-    for (const auto& name : key["sustained_order"][run]) named.insert(name.get<std::string>());
+    for (const auto& round : key["sustained_order"][run])
+      for (const auto& name : round) named.insert(name.get<std::string>());
     std::set<std::string> timed;
     for (const auto& c : key["sustained_medians_ns"][run].items()) timed.insert(c.key());
     CHECK(named == timed);
