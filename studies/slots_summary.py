@@ -21,8 +21,8 @@ def level_ratios(design, rec):
         order = rec["order"]
         if not order:  # no sustained turns were held
             return {}, []
-        if isinstance(order[0], list):  # one order per round (session 18 on): the first round's
-            order = order[0]
+        if isinstance(order[0], list):  # one order per round (session 18 on): the first
+            order = order[0]               # round's, contender 0 the first to run
         base = med[order[0]]
         out = {}
         for name in order:
@@ -101,7 +101,11 @@ def main(path):
                 worst = max(v, key=lambda x: abs(x - 1))
                 line.append("%s %.3f (%.3f)" % (short(name), st.mean(v), worst))
             print("%-9s %s" % (design, " | ".join(line)))
-            if design == "showdown":
+            if design == "showdown" and any(
+                    isinstance(rep[design]["order"][0], list) for rep in reps
+                    if rep[design]["order"]):
+                print("          by slot: (orders change from pair to pair: see each round's)")
+            elif design == "showdown":
                 slot = {}
                 for rep in reps:
                     ratios, names = level_ratios(design, rep[design])

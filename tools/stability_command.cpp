@@ -9,7 +9,6 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -17,6 +16,7 @@
 #include "stability_judge.hpp"
 #include "stability_reference.hpp"
 #include "tune/kernels/bundled.hpp"
+#include "tune/sustained_turn.hpp"
 #include "tune/tune.hpp"
 
 namespace tune::cli {
@@ -46,15 +46,29 @@ struct StabilityArgs {
   std::uint64_t seed = 0;
 };
 
-// The orders of one key's turns, each use its own, all from StabilityArgs::seed.
+// The orders of one key's turns, each use its own, all from StabilityArgs::seed: each seed is
+// a hash (splitmix64's mixer) of the base, the key's index, the use and the run, so that no two
+// uses share one, whatever --runs is.
 struct TurnSeeds {
   std::uint64_t base = 0;
-  std::uint64_t reference() const { return base; }
-  std::uint64_t end_judge() const { return base + 1; }
-  std::uint64_t run(int r) const { return nonzero(base + 2 + 2 * static_cast<std::uint64_t>(r)); }
-  std::uint64_t each_judge(int r) const { return run(r) + 1; }
-  // showdown_seed 0 means "draw one": never hand the tuner that.
-  static std::uint64_t nonzero(std::uint64_t s) { return s == 0 ? 1 : s; }
+  std::uint64_t key = 0;
+  std::uint64_t reference() const { return mix(0, 0); }
+  std::uint64_t end_judge() const { return mix(1, 0); }
+  std::uint64_t run(int r) const { return mix(2, static_cast<std::uint64_t>(r)); }
+  std::uint64_t each_judge(int r) const { return mix(3, static_cast<std::uint64_t>(r)); }
+
+ private:
+  // Never 0: BenchOptions::showdown_seed 0 means "draw one".
+  std::uint64_t mix(std::uint64_t use, std::uint64_t r) const {
+    std::uint64_t z = base;
+    for (std::uint64_t part : {key, use, r}) {
+      z += 0x9e3779b97f4a7c15ULL + part;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+      z ^= z >> 31;
+    }
+    return z == 0 ? 1 : z;
+  }
 };
 
 // A pick more than this much slower than the fastest is a wrong pick (issue 15).
@@ -228,9 +242,11 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
   return out;
 }
 
-void print_text(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int runs) {
-  std::printf("device: %s (%s)\n%d runs per key, no tuning database\n\n", info.name.c_str(),
-              info.backend.c_str(), runs);
+void print_text(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int runs,
+                std::uint64_t seed) {
+  std::printf(
+      "device: %s (%s)\n%d runs per key, no tuning database; turn orders from --seed %llu\n\n",
+      info.name.c_str(), info.backend.c_str(), runs, static_cast<unsigned long long>(seed));
   std::printf("%-12s %-22s %9s  %s\n", "kernel", "size", "agreement", "winners (runs)");
   double sum = 0;
   int unanimous = 0;
@@ -320,7 +336,11 @@ nlohmann::json each_judge_json(const KeyOutcome& k) {
 void print_json(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int runs,
                 std::uint64_t seed) {
   nlohmann::json j = {
-      {"device", info.name}, {"backend", info.backend}, {"runs", runs}, {"seed", seed}};
+      {"device", info.name},
+      {"backend", info.backend},
+      {"runs", runs},
+      // As text: above 2^53 a JSON reader that keeps numbers as doubles would round it.
+      {"seed", std::to_string(seed)}};
   j["keys"] = nlohmann::json::array();
   for (const auto& k : keys) {
     j["keys"].push_back({{"kernel", k.kernel},
@@ -357,11 +377,7 @@ void cmd_stability(const StabilityArgs& a) {
   std::unique_ptr<Device> dev = open_cli_device("stability", a.device);
   if (!dev) throw CLI::RuntimeError(1);
   std::vector<KeyOutcome> keys;
-  std::uint64_t seed = a.seed;
-  if (seed == 0) {
-    std::random_device device;
-    seed = TurnSeeds::nonzero((static_cast<std::uint64_t>(device()) << 32) ^ device());
-  }
+  const std::uint64_t seed = a.seed != 0 ? a.seed : fresh_seed();
   bool any = false;
   for (const auto& k : kernels::bundled_kernels(dev->language())) {
     if (!a.kernel.empty() && k.name != a.kernel) continue;
@@ -372,7 +388,7 @@ void cmd_stability(const StabilityArgs& a) {
     if (a.sizes > 0) sizes = std::min(sizes, static_cast<std::size_t>(a.sizes));
     for (std::size_t s = 0; s < sizes; ++s)
       keys.push_back(measure_key(*dev, k, k.demo_sizes[s], a, 42 + static_cast<unsigned>(s),
-                                 TurnSeeds{seed + 1000 * keys.size()}));
+                                 TurnSeeds{seed, keys.size()}));
   }
   if (!any)
     fail("no bundled kernel" + (a.kernel.empty() ? "" : " named " + a.kernel) + " for " +
@@ -380,7 +396,7 @@ void cmd_stability(const StabilityArgs& a) {
   if (a.json)
     print_json(dev->info(), keys, a.runs, seed);
   else
-    print_text(dev->info(), keys, a.runs);
+    print_text(dev->info(), keys, a.runs, seed);
 }
 
 }  // namespace
@@ -398,9 +414,9 @@ void add_stability_command(CLI::App& app) {
   c->add_flag("--json", args->json, "Machine-readable output");
   c->add_flag("--quality", args->quality,
               "Also time every candidate exhaustively (a 100 ms turn of back-to-back launches "
-              "each, its second half counted, in --reference-passes passes, in pairs of a "
-              "random order and its reverse) and count the picks more than 2% slower than the "
-              "fastest");
+              "each, its second half counted, in --reference-passes passes, in pairs of an "
+              "order and its reverse, the order turned each pair) and count the picks more "
+              "than 2% slower than the fastest");
   c->add_option("--heat-ms", args->heat_ms,
                 "Before each tuning, load the GPU this long with the largest bundled matmul")
       ->check(CLI::Range(0.0, 600000.0));
@@ -418,20 +434,21 @@ void add_stability_command(CLI::App& app) {
                 "the default is twice the device's power-settle time), to compare")
       ->check(CLI::Range(0.0, 10000.0));
   c->add_option("--reference-passes", args->reference_passes,
-                "With --quality: time every candidate in this many passes (in pairs of a random "
-                "order and its reverse; default 2), each candidate's reference the mean of its "
-                "passes")
+                "With --quality: time every candidate in this many passes (in pairs of an "
+                "order and its reverse, so an odd count is rounded up; default 2), each "
+                "candidate's reference the mean of its passes")
       ->check(CLI::Range(2, 20));
   c->add_option("--judge-pairs", args->judge_pairs,
                 "With --quality: after a key's runs, time its picks and the reference's three "
                 "fastest head to head in this many forward/backward pairs of sustained turns "
-                "(default 3; 0: no judge) and count the picks more than 2% slower than the "
-                "fastest of them")
+                "(default 3; 0: no judge; a confidence bound takes 2 or more) and count the picks "
+                "more than 2% slower than the fastest of them")
       ->check(CLI::Range(0, 20));
   c->add_option("--judge-each-pairs", args->judge_each_pairs,
                 "With --quality: right after each run, time its pick and the reference's three "
                 "fastest head to head in this many forward/backward pairs of sustained turns "
-                "(default 0: none), so that a pick is judged in the same minute as its tuning")
+                "(default 0: none; a confidence bound takes 2 or more), so that a pick is judged "
+                "in the same minute as its tuning")
       ->check(CLI::Range(0, 20));
   c->add_option("--sustain-contenders", args->sustain_contenders,
                 "Hold sustained turns for up to this many near-ties "

@@ -22,9 +22,9 @@ std::vector<std::string> judge_contenders(const std::map<std::string, int>& winn
 // The contenders timed head to head.
 struct HeadToHead {
   // Each contender's turn medians in ns, one per round, in round order (NaN where its turn
-  // failed). Rounds come in pairs, a random order forward and the same reversed backward
-  // (alternating_turns), so a clock that drifts over a pair favours nobody, and a clock that
-  // swings in step with the pairs favours nobody in particular.
+  // failed). Rounds come in pairs, an order forward and the same reversed backward, the order
+  // turned each pair (alternating_turns), so a clock that drifts over a pair favours nobody,
+  // and a clock that dips in step with the pairs does not always hit the same contender.
   std::map<std::string, std::vector<double>> rounds;
   // Each contender's mean over its pairs of rounds (pair_means); missing when a turn failed.
   std::map<std::string, double> ns;

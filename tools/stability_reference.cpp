@@ -76,12 +76,14 @@ Result<std::vector<std::vector<double>>> alternating_turns(Device& dev, const Ca
   return out;
 }
 
+int passes_for(int wanted) { return 2 * ((std::max(2, wanted) + 1) / 2); }
+
 Result<std::map<std::string, std::vector<double>>> reference_medians(
     Device& dev, const Candidates& c, double turn_ms, int passes_wanted, std::uint64_t seed) {
   std::vector<std::size_t> all(c.configs.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   TUNE_ASSIGN_OR_RETURN(auto passes,
-                        alternating_turns(dev, c, all, std::max(2, passes_wanted), turn_ms, seed));
+                        alternating_turns(dev, c, all, passes_for(passes_wanted), turn_ms, seed));
   std::map<std::string, std::vector<double>> out;
   for (std::size_t i = 0; i < all.size(); ++i)
     if (std::all_of(passes[i].begin(), passes[i].end(), [](double ns) { return !std::isnan(ns); }))

@@ -30,8 +30,8 @@ struct Candidates {
 Result<Candidates> compile_candidates(Device& dev, const kernels::BundledKernel& k,
                                       const kernels::Workload& w);
 
-// Candidates `which` (indices into c.configs) in `rounds` rounds, in pairs: a random order
-// forward, the same reversed backward, drawn afresh for each pair from `seed` (turn_order,
+// Candidates `which` (indices into c.configs) in `rounds` rounds, in pairs: an order drawn
+// from `seed` and turned each pair forward, the same reversed backward (turn_order,
 // tune/sustained_turn.hpp: the tuner's sustained turns take theirs the same way, so that no
 // contender sits at the same moment of every pair); in each round every one of them runs one
 // turn of `turn_ms` of back-to-back L2-flushed launches and the median of the turn's second
@@ -45,17 +45,22 @@ Result<std::vector<std::vector<double>>> alternating_turns(Device& dev, const Ca
 
 // Each candidate's reference medians in nanoseconds, one per pass, by Config::to_string():
 // every candidate of the key runs a turn of `turn_ms` of back-to-back L2-flushed launches, in
-// `passes` passes (at least two; alternating_turns' orders from `seed`); the median of each turn's
-// second half counts (by then a power-limited GPU's clock has followed this candidate's own
-// draw, not its neighbour's: what runs fastest back to back, as the tuner's sustained turns
-// rank it; DeviceInfo::power_settle_ms). pass_means averages them (with an even count a clock
-// that drifts during the reference favours neither end of the list; more passes, less noise);
+// passes_for(`passes`) passes (alternating_turns' pairs, their orders from `seed`); the median
+// of each turn's second half counts (by then a power-limited GPU's clock has followed this
+// candidate's own draw, not its neighbour's: what runs fastest back to back, as the tuner's
+// sustained turns rank it; DeviceInfo::power_settle_ms). pass_means averages them (each pair's
+// second pass reverses its first, so a clock that drifts through a pair favours nobody; more
+// passes, less noise);
 // pass_spread says how much the reference moved by itself. A candidate that failed to compile
 // or run in any pass has none. Blocks; times on `dev`. Fails only when the device is lost.
 Result<std::map<std::string, std::vector<double>>> reference_medians(Device& dev,
                                                                      const Candidates& c,
                                                                      double turn_ms, int passes,
                                                                      std::uint64_t seed);
+
+// The passes a reference of `wanted` passes takes: at least two, rounded up to an even count
+// (whole pairs: a forward pass without its backward one would favour one end of its order).
+int passes_for(int wanted);
 
 // Each candidate's mean over its passes.
 std::map<std::string, double> pass_means(const std::map<std::string, std::vector<double>>& passes);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <string>
 
 #include "tune/stats.hpp"
@@ -222,20 +221,19 @@ void report_turns(const std::vector<RaceEntry>& entries, const std::vector<std::
 
 // The seed of the turns' orders: BenchOptions::showdown_seed, or a fresh one when that is 0.
 std::uint64_t turn_seed(const BenchOptions& opts) {
-  if (opts.showdown_seed != 0) return opts.showdown_seed;
-  std::random_device device;
-  return (static_cast<std::uint64_t>(device()) << 32) ^ device();
+  return opts.showdown_seed != 0 ? opts.showdown_seed : fresh_seed();
 }
 
 // Sustained turns (BenchOptions::showdown_sustain_ms): the contestants still within
 // showdown_sustain_margin of the fastest (up to showdown_sustain_contenders) each run alone for
-// a whole turn, in pairs of rounds (an order drawn afresh for each pair forward, the same
-// reversed backward: turn_order, seeded by BenchOptions::showdown_seed), pairs until the pick is
+// a whole turn, in pairs of rounds (an order drawn from BenchOptions::showdown_seed and turned
+// each pair forward, the same reversed backward: turn_order), pairs until the pick is
 // decided, at most showdown_sustain_pairs (pick_decided on the pairs' means, pair_medians: no
 // contender likely more than race_tolerance faster than the one the winner rule would pick on
 // the levels so far, which within tie_tolerance of the leader is the first in canonical order;
 // on the H200 a 100 ms turn's clock moves by 3-5% between rounds by itself, more than
-// near-ties differ, and one pair shows no spread, so it takes two pairs to decide anything;
+// near-ties differ, and one pair shows no spread, so it takes two pairs to decide anything
+// (with showdown_sustain_pairs = 1, one pair runs and the levels pick, undecided);
 // each pair halves the variance of the means). After each undecided pair, a contender clearly
 // behind the leader (ruled_out), unless it is the
 // pick, runs no more turns: later pairs time only the near-ties. (One clearly behind but within
@@ -260,6 +258,7 @@ Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<
   std::vector<bool> running(contenders.size(), true);
   const int pairs = std::max(1, opts.showdown_sustain_pairs);
   const std::uint64_t seed = turn_seed(opts);
+  out.sustained_seed = seed;
   std::vector<std::vector<double>> all;  // every contender's turn medians, after the last pair
   for (int pair = 0; pair < pairs; ++pair) {
     for (int round : {2 * pair, 2 * pair + 1})
@@ -278,7 +277,7 @@ Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<
     const std::vector<bool> behind = ruled_out(
         pair_medians(turn_medians(entries, contenders, turns, &running)), kSustainConfidence);
     for (std::size_t k = 0; k < contenders.size(); ++k)
-      if (behind[k] && k != pick) {  // never one already out: its medians above are NaN
+      if (behind[k] && k != pick) {  // never one already out: it has no pair means above
         running[k] = false;
         ++out.sustained_ruled_out;
       }

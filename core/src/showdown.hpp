@@ -42,9 +42,10 @@ bool shifted(const std::vector<double>& first, const std::vector<double>& second
 //  5. sustained turns (opts.showdown_sustain_ms; off unless the device reports a
 //     power_settle_ms): the contestants within showdown_sustain_margin of the fastest, when
 //     there are two or more (up to showdown_sustain_contenders), each run alone for a turn of
-//     that long, in pairs of rounds (an order drawn afresh for each pair forward, the same
-//     reversed backward: turn_order, seeded by opts.showdown_seed), at least two pairs and up
-//     to showdown_sustain_pairs, until the winner rule's pick is decided on the pairs' means,
+//     that long, in pairs of rounds (an order drawn from opts.showdown_seed and turned each
+//     pair forward, the same reversed backward: turn_order), up to
+//     showdown_sustain_pairs, until the winner rule's pick is decided on the pairs' means (two
+//     pairs at least: one shows no spread),
 //     leaving out those clearly behind the leader (tune/sustained_turn.hpp);
 //     the second half of each turn, levelled to the contender's level against the leader
 //     (turn_levels), decides their order, scaled so that the fastest keeps the fastest's

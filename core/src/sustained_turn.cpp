@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 
 #include "tune/stats.hpp"
@@ -38,15 +39,44 @@ std::vector<double> level_turns(const std::vector<std::vector<double>>& turns) {
   return out;
 }
 
-std::vector<std::size_t> turn_order(std::size_t n, int round, std::uint64_t seed) {
+namespace {
+
+// A permutation of 0..n-1 drawn from `seed` (Fisher-Yates on std::mt19937_64, whose output is
+// fixed by the standard, unlike std::shuffle's use of it).
+std::vector<std::size_t> permutation(std::size_t n, std::uint64_t seed) {
   std::vector<std::size_t> out(n);
   for (std::size_t i = 0; i < n; ++i) out[i] = i;
-  const auto pair = static_cast<std::uint64_t>(std::max(0, round) / 2);
-  // One generator per pair, seeded apart from its neighbours' (the golden-ratio increment).
-  std::mt19937_64 rng(seed + 0x9e3779b97f4a7c15ULL * (pair + 1));
+  std::mt19937_64 rng(seed);
   for (std::size_t i = n; i > 1; --i) std::swap(out[i - 1], out[rng() % i]);
+  return out;
+}
+
+// The step by which each pair's order turns against the last: the integer nearest n/2 that
+// shares no factor with n, so that n pairs in a row put every contender in every place once
+// and those at and next to one pair's turning point are far from it in the next.
+std::size_t order_step(std::size_t n) {
+  for (std::size_t d = 0; d < n; ++d)
+    for (std::size_t step : {n / 2 + d, n / 2 - d})
+      if (step >= 1 && step < n && std::gcd(step, n) == 1) return step;
+  return 1;
+}
+
+}  // namespace
+
+std::vector<std::size_t> turn_order(std::size_t n, int round, std::uint64_t seed) {
+  const auto pair = static_cast<std::size_t>(std::max(0, round) / 2);
+  const std::vector<std::size_t> base = permutation(n, seed);
+  std::vector<std::size_t> out(n);
+  const std::size_t shift = n == 0 ? 0 : (pair % n) * order_step(n) % n;
+  for (std::size_t i = 0; i < n; ++i) out[i] = base[(i + shift) % n];
   if (std::max(0, round) % 2 == 1) std::reverse(out.begin(), out.end());
   return out;
+}
+
+std::uint64_t fresh_seed() {
+  std::random_device device;
+  const std::uint64_t s = (static_cast<std::uint64_t>(device()) << 32) ^ device();
+  return s == 0 ? 1 : s;
 }
 
 std::vector<std::vector<double>> pair_medians(const std::vector<std::vector<double>>& medians) {

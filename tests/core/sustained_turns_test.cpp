@@ -175,7 +175,7 @@ TEST_CASE("level_turns: each turn scaled to the mean of the turns' medians") {
 }
 
 TEST_CASE("leader_decided: no contender likely more than the tolerance faster than the leader") {
-  // A clear order on a quiet device: decided after one pair.
+  // A clear order on a quiet device: decided after two units (the showdown's are pairs).
   CHECK(leader_decided({{100, 101}, {102, 103}}, 0.01, 0.95));
   // A tie within the tolerance on a quiet device: decided too (either pick is good).
   CHECK(leader_decided({{100, 100}, {100.5, 100.5}}, 0.01, 0.95));
@@ -349,11 +349,12 @@ TEST_CASE("sustained turns: pairs go on until the pick is decided, up to the lim
   // A clock that swings by 8% with a period that is not a pair's length (two turns of 0.4 ms
   // forward, two backward: 1.6 ms): the pairs' gaps between two equal contenders move by more
   // than race_tolerance from one pair to the next.
-  auto near_tie = [](Contest& c, int pairs, int& held, double& ratio) {
+  auto near_tie = [](Contest& c, int pairs, int& held, double& ratio, std::uint64_t seed = 18) {
     c.rig.dev.set_clock_wave(0.08, 0.9e6);
     const auto args = c.rig.args(1024);
     auto opts = sustained_bench(0.4);
     opts.showdown_sustain_pairs = pairs;
+    opts.showdown_seed = seed;
     auto race = two_way_race(c, args, opts, 1000, 1000);
     c.rig.dev.clear_events();
     auto out = race->finish();
@@ -363,16 +364,19 @@ TEST_CASE("sustained turns: pairs go on until the pick is decided, up to the lim
     ratio = median_of(race->entries()[0]) / median_of(race->entries()[1]);
   };
   SUBCASE("a near-tie on a clock that swings: every allowed pair (the default, 3)") {
-    Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1500.0}});
-    int held = 0;
-    double ratio = 0;
-    near_tie(c, BenchOptions{}.showdown_sustain_pairs, held, ratio);
     CHECK(BenchOptions{}.showdown_sustain_pairs == 3);
-    CHECK(held == 3);
-    // Six turns each: forward and backward, three times.
-    CHECK(events_with(c.rig.dev.events(), "time ").size() >= 12);
-    // The levelled medians stay close.
-    CHECK(ratio == doctest::Approx(1.0).epsilon(0.02));
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+      CAPTURE(seed);
+      Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1500.0}});
+      int held = 0;
+      double ratio = 0;
+      near_tie(c, BenchOptions{}.showdown_sustain_pairs, held, ratio, seed);
+      CHECK(held == 3);
+      // Six turns each: forward and backward, three times.
+      CHECK(events_with(c.rig.dev.events(), "time ").size() >= 12);
+      // The levelled medians stay close.
+      CHECK(ratio == doctest::Approx(1.0).epsilon(0.01));
+    }
   }
   SUBCASE("showdown_sustain_pairs = 1: one pair, decided or not") {
     Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1500.0}});
@@ -389,7 +393,7 @@ TEST_CASE("sustained turns: the pick the winner rule would make is what must be 
   // as soon as anything is (two pairs); but BM=2 may then be up to 0.95% + the noise faster
   // than the pick, more than race_tolerance, so the pairs go on until the noise is known to be
   // small enough.
-  // `first_pair`: each contender's turn medians from the first pair of rounds (BM=1, BM=2).
+  // `first_pair`: each contender's pair means from the first two pairs (BM=1, BM=2).
   auto contest = [](double tie_tolerance, int& pairs, std::string& pick,
                     std::vector<std::vector<double>>& first_pair) {
     Contest c({{1, 1009.5}, {2, 1000.0}, {3, 1500.0}});
@@ -406,8 +410,8 @@ TEST_CASE("sustained turns: the pick the winner rule would make is what must be 
     first_pair.clear();
     for (const char* name : {"BM=1", "BM=2"}) {
       const std::vector<double>& m = out->sustained_medians.at(name);
-      REQUIRE(m.size() >= 2);
-      first_pair.emplace_back(m.begin(), m.begin() + 2);
+      REQUIRE(m.size() >= 4);
+      first_pair.push_back(pair_medians({{m.begin(), m.begin() + 4}}).front());
     }
     // The pick is clearly (if within the band) behind the leader, but never ruled out: it runs
     // every round the leader runs, so the rounds can still decide it.
@@ -424,8 +428,8 @@ TEST_CASE("sustained turns: the pick the winner rule would make is what must be 
   contest(0.01, pairs, pick, first);
   CHECK(pick == "BM=1");
   CHECK(pairs > 2);  // more than the two that decide the leader (below)
-  // After the first pair the leader was decided (the old rule would have stopped there), the
-  // pick was not.
+  // After two pairs the leader was decided (the old rule would have stopped there), the pick
+  // was not.
   CHECK(leader_decided(first, 0.01, 0.95));
   CHECK_FALSE(pick_decided(first, 0, 0.01, 0.95));
   // With no band the pick is the leader: two pairs (the least) decide it.
@@ -437,53 +441,96 @@ TEST_CASE("sustained turns: the pick the winner rule would make is what must be 
 TEST_CASE("sustained turns: contenders clearly behind stop, the near-ties go on") {
   // BM=1 and BM=2 tie; BM=3 and BM=4 are 4% and 5% behind, within the sustain margin. The
   // clock speeds up by about 2% a turn (each pair cancels that) and swings by 2% over a period
-  // of about a pair: enough to leave the tie open for every pair, not enough to hide 4% once
-  // two pairs are in.
-  Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1040.0}, {4, 1050.0}, {5, 1500.0}});
-  c.rig.dev.set_clock_ramp(1.5, 1e7);
-  c.rig.dev.set_clock_wave(0.02, 3.2e6);
-  const auto args = c.rig.args(1024);
-  auto opts = sustained_bench(0.4);
-  opts.showdown_finalists = 4;
-  opts.showdown_sustain_margin = 0.10;
-  auto race = std::make_unique<Race>(c.rig.dev, args, opts);
-  const double ns[] = {1000, 1000, 1040, 1050};
-  for (unsigned i = 0; i < 4; ++i) race->add(c.entry(i, samples_around(ns[i], 0.0, 20, i + 1)));
-  c.rig.dev.clear_events();
-  auto out = race->finish();
-  REQUIRE(out.ok());
-  CHECK(out->sustained == 4);
-  CHECK(out->sustained_pairs == 3);
-  CHECK(out->sustained_ruled_out == 2);
-  // 4 x 2 turns in each of the first two pairs (one pair rules nobody out); after them BM=3
-  // and BM=4 are clearly out, and the near-ties run the third alone: 2 x 2.
-  CHECK(out->sustained_turns == 20);
-  std::map<std::string, std::size_t> rounds;
-  for (const auto& [name, medians] : out->sustained_medians) rounds[name] = medians.size();
-  CHECK(rounds ==
-        std::map<std::string, std::size_t>{{"BM=1", 6}, {"BM=2", 6}, {"BM=3", 4}, {"BM=4", 4}});
-  // Each round ran those still in question, a pair's backward round its forward one reversed;
-  // every contender's turns in the order are as many as its medians.
-  const std::vector<std::vector<std::string>>& order = out->sustained_order;
-  REQUIRE(order.size() == 6);
-  CHECK(backward_reverses_forward(order));
-  std::map<std::string, std::size_t> turns_of;
-  for (const auto& round : order)
-    for (const auto& name : round) ++turns_of[name];
-  CHECK(turns_of == rounds);
-  const auto timed = events_with(c.rig.dev.events(), "time ");
-  REQUIRE(timed.size() >= 18);
-  std::vector<std::string> last;
-  for (auto it = timed.end() - 4; it != timed.end(); ++it) last.push_back(it->substr(0, 10));
-  CHECK(std::count(last.begin(), last.end(), "time BM=1 ") == 2);
-  CHECK(std::count(last.begin(), last.end(), "time BM=2 ") == 2);
-  // Those that left early keep their distance to the leader from the rounds they ran, not
-  // their own levels from a clock that has moved by 2% a turn since.
-  const auto& e = race->entries();
-  const double m1 = median_of(e[0]);
-  CHECK(median_of(e[1]) / m1 == doctest::Approx(1.0).epsilon(0.005));
-  CHECK(median_of(e[2]) / m1 == doctest::Approx(1.04).epsilon(0.005));
-  CHECK(median_of(e[3]) / m1 == doctest::Approx(1.05).epsilon(0.005));
+  // of about a pair: enough to leave the tie open after two pairs for some orders, not enough
+  // to hide 4% once two pairs are in. Over ten seeds: either two pairs decide, or BM=3 and
+  // BM=4 are out after them and the near-ties run the third alone.
+  int third_pairs = 0;
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    CAPTURE(seed);
+    Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1040.0}, {4, 1050.0}, {5, 1500.0}});
+    c.rig.dev.set_clock_ramp(1.5, 1e7);
+    c.rig.dev.set_clock_wave(0.02, 3.2e6);
+    const auto args = c.rig.args(1024);
+    auto opts = sustained_bench(0.4);
+    opts.showdown_seed = seed;
+    opts.showdown_finalists = 4;
+    opts.showdown_sustain_margin = 0.10;
+    auto race = std::make_unique<Race>(c.rig.dev, args, opts);
+    const double ns[] = {1000, 1000, 1040, 1050};
+    for (unsigned i = 0; i < 4; ++i) race->add(c.entry(i, samples_around(ns[i], 0.0, 20, i + 1)));
+    c.rig.dev.clear_events();
+    auto out = race->finish();
+    REQUIRE(out.ok());
+    CHECK(out->sustained == 4);
+    CHECK(out->sustained_seed == seed);
+    std::map<std::string, std::size_t> rounds;
+    for (const auto& [name, medians] : out->sustained_medians) rounds[name] = medians.size();
+    if (out->sustained_pairs == 3) {
+      ++third_pairs;
+      // 4 x 2 turns in each of the first two pairs (one pair rules nobody out); after them
+      // BM=3 and BM=4 are clearly out, and the near-ties run the third alone: 2 x 2.
+      CHECK(out->sustained_ruled_out == 2);
+      CHECK(out->sustained_turns == 20);
+      CHECK(rounds ==
+            std::map<std::string, std::size_t>{{"BM=1", 6}, {"BM=2", 6}, {"BM=3", 4}, {"BM=4", 4}});
+      const auto timed = events_with(c.rig.dev.events(), "time ");
+      REQUIRE(timed.size() >= 20);
+      std::vector<std::string> last;
+      for (auto it = timed.end() - 4; it != timed.end(); ++it) last.push_back(it->substr(0, 10));
+      CHECK(std::count(last.begin(), last.end(), "time BM=1 ") == 2);
+      CHECK(std::count(last.begin(), last.end(), "time BM=2 ") == 2);
+    } else {
+      CHECK(out->sustained_pairs == 2);  // never fewer: one pair decides nothing
+      CHECK(out->sustained_ruled_out == 0);
+      CHECK(out->sustained_turns == 16);
+    }
+    // Each round ran those still in question, a pair's backward round its forward one
+    // reversed; every contender's turns in the order are as many as its medians.
+    const std::vector<std::vector<std::string>>& order = out->sustained_order;
+    CHECK(order.size() == static_cast<std::size_t>(2 * out->sustained_pairs));
+    CHECK(backward_reverses_forward(order));
+    std::map<std::string, std::size_t> turns_of;
+    for (const auto& round : order)
+      for (const auto& name : round) ++turns_of[name];
+    CHECK(turns_of == rounds);
+    // Those that left early keep their distance to the leader from the pairs they ran, not
+    // their own levels from a clock that has moved by 2% a turn since.
+    const auto& e = race->entries();
+    const double m1 = median_of(e[0]);
+    CHECK(median_of(e[1]) / m1 == doctest::Approx(1.0).epsilon(0.015));
+    CHECK(median_of(e[2]) / m1 == doctest::Approx(1.04).epsilon(0.015));
+    CHECK(median_of(e[3]) / m1 == doctest::Approx(1.05).epsilon(0.015));
+  }
+  CHECK(third_pairs > 0);   // the ruling out happened
+  CHECK(third_pairs < 10);  // and so did deciding after two pairs
+}
+
+TEST_CASE("sustained turns: a fixed showdown_seed repeats the orders; 0 draws one") {
+  auto tune_once = [](std::uint64_t seed) {
+    Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1005.0}, {4, 1500.0}});
+    c.rig.dev.set_clock_wave(0.04, 2.4e6);
+    const auto args = c.rig.args(1024);
+    auto opts = sustained_bench(0.4);
+    opts.showdown_seed = seed;
+    opts.showdown_finalists = 3;
+    auto race = std::make_unique<Race>(c.rig.dev, args, opts);
+    for (unsigned i = 0; i < 3; ++i)
+      race->add(c.entry(i, samples_around(1000 + 2.5 * i, 0.0, 20, i + 1)));
+    auto out = race->finish();
+    REQUIRE(out.ok());
+    REQUIRE(out->sustained == 3);
+    return *out;
+  };
+  const ShowdownReport a = tune_once(77), b = tune_once(77);
+  CHECK(a.sustained_seed == 77);
+  CHECK(a.sustained_order == b.sustained_order);
+  CHECK(a.sustained_medians == b.sustained_medians);
+  const ShowdownReport fresh = tune_once(0), other = tune_once(0);
+  CHECK(fresh.sustained_seed != 0);
+  CHECK(fresh.sustained_seed != other.sustained_seed);
+  CHECK(backward_reverses_forward(fresh.sustained_order));
+  // No sustained turns: no seed.
+  CHECK(ShowdownReport{}.sustained_seed == 0);
 }
 
 TEST_CASE("sustained turns: up to showdown_sustain_contenders, beyond the showdown's finalists") {
@@ -591,36 +638,53 @@ TEST_CASE(
   CHECK(tune_once(0, 0) == 8);  // the mechanism decides
 }
 
-TEST_CASE("turn_order: a random order for each pair forward, the same reversed backward") {
-  for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{5}, std::size_t{16}}) {
-    for (int pair = 0; pair < 4; ++pair) {
-      const auto forward = turn_order(n, 2 * pair, 7);
-      const auto backward = turn_order(n, 2 * pair + 1, 7);
-      std::vector<std::size_t> sorted = forward;
-      std::sort(sorted.begin(), sorted.end());
-      std::vector<std::size_t> all(n);
-      for (std::size_t i = 0; i < n; ++i) all[i] = i;
-      CHECK(sorted == all);  // a permutation
-      CHECK(std::equal(forward.begin(), forward.end(), backward.rbegin(), backward.rend()));
-      CHECK(turn_order(n, 2 * pair, 7) == forward);  // deterministic for its arguments
+TEST_CASE("turn_order: a drawn order turned each pair, reversed backward, every place in turn") {
+  for (std::size_t n = 1; n <= 8; ++n) {
+    std::vector<std::size_t> all(n);
+    for (std::size_t i = 0; i < n; ++i) all[i] = i;
+    for (std::uint64_t seed : {1ULL, 7ULL, 123456789ULL}) {
+      CAPTURE(n);
+      CAPTURE(seed);
+      // places[k][i]: the pairs (of the first n) in which contender k ran i-th forward.
+      std::vector<std::vector<int>> places(n, std::vector<int>(n, 0));
+      for (int pair = 0; pair < 2 * static_cast<int>(n) + 1; ++pair) {
+        const auto forward = turn_order(n, 2 * pair, seed);
+        const auto backward = turn_order(n, 2 * pair + 1, seed);
+        std::vector<std::size_t> sorted = forward;
+        std::sort(sorted.begin(), sorted.end());
+        CHECK(sorted == all);  // a permutation
+        CHECK(std::equal(forward.begin(), forward.end(), backward.rbegin(), backward.rend()));
+        CHECK(turn_order(n, 2 * pair, seed) == forward);  // deterministic for its arguments
+        if (pair < static_cast<int>(n))
+          for (std::size_t i = 0; i < n; ++i) ++places[forward[i]][i];
+        // The turning point (last forward) is never the last pair's.
+        if (pair > 0 && n >= 2) CHECK(forward.back() != turn_order(n, 2 * pair - 2, seed).back());
+        // Periodic over n pairs.
+        CHECK(turn_order(n, 2 * (pair + static_cast<int>(n)), seed) == forward);
+      }
+      // Any n pairs in a row: every contender in every place once.
+      for (const auto& k : places) CHECK(k == std::vector<int>(n, 1));
     }
   }
   CHECK(turn_order(0, 0, 7).empty());
   CHECK(turn_order(3, -4, 7) == turn_order(3, 0, 7));  // a negative round counts as 0
-  // Drawn afresh for each pair and each seed: over 40 pairs of 5 contenders, every contender
-  // takes the turning point of a pair (last forward, first backward) several times, and the
-  // seeds give different sequences.
-  std::map<std::size_t, int> last;
-  std::set<std::vector<std::size_t>> forwards;
-  for (int pair = 0; pair < 40; ++pair) {
-    const auto forward = turn_order(5, 2 * pair, 11);
-    ++last[forward.back()];
-    forwards.insert(forward);
+  // Two contenders alternate at the turning point: A B | B A, then B A | A B.
+  CHECK(turn_order(2, 2, 5) ==
+        std::vector<std::size_t>{turn_order(2, 0, 5)[1], turn_order(2, 0, 5)[0]});
+  // Five: the one at the turning point and its neighbour are far from it in the next pair.
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    const auto first = turn_order(5, 0, seed), next = turn_order(5, 2, seed);
+    const auto place = [&](std::size_t k) {
+      return std::find(next.begin(), next.end(), k) - next.begin();
+    };
+    CHECK(place(first[4]) <= 2);
+    CHECK(place(first[3]) <= 2);
   }
-  REQUIRE(last.size() == 5);
-  for (const auto& [k, times] : last) CHECK(times >= 3);
-  CHECK(forwards.size() > 20);
-  CHECK(turn_order(5, 0, 11) != turn_order(5, 0, 12));
+  // The seed draws the order.
+  std::set<std::vector<std::size_t>> firsts;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) firsts.insert(turn_order(5, 0, seed));
+  CHECK(firsts.size() > 20);
+  CHECK(fresh_seed() != 0);
 }
 
 TEST_CASE("pair_medians: each pair's mean, unpaired rounds left out, NaN kept") {
@@ -652,19 +716,17 @@ TEST_CASE("sustained turns: one pair decides nothing; two are the least") {
 TEST_CASE("sustained turns: a clock that swings in step with the pairs favours nobody") {
   // Three configurations of equal speed. The clock swings by 6% over each pair's length, full
   // speed at a pair's ends, slowest at its turning point, the moment the H200's clock dipped
-  // in the tuner's pairs (bench/RESULTS.md, session 18). A fixed order (the showdown's,
-  // then back) put the same contender there in every pair, and its two turns in a row there
-  // made it look 3-6% slower every time; drawn afresh for each pair, the turning point falls
-  // on each of them alike. Over 30 tunings (seeds 1-30): how often each is timed the slowest,
-  // and each one's mean level over the fastest.
-  std::map<std::string, int> slowest;
-  std::map<std::string, double> level_sum;
-  const int tunings = 30;
-  for (int seed = 1; seed <= tunings; ++seed) {
+  // in the tuner's pairs (bench/RESULTS.md, session 18). A fixed order (the showdown's, then
+  // back) put the same contender there in every pair, and its two turns in a row there made
+  // it look 3-6% slower every time (about 1.04x here, in every tuning). With the places
+  // going round (turn_order), the pairs disagree until every contender has had every place,
+  // and then the levels agree: in every tuning, whatever the seed.
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    CAPTURE(seed);
     Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1000.0}, {4, 1500.0}});
     const auto args = c.rig.args(1024);
     auto opts = sustained_bench(0.4);
-    opts.showdown_seed = static_cast<std::uint64_t>(seed);
+    opts.showdown_seed = seed;
     opts.showdown_finalists = 3;
     auto race = std::make_unique<Race>(c.rig.dev, args, opts);
     // The showdown's order: BM=1, BM=2, BM=3 (their earlier samples say so, by a hair).
@@ -675,24 +737,13 @@ TEST_CASE("sustained turns: a clock that swings in step with the pairs favours n
     auto out = race->finish();
     REQUIRE(out.ok());
     REQUIRE(out->sustained == 3);
+    CHECK(out->sustained_pairs == 3);  // two pairs disagree: the third runs
     const auto& e = race->entries();
-    double best = INFINITY, worst = 0;
-    std::string slow;
-    for (unsigned i = 0; i < 3; ++i) best = std::min(best, median_of(e[i]));
+    double lo = INFINITY, hi = 0;
     for (unsigned i = 0; i < 3; ++i) {
-      const std::string name = "BM=" + std::to_string(i + 1);
-      level_sum[name] += median_of(e[i]) / best;
-      if (median_of(e[i]) > worst) {
-        worst = median_of(e[i]);
-        slow = name;
-      }
+      lo = std::min(lo, median_of(e[i]));
+      hi = std::max(hi, median_of(e[i]));
     }
-    ++slowest[slow];
-  }
-  // The fixed order called BM=3 (last forward) the slowest in all 30, at about 1.04x.
-  for (const std::string name : {"BM=1", "BM=2", "BM=3"}) {
-    CAPTURE(name);
-    CHECK(slowest[name] <= tunings / 2);
-    CHECK(level_sum[name] / tunings < 1.02);
+    CHECK(hi / lo < 1.01);
   }
 }

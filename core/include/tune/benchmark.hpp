@@ -163,8 +163,8 @@ struct BenchOptions {
   // showdown's contestants within `showdown_sustain_margin` of the fastest (at most
   // `showdown_sustain_contenders` of them, the fastest first: more than the showdown's
   // finalists, because short turns rank near-ties otherwise than sustained ones), when there
-  // are at least two, are timed once more in pairs of rounds (a random order forward, the
-  // same reversed backward, drawn afresh for each pair from `showdown_seed`: turn_order) of
+  // are at least two, are timed once more in pairs of rounds (an order drawn from
+  // `showdown_seed` and turned each pair forward, the same reversed backward: turn_order) of
   // one turn of `showdown_sustain_ms` each (at least two and
   // at most max_reps launches: tune/sustained_turn.hpp), and only the second half of each turn
   // counts (the clock has followed that contestant by then): those samples decide, each
@@ -177,7 +177,8 @@ struct BenchOptions {
   // race_tolerance faster (tune/sustained_turn.hpp, pick_decided; t, not 1.645: after two
   // pairs of two contenders that is 6.3 standard errors). The unit is the pair, not the round:
   // a contender's two turns of one pair are not independent (the one last forward is first
-  // backward), so one pair shows no spread and decides nothing: two pairs are the least. A
+  // backward), so one pair shows no spread and decides nothing: deciding takes two pairs
+  // (showdown_sustain_pairs = 1 runs one, and the levels pick without a decision). A
   // contender whose mean gap to the leader less that margin is above 0 (clearly behind:
   // ruled_out) runs no more turns, unless it is the pick; later pairs time only those still
   // in question. On a hot H200 a 100 ms turn's clock moves 3-5% between rounds, so near-ties
@@ -221,6 +222,9 @@ struct ShowdownReport {
   // its forward one reversed, less any contender dropped in between): which moment of each
   // round each contender took.
   std::vector<std::vector<std::string>> sustained_order;
+  // The seed the rounds' orders were drawn from (BenchOptions::showdown_seed, or the fresh one
+  // drawn when that was 0); 0 when no sustained turns were held.
+  std::uint64_t sustained_seed = 0;
 };
 
 // Median and quantiles of the timed repetitions, in nanoseconds. `before` (optional) runs

@@ -32,18 +32,26 @@ std::vector<double> second_half(std::span<const double> turn);
 std::vector<double> level_turns(const std::vector<std::vector<double>>& turns);
 
 // The order of round `round`'s turns over `n` contenders (a permutation of 0..n-1). Rounds come
-// in pairs: pair p's forward round (round 2p) is a permutation drawn from `seed` and p, its
-// backward round (2p+1) the same reversed, so a clock that drifts linearly over the pair moves
-// every contender's two turns by the same total. A fixed order (0..n-1, then back) leaves a
+// in pairs: pair p's backward round (2p+1) is its forward round (2p) reversed, so a clock that
+// drifts linearly over the pair moves every contender's two turns by the same total. The
+// forward orders are one permutation drawn from `seed`, turned by a step s (the integer
+// nearest n/2 prime to n) each pair: contender base[i] runs (i - p s) mod n-th. So any n
+// pairs in a row put every contender in every place once (a Latin square), and the contender
+// at a pair's turning point (last forward, first backward: two turns in a row) and its
+// neighbours sit far from it in the next pair. A fixed order (0..n-1, then back) leaves a
 // contender in the same place in every pair, and a power-limited GPU's clock does not only
-// drift: on the H200 it swings by about 5% with a period near a second, in step with the
-// onset of sustained load, so the contender whose turns sit at the same moment of every pair
-// (the last one forward, the first one backward: two turns in a row) was timed 3-13% slower
-// than it is (bench/RESULTS.md, session 18). Drawn afresh for every pair, the place each
-// contender takes is random, and such a swing becomes noise that the rounds' spread shows
-// (pair_medians) instead of a bias that they repeat. Deterministic for given arguments
-// (Fisher-Yates on std::mt19937_64); empty for n = 0; a negative round counts as 0.
+// drift: on the H200 it dips by 10-14% for about 0.3 s some 0.3-0.6 s into the sustained
+// turns and again about 0.9 s later, in step with a pair of five contenders, so the contender
+// at the turning point was timed 3-13% slower than it is in every pair (bench/RESULTS.md,
+// sessions 17-18). With the places going round, such a dip falls on different contenders in
+// different pairs: it shows as the pairs' spread (pair_medians) instead of a bias they repeat,
+// and over n pairs it falls on every contender alike. Deterministic for given arguments;
+// empty for n = 0; a negative round counts as 0.
 std::vector<std::size_t> turn_order(std::size_t n, int round, std::uint64_t seed);
+
+// A seed for turn_order from std::random_device; never 0 (BenchOptions::showdown_seed's "draw
+// one").
+std::uint64_t fresh_seed();
 
 // Per pair of rounds, each contender's mean of its forward and backward turn medians: the unit
 // the decisions below take, since two turns of one pair are not independent of each other (the
@@ -52,20 +60,22 @@ std::vector<std::size_t> turn_order(std::size_t n, int round, std::uint64_t seed
 // contender with one round has none); NaN stays NaN.
 std::vector<std::vector<double>> pair_medians(const std::vector<std::vector<double>>& medians);
 
+// The functions below take `medians[k][r]`, contender k's value in unit r: the showdown gives
+// them pair means (pair_medians), so a unit is a pair of rounds; any equally spaced units do.
 // The standard error of a contender's mean gap below comes from the gaps' variance pooled over
-// all contenders but the reference (few rounds each), with (k-1)(n-1) degrees of freedom for k
-// contenders of n rounds; the margins it sets use Student's t quantile at those degrees of
+// all contenders but the reference (few units each), with (k-1)(n-1) degrees of freedom for k
+// contenders of n units; the margins it sets use Student's t quantile at those degrees of
 // freedom (student_t_quantile, tune/stats.hpp) for the one-sided `confidence`, not the normal
-// one: after one pair of rounds of two contenders (one degree of freedom) the 95% margin is
-// 6.3 standard errors, not 1.6, so two rounds that happen to agree decide nothing alone. The
+// one: after two units of two contenders (one degree of freedom) the 95% margin is 6.3
+// standard errors, not 1.6, so two units that happen to agree decide nothing alone. The
 // gaps of different contenders share the reference's noise round by round, so with many
 // contenders the pooled degrees of freedom overstate the independent information somewhat.
 // A `confidence` outside (0, 1) decides nothing and rules nobody out.
 
-// The live contender with the lowest mean among those with the most rounds (medians.size()
-// when none is live). `medians[k][r]` is contender k's turn median in round r (NaN where it
-// has none: a contender with any NaN was dropped and takes no part; a contender with fewer
-// rounds than others was left out of the later ones, `ruled_out`).
+// The live contender with the lowest mean among those with the most units (medians.size()
+// when none is live). `medians[k][r]` is contender k's value in unit r (a contender with no
+// values or any NaN was dropped and takes no part; a contender with fewer units than others
+// was left out of the later ones, `ruled_out`).
 std::size_t sustained_leader(const std::vector<std::vector<double>>& medians);
 
 // Whether the rounds so far have decided `pick` well enough to stop: for every other live
@@ -74,9 +84,9 @@ std::size_t sustained_leader(const std::vector<std::vector<double>>& medians);
 // than the pick. The pick is the one the winner rule would choose, which need not be the
 // leader (a near-tie within the rule's band goes to the first in canonical order): deciding
 // on the leader alone would let the band add its width to the timing's error. A quiet device
-// decides after one pair of rounds; a GPU whose clock moves by more than the contenders
+// decides after two units (pairs); a GPU whose clock moves by more than the contenders
 // differ needs more. With fewer than two live contenders, true; with no spare degree of
-// freedom (one round each), false; a pick that is not live: true only when none is.
+// freedom (one unit each), false; a pick that is not live: true only when none is.
 bool pick_decided(const std::vector<std::vector<double>>& medians, std::size_t pick,
                   double tolerance, double confidence);
 
@@ -87,7 +97,7 @@ bool leader_decided(const std::vector<std::vector<double>>& medians, double tole
 // Which contenders the rounds so far put clearly behind the leader (as in pick_decided, with
 // the leader as the pick): mean(g) - t * se > 0, likely slower than the leader. Such a
 // contender cannot be faster than the leader, so its turns can stop while the others go on
-// (the cost of sustained turns is one turn per contender per round). The leader, dropped
+// (the cost of sustained turns is two turns per contender per pair). The leader, dropped
 // contenders, and every contender when there is no spread to judge the noise by: false.
 std::vector<bool> ruled_out(const std::vector<std::vector<double>>& medians, double confidence);
 
