@@ -52,6 +52,19 @@ BenchOptions sustained_bench(double turn_ms) {
   return b;
 }
 
+// A race of c's kernels 0, 1 and 2, whose earlier samples put them `step` ns apart from 1000
+// (so the showdown orders them 0, 1, 2), with sustained turns ordered from `seed`, ready to
+// finish.
+std::unique_ptr<Race> three_way_race(Contest& c, ArgList args, std::uint64_t seed, double step) {
+  auto opts = sustained_bench(0.4);
+  opts.showdown_seed = seed;
+  opts.showdown_finalists = 3;
+  auto race = std::make_unique<Race>(c.rig.dev, args, opts);
+  for (unsigned i = 0; i < 3; ++i)
+    race->add(c.entry(i, samples_around(1000 + step * i, 0.0, 20, i + 1)));
+  return race;
+}
+
 // Whether `order` (one round per entry) runs every pair's backward round as its forward one
 // reversed.
 bool backward_reverses_forward(const std::vector<std::vector<std::string>>& order) {
@@ -309,6 +322,8 @@ TEST_CASE("turn_levels: each contender against the leader over the rounds both r
 
 TEST_CASE("sustained turns: pairs go on until the pick is decided, up to the limit") {
   SUBCASE("a clear order: two pairs of rounds (the least), three allowed") {
+    // The rounds of one pair agree, but a pair's two turns of one contender can sit side by
+    // side, so one pair shows no spread: it decides nothing and rules nobody out.
     Contest c({{1, 1000.0}, {2, 1015.0}, {3, 1500.0}});
     const auto args = c.rig.args(1024);
     auto opts = sustained_bench(0.4);
@@ -318,6 +333,8 @@ TEST_CASE("sustained turns: pairs go on until the pick is decided, up to the lim
     REQUIRE(out.ok());
     CHECK(out->sustained == 2);
     CHECK(out->sustained_pairs == 2);
+    CHECK(out->sustained_ruled_out == 0);
+    CHECK(out->sustained_order.size() == 4);
   }
   SUBCASE("a tie on a clock that barely moves: two pairs, the tie is within race_tolerance") {
     Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1500.0}});
@@ -509,13 +526,8 @@ TEST_CASE("sustained turns: a fixed showdown_seed repeats the orders; 0 draws on
   auto tune_once = [](std::uint64_t seed) {
     Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1005.0}, {4, 1500.0}});
     c.rig.dev.set_clock_wave(0.04, 2.4e6);
-    const auto args = c.rig.args(1024);
-    auto opts = sustained_bench(0.4);
-    opts.showdown_seed = seed;
-    opts.showdown_finalists = 3;
-    auto race = std::make_unique<Race>(c.rig.dev, args, opts);
-    for (unsigned i = 0; i < 3; ++i)
-      race->add(c.entry(i, samples_around(1000 + 2.5 * i, 0.0, 20, i + 1)));
+    const auto args = c.rig.args(1024);  // outlives the race, which keeps a view of it
+    auto race = three_way_race(c, args, seed, 2.5);
     auto out = race->finish();
     REQUIRE(out.ok());
     REQUIRE(out->sustained == 3);
@@ -699,20 +711,6 @@ TEST_CASE("pair_medians: each pair's mean, unpaired rounds left out, NaN kept") 
   CHECK(pair_medians({}).empty());
 }
 
-TEST_CASE("sustained turns: one pair decides nothing; two are the least") {
-  // A clear order on a quiet device, three pairs allowed: the rounds of one pair agree, but a
-  // pair's two turns of one contender can sit side by side, so one pair shows no spread.
-  Contest c({{1, 1000.0}, {2, 1050.0}, {3, 1500.0}});
-  const auto args = c.rig.args(1024);
-  auto race = two_way_race(c, args, sustained_bench(0.4), 1000, 1050);
-  auto out = race->finish();
-  REQUIRE(out.ok());
-  CHECK(out->sustained == 2);
-  CHECK(out->sustained_pairs == 2);
-  CHECK(out->sustained_ruled_out == 0);
-  CHECK(out->sustained_order.size() == 4);
-}
-
 TEST_CASE("sustained turns: a clock that swings in step with the pairs favours nobody") {
   // Three configurations of equal speed. The clock swings by 6% over each pair's length, full
   // speed at a pair's ends, slowest at its turning point, the moment the H200's clock dipped
@@ -724,14 +722,9 @@ TEST_CASE("sustained turns: a clock that swings in step with the pairs favours n
   for (std::uint64_t seed = 1; seed <= 30; ++seed) {
     CAPTURE(seed);
     Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1000.0}, {4, 1500.0}});
-    const auto args = c.rig.args(1024);
-    auto opts = sustained_bench(0.4);
-    opts.showdown_seed = seed;
-    opts.showdown_finalists = 3;
-    auto race = std::make_unique<Race>(c.rig.dev, args, opts);
     // The showdown's order: BM=1, BM=2, BM=3 (their earlier samples say so, by a hair).
-    for (unsigned i = 0; i < 3; ++i)
-      race->add(c.entry(i, samples_around(1000 + 0.1 * i, 0.0, 20, i + 1)));
+    const auto args = c.rig.args(1024);  // outlives the race, which keeps a view of it
+    auto race = three_way_race(c, args, seed, 0.1);
     // A pair of three 400 us turns: 2.4 ms of work.
     c.rig.dev.set_clock_wave(0.06, 2.4e6);
     auto out = race->finish();
