@@ -455,10 +455,26 @@ TEST_CASE("tune stability --quality: every pick compared with an exhaustive refe
   ScratchDir scratch;
   TuneCli cli(scratch);
   require_vulkan(cli);
-  const ProcessResult r =
-      cli.run({"stability", "--device", "vulkan", "--kernel", kKernel, "--quick", "--runs", "2",
-               "--quality", "--heat-ms", "20", "--json", "--reference-passes", "3", "--judge-pairs",
-               "2", "--judge-each-pairs", "2", "--seed", "18446744073709551557"});
+  const ProcessResult r = cli.run({"stability",
+                                   "--device",
+                                   "vulkan",
+                                   "--kernel",
+                                   kKernel,
+                                   "--quick",
+                                   "--runs",
+                                   "2",
+                                   "--quality",
+                                   "--heat-ms",
+                                   "20",
+                                   "--json",
+                                   "--reference-passes",
+                                   "3",
+                                   "--judge-pairs",
+                                   "2",
+                                   "--judge-each-pairs",
+                                   "2",
+                                   "--seed",
+                                   "18446744073709551557"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
   const json j = json::parse(r.out);
   // The orders' seed, as given, as text (a JSON reader may round numbers above 2^53).
