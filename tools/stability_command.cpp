@@ -42,7 +42,7 @@ struct StabilityArgs {
   double tie_tolerance = BenchOptions{}.tie_tolerance;
   int sizes = 0;  // the first this many demo sizes of each kernel; 0: all (--quick: 1)
   // Where every order of turns comes from (the reference's, the judges', the tuner's sustained
-  // turns' via BenchOptions::showdown_seed): 0: a fresh one, printed in the JSON.
+  // turns' via BenchOptions::showdown_seed): 0: a fresh one, printed (text and JSON).
   std::uint64_t seed = 0;
 };
 
@@ -465,7 +465,8 @@ void add_stability_command(CLI::App& app) {
       ->check(CLI::Range(0.0, 0.5));
   c->add_option("--seed", args->seed,
                 "Draw every order of sustained turns (reference, judges, the tunings' own) from "
-                "this seed, to repeat a run (default 0: a fresh one, printed in the JSON)");
+                "this seed, to repeat a run with the same --kernel/--sizes/--quick (default 0: a "
+                "fresh one, printed)");
   c->add_option("--sizes", args->sizes,
                 "Only the first this many of each kernel's demo sizes (default: all)")
       ->check(CLI::Range(1, 100));

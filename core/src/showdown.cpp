@@ -153,9 +153,9 @@ double sustain_ms(const Device& dev, const BenchOptions& opts) {
 }
 
 // One round of sustained turns over the contenders still running, in `order` (indices into
-// `contenders`, turn_order): each one's turn's second half is appended to turns[k]; a contender
-// that fails is dropped with its reason. The round's order, by name, goes into the report.
-// Returns non-ok only for device_lost.
+// `contenders`, forward_order or its reverse): each one's turn's second half is appended to
+// turns[k]; a contender that fails is dropped with its reason. The round's order, by name, goes
+// into the report. Returns non-ok only for device_lost.
 Status sustain_round(Device& dev, ArgList args, const BenchOptions& opts,
                      std::vector<RaceEntry>& entries, const std::vector<std::size_t>& contenders,
                      const std::vector<bool>& running, const std::vector<std::size_t>& order,
@@ -259,12 +259,19 @@ Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<
   const int pairs = std::max(1, opts.showdown_sustain_pairs);
   const std::uint64_t seed = turn_seed(opts);
   out.sustained_seed = seed;
-  std::vector<std::vector<double>> all;  // every contender's turn medians, after the last pair
+  std::vector<std::vector<double>> all;      // every contender's turn medians, after the last pair
+  std::size_t previous = contenders.size();  // the last pair's turning point; none yet
   for (int pair = 0; pair < pairs; ++pair) {
-    for (int round : {2 * pair, 2 * pair + 1})
-      TUNE_RETURN_IF_ERROR(sustain_round(dev, args, opts, entries, contenders, running,
-                                         turn_order(contenders.size(), round, seed), turn_ms,
-                                         rotation, turns, out));
+    std::vector<std::size_t> still;  // those the pair's rounds will time
+    for (std::size_t k = 0; k < contenders.size(); ++k)
+      if (running[k] && entries[contenders[k]].status.ok()) still.push_back(k);
+    std::vector<std::size_t> order = forward_order(still, pair, seed, previous);
+    if (!order.empty()) previous = order.back();
+    TUNE_RETURN_IF_ERROR(sustain_round(dev, args, opts, entries, contenders, running, order,
+                                       turn_ms, rotation, turns, out));
+    std::reverse(order.begin(), order.end());
+    TUNE_RETURN_IF_ERROR(sustain_round(dev, args, opts, entries, contenders, running, order,
+                                       turn_ms, rotation, turns, out));
     out.sustained_pairs = pair + 1;
     all = turn_medians(entries, contenders, turns);
     // Decided on pairs, not rounds (pair_medians): one pair shows no spread, so it decides

@@ -53,7 +53,8 @@ std::vector<std::size_t> permutation(std::size_t n, std::uint64_t seed) {
 
 // The step by which each pair's order turns against the last: the integer nearest n/2 that
 // shares no factor with n, so that n pairs in a row put every contender in every place once
-// and those at and next to one pair's turning point are far from it in the next.
+// and (where such a step is not 1 or n - 1) those at and next to one pair's turning point
+// are far from it in the next.
 std::size_t order_step(std::size_t n) {
   for (std::size_t d = 0; d < n; ++d)
     for (std::size_t step : {n / 2 + d, n / 2 - d})
@@ -70,6 +71,17 @@ std::vector<std::size_t> turn_order(std::size_t n, int round, std::uint64_t seed
   const std::size_t shift = n == 0 ? 0 : (pair % n) * order_step(n) % n;
   for (std::size_t i = 0; i < n; ++i) out[i] = base[(i + shift) % n];
   if (std::max(0, round) % 2 == 1) std::reverse(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::size_t> forward_order(const std::vector<std::size_t>& among, int pair,
+                                       std::uint64_t seed, std::size_t previous) {
+  std::vector<std::size_t> out;
+  out.reserve(among.size());
+  for (std::size_t j : turn_order(among.size(), 2 * std::max(0, pair), seed))
+    out.push_back(among[j]);
+  if (out.size() >= 2 && out.back() == previous)
+    std::rotate(out.rbegin(), out.rbegin() + 1, out.rend());
   return out;
 }
 

@@ -410,9 +410,9 @@ TEST_CASE("sustained turns: the pick the winner rule would make is what must be 
   // as soon as anything is (two pairs); but BM=2 may then be up to 0.95% + the noise faster
   // than the pick, more than race_tolerance, so the pairs go on until the noise is known to be
   // small enough.
-  // `first_pair`: each contender's pair means from the first two pairs (BM=1, BM=2).
+  // `first_two_pairs`: each contender's pair means from the first two pairs (BM=1, BM=2).
   auto contest = [](double tie_tolerance, int& pairs, std::string& pick,
-                    std::vector<std::vector<double>>& first_pair) {
+                    std::vector<std::vector<double>>& first_two_pairs) {
     Contest c({{1, 1009.5}, {2, 1000.0}, {3, 1500.0}});
     c.rig.dev.set_clock_ramp(1.5, 1e9);  // 0.02% per turn
     c.rig.dev.set_noise(0.005, 5);       // turn medians within about 0.05%
@@ -424,11 +424,11 @@ TEST_CASE("sustained turns: the pick the winner rule would make is what must be 
     REQUIRE(out.ok());
     CHECK(out->sustained == 2);
     pairs = out->sustained_pairs;
-    first_pair.clear();
+    first_two_pairs.clear();
     for (const char* name : {"BM=1", "BM=2"}) {
       const std::vector<double>& m = out->sustained_medians.at(name);
       REQUIRE(m.size() >= 4);
-      first_pair.push_back(pair_medians({{m.begin(), m.begin() + 4}}).front());
+      first_two_pairs.push_back(pair_medians({{m.begin(), m.begin() + 4}}).front());
     }
     // The pick is clearly (if within the band) behind the leader, but never ruled out: it runs
     // every round the leader runs, so the rounds can still decide it.
@@ -506,6 +506,8 @@ TEST_CASE("sustained turns: contenders clearly behind stop, the near-ties go on"
     const std::vector<std::vector<std::string>>& order = out->sustained_order;
     CHECK(order.size() == static_cast<std::size_t>(2 * out->sustained_pairs));
     CHECK(backward_reverses_forward(order));
+    // The turning point goes round also once BM=3 and BM=4 have stopped (forward_order).
+    for (std::size_t r = 2; r < order.size(); r += 2) CHECK(order[r].back() != order[r - 2].back());
     std::map<std::string, std::size_t> turns_of;
     for (const auto& round : order)
       for (const auto& name : round) ++turns_of[name];
@@ -541,8 +543,14 @@ TEST_CASE("sustained turns: a fixed showdown_seed repeats the orders; 0 draws on
   CHECK(fresh.sustained_seed != 0);
   CHECK(fresh.sustained_seed != other.sustained_seed);
   CHECK(backward_reverses_forward(fresh.sustained_order));
-  // No sustained turns: no seed.
-  CHECK(ShowdownReport{}.sustained_seed == 0);
+  // No sustained turns (off): no seed reported.
+  Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1500.0}});
+  const auto args = c.rig.args(1024);
+  auto race = two_way_race(c, args, sustained_bench(0), 1000, 1000);
+  auto off = race->finish();
+  REQUIRE(off.ok());
+  CHECK(off->sustained == 0);
+  CHECK(off->sustained_seed == 0);
 }
 
 TEST_CASE("sustained turns: up to showdown_sustain_contenders, beyond the showdown's finalists") {
@@ -697,6 +705,32 @@ TEST_CASE("turn_order: a drawn order turned each pair, reversed backward, every 
   for (std::uint64_t seed = 1; seed <= 40; ++seed) firsts.insert(turn_order(5, 0, seed));
   CHECK(firsts.size() > 20);
   CHECK(fresh_seed() != 0);
+}
+
+TEST_CASE("forward_order: turn_order over those still running, never the last turning point") {
+  // Everyone running: turn_order itself.
+  const std::vector<std::size_t> all{0, 1, 2, 3, 4};
+  for (int pair = 0; pair < 6; ++pair)
+    CHECK(forward_order(all, pair, 9, SIZE_MAX) == turn_order(5, 2 * pair, 9));
+  // Fewer running (indices kept): a permutation of them, and the turning point is never the
+  // previous pair's, whichever subset is left and whatever the seed.
+  for (std::uint64_t seed = 1; seed <= 100; ++seed) {
+    for (const std::vector<std::size_t>& among :
+         {std::vector<std::size_t>{1, 3}, std::vector<std::size_t>{0, 2, 4},
+          std::vector<std::size_t>{2, 3}, std::vector<std::size_t>{0, 1, 3, 4}}) {
+      for (int pair = 1; pair < 4; ++pair) {
+        const std::size_t previous = forward_order(all, pair - 1, seed, SIZE_MAX).back();
+        const auto order = forward_order(among, pair, seed, previous);
+        std::vector<std::size_t> sorted = order;
+        std::sort(sorted.begin(), sorted.end());
+        CHECK(sorted == among);
+        CHECK(order.back() != previous);
+      }
+    }
+  }
+  // One left, or none: nothing to turn.
+  CHECK(forward_order({3}, 2, 9, 3) == std::vector<std::size_t>{3});
+  CHECK(forward_order({}, 2, 9, 3).empty());
 }
 
 TEST_CASE("pair_medians: each pair's mean, unpaired rounds left out, NaN kept") {

@@ -36,9 +36,11 @@ std::vector<double> level_turns(const std::vector<std::vector<double>>& turns);
 // drifts linearly over the pair moves every contender's two turns by the same total. The
 // forward orders are one permutation drawn from `seed`, turned by a step s (the integer
 // nearest n/2 prime to n) each pair: contender base[i] runs (i - p s) mod n-th. So any n
-// pairs in a row put every contender in every place once (a Latin square), and the contender
-// at a pair's turning point (last forward, first backward: two turns in a row) and its
-// neighbours sit far from it in the next pair. A fixed order (0..n-1, then back) leaves a
+// pairs in a row put every contender in every place once (a Latin square), the contender at
+// a pair's turning point (last forward, first backward: two turns in a row) is never the
+// last pair's, and for n = 5 and n >= 7 it and its neighbour sit far from it in the next pair
+// (for n = 3, 4 and 6 only steps 1 and n - 1 are prime to n: its neighbour takes it next).
+// A fixed order (0..n-1, then back) leaves a
 // contender in the same place in every pair, and a power-limited GPU's clock does not only
 // drift: on the H200 it dips by 10-14% for about 0.3 s some 0.3-0.6 s into the sustained
 // turns and again about 0.9 s later, in step with a pair of five contenders, so the contender
@@ -48,6 +50,15 @@ std::vector<double> level_turns(const std::vector<std::vector<double>>& turns);
 // and over n pairs it falls on every contender alike. Deterministic for given arguments;
 // empty for n = 0; a negative round counts as 0.
 std::vector<std::size_t> turn_order(std::size_t n, int round, std::uint64_t seed);
+
+// Pair `pair`'s forward order over the contenders `among` (their indices; those still
+// running): turn_order over them, mapped to their indices, and turned by one place (its last
+// first) when it would end on `previous`, the contender that ended the last pair's forward
+// round: once some contenders have stopped, turn_order over the smaller set alone could give
+// the turning point to the same one twice in a row. The pair's backward round runs it
+// reversed. `previous` outside `among` (e.g. SIZE_MAX for the first pair): no turn.
+std::vector<std::size_t> forward_order(const std::vector<std::size_t>& among, int pair,
+                                       std::uint64_t seed, std::size_t previous);
 
 // A seed for turn_order from std::random_device; never 0 (BenchOptions::showdown_seed's "draw
 // one").
