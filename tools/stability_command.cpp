@@ -15,6 +15,7 @@
 #include "open_cli_device.hpp"
 #include "stability_judge.hpp"
 #include "stability_reference.hpp"
+#include "tune/backend/hash.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/sustained_turn.hpp"
 #include "tune/tune.hpp"
@@ -47,7 +48,7 @@ struct StabilityArgs {
 };
 
 // The orders of one key's turns, each use its own, all from StabilityArgs::seed: each seed is
-// a hash (splitmix64's mixer) of the base, the key's index, the use and the run, so that no two
+// the base hashed with the key's index, the use and the run (hash_combine), so that no two
 // uses share one, whatever --runs is.
 struct TurnSeeds {
   std::uint64_t base = 0;
@@ -60,13 +61,7 @@ struct TurnSeeds {
  private:
   // Never 0: BenchOptions::showdown_seed 0 means "draw one".
   std::uint64_t mix(std::uint64_t use, std::uint64_t r) const {
-    std::uint64_t z = base;
-    for (std::uint64_t part : {key, use, r}) {
-      z += 0x9e3779b97f4a7c15ULL + part;
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-      z ^= z >> 31;
-    }
+    const std::uint64_t z = hash_combine(hash_combine(hash_combine(base, key), use), r);
     return z == 0 ? 1 : z;
   }
 };
@@ -456,7 +451,7 @@ void add_stability_command(CLI::App& app) {
       ->check(CLI::Range(2, 50));
   c->add_option("--sustain-pairs", args->sustain_pairs,
                 "Allow up to this many forward/backward pairs of sustained turns until they "
-                "decide the leader (BenchOptions::showdown_sustain_pairs; default 3)")
+                "decide the pick (BenchOptions::showdown_sustain_pairs; default 3)")
       ->check(CLI::Range(1, 10));
   c->add_option("--tie-tolerance", args->tie_tolerance,
                 "Tune with this winner-rule band (BenchOptions::tie_tolerance; default 0.01): "

@@ -152,19 +152,18 @@ double sustain_ms(const Device& dev, const BenchOptions& opts) {
   return opts.showdown_sustain_ms < 0 ? 2.0 * dev.info().power_settle_ms : opts.showdown_sustain_ms;
 }
 
-// One round of sustained turns over the contenders still running, in `order` (indices into
-// `contenders`, forward_order or its reverse): each one's turn's second half is appended to
-// turns[k]; a contender that fails is dropped with its reason. The round's order, by name, goes
-// into the report. Returns non-ok only for device_lost.
+// One round of sustained turns, in `order` (indices into `contenders`: those still running,
+// forward_order or its reverse): each one's turn's second half is appended to turns[k]; a
+// contender that fails is dropped with its reason (and skipped if it comes again). The
+// round's order, by name, goes into the report. Returns non-ok only for device_lost.
 Status sustain_round(Device& dev, ArgList args, const BenchOptions& opts,
                      std::vector<RaceEntry>& entries, const std::vector<std::size_t>& contenders,
-                     const std::vector<bool>& running, const std::vector<std::size_t>& order,
-                     double turn_ms, InputRotation* rotation,
+                     const std::vector<std::size_t>& order, double turn_ms, InputRotation* rotation,
                      std::vector<std::vector<std::vector<double>>>& turns, ShowdownReport& out) {
   std::vector<std::string>& names = out.sustained_order.emplace_back();
   for (std::size_t k : order) {
     RaceEntry& e = entries[contenders[k]];
-    if (!running[k] || !e.status.ok()) continue;
+    if (!e.status.ok()) continue;
     names.push_back(name_of(e, contenders[k]));
     const int reps = sustained_turn_reps(turn_ms, median_of(e), opts.max_reps);
     std::vector<double> turn;
@@ -267,11 +266,11 @@ Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<
       if (running[k] && entries[contenders[k]].status.ok()) still.push_back(k);
     std::vector<std::size_t> order = forward_order(still, pair, seed, previous);
     if (!order.empty()) previous = order.back();
-    TUNE_RETURN_IF_ERROR(sustain_round(dev, args, opts, entries, contenders, running, order,
-                                       turn_ms, rotation, turns, out));
+    TUNE_RETURN_IF_ERROR(
+        sustain_round(dev, args, opts, entries, contenders, order, turn_ms, rotation, turns, out));
     std::reverse(order.begin(), order.end());
-    TUNE_RETURN_IF_ERROR(sustain_round(dev, args, opts, entries, contenders, running, order,
-                                       turn_ms, rotation, turns, out));
+    TUNE_RETURN_IF_ERROR(
+        sustain_round(dev, args, opts, entries, contenders, order, turn_ms, rotation, turns, out));
     out.sustained_pairs = pair + 1;
     all = turn_medians(entries, contenders, turns);
     // Decided on pairs, not rounds (pair_medians): one pair shows no spread, so it decides
