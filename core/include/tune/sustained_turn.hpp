@@ -34,14 +34,16 @@ std::vector<double> level_turns(const std::vector<std::vector<double>>& turns);
 // The order of round `round`'s turns over `n` contenders (a permutation of 0..n-1). Rounds come
 // in pairs: pair p's backward round (2p+1) is its forward round (2p) reversed, so a clock that
 // drifts linearly over the pair moves every contender's two turns by the same total. The
-// forward orders are one permutation drawn from `seed`, turned by a step s (the integer
-// nearest n/2 prime to n) each pair: contender base[i] runs (i - p s) mod n-th. So any n
-// pairs in a row put every contender in every place once (a Latin square), the contender at
-// a pair's turning point (last forward, first backward: two turns in a row) is never the
-// last pair's, and for n = 5 and n >= 7 it and its neighbour sit far from it in the next pair
-// (for n = 3, 4 and 6 only steps 1 and n - 1 are prime to n: its neighbour takes it next).
-// A fixed order (0..n-1, then back) leaves a
-// contender in the same place in every pair, and a power-limited GPU's clock does not only
+// forward orders are one permutation drawn from `seed`, turned each pair: contender base[i]
+// runs (i - c_p) mod n-th, with turns c_0 = 0, c_1, ..., c_{n-1} all distinct (then again from
+// c_0) and consecutive ones about n/2 apart (a constant step prime to n for odd n; for even
+// n = 2m, 0, m, 1, m + 1, ...). So any n pairs in a row put every contender in every place
+// once (a Latin square), the contender at a pair's turning point (last forward, first
+// backward: two turns in a row) is never the last pair's, and from one pair to the next every
+// contender moves by about n/2 places (by floor(n/2) or more from pair 0 to pair 1, the pair
+// most showdowns stop after), so one dip does not fall on the same few contenders in both.
+// A fixed order (0..n-1, then back) leaves a contender in the same place in every pair, and a
+// power-limited GPU's clock does not only
 // drift: on the H200 it dips by 10-14% for about 0.3 s some 0.3-0.6 s into the sustained
 // turns and again about 0.9 s later, in step with a pair of five contenders, so the contender
 // at the turning point was timed 3-13% slower than it is in every pair (bench/RESULTS.md,
