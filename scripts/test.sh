@@ -9,6 +9,14 @@ cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
 
+# A full run from a fresh clone writes about 14 GiB under build/ (six presets with debug info,
+# one with ASan): say so up front when the disk is short, rather than only through the
+# compiler's "No space left on device" halfway in.
+avail_gib=$(df -Pk . | awk 'NR == 2 { print int($4 / 1048576) }')
+if [[ $# -eq 0 && ! -d build/asan && ${avail_gib:-99} -lt 16 ]]; then
+  echo "warning: ${avail_gib} GiB free under $PWD; a full run from a fresh clone needs about 14 GiB" >&2
+fi
+
 if command -v ccache >/dev/null; then
   export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
   # The presets compile the same core sources with the same flags in different build folders:
