@@ -166,6 +166,9 @@ case $phase in
       $B/bench_cuda --cold-floor=5
     cp "$OUT/cold/clocks-summary.txt" "$OUT/cold_clocks.txt"
     rm -rf "$OUT"/*/
+    # Picks, cost, tuner vs judge and the places table (eight files in $OUT with this one).
+    python3 studies/stability_summary.py "$OUT/matmul_f16.log" "$OUT/matmul_wgmma_f16.log" \
+      >"$OUT/summary.txt" 2>&1
     ;;
   slots)
     # Session 18 (issue 15): does a turn's place in a round of sustained turns bias its time?
