@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <random>
 
 #include "tune/stats.hpp"
@@ -51,30 +50,22 @@ std::vector<std::size_t> permutation(std::size_t n, std::uint64_t seed) {
   return out;
 }
 
-// The step by which each pair's order turns against the last for odd n: the integer nearest
-// n/2 that shares no factor with n (n/2 rounded down or up: n is odd), so that n pairs in a
-// row put every contender in every place once and every contender moves by about n/2 places
-// from one pair to the next.
-std::size_t order_step(std::size_t n) {
-  for (std::size_t d = 0; d < n; ++d)
-    for (std::size_t step : {n / 2 + d, n / 2 - d})
-      if (step >= 1 && step < n && std::gcd(step, n) == 1) return step;
-  return 1;
-}
-
 // How far pair `pair`'s forward order is turned against the drawn one. The turns of the first
 // n pairs are distinct (so n pairs in a row form a Latin square: every contender in every
-// place once) and consecutive ones differ by about n/2. For odd n that is a constant step
-// (order_step). For even n = 2m the step m is not prime to n, and for n = 4 and 6 only 1 and
-// n - 1 are (the neighbour of a pair's turning point would take it next), so the turns
-// alternate between the halves: 0, m, 1, m + 1, 2, ... (+m, then -(m - 1)): from pair 0 to
-// pair 1, which most showdowns stop after, every contender moves by m places; later, by m - 1
-// or m + 1.
+// place once) and consecutive ones differ by about n/2:
+// - odd n = 2m + 1: a constant step m (prime to n), so every contender moves by m or m + 1
+//   places from each pair to the next, the wrap from pair n - 1 to pair n included;
+// - even n = 2m: a constant step near m would have to be prime to n, and for n = 4 and 6 only
+//   1 and n - 1 are (the neighbours of a pair's turning point would take it next), so the
+//   turns alternate between the halves, 0, m, 1, m + 1, ..., m - 1, 2m - 1: every contender
+//   moves by m places from an even pair to the next (from pair 0 to pair 1, the two every
+//   decision takes), by m - 1 or m + 1 from an odd one (for n = 4: 1 or 3), and by one
+//   place (all but one contender) at the wrap from pair n - 1 to pair n.
 std::size_t order_shift(std::size_t n, std::size_t pair) {
   if (n == 0) return 0;
-  const std::size_t p = pair % n;
-  if (n % 2 == 1) return p * order_step(n) % n;
-  return p / 2 + (p % 2) * (n / 2);
+  const std::size_t p = pair % n, m = n / 2;
+  if (n % 2 == 1) return p * m % n;
+  return p / 2 + (p % 2) * m;
 }
 
 }  // namespace

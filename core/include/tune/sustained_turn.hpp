@@ -36,12 +36,15 @@ std::vector<double> level_turns(const std::vector<std::vector<double>>& turns);
 // drifts linearly over the pair moves every contender's two turns by the same total. The
 // forward orders are one permutation drawn from `seed`, turned each pair: contender base[i]
 // runs (i - c_p) mod n-th, with turns c_0 = 0, c_1, ..., c_{n-1} all distinct (then again from
-// c_0) and consecutive ones about n/2 apart (a constant step prime to n for odd n; for even
-// n = 2m, 0, m, 1, m + 1, ...). So any n pairs in a row put every contender in every place
-// once (a Latin square), the contender at a pair's turning point (last forward, first
-// backward: two turns in a row) is never the last pair's, and from one pair to the next every
-// contender moves by about n/2 places (by floor(n/2) or more from pair 0 to pair 1, the pair
-// most showdowns stop after), so one dip does not fall on the same few contenders in both.
+// c_0). So any n pairs in a row put every contender in every place once (a Latin square), and
+// the contender at a pair's turning point (last forward, first backward: two turns in a row)
+// is never the last pair's. Consecutive turns differ by about n/2, so a dip that falls on the
+// places around one pair's turning point falls on other contenders in the next: for odd
+// n = 2m + 1 a constant step m (every contender moves by m or m + 1 places from each pair to
+// the next); for even n = 2m the turns 0, m, 1, m + 1, ..., m - 1, 2m - 1 (by m places from
+// an even pair to the next, from pair 0 to pair 1 among them, the two every decision takes;
+// by m - 1 or m + 1 from an odd one, for n = 4 by 1 or 3; by one place at the wrap
+// from pair n - 1 to pair n): for n = 4 and 6 no constant step near n/2 is prime to n.
 // A fixed order (0..n-1, then back) leaves a contender in the same place in every pair, and a
 // power-limited GPU's clock does not only
 // drift: on the H200 it dips by 10-14% for about 0.3 s some 0.3-0.6 s into the sustained
