@@ -57,8 +57,8 @@ TEST_CASE("showdown: finalists timed in another clock state are re-timed togethe
   CHECK(out->retimed == 0);
   CHECK(out->stationary);
   // The showdown's samples decide: same conditions, the true order.
-  CHECK(median_of(race.entries()[0]) == doctest::Approx(1000.0).epsilon(0.001));
-  CHECK(median_of(race.entries()[1]) == doctest::Approx(1030.0).epsilon(0.001));
+  CHECK(median_of(race.entries()[0]) == doctest::Approx(1000.0).epsilon(0.001).scale(0));
+  CHECK(median_of(race.entries()[1]) == doctest::Approx(1030.0).epsilon(0.001).scale(0));
   CHECK(race.entries()[0].samples.size() == 30);  // 6 rounds x race_batch 5
   CHECK(race.entries()[2].raced_out);
   CHECK(race.entries()[2].samples.size() == 20);  // untouched
@@ -88,7 +88,7 @@ TEST_CASE("showdown: a raced-out contestant within the margin is a finalist, one
   REQUIRE(out.ok());
   CHECK(out->finalists == 2);
   CHECK_FALSE(race.entries()[0].raced_out);
-  CHECK(median_of(race.entries()[0]) == doctest::Approx(1000.0).epsilon(0.001));
+  CHECK(median_of(race.entries()[0]) == doctest::Approx(1000.0).epsilon(0.001).scale(0));
   CHECK(race.entries()[2].raced_out);
   CHECK(race.entries()[2].samples.size() == 20);
 }
@@ -110,9 +110,9 @@ TEST_CASE("showdown: a contestant outside it whose old median could still win jo
   REQUIRE(out.ok());
   CHECK(out->finalists == 3);
   CHECK(out->rounds == 12);  // the first pass, then again with the newcomer
-  CHECK(median_of(race.entries()[2]) == doctest::Approx(990.0).epsilon(0.001));
-  CHECK(median_of(race.entries()[0]) == doctest::Approx(1000.0).epsilon(0.001));
-  CHECK(median_of(race.entries()[1]) == doctest::Approx(1030.0).epsilon(0.001));
+  CHECK(median_of(race.entries()[2]) == doctest::Approx(990.0).epsilon(0.001).scale(0));
+  CHECK(median_of(race.entries()[0]) == doctest::Approx(1000.0).epsilon(0.001).scale(0));
+  CHECK(median_of(race.entries()[1]) == doctest::Approx(1030.0).epsilon(0.001).scale(0));
 }
 
 TEST_CASE("showdown: an attempt whose samples shift is re-timed, and said when it never settles") {
@@ -131,8 +131,8 @@ TEST_CASE("showdown: an attempt whose samples shift is re-timed, and said when i
     CHECK(out->retimed == 1);
     CHECK(out->stationary);
     CHECK(out->rounds == 12);
-    CHECK(median_of(race.entries()[0]) == doctest::Approx(1000.0).epsilon(0.001));
-    CHECK(median_of(race.entries()[1]) == doctest::Approx(1030.0).epsilon(0.001));
+    CHECK(median_of(race.entries()[0]) == doctest::Approx(1000.0).epsilon(0.001).scale(0));
+    CHECK(median_of(race.entries()[1]) == doctest::Approx(1030.0).epsilon(0.001).scale(0));
   }
   SUBCASE("a clock still drifting after every retry: the last attempt is kept and flagged") {
     c.rig.dev.set_clock_ramp(2.0, 1e6);  // a slow linear ramp over 1 ms of work
@@ -161,8 +161,8 @@ TEST_CASE("showdown: a finalist that fails is dropped with its reason, the other
   auto out = race.finish();
   REQUIRE(out.ok());
   CHECK(race.entries()[0].status.code() == StatusCode::launch_failed);
-  CHECK(median_of(race.entries()[1]) == doctest::Approx(1030.0).epsilon(0.001));
-  CHECK(median_of(race.entries()[2]) == doctest::Approx(1040.0).epsilon(0.001));
+  CHECK(median_of(race.entries()[1]) == doctest::Approx(1030.0).epsilon(0.001).scale(0));
+  CHECK(median_of(race.entries()[2]) == doctest::Approx(1040.0).epsilon(0.001).scale(0));
 }
 
 TEST_CASE("showdown: not held when off, with fixed counts, without racing or with one left") {
@@ -183,7 +183,7 @@ TEST_CASE("showdown: not held when off, with fixed counts, without racing or wit
   REQUIRE(out.ok());
   CHECK(out->finalists == 0);
   CHECK(c.rig.dev.time_calls() == 0);
-  CHECK(median_of(race.entries()[0]) == doctest::Approx(1100.0).epsilon(0.01));
+  CHECK(median_of(race.entries()[0]) == doctest::Approx(1100.0).epsilon(0.01).scale(0));
 }
 
 TEST_CASE("showdown options are validated, naming the field") {
@@ -249,7 +249,7 @@ TEST_CASE("showdown: an Autotuner whose race spans a clock step still picks the 
   }
   REQUIRE(m16 > 0);
   REQUIRE(m32 > 0);
-  CHECK(m32 / m16 == doctest::Approx(1.03).epsilon(0.005));
+  CHECK(m32 / m16 == doctest::Approx(1.03).epsilon(0.005).scale(0));
 }
 
 TEST_CASE("screen: a contestant raced out in a slow phase beyond the margin is brought back") {
@@ -276,7 +276,7 @@ TEST_CASE("screen: a contestant raced out in a slow phase beyond the margin is b
     auto out = race->finish();
     REQUIRE(out.ok());
     CHECK(out->screened == 0);
-    CHECK(median_of(race->entries()[0]) == doctest::Approx(1400.0).epsilon(0.001));
+    CHECK(median_of(race->entries()[0]) == doctest::Approx(1400.0).epsilon(0.001).scale(0));
     CHECK(race->entries()[0].raced_out);
   }
   SUBCASE("with it: everyone within 50% is re-timed together, BM=1 is a finalist and fastest") {
@@ -287,11 +287,11 @@ TEST_CASE("screen: a contestant raced out in a slow phase beyond the margin is b
     CHECK(out->screened == 4);  // BM=5 is 1.75x: beyond showdown_screen_margin
     CHECK(out->finalists == 3);
     CHECK_FALSE(race->entries()[0].raced_out);
-    CHECK(median_of(race->entries()[0]) == doctest::Approx(1000.0).epsilon(0.001));
-    CHECK(median_of(race->entries()[1]) == doctest::Approx(1030.0).epsilon(0.001));
+    CHECK(median_of(race->entries()[0]) == doctest::Approx(1000.0).epsilon(0.001).scale(0));
+    CHECK(median_of(race->entries()[1]) == doctest::Approx(1030.0).epsilon(0.001).scale(0));
     // BM=4 was screened but is no finalist: its samples are the screen's 2 x race_batch.
     CHECK(race->entries()[3].samples.size() == 10);
-    CHECK(median_of(race->entries()[3]) == doctest::Approx(1090.0).epsilon(0.001));
+    CHECK(median_of(race->entries()[3]) == doctest::Approx(1090.0).epsilon(0.001).scale(0));
     CHECK(race->entries()[4].samples.size() == 20);  // untouched
     // The screen ran forward then backward over the race's order (fastest first), before
     // the showdown's first round.
@@ -337,7 +337,7 @@ TEST_CASE("screen: a contestant that fails in it is dropped with its reason") {
   REQUIRE(out.ok());
   CHECK(out->screened == 4);
   CHECK(race.entries()[3].status.code() == StatusCode::launch_failed);
-  CHECK(median_of(race.entries()[0]) == doctest::Approx(1000.0).epsilon(0.001));
+  CHECK(median_of(race.entries()[0]) == doctest::Approx(1000.0).epsilon(0.001).scale(0));
 }
 
 TEST_CASE("screen: tunings that hit the power limit midway pick within 2% of the best") {
