@@ -65,6 +65,26 @@ std::unique_ptr<Race> three_way_race(Contest& c, ArgList args, std::uint64_t see
   return race;
 }
 
+// The ruling-out contest's kernels (four_way_race) and a fifth, far behind.
+const std::map<std::int64_t, double> kFourWay = {
+    {1, 1000.0}, {2, 1000.0}, {3, 1040.0}, {4, 1050.0}, {5, 1500.0}};
+
+// A race of c's (kFourWay) first four, ready to finish: BM=1 and BM=2 tie, BM=3 and BM=4 are
+// 4% and 5% behind, all four within a 10% sustain margin; the clock speeds up by about 2% a
+// turn and swings by `swing` over about a pair (3.2 ms: two 0.4 ms turns of each of four).
+std::unique_ptr<Race> four_way_race(Contest& c, ArgList args, std::uint64_t seed, double swing) {
+  c.rig.dev.set_clock_ramp(1.5, 1e7);
+  c.rig.dev.set_clock_wave(swing, 3.2e6);
+  auto opts = sustained_bench(0.4);
+  opts.showdown_seed = seed;
+  opts.showdown_finalists = 4;
+  opts.showdown_sustain_margin = 0.10;
+  auto race = std::make_unique<Race>(c.rig.dev, args, opts);
+  const double ns[] = {1000, 1000, 1040, 1050};
+  for (unsigned i = 0; i < 4; ++i) race->add(c.entry(i, samples_around(ns[i], 0.0, 20, i + 1)));
+  return race;
+}
+
 // Whether `order` (one round per entry) runs every pair's backward round as its forward one
 // reversed.
 bool backward_reverses_forward(const std::vector<std::vector<std::string>>& order) {
@@ -456,27 +476,19 @@ TEST_CASE("sustained turns: the pick the winner rule would make is what must be 
 }
 
 TEST_CASE("sustained turns: contenders clearly behind stop, the near-ties go on") {
-  // BM=1 and BM=2 tie; BM=3 and BM=4 are 4% and 5% behind, within the sustain margin. The
-  // clock speeds up by about 2% a turn (each pair cancels that) and swings by 1.2% over a period
-  // of about a pair: enough to leave the tie open after two pairs for some orders, not enough
-  // to hide 4% once two pairs are in (at 2% no seed decides after two pairs: turn_order moves
-  // every contender by two places from pair 0 to pair 1, so the swing tells on the gaps'
+  // four_way_race: BM=1 and BM=2 tie; BM=3 and BM=4 are 4% and 5% behind, within the sustain
+  // margin. The clock speeds up by about 2% a turn (each pair cancels that) and swings by 1.2%
+  // over a period of about a pair: enough to leave the tie open after two pairs for some orders,
+  // not enough to hide 4% once two pairs are in (at 2% no seed decides after two pairs: turn_order
+  // moves every contender by two places from pair 0 to pair 1, so the swing tells on the gaps'
   // spread). Over ten seeds: either two pairs decide, or BM=3 and BM=4 are out after them and
   // the near-ties run the third alone.
   int third_pairs = 0;
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {
     CAPTURE(seed);
-    Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1040.0}, {4, 1050.0}, {5, 1500.0}});
-    c.rig.dev.set_clock_ramp(1.5, 1e7);
-    c.rig.dev.set_clock_wave(0.012, 3.2e6);
+    Contest c(kFourWay);
     const auto args = c.rig.args(1024);
-    auto opts = sustained_bench(0.4);
-    opts.showdown_seed = seed;
-    opts.showdown_finalists = 4;
-    opts.showdown_sustain_margin = 0.10;
-    auto race = std::make_unique<Race>(c.rig.dev, args, opts);
-    const double ns[] = {1000, 1000, 1040, 1050};
-    for (unsigned i = 0; i < 4; ++i) race->add(c.entry(i, samples_around(ns[i], 0.0, 20, i + 1)));
+    auto race = four_way_race(c, args, seed, 0.012);
     c.rig.dev.clear_events();
     auto out = race->finish();
     REQUIRE(out.ok());
@@ -535,17 +547,9 @@ TEST_CASE("sustained turns: a swing in step with the pairs shows as spread, not 
   // pairs, and the levels were off by up to 1.1%.
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {
     CAPTURE(seed);
-    Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1040.0}, {4, 1050.0}, {5, 1500.0}});
-    c.rig.dev.set_clock_ramp(1.5, 1e7);
-    c.rig.dev.set_clock_wave(0.02, 3.2e6);
+    Contest c(kFourWay);
     const auto args = c.rig.args(1024);
-    auto opts = sustained_bench(0.4);
-    opts.showdown_seed = seed;
-    opts.showdown_finalists = 4;
-    opts.showdown_sustain_margin = 0.10;
-    auto race = std::make_unique<Race>(c.rig.dev, args, opts);
-    const double ns[] = {1000, 1000, 1040, 1050};
-    for (unsigned i = 0; i < 4; ++i) race->add(c.entry(i, samples_around(ns[i], 0.0, 20, i + 1)));
+    auto race = four_way_race(c, args, seed, 0.02);
     auto out = race->finish();
     REQUIRE(out.ok());
     CHECK(out->sustained_pairs == 3);
