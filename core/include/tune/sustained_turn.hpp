@@ -43,17 +43,16 @@ std::vector<double> level_turns(const std::vector<std::vector<double>>& turns);
 // n = 2m + 1 a constant step m (every contender moves by m or m + 1 places from each pair to
 // the next); for even n = 2m the turns 0, m, 1, m + 1, ..., m - 1, 2m - 1 (by m places from
 // an even pair to the next, from pair 0 to pair 1 among them, the two every decision takes;
-// by m - 1 or m + 1 from an odd one, for n = 4 by 1 or 3; by one place at the wrap
-// from pair n - 1 to pair n): for n = 4 and 6 no constant step near n/2 is prime to n.
+// by m - 1 or m + 1 from an odd one, for n = 4 by 1 or 3; by one place at the wrap from pair
+// n - 1 to pair n): for n = 4 and 6 no constant step near n/2 is prime to n.
 // A fixed order (0..n-1, then back) leaves a contender in the same place in every pair, and a
-// power-limited GPU's clock does not only
-// drift: on the H200 it dips by 10-14% for about 0.3 s some 0.3-0.6 s into the sustained
-// turns and again about 0.9 s later, in step with a pair of five contenders, so the contender
-// at the turning point was timed 3-13% slower than it is in every pair (bench/RESULTS.md,
-// sessions 17-18). With the places going round, such a dip falls on different contenders in
-// different pairs: it shows as the pairs' spread (pair_medians) instead of a bias they repeat,
-// and over n pairs it falls on every contender alike. Deterministic for given arguments;
-// empty for n = 0; a negative round counts as 0.
+// power-limited GPU's clock does not only drift: on the H200 it dips by 10-14% for about
+// 0.3 s some 0.3-0.6 s into the sustained turns and again about 0.9 s later, in step with a
+// pair of five contenders, so the contender at the turning point was timed 3-13% slower than
+// it is in every pair (bench/RESULTS.md, sessions 17-18). With the places going round, such a dip
+// falls on different contenders in different pairs: it shows as the pairs' spread (pair_medians)
+// instead of a bias they repeat, and over n pairs it falls on every contender alike. Deterministic
+// for given arguments; empty for n = 0; a negative round counts as 0.
 std::vector<std::size_t> turn_order(std::size_t n, int round, std::uint64_t seed);
 
 // Pair `pair`'s forward order over the contenders `among` (their indices; those still
