@@ -259,6 +259,7 @@ Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<
   const std::uint64_t seed = turn_seed(opts);
   out.sustained_seed = seed;
   std::vector<std::vector<double>> all;      // every contender's turn medians, after the last pair
+  std::vector<std::vector<double>> by_pair;  // their means per pair (pair_medians), likewise
   std::size_t previous = contenders.size();  // the last pair's turning point; none yet
   for (int pair = 0; pair < pairs; ++pair) {
     std::vector<std::size_t> still;  // those the pair's rounds will time
@@ -275,7 +276,7 @@ Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<
     all = turn_medians(entries, contenders, turns);
     // Decided on pairs, not rounds (pair_medians): one pair shows no spread, so it decides
     // nothing alone and rules nobody out.
-    const std::vector<std::vector<double>> by_pair = pair_medians(all);
+    by_pair = pair_medians(all);
     const std::size_t pick =
         rule_pick(entries, contenders, turn_levels(by_pair), opts.tie_tolerance);
     if (pair + 1 == pairs || pick_decided(by_pair, pick, opts.race_tolerance, kSustainConfidence))
@@ -289,7 +290,7 @@ Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<
       }
   }
   report_turns(entries, contenders, all, out);
-  const std::vector<double> levels = turn_levels(pair_medians(all));
+  const std::vector<double> levels = turn_levels(by_pair);
   std::vector<std::vector<double>> kept(contenders.size());
   double before = INFINITY, after = INFINITY;
   for (std::size_t k = 0; k < contenders.size(); ++k) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <new>
+#include <numbers>
 #include <thread>
 #include <typeinfo>
 
@@ -506,9 +507,8 @@ Result<std::vector<double>> SimDevice::time(const CompiledKernel& kernel,
     }
     if (wave_amplitude_ > 0) {
       std::lock_guard<std::mutex> lock(power_mutex_);
-      constexpr double kTwoPi = 6.283185307179586;
-      const double slow =
-          1.0 + wave_amplitude_ * (1.0 - std::cos(kTwoPi * wave_ns_ / wave_period_ns_)) / 2;
+      const double phase = 2 * std::numbers::pi * wave_ns_ / wave_period_ns_;
+      const double slow = 1.0 + wave_amplitude_ * (1.0 - std::cos(phase)) / 2;
       wave_ns_ += ns * slow;
       ns *= slow;
     }
