@@ -85,10 +85,11 @@ def picks_line(key):
     judge, each = key.get("judge", {}), key.get("judge_each", {})
     pairs = [len(o) // 2 for o in key.get("sustained_order", [])]
     runs = len(key.get("picks", []))
-    return (f"  reference: {key.get('wrong_picks')} of {runs} wrong (worst "
-            f"{fmt(worst(key.get('pick_ratios')))}); end judge: {judge.get('wrong_picks')} of "
+    count = lambda d, name: fmt(d.get(name), "d")  # noqa: E731 ('-' when absent)
+    return (f"  reference: {count(key, 'wrong_picks')} of {runs} wrong (worst "
+            f"{fmt(worst(key.get('pick_ratios')))}); end judge: {count(judge, 'wrong_picks')} of "
             f"{runs} wrong (worst {fmt(worst(judge.get('pick_ratios')))}); right after each "
-            f"run: {each.get('wrong_picks')} wrong, {each.get('shown_wrong')} shown (worst "
+            f"run: {count(each, 'wrong_picks')} wrong, {count(each, 'shown_wrong')} shown (worst "
             f"{fmt(worst(each.get('pick_ratios')))})\n"
             f"  cost: tune_ms median {fmt(median(key.get('tune_ms')), '.0f')} (min "
             f"{fmt(min(finite(key.get('tune_ms'))) if finite(key.get('tune_ms')) else None, '.0f')}, max "
