@@ -3,7 +3,8 @@
 //   bench_cuda                       everything below, then a summary table of ratios
 //   bench_cuda --benchmark_filter=X  Google Benchmark's usual flags
 //   bench_cuda --verify-cost[=MB]    tuning with and without verification, side by side
-//                                    (bench/verify_cost.hpp; default 256 MiB)
+//                                    (bench/verify_cost.hpp; default 256 MiB; rounds:
+//                                    --verify-rounds=N, default 3)
 //   bench_cuda --cold-floor[=ROUNDS] the 16-config fp16 matmul 4096^3 tuned cold against its
 //                                    floor (bench/cold_floor.hpp; set CUDA_CACHE_DISABLE=1)
 //   bench_cuda --turns               three near-equal wgmma configurations timed in turns of 1, 5,
@@ -779,7 +780,7 @@ int main(int argc, char** argv) {
     return rc;
   }
   if (const std::uint64_t mb = tune::bench::verify_cost_flag(argc, argv, 256); mb > 0)
-    return tune::bench::run_verify_cost(*g_dev, mb, 3);
+    return tune::bench::run_verify_cost(*g_dev, mb, tune::bench::verify_rounds_flag(argc, argv, 3));
   if (argc > 1 && std::string(argv[1]) == "--matmul-hopper") {
     const int rc = matmul_hopper();
     g_flush.reset();

@@ -9,7 +9,8 @@
 //   bench_vulkan --benchmark_filter=BM_record   host time per dispatch recorded into an
 //                                               application's command buffer (issue 13)
 //   bench_vulkan --verify-cost[=MB]             tuning with and without verification, side by
-//                                               side (bench/verify_cost.hpp; default 32 MiB here)
+//                                               side (bench/verify_cost.hpp; default 32 MiB here;
+//                                               rounds: --verify-rounds=N, default 3)
 //   bench_vulkan --cold-floor[=ROUNDS]          matmul_f16 tuned cold against its floor
 //                                               (bench/cold_floor.hpp); prints a table
 //   bench_vulkan --interleaved                  the same pair measured interleaved in one loop
@@ -489,8 +490,11 @@ int main(int argc, char** argv) {
   }
   if (const std::uint64_t mb = bench::verify_cost_flag(argc, argv, 32); mb > 0) {
     auto vdev = open_device("vulkan");
-    if (!vdev.ok()) return 1;
-    return bench::run_verify_cost(**vdev, mb, 3);
+    if (!vdev.ok()) {
+      std::fprintf(stderr, "verify-cost: %s\n", vdev.status().to_string().c_str());
+      return 1;
+    }
+    return bench::run_verify_cost(**vdev, mb, bench::verify_rounds_flag(argc, argv, 3));
   }
   if (const int rounds = bench::cold_floor_flag(argc, argv); rounds > 0) {
     auto vdev = open_device("vulkan");

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs libtune's GPU tests and benches on the NVIDIA machine, from binaries built here with the
 # `gpu` preset and packed into .gpu/bins.tar.xz (see bench/RESULTS.md for how). Logs go to $OUT.
-#   studies/run_h200.sh tests|bench|vkbench|racing|study|record [PARTIAL.tsv]|s2|s3|s3b|s3c|s3d|s25|slots
+#   studies/run_h200.sh tests|bench|vkbench|racing|study|record [PARTIAL.tsv]|s2|s3|s3b|s3c|s3d|s25|slots|verify
 set -uo pipefail
 phase=${1:-tests}
 OUT=${OUT:-/tmp/out}
@@ -169,6 +169,17 @@ case $phase in
     # Picks, cost, tuner vs judge and the places table (eight files in $OUT with this one).
     python3 studies/stability_summary.py "$OUT/matmul_f16.log" "$OUT/matmul_wgmma_f16.log" \
       >"$OUT/summary.txt" 2>&1
+    ;;
+  verify)
+    # Session 20 (issue 15): the cost of verification at 256 MiB of output, 40 configurations,
+    # on both backends of the H200 (CUDA, and Vulkan on NVIDIA's driver), each under
+    # scripts/with-clocks.sh, five rounds each. About 40 s per backend.
+    run verify_cuda.log 150 scripts/with-clocks.sh "$OUT/verify_cuda" -- $B/bench_cuda \
+      --verify-cost --verify-rounds=5
+    run verify_vulkan.log 300 scripts/with-clocks.sh "$OUT/verify_vulkan" -- \
+      $B/bench_vulkan --verify-cost=256 --verify-rounds=5
+    for b in cuda vulkan; do cp "$OUT/verify_$b/clocks-summary.txt" "$OUT/verify_${b}_clocks.txt"; done
+    rm -rf "$OUT"/*/
     ;;
   slots)
     # Session 18 (issue 15): does a turn's place in a round of sustained turns bias its time?
