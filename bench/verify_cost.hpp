@@ -135,6 +135,14 @@ inline int check_verify_cost_output(Device& dev, const DeviceBuffer& y0, const D
 struct VerifyCostSample {
   double wall_ms = -1;
   TuningTimes times;
+  std::uint64_t samples = 0;  // timed launches kept, over every configuration
+  int raced_out = 0;
+  int retimed = 0;  // showdown attempts thrown away because their samples shifted
+  int turns = 0;    // sustained turns
+  std::string describe() const {
+    return "samples " + std::to_string(samples) + ", raced out " + std::to_string(raced_out) +
+           ", showdown re-timed " + std::to_string(retimed) + ", turns " + std::to_string(turns);
+  }
 };
 
 // Runs the comparison on `dev` over `mb` MiB of output; returns 0, or 1 with a message.
@@ -194,7 +202,14 @@ inline int run_verify_cost(Device& dev, std::uint64_t mb, int rounds) {
       std::fprintf(stderr, "verify-cost: %s\n", tuned.status().to_string().c_str());
       return {};
     }
-    out.times = (*tuner)->last_report(dev, args)->times;
+    const auto report = (*tuner)->last_report(dev, args);
+    out.times = report->times;
+    for (const ConfigResult& r : report->results) {
+      out.samples += r.stats.count;
+      out.raced_out += r.raced_out ? 1 : 0;
+    }
+    out.retimed = report->showdown.retimed;
+    out.turns = report->showdown.sustained_turns;
     return out;
   };
   if (tune_once(true).wall_ms < 0) return 1;  // warm-up: fills the binary cache
@@ -213,10 +228,11 @@ inline int run_verify_cost(Device& dev, std::uint64_t mb, int rounds) {
     verify_parts.push_back(b.times.verify);
     ratios.push_back(b.wall_ms / a.wall_ms);
     std::printf(
-        "round %d (%s first): without %.1f ms (compile %.1f, timing %.1f), with %.1f ms "
-        "(compile %.1f, timing %.1f, verification %.1f), ratio %.3f\n",
+        "round %d (%s first): without %.1f ms (compile %.1f, timing %.1f; %s), with %.1f ms "
+        "(compile %.1f, timing %.1f, verification %.1f; %s), ratio %.3f\n",
         r + 1, with_first ? "with" : "without", a.wall_ms, a.times.compile, a.times.benchmark,
-        b.wall_ms, b.times.compile, b.times.benchmark, b.times.verify, ratios.back());
+        a.describe().c_str(), b.wall_ms, b.times.compile, b.times.benchmark, b.times.verify,
+        b.describe().c_str(), ratios.back());
     std::fflush(stdout);
   }
   if (check_verify_cost_output(dev, *bufs[2], *bufs[3], half_n) != 0) return 1;
