@@ -98,8 +98,12 @@ inline KernelDef verify_cost_kernel(Language lang) {
   return def;
 }
 
+// The input's element `at` over the whole index range (x0 then x1): a multiple of 1/4 below
+// 250, so y = 2 x + 1 is exact in float.
+inline float verify_cost_input(std::uint64_t at) { return static_cast<float>(at % 1000) * 0.25f; }
+
 // The outputs the last tuning left (every configuration writes all of them) against the CPU:
-// y = 2 x + 1 with x = (i % 1000) / 4 over the whole index range, exact in float. Returns 0,
+// y = 2 x + 1 with x = verify_cost_input, exact in float. Returns 0,
 // or 1 with the count and the first bad index (the reference configuration shares the
 // kernel, so the device comparison alone cannot catch a bug in the kernel's indexing).
 inline int check_verify_cost_output(Device& dev, const DeviceBuffer& y0, const DeviceBuffer& y1,
@@ -114,7 +118,7 @@ inline int check_verify_cost_output(Device& dev, const DeviceBuffer& y0, const D
     }
     for (std::uint64_t i = 0; i < half_n; ++i) {
       const std::uint64_t at = i + part * half_n;
-      if (got[i] != 2.0f * (static_cast<float>(at % 1000) * 0.25f) + 1.0f && bad++ == 0) {
+      if (got[i] != 2.0f * verify_cost_input(at) + 1.0f && bad++ == 0) {
         first_bad = at;
       }
     }
@@ -153,8 +157,7 @@ inline int run_verify_cost(Device& dev, std::uint64_t mb, int rounds) {
   for (const char* name : {"x0", "x1", "y0", "y1"}) {
     auto b = dev.alloc(half_bytes);
     if (!b.ok()) {
-      std::fprintf(stderr, "verify-cost: cannot allocate %s (%llu MiB of 4 x %llu): %s\n", name,
-                   static_cast<unsigned long long>(half_bytes >> 20),
+      std::fprintf(stderr, "verify-cost: cannot allocate %s (%llu MiB): %s\n", name,
                    static_cast<unsigned long long>(half_bytes >> 20),
                    b.status().to_string().c_str());
       return 1;
@@ -163,9 +166,7 @@ inline int run_verify_cost(Device& dev, std::uint64_t mb, int rounds) {
   }
   std::vector<float> host(half_n);
   for (int part = 0; part < 2; ++part) {
-    for (std::uint64_t i = 0; i < half_n; ++i) {
-      host[i] = static_cast<float>((i + part * half_n) % 1000) * 0.25f;
-    }
+    for (std::uint64_t i = 0; i < half_n; ++i) host[i] = verify_cost_input(i + part * half_n);
     if (const Status st = dev.upload(*bufs[part], host.data(), half_bytes); !st.ok()) {
       std::fprintf(stderr, "verify-cost: upload: %s\n", st.to_string().c_str());
       return 1;
@@ -236,10 +237,7 @@ inline int run_verify_cost(Device& dev, std::uint64_t mb, int rounds) {
     std::fflush(stdout);
   }
   if (check_verify_cost_output(dev, *bufs[2], *bufs[3], half_n) != 0) return 1;
-  const auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  };
+  const auto median = [](const std::vector<double>& v) { return quantile(v, 0.5); };
   std::printf("verify-cost on %s: %llu MiB output, 40 configurations, %d rounds each\n",
               dev.info().name.c_str(), static_cast<unsigned long long>(mb), rounds);
   std::printf("| tuning | median wall | of which verification |\n|---|---|---|\n");
