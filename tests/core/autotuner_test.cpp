@@ -162,12 +162,12 @@ TEST_CASE("Autotuner: constraints over DeviceInfo prune before compiling") {
   small.max_threads_per_block = 128;  // only BM=32, 64 fit
   SimRig rig(small);
   rig.dev.set_cost_model(bm_model(256));  // the fastest config does not fit this device
+  SimRig big;                             // a device must outlive the tuner that compiled for it
   auto tuner = make_tuner(sim_kernel(space));
   REQUIRE(tuner->run(rig.dev, rig.args(1000)).ok());
   CHECK(compiled(rig.dev) == std::set<std::string>{"BM=32;block=64x1x1", "BM=64;block=128x1x1"});
   CHECK(best_of(*tuner, rig.dev, rig.args(1000)) == "BM=64;block=128x1x1");
 
-  SimRig big;
   big.dev.set_cost_model(bm_model(256));
   REQUIRE(tuner->run(big.dev, big.args(1000)).ok());
   CHECK(big.dev.compiles() == 4);

@@ -4,24 +4,13 @@
 #include <atomic>
 #include <functional>
 #include <numeric>
+#include <system_error>
 #include <thread>
 
 #include "elapsed.hpp"
 
 namespace tune::detail {
 namespace {
-
-// Runs `fn(i)` for i in [0, n) on up to `threads` detached worker threads; returns at once.
-void run_pool(std::size_t n, unsigned threads, std::function<void(std::size_t)> fn) {
-  auto next = std::make_shared<std::atomic<std::size_t>>(0);
-  auto shared_fn = std::make_shared<std::function<void(std::size_t)>>(std::move(fn));
-  unsigned workers = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(n)));
-  for (unsigned w = 0; w < workers; ++w) {
-    std::thread([next, shared_fn, n] {
-      for (std::size_t i = next->fetch_add(1); i < n; i = next->fetch_add(1)) (*shared_fn)(i);
-    }).detach();
-  }
-}
 
 // Launch options against device limits, before anything is compiled or launched.
 Status check_limits(const Config& c, const DeviceInfo& info) {
@@ -63,9 +52,27 @@ std::shared_ptr<Variant> build(Device& dev, const KernelSource& src, const Confi
 }  // namespace
 
 VariantCache::~VariantCache() {
-  // Compiles still running on the pool hold the device and source by pointer: wait for them
-  // so that kernels are destroyed before the caller destroys devices.
-  for (auto& [k, f] : variants_) f.wait();
+  // Compiles still running hold the device and source by pointer: join them so that every
+  // kernel is destroyed here, before the caller destroys devices.
+  join_batches(nullptr, true);
+}
+
+void VariantCache::join_batches(const Device* dev, bool wait) {
+  std::vector<Batch> to_join;
+  {
+    std::lock_guard lock(batches_mu_);
+    for (auto it = batches_.begin(); it != batches_.end();) {
+      const bool mine = dev == nullptr || it->device == dev;
+      if (mine && (wait || it->running->load(std::memory_order_acquire) == 0)) {
+        to_join.push_back(std::move(*it));
+        it = batches_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& b : to_join)
+    for (auto& t : b.threads) t.join();
 }
 
 std::vector<VariantFuture> VariantCache::compile(Device& dev, const KernelSource& src,
@@ -96,24 +103,56 @@ std::vector<VariantFuture> VariantCache::compile(Device& dev, const KernelSource
     }
   }
   if (todo->empty()) return out;
+  join_batches(nullptr, false);  // threads of earlier calls that have ended
   Device* d = &dev;
   const KernelSource* s = &src;
-  unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  run_pool(todo->size(), hw, [todo, d, s](std::size_t i) {
-    auto& [config, promise] = (*todo)[i];
-    std::shared_ptr<Variant> v;
-    try {
-      v = build(*d, *s, config);
-    } catch (...) {  // a backend must not throw; never let it end the process here
-      v = std::make_shared<Variant>();
-      v->status = Status(StatusCode::internal, "compile threw an exception");
+  auto next = std::make_shared<std::atomic<std::size_t>>(0);
+  const std::size_t n = todo->size();
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned workers = std::max(1u, std::min<unsigned>(hw, static_cast<unsigned>(n)));
+  Batch batch{&dev, {}, std::make_shared<std::atomic<unsigned>>(workers)};
+  auto work = [todo, d, s, next, n, running = batch.running] {
+    for (std::size_t i = next->fetch_add(1); i < n; i = next->fetch_add(1)) {
+      auto& [config, promise] = (*todo)[i];
+      std::shared_ptr<Variant> v;
+      try {
+        v = build(*d, *s, config);
+      } catch (...) {  // a backend must not throw; never let it end the process here
+        v = std::make_shared<Variant>();
+        v->status = Status(StatusCode::internal, "compile threw an exception");
+      }
+      promise->set_value(std::move(v));
+      // The future in variants_ now owns the variant alone: whoever drops it destroys the
+      // kernel, never this thread after the cache is gone.
+      promise.reset();
     }
-    promise->set_value(std::move(v));
-  });
+    running->fetch_sub(1, std::memory_order_acq_rel);
+  };
+  try {
+    for (unsigned w = 0; w < workers; ++w) batch.threads.emplace_back(work);
+  } catch (const std::system_error&) {
+    // No thread to be had (a process at its thread limit): those that started take every
+    // config of the list; with none, this thread compiles them all now.
+    const auto missing = workers - static_cast<unsigned>(batch.threads.size());
+    batch.running->fetch_sub(missing, std::memory_order_acq_rel);
+    if (batch.threads.empty()) {
+      batch.running->store(1, std::memory_order_release);
+      work();
+      return out;
+    }
+  }
+  std::lock_guard lock(batches_mu_);
+  batches_.push_back(std::move(batch));
   return out;
 }
 
+void VariantCache::forget(const Device& dev, const Config& config) {
+  std::lock_guard lock(mu_);
+  variants_.erase({&dev, config.to_string()});
+}
+
 void VariantCache::release(const Device& dev) {
+  join_batches(&dev, true);
   std::lock_guard lock(mu_);
   for (auto it = variants_.begin(); it != variants_.end();) {
     if (it->first.first == &dev) {

@@ -4,11 +4,16 @@
 // A compile is started once per (device, config); its result (the kernel or the reason it
 // could not be built) is kept until release(). Compiles that a caller stopped waiting for (a
 // tuning budget ran out) finish in the background and serve a later call.
-// Thread safety: every member may be called concurrently. Ownership: the pool's threads hold
-// the source and the device by pointer; the destructor waits for every compile, so destroy
-// the cache before the KernelDef and the Devices it compiled for.
+// Thread safety: every member may be called concurrently. Ownership: the cache owns the
+// threads it starts and every variant they build (a thread keeps no reference to a variant
+// once it has handed it over); they hold the source and the device by pointer. release(dev)
+// and the destructor join the threads that compile for that device (all of them), so no
+// kernel of a device outlives release(dev) or the cache: destroy the cache before the
+// KernelDef and the Devices it compiled for. Blocking: release() and the destructor wait for
+// the compiles they join.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <map>
@@ -16,6 +21,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tune/device.hpp"
@@ -41,12 +47,26 @@ class VariantCache {
   // outlive the cache.
   std::vector<VariantFuture> compile(Device& dev, const KernelSource& src,
                                      const std::vector<Config>& configs);
-  // Waits for and drops every variant of `dev`.
+  // Drops the variant of `config` on `dev` (a compile still running finishes and is dropped),
+  // so that the next compile() of it compiles again.
+  void forget(const Device& dev, const Config& config);
+  // Waits for every compile for `dev`, joins its threads and drops every variant of `dev`.
   void release(const Device& dev);
 
  private:
+  // The threads of one compile() call: they work through its list and then end.
+  struct Batch {
+    const Device* device = nullptr;
+    std::vector<std::thread> threads;
+    std::shared_ptr<std::atomic<unsigned>> running;  // threads not yet finished
+  };
+  // Joins the batches of `dev` (nullptr: all) that are finished, or all of them when `wait`.
+  void join_batches(const Device* dev, bool wait);
+
   std::mutex mu_;
   std::map<std::pair<const Device*, std::string>, VariantFuture> variants_;
+  std::mutex batches_mu_;  // guards batches_; never held while mu_ is taken
+  std::vector<Batch> batches_;
 };
 
 // Which compile finishes next. Polls: futures have no wait-for-any, and a compile takes far

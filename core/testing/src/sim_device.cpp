@@ -6,6 +6,8 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <numbers>
@@ -55,6 +57,10 @@ SimKernel::SimKernel(Config config, std::uint64_t source_hash)
       source_hash_(source_hash),
       config_hash_(config_.hash()) {}
 
+SimKernel::~SimKernel() {
+  if (live_ != nullptr) live_->fetch_sub(1, std::memory_order_acq_rel);
+}
+
 DeviceInfo SimDevice::default_info() {
   DeviceInfo d;
   d.backend = "simulated";
@@ -90,7 +96,17 @@ SimDevice::SimDevice(DeviceInfo info) : info_(std::move(info)) {
     info_.uuid = "sim-" + std::to_string(::getpid()) + "-" + std::to_string(next++);
 }
 
-SimDevice::~SimDevice() = default;
+SimDevice::~SimDevice() {
+  // A kernel destroyed later would write to this device's counter after it is gone (on a real
+  // backend: call into a destroyed device). Say so loudly rather than corrupt memory.
+  if (const std::uint64_t n = live_kernels(); n != 0) {
+    std::fprintf(stderr,
+                 "SimDevice destroyed while %llu of its compiled kernels are alive: destroy (or "
+                 "release) the Autotuner before the device\n",
+                 static_cast<unsigned long long>(n));
+    std::abort();
+  }
+}
 
 // --- configuration ---------------------------------------------------------------------------
 
@@ -166,6 +182,11 @@ void SimDevice::reset_counters() {
 std::vector<std::string> SimDevice::events() const {
   std::lock_guard lock(events_mu_);
   return events_;
+}
+
+LaunchDims SimDevice::last_launch_dims() const {
+  std::lock_guard lock(events_mu_);
+  return last_dims_;
 }
 
 void SimDevice::record(std::string event) {
@@ -346,6 +367,8 @@ Result<std::unique_ptr<CompiledKernel>> SimDevice::compile(const KernelSource& s
   }
 
   auto k = std::make_unique<SimKernel>(config, source.hash());
+  k->live_ = &live_kernels_;
+  live_kernels_.fetch_add(1, std::memory_order_acq_rel);
   k->resources_.registers = 32;
   k->resources_.shared_bytes = lo.shared_bytes;
   k->resources_.max_threads = info_.max_threads_per_block;
@@ -381,19 +404,27 @@ Status SimDevice::check_launch(const SimKernel& k, ArgList args) const {
   return {};
 }
 
-Status SimDevice::launch(const CompiledKernel& kernel, const LaunchDims& /*dims*/, ArgList args) {
-  return launch_impl(kernel, args, LaunchTarget::queue());
+Status SimDevice::launch(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args) {
+  return launch_impl(kernel, dims, args, LaunchTarget::queue());
 }
 
-Status SimDevice::launch_on(const CompiledKernel& kernel, const LaunchDims& /*dims*/, ArgList args,
+Status SimDevice::launch_on(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args,
                             const LaunchTarget& target) {
-  return launch_impl(kernel, args, target);
+  return launch_impl(kernel, dims, args, target);
 }
 
-Status SimDevice::launch_impl(const CompiledKernel& kernel, ArgList args,
+Status SimDevice::launch_impl(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args,
                               const LaunchTarget& target) {
   const SimKernel* k = as_sim(kernel);
   if (k == nullptr) return not_sim_kernel();
+  if (recording()) {
+    std::lock_guard lock(events_mu_);
+    last_dims_ = dims;
+  }
+  if (dims.grid.product() == 0) {  // an empty problem: launches nothing, as on every backend
+    if (recording()) record("launch_empty " + k->label());
+    return {};
+  }
   launches_.fetch_add(1, std::memory_order_relaxed);
   if (launch_fails_ || times_out_ || check_args_) {
     Status st = check_launch(*k, args);

@@ -83,6 +83,9 @@ class SimBuffer final : public DeviceBuffer {
 class SimKernel final : public CompiledKernel {
  public:
   SimKernel(Config config, std::uint64_t source_hash);
+  ~SimKernel() override;
+  SimKernel(const SimKernel&) = delete;
+  SimKernel& operator=(const SimKernel&) = delete;
   const Config& config() const noexcept { return config_; }
   // config().to_string(), computed once (used in events and failure messages).
   const std::string& label() const noexcept { return label_; }
@@ -96,6 +99,7 @@ class SimKernel final : public CompiledKernel {
   std::uint64_t config_hash_ = 0;
   // Repetitions timed so far: the index that makes noise deterministic per configuration.
   mutable std::atomic<std::uint64_t> reps_done_{0};
+  std::atomic<std::uint64_t>* live_ = nullptr;  // the compiling device's live-kernel count
 };
 
 class SimDevice final : public Device {
@@ -212,6 +216,12 @@ class SimDevice final : public Device {
   }
   // Bytes of the buffers allocated and not yet destroyed.
   std::uint64_t live_bytes() const noexcept { return live_bytes_.load(std::memory_order_relaxed); }
+  // Compiled kernels not yet destroyed. Like a real backend's, a kernel must not outlive its
+  // device: the destructor aborts the process, naming the count, when one does (a tuner that
+  // left a compile running behind it, say).
+  std::uint64_t live_kernels() const noexcept {
+    return live_kernels_.load(std::memory_order_acquire);
+  }
   // Calls of launch_on() with a stream or command-buffer target that ran (not captured).
   std::uint64_t target_launches() const noexcept {
     return target_launches_.load(std::memory_order_relaxed);
@@ -224,11 +234,14 @@ class SimDevice final : public Device {
   // A copy of the event log, oldest first. Event forms:
   //   "alloc <buf> <bytes>"  "upload <buf>"  "download <buf>"  "fill <buf>"
   //   "copy <dst><-<src>"    "compile <config>"  "compile_error <config>"
-  //   "out_of_resources <config>"  "launch <config>"  "launch_failed <config>"
+  //   "out_of_resources <config>"  "launch <config>"  "launch_empty <config>" (a grid with a
+  //   zero dimension: nothing runs)  "launch_failed <config>"
   //   "timeout <config>"  "time <config> reps=<n>"  "flush"  "rep <config>"  "sync"
   // where <config> is Config::to_string(). Within one time() call: "time ...", then per
   // repetition the "fill"/"copy" events of plan.resets, "flush" (when flush_l2), "rep <config>".
   std::vector<std::string> events() const;
+  // The dims of the last launch() or launch_on() while events are recorded (set_record_events).
+  LaunchDims last_launch_dims() const;
   // Appends a custom event (tests record their hooks' calls in the same log to check order).
   void record(std::string event);
   void clear_events();
@@ -315,7 +328,8 @@ class SimDevice final : public Device {
   Status target_waits_for_queue(const LaunchTarget& target) override;
 
  private:
-  Status launch_impl(const CompiledKernel& kernel, ArgList args, const LaunchTarget& target);
+  Status launch_impl(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args,
+                     const LaunchTarget& target);
   Status check_launch(const SimKernel& k, ArgList args) const;
   Status check_range(const char* op, const SimBuffer* b, std::uint64_t bytes,
                      std::uint64_t offset) const;
@@ -353,12 +367,13 @@ class SimDevice final : public Device {
   std::atomic<bool> record_events_{true};
   std::atomic<std::uint64_t> compiles_{0}, launches_{0}, time_calls_{0}, timed_reps_{0},
       flushes_{0}, live_buffers_{0}, next_buffer_id_{0}, target_launches_{0}, captured_{0},
-      compares_{0}, live_bytes_{0};
+      compares_{0}, live_bytes_{0}, live_kernels_{0};
   std::atomic<bool> any_capturing_{false};
   mutable std::mutex capture_mu_;
   std::vector<LaunchTarget> capturing_;  // under capture_mu_
   mutable std::mutex events_mu_;
   std::vector<std::string> events_;
+  LaunchDims last_dims_;  // guarded by events_mu_
 };
 
 }  // namespace tune::testing
