@@ -40,9 +40,12 @@ constexpr EnvVariable kVariables[] = {
      "boolean: never tune: a key with no stored winner is an error (failed_precondition) "
      "instead of a tuning (`AutotunerOptions::strict` wins)"},
     {"TUNE_GPU_LOCK",
-     "boolean, on when unset: hold a per-GPU lock file (`<cache dir>/locks/`) while a tuning "
-     "times, so two processes never time on one GPU at once (`AutotunerOptions::gpu_lock` "
-     "wins)"},
+     "boolean, on when unset: hold a per-GPU lock file (`$XDG_RUNTIME_DIR/libtune/locks/`, "
+     "else `/tmp/libtune-<uid>/locks/`; never under the cache directory) while a tuning times, "
+     "so two processes never time on one GPU at once (`AutotunerOptions::gpu_lock` wins)"},
+    {"TUNE_LOCK_DIR",
+     "the directory of the per-GPU lock files instead of the per-user default (one that several "
+     "users can write makes them take turns on a GPU too)"},
     {"TUNE_WORKER",
      "the isolated tuning worker executable (`AutotunerOptions::isolation.worker` wins; "
      "default: the `tune-worker` installed with libtune)"},

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "log_capture.hpp"
 #include "scoped_env.hpp"
 #include "tune/backend/binary_cache.hpp"
 #include "tune/backend/hash.hpp"
@@ -42,32 +43,7 @@ struct TempDir {
 
 using EnvVar = tune::testing::ScopedEnv;
 
-// Records log messages for one scope.
-class LogCapture {
- public:
-  LogCapture() {
-    previous_ = tune::set_log_sink([this](tune::LogLevel level, std::string_view m) {
-      std::lock_guard<std::mutex> lock(mu_);
-      messages_.push_back({level, std::string(m)});
-    });
-  }
-  ~LogCapture() { tune::set_log_sink(previous_); }
-  LogCapture(const LogCapture&) = delete;
-  LogCapture& operator=(const LogCapture&) = delete;
-  // How many messages of `level` contain `text`.
-  int count(tune::LogLevel level, std::string_view text) {
-    std::lock_guard<std::mutex> lock(mu_);
-    int n = 0;
-    for (const auto& [l, m] : messages_)
-      if (l == level && m.find(text) != std::string::npos) ++n;
-    return n;
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<std::pair<tune::LogLevel, std::string>> messages_;
-  tune::LogSink previous_;
-};
+using tune::testing::LogCapture;
 
 std::vector<fs::path> entries(const fs::path& dir) {
   std::vector<fs::path> out;

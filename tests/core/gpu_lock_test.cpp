@@ -7,6 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -19,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/log_capture.hpp"
 #include "../support/scoped_env.hpp"
 #include "sim_fixture.hpp"
 #include "tuning/gpu_lock.hpp"
@@ -28,18 +32,25 @@ using namespace tune::testing;
 
 namespace {
 
-// A fresh cache directory for one test, set as TUNE_CACHE_DIR while alive.
+// A fresh cache directory and a fresh runtime directory (where the locks live) for one test,
+// set as TUNE_CACHE_DIR and XDG_RUNTIME_DIR while alive.
 struct LockDir {
-  std::string path;
-  std::optional<ScopedEnv> env;
+  std::string path, cache, run;
+  std::optional<ScopedEnv> cache_env, run_env;
   LockDir() {
     std::string tmpl = "/tmp/tune-gpulock-XXXXXX";
     REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
     path = tmpl;
-    env.emplace("TUNE_CACHE_DIR", path.c_str());
+    cache = path + "/cache";
+    run = path + "/run";
+    std::filesystem::create_directories(cache);
+    REQUIRE(::mkdir(run.c_str(), 0700) == 0);
+    cache_env.emplace("TUNE_CACHE_DIR", cache.c_str());
+    run_env.emplace("XDG_RUNTIME_DIR", run.c_str());
   }
   ~LockDir() {
-    env.reset();
+    cache_env.reset();
+    run_env.reset();
     std::error_code ec;
     std::filesystem::remove_all(path, ec);
   }
@@ -47,6 +58,15 @@ struct LockDir {
     return detail::gpu_lock_path(dev.info(), detail::gpu_lock_dir());
   }
 };
+
+// Every file and folder below `dir`, as paths relative to it, sorted.
+std::vector<std::string> tree_of(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+    out.push_back(std::filesystem::relative(e.path(), dir).string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 // Whether another open file description can take the lock now (it is released at once).
 bool lock_is_free(const std::string& file) {
@@ -286,4 +306,54 @@ TEST_CASE("gpu lock: two processes tuning one GPU time one after the other") {
   int switches = 0;
   for (std::size_t i = 1; i < seq.size(); ++i) switches += seq[i] != seq[i - 1] ? 1 : 0;
   CHECK(switches == 1);  // all of one process's timing launches, then all of the other's
+}
+
+TEST_CASE(
+    "gpu lock: lives in the runtime directory; TUNE_CACHE=off and readonly write nothing "
+    "under the cache directory") {
+  for (const char* mode : {"off", "readonly"}) {
+    CAPTURE(mode);
+    LockDir dir;
+    AutotunerOptions o = quiet_options();
+    o.persistent = true;  // the default store, under TUNE_CACHE_DIR and TUNE_CACHE
+    SimRig rig;
+    rig.dev.set_cost_model(bm_model(64));
+    // readonly over an existing database: its rows are read, and nothing is written.
+    if (std::string(mode) == "readonly") {
+      auto tuner = make_tuner(sim_kernel(bm_space({16, 32, 64, 128})), o);
+      REQUIRE(tuner->tune(rig.dev, rig.args(1000)).ok());
+    }
+    const auto before = tree_of(dir.cache);
+    {
+      ScopedEnv cache_mode("TUNE_CACHE", mode);
+      auto tuner = make_tuner(sim_kernel(bm_space({16, 32, 64, 128})), o);
+      auto best = tuner->tune(rig.dev, rig.args(2000));
+      REQUIRE_MESSAGE(best.ok(), best.status().to_string());
+      CHECK(std::filesystem::exists(dir.lock_file(rig.dev)));  // the lock was taken
+    }
+    CHECK(tree_of(dir.cache) == before);
+    CHECK(dir.lock_file(rig.dev).rfind(dir.run + "/libtune/locks/", 0) == 0);
+  }
+}
+
+TEST_CASE("gpu lock: a lock directory others could write or link is refused with a warning") {
+  LockDir dir;
+  SimRig rig;
+  rig.dev.set_cost_model(bm_model(64));
+  const std::string libtune = dir.run + "/libtune";
+  SUBCASE("writable by other users") {
+    REQUIRE(::mkdir(libtune.c_str(), 0700) == 0);
+    REQUIRE(::chmod(libtune.c_str(), 0777) == 0);
+  }
+  SUBCASE("a link to another directory") {
+    std::filesystem::create_directories(dir.path + "/elsewhere");
+    std::filesystem::create_directory_symlink(dir.path + "/elsewhere", libtune);
+  }
+  LogCapture log;
+  auto tuner = make_tuner(sim_kernel(bm_space({16, 32, 64, 128})));
+  auto best = tuner->tune(rig.dev, rig.args(1000));
+  REQUIRE_MESSAGE(best.ok(), best.status().to_string());  // tuned without the lock
+  CHECK_MESSAGE(log.count(LogLevel::warning, "per-GPU timing lock") == 1, log.all());
+  CHECK_MESSAGE(log.count(LogLevel::warning, libtune) == 1, log.all());
+  CHECK_FALSE(std::filesystem::exists(dir.path + "/elsewhere/locks"));
 }

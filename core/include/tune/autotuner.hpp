@@ -41,8 +41,11 @@ namespace tune {
 
 // Where a call's configuration came from.
 // single: one candidate remained, nothing to time; disabled: tuning is off (TUNE_DISABLE);
-// shared: decided elsewhere (another process, rank or device) and given to Autotuner::adopt.
-enum class ResultSource : std::uint8_t { memory, disk, tuned, single, disabled, shared };
+// shared: decided elsewhere (another process, rank or device) and given to Autotuner::adopt;
+// empty: an empty problem (KernelDef::dims gives a grid with a zero dimension for every
+// configuration, as for n = 0): nothing to time, the first candidate stands (kept in memory,
+// never stored) and its launches launch nothing, on every backend.
+enum class ResultSource : std::uint8_t { memory, disk, tuned, single, disabled, shared, empty };
 std::string_view to_string(ResultSource s) noexcept;
 
 struct ConfigResult {
@@ -199,8 +202,11 @@ struct AutotunerOptions {
   // warmup() (compiles only) is unaffected. Defaults to TUNE_STRICT=1 in the environment.
   std::optional<bool> strict;
   // The per-GPU timing lock (README, "One GPU, one timing at a time"): while a tuning times
-  // candidates it holds an exclusive flock on <cache dir>/locks/gpu-<DeviceInfo::uuid>.lock,
-  // so two processes of this user never time on one GPU at once. Waiting logs every 10 s and
+  // candidates it holds an exclusive flock on <locks>/gpu-<DeviceInfo::uuid>.lock, <locks>
+  // being $XDG_RUNTIME_DIR/libtune/locks, else /tmp/libtune-<uid>/locks (a private directory of
+  // this user; never the cache directory, so TUNE_CACHE=off writes nothing there and processes
+  // with different caches still take turns), so two processes of this user never time on one
+  // GPU at once. Waiting logs every 10 s and
   // gives up after 10 minutes (then times unlocked, with a warning). Never taken on a cache
   // hit, for stored keys, TUNE_DISABLE, strict mode or a single candidate. Defaults to
   // TUNE_GPU_LOCK in the environment, on when unset.

@@ -2,18 +2,20 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <set>
 #include <thread>
 
 #include "cache/safe_file.hpp"
+#include "tune/environment.hpp"
 #include "tune/log.hpp"
-#include "tune/sqlite_store.hpp"
 
 namespace tune::detail {
 namespace {
@@ -34,17 +36,53 @@ std::string file_safe(const std::string& s) {
   return out;
 }
 
+// A lock belongs to the machine's GPU, not to a cache: one directory per user whatever
+// TUNE_CACHE_DIR and TUNE_CACHE say, so that TUNE_CACHE=off and readonly write nothing under
+// the cache directory and processes with different caches still take turns on a GPU.
+std::string default_lock_dir() {
+  if (const char* run = std::getenv("XDG_RUNTIME_DIR"); run != nullptr && run[0] == '/') {
+    std::error_code ec;
+    if (std::filesystem::is_directory(run, ec)) return std::string(run) + "/libtune/locks";
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string base = tmp != nullptr && tmp[0] == '/' ? tmp : "/tmp";
+  return base + "/libtune-" + std::to_string(::geteuid()) + "/locks";
+}
+
+// Creates `dir` (mode 0700) when missing; why it cannot serve as a private lock directory, or
+// empty. In a shared temporary directory another user could have made it first: it must be a
+// real directory (not a link) owned by this user and writable by no one else.
+std::string private_dir_problem(const std::filesystem::path& dir) {
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    return "cannot create " + dir.string() + ": " + std::strerror(errno);
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0)
+    return "cannot inspect " + dir.string() + ": " + std::strerror(errno);
+  if (!S_ISDIR(st.st_mode)) return dir.string() + " is not a directory";
+  if (st.st_uid != ::geteuid())
+    return dir.string() + " belongs to another user (uid " + std::to_string(st.st_uid) + ")";
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) return dir.string() + " is writable by other users";
+  return {};
+}
+
 // Opens (creating) the lock file without following a link; -1 with `problem`.
 int open_lock_file(const std::string& dir, const std::string& path, std::string* problem) {
   if (std::string bad = cache::unsafe_dir_reason(dir); !bad.empty()) {
     *problem = dir + " is " + bad;
     return -1;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    *problem = "cannot create " + dir + ": " + ec.message();
-    return -1;
+  if (dir == default_lock_dir()) {  // made by libtune, in a directory others may write
+    for (const auto& d : {std::filesystem::path(dir).parent_path(), std::filesystem::path(dir)}) {
+      *problem = private_dir_problem(d);
+      if (!problem->empty()) return -1;
+    }
+  } else {  // TUNE_LOCK_DIR: the user's choice, shared as they set it up
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+      *problem = "cannot create " + dir + ": " + ec.message();
+      return -1;
+    }
   }
   if (std::string bad = cache::unsafe_file_reason(path); !bad.empty()) {
     *problem = path + " is " + bad;
@@ -58,9 +96,9 @@ int open_lock_file(const std::string& dir, const std::string& path, std::string*
 }  // namespace
 
 std::string gpu_lock_dir() {
-  const std::string db = default_cache_path();
-  if (db.empty()) return {};
-  return std::filesystem::path(db).parent_path().string() + "/locks";
+  // TUNE_LOCK_DIR names a directory of the user's choosing (shared by several users, say).
+  if (std::string chosen = env_text("TUNE_LOCK_DIR"); !chosen.empty()) return chosen;
+  return default_lock_dir();
 }
 
 std::string gpu_lock_path(const DeviceInfo& info, const std::string& dir) {
