@@ -36,7 +36,7 @@ PathCheck inspect_path(const std::string& path) {
   if (::lstat(path.c_str(), &c.st) != 0) {
     if (errno == ENOENT) return c;
     c.kind = PathKind::error;
-    c.problem = std::string("cannot inspect it: ") + std::strerror(errno);
+    c.problem = std::string("not inspectable (") + std::strerror(errno) + ")";  // "<path> is ..."
     return c;
   }
   if (S_ISREG(c.st.st_mode)) {

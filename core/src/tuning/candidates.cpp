@@ -99,6 +99,30 @@ Status apply_perf_model(const KernelDef& def, const DeviceInfo& info, ArgList ar
 
 }  // namespace
 
+Result<bool> empty_problem(const KernelDef& def, const DeviceInfo& info, ArgList args,
+                           const Config& heuristics) {
+  std::uint64_t seen = 0;
+  try {
+    const std::uint64_t raw = std::min<std::uint64_t>(def.space.raw_size(), kEmptyScan * 256);
+    for (std::uint64_t i = 0; i < raw && seen < kEmptyScan; ++i) {
+      Config c = def.space.at(i);
+      if (!def.space.accepts(c, info)) continue;
+      for (const auto& [name, value] : heuristics.params()) c.set(name, value);
+      ++seen;
+      Dim3 grid;
+      try {
+        grid = def.dims(c, args).grid;
+      } catch (...) {
+        return current_exception_status("dims", &c);
+      }
+      if (grid.product() != 0) return false;
+    }
+  } catch (...) {
+    return current_exception_status("the config space", nullptr);
+  }
+  return seen > 0;
+}
+
 Result<Config> heuristic_values(const KernelDef& def, const DeviceInfo& info, ArgList args) {
   Config c;
   for (const auto& h : def.heuristics) {

@@ -24,6 +24,16 @@ struct Candidates {
 Result<Candidates> make_candidates(const KernelDef& def, const DeviceInfo& info, ArgList args,
                                    const Config& heuristics);
 
+// Whether this call is an empty problem (a zero-size input): KernelDef::dims gives a grid with
+// a zero dimension for every accepted point of the space (heuristic values set; at most the
+// first kEmptyScan accepted points, among the first 256 * kEmptyScan, are looked at). Stops at
+// the first point with a non-empty grid, so a call with work costs one dims() call. A callback
+// that throws on the way (derive, a constraint, dims) is its callback_failed error, as the
+// tuning would have reported it.
+inline constexpr std::uint64_t kEmptyScan = 4096;
+Result<bool> empty_problem(const KernelDef& def, const DeviceInfo& info, ArgList args,
+                           const Config& heuristics);
+
 // This call's heuristic parameters as a config, each heuristic run once.
 Result<Config> heuristic_values(const KernelDef& def, const DeviceInfo& info, ArgList args);
 

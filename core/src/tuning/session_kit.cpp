@@ -17,9 +17,9 @@ std::string format_ms(double ms) {
 
 Status launch_dims(const KernelDef& def, const Config& c, ArgList args, LaunchDims* out) {
   TUNE_RETURN_IF_ERROR(call_user("dims", &c, out, [&] { return def.dims(c, args); }));
-  if (out->grid.product() == 0 || out->block.product() == 0) {
+  fill_unset_block(c, out);
+  if (out->grid.product() == 0) {
     return Status(StatusCode::invalid_argument, "dims() returned grid " + to_string(out->grid) +
-                                                    ", block " + to_string(out->block) +
                                                     ": a zero dimension launches nothing");
   }
   return {};

@@ -41,8 +41,17 @@ class TimeLedger {
   Clock::time_point start_;
 };
 
-// KernelDef::dims for `c`, guarded: a throw is callback_failed, a grid or block with a zero
-// dimension is invalid_argument (it would launch nothing and look fastest).
+// A LaunchDims::block that dims() left unset ({0, 0, 0}) is the configuration's launch block
+// (block.x/y/z); when that is unset too, the backend decides (Vulkan: the shader's workgroup
+// size; CUDA and HIP refuse the launch, naming it). The one rule for tuning and hit launches.
+inline void fill_unset_block(const Config& c, LaunchDims* dims) noexcept {
+  if (!dims->block.any_set()) dims->block = c.launch().block;
+}
+
+// KernelDef::dims for `c` while tuning, guarded: a throw is callback_failed; the block filled
+// in (fill_unset_block); a grid with a zero dimension is invalid_argument (it would launch
+// nothing and look fastest; a call whose every configuration has one is an empty problem,
+// decided before any tuning: candidates.hpp's empty_problem).
 Status launch_dims(const KernelDef& def, const Config& c, ArgList args, LaunchDims* out);
 
 // `st` (a failed verification) recorded as `r`'s outcome, with median +inf, and its row in
