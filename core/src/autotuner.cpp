@@ -43,6 +43,8 @@ std::string_view to_string(ResultSource s) noexcept {
       return "disabled";
     case ResultSource::shared:
       return "shared";
+    case ResultSource::empty:
+      return "empty";
   }
   return "unknown";
 }
@@ -238,13 +240,16 @@ struct Autotuner::Impl {
     return t == nullptr ? nullptr : t->find(key, &dev);
   }
 
-  // def.dims for one configuration and the call's arguments; a throw becomes callback_failed.
+  // def.dims for one configuration and the call's arguments, its block filled in
+  // (fill_unset_block); a throw becomes callback_failed. An empty grid stays: the backend
+  // launches nothing (an empty problem).
   Status dims_of(const Config& config, ArgList args, LaunchDims* out) const {
     try {
       *out = def.dims(config, args);
     } catch (...) {
       return detail::current_exception_status("dims", &config).with_context("kernel " + def.name);
     }
+    detail::fill_unset_block(config, out);
     return {};
   }
   // The launch itself, dims worked out: on the device's queue, or the caller's target.
@@ -736,6 +741,9 @@ Result<std::unique_ptr<Autotuner>> Autotuner::make(KernelDef def, AutotunerOptio
   if (opts.gpu_lock.value_or(env_flag("TUNE_GPU_LOCK", true)))
     impl->gpu_lock_dir = detail::gpu_lock_dir();
   impl->store = opts.store ? opts.store : (opts.persistent ? default_store() : nullptr);
+  // Every module the backends build for this kernel is checked against its signature.
+  for (KernelSource& src : def.sources)
+    if (src.signature.decls().empty()) src.signature = def.signature;
   impl->def = std::move(def);
   impl->opts = std::move(opts);
   return std::unique_ptr<Autotuner>(new Autotuner(std::move(impl)));

@@ -21,6 +21,10 @@ std::string_view to_string(Language l) noexcept {
   return "unknown";
 }
 
+bool Device::evict_binary(const CompiledKernel& /*kernel*/, std::string_view /*why*/) {
+  return false;
+}
+
 std::uint64_t KernelSource::hash() const {
   std::uint64_t h = stable_hash(text, stable_hash(entry, static_cast<std::uint64_t>(language)));
   // Each part only when present, so a source without them keeps the hash it always had (and

@@ -136,6 +136,29 @@ TEST_CASE("an entry naming another kernel under the right key is evicted and rec
   CHECK(c->from_cache);  // the recompiled entry replaced the forged one
 }
 
+TEST_CASE("the key an output was stored or found under evicts it: the next compile compiles") {
+  TempDir tmp;
+  tune::BinaryCache cache(tmp.path, true);
+  Fake fake;
+  auto a = tune::gpu::compile_for(fake, "x1", source(), tune::Config{{"V", 5}}, &cache);
+  REQUIRE(a.ok());
+  REQUIRE_FALSE(a->cache_key.empty());  // stored under it
+  auto b = tune::gpu::compile_for(fake, "x1", source(), tune::Config{{"V", 5}}, &cache);
+  REQUIRE(b.ok());
+  REQUIRE(b->from_cache);
+  CHECK(b->cache_key == a->cache_key);  // found under it
+  // What GpuDevice::evict_binary does for a cached binary that computed a wrong output.
+  CHECK(cache.evict(b->cache_key, "a wrong output"));
+  auto c = tune::gpu::compile_for(fake, "x1", source(), tune::Config{{"V", 5}}, &cache);
+  REQUIRE(c.ok());
+  CHECK_FALSE(c->from_cache);
+  CHECK(fake.compiles == 2);
+  // Without a cache there is no key: nothing to evict.
+  auto d = tune::gpu::compile_for(fake, "x1", source(), tune::Config{{"V", 5}}, nullptr);
+  REQUIRE(d.ok());
+  CHECK(d->cache_key.empty());
+}
+
 TEST_CASE("a read-only cache serves hits and stores nothing") {
   TempDir tmp;
   tune::BinaryCache ro(tmp.path / "ro", false);

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "log_capture.hpp"
 #include "scoped_env.hpp"
 #include "tune/backend/binary_cache.hpp"
 #include "tune/kernels/bundled.hpp"
@@ -61,37 +62,7 @@ struct ScratchCache {
   fs::path spirv() const { return dir / "spirv"; }
 };
 
-// Records every log message, debug included, for one scope.
-class LogCapture {
- public:
-  LogCapture() {
-    previous_ = set_log_sink([this](LogLevel level, std::string_view m) {
-      std::lock_guard<std::mutex> lock(mu_);
-      messages_.push_back({level, std::string(m)});
-    });
-  }
-  ~LogCapture() { set_log_sink(previous_); }
-  LogCapture(const LogCapture&) = delete;
-  LogCapture& operator=(const LogCapture&) = delete;
-  int count(LogLevel level, std::string_view text) {
-    std::lock_guard<std::mutex> lock(mu_);
-    int n = 0;
-    for (const auto& [l, m] : messages_)
-      if (l == level && m.find(text) != std::string::npos) ++n;
-    return n;
-  }
-  std::string all() {
-    std::lock_guard<std::mutex> lock(mu_);
-    std::string out;
-    for (const auto& [l, m] : messages_) out += m + "\n";
-    return out;
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<std::pair<LogLevel, std::string>> messages_;
-  LogSink previous_;
-};
+using tune::testing::LogCapture;
 
 // Regular files under `dir` (recursively) with their contents; empty when `dir` is absent.
 std::map<fs::path, std::string> snapshot(const fs::path& dir) {
@@ -462,4 +433,278 @@ TEST_CASE("pipeline cache: written at close, loaded at open; damaged or foreign 
   // The device created a pipeline and had loaded nothing: its close rewrote a good file.
   auto dev = open_vulkan_or_skip();
   CHECK(diag(*dev).pipeline_cache_loaded_bytes > 0);
+}
+
+namespace {
+
+// The entry file that compiling `src` with `c` on a fresh device adds to the SPIR-V cache.
+fs::path entry_of(const fs::path& spirv_dir, const KernelSource& src, const Config& c) {
+  const auto before = snapshot(spirv_dir);
+  auto dev = open_vulkan_or_skip();
+  auto ck = dev->compile(src, c);
+  REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
+  for (const auto& [file, bytes] : snapshot(spirv_dir))
+    if (!before.count(file)) return file;
+  FAIL("compiling added no entry to " << spirv_dir);
+  return {};
+}
+
+KernelSource glsl_source(const char* text) {
+  KernelSource s;
+  s.language = Language::glsl;
+  s.entry = "main";
+  s.text = text;
+  return s;
+}
+
+// Interfaces a forged module may have, each unlike vector_add's (3 f32 buffers, one i32).
+const char* kTwoBuffers = R"(#version 450
+layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
+layout(std430, binding = 0) buffer X { float x[]; };
+layout(std430, binding = 1) buffer Y { float y[]; };
+layout(push_constant) uniform P { int n; };
+void main() { uint i = gl_GlobalInvocationID.x; if (i < uint(n)) y[i] = x[i]; }
+)";
+const char* kFourBuffers = R"(#version 450
+layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
+layout(std430, binding = 0) buffer A { float a[]; };
+layout(std430, binding = 1) buffer B { float b[]; };
+layout(std430, binding = 2) buffer C { float c[]; };
+layout(std430, binding = 3) buffer D { float d[]; };
+layout(push_constant) uniform P { int n; };
+void main() { uint i = gl_GlobalInvocationID.x; if (i < uint(n)) d[i] = a[i] + b[i] + c[i]; }
+)";
+const char* kFloatPush = R"(#version 450
+layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
+layout(std430, binding = 0) buffer A { float a[]; };
+layout(std430, binding = 1) buffer B { float b[]; };
+layout(std430, binding = 2) buffer C { float c[]; };
+layout(push_constant) uniform P { float n; };
+void main() { uint i = gl_GlobalInvocationID.x; if (i < uint(n)) c[i] = a[i] - b[i]; }
+)";
+const char* kTwoScalars = R"(#version 450
+layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
+layout(std430, binding = 0) buffer A { float a[]; };
+layout(std430, binding = 1) buffer B { float b[]; };
+layout(std430, binding = 2) buffer C { float c[]; };
+layout(push_constant) uniform P { int n; int m; };
+void main() { uint i = gl_GlobalInvocationID.x; if (i < uint(n + m)) c[i] = a[i] * b[i]; }
+)";
+const char* kNoPush = R"(#version 450
+layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
+layout(std430, binding = 0) buffer A { float a[]; };
+layout(std430, binding = 1) buffer B { float b[]; };
+layout(std430, binding = 2) buffer C { float c[]; };
+void main() { uint i = gl_GlobalInvocationID.x; c[i] = a[i] * 2.0 + b[i]; }
+)";
+
+}  // namespace
+
+TEST_CASE("SPIR-V disk cache: a module unlike the kernel's signature is evicted and recompiled") {
+  ScratchCache cache;
+  const auto k = kernels::bundled_kernel(Language::glsl, "vector_add");
+  REQUIRE(k.has_value());
+  KernelSource src = *k->def.source_for(Language::glsl);
+  src.signature = k->def.signature;  // as the Autotuner gives it
+  const Config config = k->default_config;
+  const fs::path victim = entry_of(cache.spirv(), src, config);
+  const std::string victim_key = stored_key(victim);
+
+  std::string forged_from;
+  SUBCASE("another kernel's module: fewer buffers (reduce_sum)") {
+    const auto r = kernels::bundled_kernel(Language::glsl, "reduce_sum");
+    REQUIRE(r.has_value());
+    forged_from = BinaryCache(cache.spirv(), true)
+                      .load(stored_key(entry_of(cache.spirv(), *r->def.source_for(Language::glsl),
+                                                r->default_config)))
+                      ->binary;
+  }
+  SUBCASE("two buffers") { forged_from = kTwoBuffers; }
+  SUBCASE("four buffers") { forged_from = kFourBuffers; }
+  SUBCASE("a float push constant where the kernel passes an int") { forged_from = kFloatPush; }
+  SUBCASE("two push constants for one scalar") { forged_from = kTwoScalars; }
+  SUBCASE("no push-constant block") { forged_from = kNoPush; }
+  if (forged_from.rfind("#version", 0) == 0) {  // compile the GLSL, take its module
+    const fs::path f = entry_of(cache.spirv(), glsl_source(forged_from.c_str()), block(64));
+    forged_from = BinaryCache(cache.spirv(), true).load(stored_key(f))->binary;
+  }
+  REQUIRE(BinaryCache(cache.spirv(), true)
+              .store(victim_key, BinaryCacheEntry{forged_from, "", "main"}));
+
+  LogCapture log;
+  auto dev = open_vulkan_or_skip();
+  {
+    auto ck = dev->compile(src, config);
+    REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
+    CHECK_FALSE((*ck)->from_binary_cache());  // shaderc ran
+    CHECK(diag(*dev).shaderc_compiles == 1);
+    CHECK_MESSAGE(log.count(LogLevel::warning, "does not match the kernel") == 1, log.all());
+  }
+  // The Autotuner over the same cache tunes and computes the right answer, crash-free.
+  AutotunerOptions opts;
+  opts.persistent = false;
+  opts.bench.warmup_ms = 0.2;
+  opts.bench.rep_ms = 0.5;
+  auto tuner = Autotuner::make(k->def, opts);
+  REQUIRE(tuner.ok());
+  auto w = k->workload(std::vector<std::int64_t>{4096});
+  REQUIRE(w->setup(*dev, 7).ok());
+  REQUIRE(w->poison_outputs(*dev).ok());
+  REQUIRE((*tuner)->run(*dev, w->args()).ok());
+  CHECK(w->check(*dev).ok());
+  // The entry was replaced by the recompiled module: the next fresh device reads it.
+  auto fresh = open_vulkan_or_skip();
+  auto again = fresh->compile(src, config);
+  REQUIRE(again.ok());
+  CHECK((*again)->from_binary_cache());
+}
+
+TEST_CASE("SPIR-V disk cache: a variant with an unused argument is never written to disk") {
+  ScratchCache cache;
+  KernelSource src = glsl_source(kNoPush);  // no push-constant block
+  src.signature.buffer("a", ElemType::f32).buffer("b", ElemType::f32).buffer("c", ElemType::f32);
+  src.signature.scalar("n", ElemType::i32);  // a scalar the module leaves unused
+  {
+    auto dev = open_vulkan_or_skip();
+    REQUIRE(dev->compile(src, block(64)).ok());
+    REQUIRE(dev->compile(src, block(64)).ok());  // from memory within the process
+    CHECK(diag(*dev).shaderc_compiles == 1);
+  }
+  CHECK(count_files(cache.spirv()) == 0);  // a module on disk must match the kernel exactly
+  auto dev = open_vulkan_or_skip();
+  auto ck = dev->compile(src, block(64));
+  REQUIRE(ck.ok());
+  CHECK_FALSE((*ck)->from_binary_cache());
+}
+
+TEST_CASE("SPIR-V disk cache: a cached module whose output is wrong is evicted, never stored") {
+  ScratchCache cache;
+  // The scale kernel's SCALE=3 module forged under the keys of both SCALE=5 variants: the
+  // same interface, another computation. Only the output check can tell; whichever variant
+  // can win is checked, fails, is evicted, and the next is checked, until none is left.
+  KernelDef def;
+  def.name = "scale";
+  def.sources = {scale_source()};
+  def.signature.buffer("x", ElemType::f32).scalar("n", ElemType::i32);
+  def.space = ConfigSpace().param("SCALE", {5}).param(std::string(kBlockX), {64, 128});
+  def.key = {KeySpec::exact("n")};
+  def.dims = [](const Config& c, ArgList args) {
+    const std::uint32_t b = c.launch().block.x;
+    return LaunchDims{{(static_cast<std::uint32_t>(args[1].as_int()) + b - 1) / b, 1, 1},
+                      {b, 1, 1}};
+  };
+  def.verify = [](Device& d, ArgList args, const Config&) {
+    std::vector<float> out(static_cast<std::size_t>(args[1].as_int()));
+    TUNE_RETURN_IF_ERROR(d.download(*args[0].buffer, out.data(), out.size() * 4));
+    for (std::size_t i = 0; i < out.size(); ++i)
+      if (out[i] != float(i) * 5.0f)
+        return Status(StatusCode::wrong_output, "x[" + std::to_string(i) + "] is wrong");
+    return Status();
+  };
+  KernelSource src = scale_source();
+  src.signature = def.signature;
+  const std::string three = BinaryCache(cache.spirv(), true)
+                                .load(stored_key(entry_of(cache.spirv(), src, scale_config(3))))
+                                ->binary;
+  std::vector<fs::path> victims;
+  for (int b : {64, 128}) {
+    Config c = scale_config(5);
+    c.set(std::string(kBlockX), b);
+    victims.push_back(entry_of(cache.spirv(), src, c));
+    REQUIRE(BinaryCache(cache.spirv(), true)
+                .store(stored_key(victims.back()), BinaryCacheEntry{three, "", "main"}));
+  }
+
+  AutotunerOptions opts;  // the default store, in the scratch cache directory
+  opts.bench.warmup_ms = 0.2;
+  opts.bench.rep_ms = 0.5;
+  constexpr int n = 256;
+  TuningReport seen;
+  opts.listener = [&](const TuningReport& r) { seen = r; };
+  auto tune_once = [&](Device& dev) {
+    auto tuner = Autotuner::make(def, opts);
+    REQUIRE(tuner.ok());
+    auto x = dev.alloc(n * 4);
+    REQUIRE(x.ok());
+    const std::vector<ArgValue> args = {ArgValue::buf(**x, ElemType::f32, n), std::int32_t{n}};
+    return (*tuner)->tune(dev, args);
+  };
+  {
+    LogCapture log;
+    auto dev = open_vulkan_or_skip();
+    auto best = tune_once(*dev);
+    REQUIRE_FALSE(best.ok());
+    CHECK_MESSAGE(best.status().code() == StatusCode::all_failed, best.status().to_string());
+    for (const auto& res : seen.results) {
+      CAPTURE(res.config.to_string());
+      CHECK(res.status.code() == StatusCode::wrong_output);
+      CHECK(res.status.message().find("binary cache") != std::string::npos);
+    }
+    CHECK_MESSAGE(log.count(LogLevel::warning, "computed a wrong output") >= 2, log.all());
+    for (const auto& v : victims) CHECK_FALSE(fs::exists(v));  // evicted
+  }
+  // Another process: the failures were not stored, so both are compiled afresh, checked and
+  // timed, and the tuning succeeds.
+  LogCapture log;
+  auto dev = open_vulkan_or_skip();
+  auto best = tune_once(*dev);
+  REQUIRE_MESSAGE(best.ok(), best.status().to_string());
+  for (const auto& res : seen.results) {
+    CAPTURE(res.config.to_string());
+    CHECK_FALSE(res.from_store);
+    CHECK(res.status.ok());
+  }
+  CHECK(log.count(LogLevel::warning, "computed a wrong output") == 0);
+}
+
+TEST_CASE("TUNE_CACHE=off and readonly: tuning on Vulkan writes nothing under the cache dir") {
+  for (const char* mode : {"off", "readonly"}) {
+    CAPTURE(mode);
+    ScratchCache cache;
+    const fs::path run = cache.dir.parent_path() / (cache.dir.filename().string() + "-run");
+    fs::create_directories(run);
+    ScopedEnv runtime("XDG_RUNTIME_DIR", run.c_str());  // where the GPU locks go
+    const auto k = kernels::bundled_kernel(Language::glsl, "vector_add");
+    REQUIRE(k.has_value());
+    AutotunerOptions opts;  // the default store: the database in the cache directory
+    opts.bench.warmup_ms = 0.2;
+    opts.bench.rep_ms = 0.5;
+    auto tune_vector_add = [&](std::int64_t n) {
+      auto dev = open_vulkan_or_skip();
+      auto tuner = Autotuner::make(k->def, opts);
+      REQUIRE(tuner.ok());
+      auto w = k->workload(std::vector<std::int64_t>{n});
+      REQUIRE(w->setup(*dev, 3).ok());
+      REQUIRE((*tuner)->run(*dev, w->args()).ok());
+      CHECK(w->check(*dev).ok());
+    };
+    // readonly over a cache that holds something: it is read, never written.
+    if (std::string(mode) == "readonly") tune_vector_add(1000);
+    // Every file and folder with its contents.
+    auto everything = [&] {
+      std::map<std::string, std::string> out;
+      for (const auto& e : fs::recursive_directory_iterator(cache.dir)) {
+        std::string bytes;
+        if (e.is_regular_file()) {
+          std::ifstream in(e.path(), std::ios::binary);
+          bytes.assign(std::istreambuf_iterator<char>(in), {});
+        }
+        out[fs::relative(e.path(), cache.dir).string()] = bytes;
+      }
+      return out;
+    };
+    const auto before = everything();
+    {
+      ScopedEnv cache_mode("TUNE_CACHE", mode);
+      tune_vector_add(4099);  // a new key: a tuning, compiles, the GPU lock
+    }
+    const auto after = everything();
+    CHECK(after.size() == before.size());
+    for (const auto& [name, bytes] : after) {
+      CAPTURE(name);
+      CHECK(before.count(name) == 1);
+      if (before.count(name)) CHECK(before.at(name) == bytes);
+    }
+    fs::remove_all(run);
+  }
 }

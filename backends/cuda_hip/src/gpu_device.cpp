@@ -410,9 +410,17 @@ Result<std::unique_ptr<CompiledKernel>> GpuDevice::compile(const KernelSource& s
   std::string log = std::move(out->log);
   if (out->from_cache)
     log = "(binary from the " + std::string(compiler_->binary_kind()) + " cache)\n" + log;
-  return std::unique_ptr<CompiledKernel>(new GpuKernel(this, module, function, name,
-                                                       out->from_cache, res, std::move(log),
-                                                       dyn_limit, std::move(tensor_maps)));
+  auto kernel =
+      std::unique_ptr<GpuKernel>(new GpuKernel(this, module, function, name, out->from_cache, res,
+                                               std::move(log), dyn_limit, std::move(tensor_maps)));
+  kernel->cache_key_ = std::move(out->cache_key);
+  return std::unique_ptr<CompiledKernel>(std::move(kernel));
+}
+
+bool GpuDevice::evict_binary(const CompiledKernel& kernel, std::string_view why) {
+  auto k = kernel_of(kernel);
+  if (!k.ok() || (*k)->cache_key().empty() || !cache_) return false;
+  return cache_->evict((*k)->cache_key(), why);
 }
 
 Status GpuDevice::launch(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args) {
@@ -501,12 +509,17 @@ Status GpuDevice::launch_locked(const GpuKernel& kernel, const LaunchDims& dims,
   const std::uint32_t max_threads = kernel.resources().max_threads != 0
                                         ? kernel.resources().max_threads
                                         : info_.max_threads_per_block;
+  // An empty problem (a grid with a zero dimension, as for n = 0) launches nothing and
+  // succeeds, as on every backend.
+  if (dims.grid.product() == 0) return Status::ok_status();
   // A partly set block ({256, 0, 0}) means what it means everywhere: 256x1x1.
   const Dim3 block = normalized_block(dims.block);
-  if (block.product() == 0 || dims.grid.product() == 0) {
-    return Status(StatusCode::invalid_argument, kernel.name() + ": empty launch, grid " +
-                                                    to_string(dims.grid) + " block " +
-                                                    to_string(block));
+  if (block.product() == 0) {
+    return Status(StatusCode::invalid_argument,
+                  kernel.name() +
+                      ": no block size: LaunchDims::block is unset and the "
+                      "configuration sets no block.x (CUDA and HIP need one; only "
+                      "Vulkan takes the shader's workgroup size)");
   }
   if (block.product() > max_threads) {
     return Status(StatusCode::out_of_resources,

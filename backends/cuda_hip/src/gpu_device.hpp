@@ -87,6 +87,8 @@ class GpuKernel final : public CompiledKernel {
   Handle function() const noexcept { return function_; }
   const GpuDevice* owner() const noexcept { return owner_; }
   const std::string& name() const noexcept { return name_; }  // "entry{config}"
+  // The binary cache key of its binary (GpuDevice::evict_binary); empty when none.
+  const std::string& cache_key() const noexcept { return cache_key_; }
 
  private:
   friend class GpuDevice;
@@ -94,6 +96,7 @@ class GpuKernel final : public CompiledKernel {
   Handle module_;
   Handle function_;
   std::string name_;
+  std::string cache_key_;
   // Dynamic shared memory the function is currently allowed (raised on demand above 48 KiB).
   std::atomic<std::uint32_t> dynamic_shared_limit_;
   // KernelSource::tensor_maps for this variant, and the last map encoded for each: a launch on
@@ -136,6 +139,7 @@ class GpuDevice : public Device {
 
   Result<std::unique_ptr<CompiledKernel>> compile(const KernelSource& source,
                                                   const Config& config) override;
+  bool evict_binary(const CompiledKernel& kernel, std::string_view why) override;
   Status launch(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args) override;
   Result<std::vector<double>> time(const CompiledKernel& kernel, const LaunchDims& dims,
                                    ArgList args, const TimingPlan& plan) override;

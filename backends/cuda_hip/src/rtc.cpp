@@ -150,6 +150,7 @@ Result<RtcOutput> compile_for(RtcCompiler& compiler, std::string_view arch,
       out.log = std::move(hit->log);
       out.entry_name = std::move(hit->entry_name);
       out.from_cache = true;
+      out.cache_key = key;
       return out;
     }
   }
@@ -167,7 +168,7 @@ Result<RtcOutput> compile_for(RtcCompiler& compiler, std::string_view arch,
       return out;
     }
   }
-  (void)cache->store(key, {out->binary, out->log, out->entry_name});
+  if (cache->store(key, {out->binary, out->log, out->entry_name})) out->cache_key = key;
   return out;
 }
 

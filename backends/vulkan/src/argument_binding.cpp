@@ -141,4 +141,43 @@ Status bind_arguments(const SpirvInfo& si, ArgList args, const BufferLookup& loo
   return binder.finish();
 }
 
+std::string interface_mismatch(const SpirvInfo& si, const KernelSignature& sig) {
+  // Placeholder arguments of the declared kinds and types: what a launch would bind.
+  class Placeholder final : public DeviceBuffer {
+   public:
+    std::uint64_t size_bytes() const noexcept override { return 0; }
+  } placeholder;
+  std::vector<ArgValue> args;
+  std::uint32_t buffers = 0;
+  std::size_t scalars = 0;
+  for (const ArgDecl& d : sig.decls()) {
+    if (d.kind == ArgKind::buffer) {
+      args.push_back(ArgValue::buf(placeholder, d.type, 0));
+      ++buffers;
+    } else {
+      ArgValue v;
+      v.type = d.type;
+      args.push_back(v);
+      ++scalars;
+    }
+  }
+  BoundArgs bound;
+  const Status st = bind_arguments(
+      si, args,
+      [](const DeviceBuffer&) -> std::optional<VkDescriptorBufferInfo> {
+        return VkDescriptorBufferInfo{};
+      },
+      &bound);
+  if (!st.ok()) return st.message();
+  if (si.bindings.size() != buffers) {
+    return "the module binds " + std::to_string(si.bindings.size()) +
+           " storage buffers but the kernel has " + std::to_string(buffers) + " buffer arguments";
+  }
+  if (scalars != 0 && si.push.size() != scalars) {
+    return "the module has no push-constant block but the kernel has " + std::to_string(scalars) +
+           " scalar arguments";
+  }
+  return {};
+}
+
 }  // namespace tune::vk

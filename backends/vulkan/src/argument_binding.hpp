@@ -45,4 +45,12 @@ using BufferLookup = std::function<std::optional<VkDescriptorBufferInfo>(const D
 Status bind_arguments(const SpirvInfo& si, ArgList args, const BufferLookup& lookup,
                       BoundArgs* out);
 
+// Why the module's interface is not exactly the one `sig` implies, or empty when it is: a
+// launch with arguments of those kinds and types must bind (bind_arguments' rules), every
+// buffer argument i must be binding i, and with any scalar argument the push-constant block
+// must hold one member per scalar. A module compiled with some of them unused passes a
+// launch but not this: what the binary cache keeps on disk must match it (what is on disk
+// may have been put there by someone else).
+std::string interface_mismatch(const SpirvInfo& si, const KernelSignature& sig);
+
 }  // namespace tune::vk

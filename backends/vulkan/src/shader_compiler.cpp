@@ -223,7 +223,8 @@ std::string ShaderCompiler::key_of(const KernelSource& source,
 }
 
 Result<std::shared_ptr<const ShaderCompiler::Spirv>> ShaderCompiler::compile(
-    const KernelSource& source, const std::vector<Definition>& macros, bool* cached) {
+    const KernelSource& source, const std::vector<Definition>& macros, bool* cached,
+    const ModuleCheck& fits) {
   if (cached != nullptr) *cached = false;
   if (source.module_globals) {
     return Status(StatusCode::invalid_argument,
@@ -267,12 +268,12 @@ Result<std::shared_ptr<const ShaderCompiler::Spirv>> ShaderCompiler::compile(
   }
   SpirvResult out = Status(StatusCode::internal, "unset");
   bool from_disk = false;
-  if (auto disk = load(key)) {
+  if (auto disk = load(key, fits)) {
     out = std::shared_ptr<const Spirv>(std::move(disk));
     from_disk = true;
   } else {
-    out = run_shaderc(source, macros, *parsed, *closure);
-    if (out.ok()) store(key, **out);
+    out = run_shaderc(source, macros, *parsed, *closure, key);
+    if (out.ok() && (!fits || fits((*out)->info).empty())) store(key, **out);
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -287,7 +288,7 @@ Result<std::shared_ptr<const ShaderCompiler::Spirv>> ShaderCompiler::compile(
 
 Result<std::shared_ptr<const ShaderCompiler::Spirv>> ShaderCompiler::run_shaderc(
     const KernelSource& source, const std::vector<Definition>& macros, const GlslOptions& glsl,
-    const IncludeClosure& closure) {
+    const IncludeClosure& closure, const std::string& key) {
   shaderc::CompileOptions opts;
   opts.SetSourceLanguage(shaderc_source_language_glsl);
   opts.SetTargetEnvironment(shaderc_target_env_vulkan, glsl.env.value_or(target_env_));
@@ -315,6 +316,7 @@ Result<std::shared_ptr<const ShaderCompiler::Spirv>> ShaderCompiler::run_shaderc
   auto entry = std::make_shared<Spirv>();
   entry->words.assign(res.cbegin(), res.cend());
   entry->log = res.GetErrorMessage();
+  entry->key = key;
   auto info = reflect_spirv(entry->words);
   if (!info.ok()) return info.status();
   entry->info = std::move(*info);
@@ -331,7 +333,8 @@ void ShaderCompiler::store(const std::string& key, const Spirv& spirv) {
   (void)disk_->store(key, stored);
 }
 
-std::shared_ptr<const ShaderCompiler::Spirv> ShaderCompiler::load(const std::string& key) {
+std::shared_ptr<const ShaderCompiler::Spirv> ShaderCompiler::load(const std::string& key,
+                                                                  const ModuleCheck& fits) {
   if (!disk_) return nullptr;
   // Every entry this backend writes names the entry point "main": one that does not was not
   // written for this key by libtune, and is evicted (a miss) before anything reads it.
@@ -355,10 +358,27 @@ std::shared_ptr<const ShaderCompiler::Spirv> ShaderCompiler::load(const std::str
   if (entry->words[0] != 0x07230203u) return bad("no SPIR-V magic number");
   auto info = reflect_spirv(entry->words);
   if (!info.ok()) return bad(info.status().to_string());
+  // A well-formed module of another kernel (copied or forged under this key) would run its
+  // code on this kernel's arguments: what is on disk must match the kernel exactly.
+  if (fits) {
+    if (std::string why = fits(*info); !why.empty())
+      return bad("its interface does not match the kernel (" + why + ")");
+  }
   entry->info = std::move(*info);
   entry->log = std::move(stored->log);
   entry->from_disk = true;
+  entry->key = key;
   return entry;
+}
+
+bool ShaderCompiler::evict(const std::string& key, std::string_view why) {
+  bool dropped = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    dropped = memory_.erase(key) > 0;
+  }
+  if (disk_ && disk_->evict(key, why)) dropped = true;
+  return dropped;
 }
 
 ShaderCompiler::Stats ShaderCompiler::stats() const {

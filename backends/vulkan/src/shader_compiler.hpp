@@ -19,12 +19,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <shaderc/shaderc.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "spirv_reflect.hpp"
@@ -45,7 +47,10 @@ class ShaderCompiler {
     SpirvInfo info;
     std::string log;         // warnings
     bool from_disk = false;  // read from the disk cache rather than compiled by this process
+    std::string key;         // its cache key (evict())
   };
+  // Why a module does not match the kernel it was asked for exactly (empty: it does).
+  using ModuleCheck = std::function<std::string(const SpirvInfo&)>;
   struct Stats {
     std::uint64_t entries = 0;           // modules kept in memory
     std::uint64_t shaderc_compiles = 0;  // cache misses
@@ -71,9 +76,16 @@ class ShaderCompiler {
   // file's directory for "quoted" names, then include_dirs), and the text of every file they
   // may open is in the cache key. `*cached` (when given) says whether the module came from
   // this compiler's memory or the disk cache rather than from shaderc in this call.
+  // `fits` (when given): an entry read from disk that does not fit is evicted (a warning) and
+  // compiled afresh; a module shaderc built that does not fit (a variant that leaves an
+  // argument unused) is kept in memory but never written to disk.
   Result<std::shared_ptr<const Spirv>> compile(const KernelSource& source,
                                                const std::vector<Definition>& macros,
-                                               bool* cached = nullptr);
+                                               bool* cached = nullptr,
+                                               const ModuleCheck& fits = {});
+  // Drops the module of `key` from memory and from the disk cache, logging `why`; whether
+  // anything was dropped. Modules already handed out stay valid.
+  bool evict(const std::string& key, std::string_view why);
   Stats stats() const;
 
  private:
@@ -84,9 +96,11 @@ class ShaderCompiler {
   Result<std::shared_ptr<const Spirv>> run_shaderc(const KernelSource& source,
                                                    const std::vector<Definition>& macros,
                                                    const GlslOptions& glsl,
-                                                   const IncludeClosure& closure);
-  // Without mu_ (BinaryCache is thread-safe). Null on a miss or a damaged entry (evicted).
-  std::shared_ptr<const Spirv> load(const std::string& key);
+                                                   const IncludeClosure& closure,
+                                                   const std::string& key);
+  // Without mu_ (BinaryCache is thread-safe). Null on a miss or a damaged or unfitting entry
+  // (evicted).
+  std::shared_ptr<const Spirv> load(const std::string& key, const ModuleCheck& fits);
   void store(const std::string& key, const Spirv& spirv);
 
   shaderc_env_version target_env_;

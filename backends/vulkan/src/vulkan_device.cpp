@@ -403,7 +403,10 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
   auto macros = definitions(config, source);
   if (!macros.ok()) return macros.status();
   bool cached = false;
-  auto spirv = shaders_->compile(source, *macros, &cached);
+  ShaderCompiler::ModuleCheck fits;
+  if (!source.signature.decls().empty())
+    fits = [&](const SpirvInfo& si) { return interface_mismatch(si, source.signature); };
+  auto spirv = shaders_->compile(source, *macros, &cached, fits);
   if (!spirv.ok()) return spirv.status();
   TUNE_RETURN_IF_ERROR(check_spirv((*spirv)->info, block));
   return create_kernel(**spirv, block, cached);
@@ -548,9 +551,17 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::create_kernel(
   res.max_threads = static_cast<std::uint32_t>(compiled_block.product());
   // A note for people reading the log; programs read from_binary_cache().
   std::string log = spirv.from_disk ? "(binary from the spirv cache)\n" + spirv.log : spirv.log;
-  return std::unique_ptr<CompiledKernel>(
+  auto kernel =
       std::make_unique<VulkanKernel>(this, si, compiled_block, cached, std::move(set_layout),
-                                     std::move(layout), std::move(pipeline), std::move(log), res));
+                                     std::move(layout), std::move(pipeline), std::move(log), res);
+  kernel->set_cache_key(spirv.key);
+  return std::unique_ptr<CompiledKernel>(std::move(kernel));
+}
+
+bool VulkanDevice::evict_binary(const CompiledKernel& kernel, std::string_view why) {
+  auto k = own_kernel(kernel);
+  if (!k.ok() || (*k)->cache_key().empty()) return false;
+  return shaders_->evict((*k)->cache_key(), why);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -94,11 +94,15 @@ class VulkanKernel final : public CompiledKernel {
   VkDescriptorSetLayout set_layout() const noexcept { return set_layout_.get(); }
   VkPipelineLayout layout() const noexcept { return layout_.get(); }
   VkPipeline pipeline() const noexcept { return pipeline_.get(); }
+  // The ShaderCompiler key of the module it was built from (VulkanDevice::evict_binary).
+  const std::string& cache_key() const noexcept { return cache_key_; }
+  void set_cache_key(std::string key) { cache_key_ = std::move(key); }
 
  private:
   VulkanDevice* owner_;
   SpirvInfo info_;
   Dim3 block_;
+  std::string cache_key_;
   // Destroyed in reverse order: the pipeline first.
   DescriptorSetLayout set_layout_;
   PipelineLayout layout_;
@@ -137,6 +141,7 @@ class VulkanDevice final : public Device {
   Status copy(DeviceBuffer& dst, const DeviceBuffer& src, std::uint64_t bytes) override;
   Result<std::unique_ptr<CompiledKernel>> compile(const KernelSource& source,
                                                   const Config& config) override;
+  bool evict_binary(const CompiledKernel& kernel, std::string_view why) override;
   Status launch(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args) override;
   Result<std::vector<double>> time(const CompiledKernel& kernel, const LaunchDims& dims,
                                    ArgList args, const TimingPlan& plan) override;

@@ -16,6 +16,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -139,9 +140,17 @@ struct KernelSource {
   // Runs in Device::compile; an exception is that configuration's failure (callback_failed).
   // HIP and Vulkan refuse a source that sets it (invalid_argument).
   TensorMapsFn tensor_maps = {};
-  // Of everything above but module_globals and tensor_maps, and of the text of every file the
-  // source's #include lines may open (read now: include_closure in tune/backend/includes.hpp). The
-  // same as before these fields existed for a source that has none and includes nothing.
+  // The kernel's arguments in call order (KernelDef::signature), when known: the Autotuner
+  // fills it in from the definition's signature. A backend that reads a compiled module's
+  // interface checks every module against it before use, fresh or from a binary cache
+  // (Vulkan: one storage-buffer binding per buffer argument, the push-constant block of the
+  // scalar arguments); a cached module that does not match exactly is evicted and compiled
+  // afresh. Empty: unchecked until launch. Not part of hash().
+  KernelSignature signature = {};
+  // Of everything above but module_globals, tensor_maps and signature, and of the text of every
+  // file the source's #include lines may open (read now: include_closure in
+  // tune/backend/includes.hpp). The same as before these fields existed for a source that has none
+  // and includes nothing.
   std::uint64_t hash() const;
 };
 
@@ -274,6 +283,12 @@ class Device {
   // limit is out_of_resources. Never crashes on a bad configuration.
   virtual Result<std::unique_ptr<CompiledKernel>> compile(const KernelSource& source,
                                                           const Config& config) = 0;
+  // Drops the binary `kernel` was built from from this device's binary caches, in memory and
+  // on disk, so that the next compile of its source and configuration runs the compiler: for a
+  // cached binary that computed a wrong output (a damaged or forged entry). `why` goes to the
+  // log. Returns whether anything was dropped; the default (no binary cache) drops nothing.
+  // Thread safety: as compile().
+  virtual bool evict_binary(const CompiledKernel& kernel, std::string_view why);
 
   virtual Status launch(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args) = 0;
 

@@ -99,6 +99,12 @@ void put_source(WireWriter& w, const KernelSource& s) {
     w.str(h.text);
   }
   put_strings(w, s.options);
+  w.u32(static_cast<std::uint32_t>(s.signature.decls().size()));
+  for (const ArgDecl& d : s.signature.decls()) {
+    w.str(d.name);
+    w.u8(static_cast<std::uint8_t>(d.kind));
+    w.u8(static_cast<std::uint8_t>(d.type));
+  }
 }
 
 KernelSource get_source(WireReader& r) {
@@ -118,6 +124,22 @@ KernelSource get_source(WireReader& r) {
     s.headers.push_back(std::move(h));
   }
   s.options = get_strings(r);
+  const std::uint32_t na = r.u32();
+  if (na >= kMaxItems) r.fail();
+  for (std::uint32_t i = 0; i < na && r.ok(); ++i) {
+    std::string name = r.str();
+    const std::uint8_t kind = r.u8();
+    const std::uint8_t type = r.u8();
+    if (kind > static_cast<std::uint8_t>(ArgKind::scalar) ||
+        type > static_cast<std::uint8_t>(ElemType::u64)) {
+      r.fail();
+      break;
+    }
+    if (static_cast<ArgKind>(kind) == ArgKind::buffer)
+      s.signature.buffer(std::move(name), static_cast<ElemType>(type));
+    else
+      s.signature.scalar(std::move(name), static_cast<ElemType>(type));
+  }
   return s;
 }
 

@@ -40,11 +40,13 @@ enum class WireOp : std::uint8_t {
   launch,
   time,
   synchronize,
+  evict_binary,  // u64 kernel id, str why -> status, u8 dropped
 };
 
 // The protocol's version, the hello's first field: a parent refuses a worker speaking another
 // (an installed tune-worker older or newer than the library that spawns it).
-inline constexpr std::uint32_t kWireVersion = 3;  // 3: LaunchDims::cluster
+// 3: LaunchDims::cluster; 4: KernelSource::signature, evict_binary.
+inline constexpr std::uint32_t kWireVersion = 4;
 
 // The largest payload a frame carries: its length is a u32. write_frame refuses a larger one
 // (invalid_argument, nothing written) and read_frame never sees one.

@@ -250,6 +250,26 @@ void WorkerDevice::forget(ProxyKernel* k) {
   if (!proc_->call(w.bytes(), settings_.call_limit, &reply).ok()) proc_.reset();
 }
 
+bool WorkerDevice::evict_binary(const CompiledKernel& kernel, std::string_view why) {
+  auto* k = dynamic_cast<const ProxyKernel*>(&kernel);
+  if (k == nullptr) return false;
+  std::lock_guard lock(mu_);
+  if (proc_ == nullptr || !proc_->alive() || k->generation_ != generation_) return false;
+  WireWriter w;
+  w.u8(static_cast<std::uint8_t>(WireOp::evict_binary));
+  w.u64(k->id_);
+  w.str(std::string(why));
+  std::vector<std::byte> reply;
+  std::uint64_t rest = 0;
+  if (!exchange(w, settings_.call_limit, "evicting a cached binary", StatusCode::internal, &reply,
+                &rest)
+           .ok())
+    return false;
+  WireReader r(reply, rest);
+  const bool dropped = r.u8() != 0;
+  return r.done() && dropped;
+}
+
 Result<Buffer> WorkerDevice::alloc(std::uint64_t bytes) {
   std::lock_guard lock(mu_);
   const std::uint64_t id = next_id_++;

@@ -74,6 +74,8 @@ class WorkerDevice final : public Device {
   Status copy(DeviceBuffer& dst, const DeviceBuffer& src, std::uint64_t bytes) override;
   Result<std::unique_ptr<CompiledKernel>> compile(const KernelSource& source,
                                                   const Config& config) override;
+  // Forwarded to the worker's device (its binary caches are the worker's).
+  bool evict_binary(const CompiledKernel& kernel, std::string_view why) override;
   Status launch(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args) override;
   Result<std::vector<double>> time(const CompiledKernel& kernel, const LaunchDims& dims,
                                    ArgList args, const TimingPlan& plan) override;

@@ -118,6 +118,15 @@ class Server {
         *st = dev_.synchronize();
         w.status(*st);
         return true;
+      case WireOp::evict_binary: {
+        const CompiledKernel* k = kernel(r.u64());
+        const std::string why = r.str();
+        if (!r.done() || k == nullptr) return false;
+        const bool dropped = dev_.evict_binary(*k, why);
+        w.status(*st);
+        w.u8(dropped ? 1 : 0);
+        return true;
+      }
       case WireOp::hello:
         break;
     }

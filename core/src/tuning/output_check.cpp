@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "session_kit.hpp"
+#include "tune/log.hpp"
 #include "user_code.hpp"
 
 namespace tune::detail {
@@ -119,7 +120,26 @@ Status OutputCheck::verify(HookRunner& hooks, const CompiledKernel& kernel, cons
   TUNE_RETURN_IF_ERROR(launched);
   TUNE_RETURN_IF_ERROR(post);
   TUNE_RETURN_IF_ERROR(dev_.synchronize());
-  return check(c);
+  Status st = check(c);
+  if (st.code() == StatusCode::wrong_output && kernel.from_binary_cache())
+    return forget_cached_binary(kernel, c, st);
+  return st;
+}
+
+Status OutputCheck::forget_cached_binary(const CompiledKernel& kernel, const Config& c,
+                                         const Status& st) {
+  const std::string what = "kernel " + def_.name + " config {" + c.to_string() + "}";
+  const bool evicted =
+      dev_.evict_binary(kernel, what + ": its cached binary computed a wrong output");
+  variants_.forget(dev_, c);  // the next compile of c runs the compiler
+  untrusted_.insert(c.to_string());
+  log_warning(what + ": the binary read from the binary cache computed a wrong output; " +
+              (evicted ? "evicted, " : "") +
+              "the next compile runs the compiler and this failure is not stored (" + st.message() +
+              ")");
+  return Status(StatusCode::wrong_output,
+                "the binary from the binary cache computed a wrong output (" +
+                    std::string(evicted ? "evicted" : "dropped") + "; " + st.message() + ")");
 }
 
 Status OutputCheck::check(const Config& c) {

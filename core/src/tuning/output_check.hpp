@@ -11,6 +11,8 @@
 #pragma once
 
 #include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "hook_runner.hpp"
@@ -34,8 +36,14 @@ class OutputCheck {
   // launch failures keep their code. Takes the hooks' snapshot and prepares the expected
   // outputs at the first call; a failure there is the definition's or the reference's, not
   // c's: reference_failed() is then true and the tuning must end.
+  // A wrong output from a binary read from a binary cache says nothing certain about its
+  // configuration (the entry may be damaged or forged): the binary is evicted from the
+  // device's caches and the variant cache, so the next compile runs the compiler, and the
+  // configuration is untrusted(): its failure must not be stored.
   Status verify(HookRunner& hooks, const CompiledKernel& kernel, const Config& c);
   bool reference_failed() const noexcept { return prepared_ && !prepared_->ok(); }
+  // Configurations (Config::to_string) whose cached binary failed its check in this tuning.
+  const std::set<std::string>& untrusted() const noexcept { return untrusted_; }
 
  private:
   // The expected outputs, once (later calls return the first outcome).
@@ -49,6 +57,7 @@ class OutputCheck {
     Buffer owned;  // uploaded or copied from the reference configuration's output
   };
   Status prepare_output(const ReferenceOutput& out);
+  Status forget_cached_binary(const CompiledKernel& kernel, const Config& c, const Status& st);
   Status run_reference_config(HookRunner& hooks);
 
   Device& dev_;
@@ -57,6 +66,7 @@ class OutputCheck {
   VariantCache& variants_;
   const KernelSource& src_;
   std::optional<Status> prepared_;
+  std::set<std::string> untrusted_;
   std::vector<Expected> expected_;
 };
 

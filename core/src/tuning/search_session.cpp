@@ -66,6 +66,8 @@ class SearchSession {
     }
     Status finished = hooks_.finish(chosen.status());
     gpu.release();
+    std::erase_if(new_rows_,
+                  [&](const StoredResult& r) { return checks_.untrusted().count(r.config); });
     if (!new_rows_.empty()) {
       auto timer = clock_.measure(&TuningTimes::store);
       stored_.save(new_rows_);

@@ -403,6 +403,8 @@ class KeySession {
   }
 
   void save_rows() {
+    std::erase_if(new_rows_,
+                  [&](const StoredResult& r) { return checks_.untrusted().count(r.config); });
     if (new_rows_.empty()) return;
     auto timer = clock_.measure(&TuningTimes::store);
     stored_.save(new_rows_);
@@ -664,6 +666,11 @@ Result<Selection> tune_one_key(const SessionContext& ctx, Device& dev, ArgList a
       out = Status(StatusCode::unavailable, "kernel " + ctx.def.name + " has no " +
                                                 std::string(to_string(dev.language())) +
                                                 " source for device " + info.name);
+    } else if (auto empty = empty_problem(ctx.def, info, args, forms.heuristics); !empty.ok()) {
+      out = empty.status();
+    } else if (*empty) {
+      out = first_candidate(ctx, dev, args, forms);
+      report.source = ResultSource::empty;
     } else if (ctx.def.search.strategy && !ctx.disabled) {
       out = search_one_key(ctx, dev, args, forms, *src, report);
     } else {

@@ -44,6 +44,9 @@ struct RtcOutput {
   // name expression); empty when the binary's symbol is the source's entry name itself.
   // Stored in and restored from the binary cache with the binary.
   std::string entry_name;
+  // The BinaryCache key it was found or stored under; empty without a cache (what
+  // Device::evict_binary drops).
+  std::string cache_key;
 };
 
 }  // namespace tune
