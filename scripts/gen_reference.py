@@ -126,7 +126,20 @@ def option_structs():
 
 
 def cell(text):
-    return text.replace("|", "\\|") if text else ""
+    """A table cell: pipes escaped, and outside code spans `<` and `>` too (Markdown would take
+    `<cache dir>` for an HTML tag and show nothing)."""
+    if not text:
+        return ""
+    parts = text.replace("|", "\\|").split("`")
+    for i in range(0, len(parts), 2):
+        parts[i] = parts[i].replace("<", "&lt;").replace(">", "&gt;")
+    return "`".join(parts)
+
+
+def description(comment):
+    """A header comment as the reference states it: its pointers into README sections are
+    dropped (the guide's pages hold those rules now, and the page links to them)."""
+    return re.sub(r"\s*\(README(?:, \"[^\"]*\")?\)", "", comment)
 
 
 def options_page():
@@ -144,8 +157,8 @@ def options_page():
         lines += [f"## {qual}\n", f"Declared in `{header}`.\n",
                   "| field | type | default | meaning |", "|---|---|---|---|"]
         for type_, name, default, desc in fields:
-            shown = f"`{cell(default)}`" if default else "(empty)"
-            lines.append(f"| `{name}` | `{cell(type_)}` | {shown} | {cell(desc)} |")
+            shown = f"`{default}`" if default else "(empty)"
+            lines.append(f"| `{name}` | `{type_}` | {shown} | {cell(description(desc))} |")
         lines.append("")
     return "\n".join(lines)
 
