@@ -3,6 +3,7 @@
 
   docs/reference/environment.md  from tune::environment_variables() (core/src/environment.cpp)
   docs/reference/options.md      from every public `struct ...Options` in the installed headers
+  docs/reference/python.md       from the Python module's keyword tables (python/src/)
 
   scripts/gen_reference.py           # rewrite the pages
   scripts/gen_reference.py --check   # exit 1 (and show the difference) when a page is stale
@@ -163,8 +164,51 @@ def options_page():
     return "\n".join(lines)
 
 
+def python_kernel_keywords():
+    text = (ROOT / "python" / "src" / "kernel.cpp").read_text()
+    m = re.search(r"known_keywords\(\) \{.*?= \{(.*?)\};", text, re.S)
+    if not m:
+        sys.exit("gen_reference: no known_keywords() table in python/src/kernel.cpp")
+    return re.findall(r'"(\w+)"', m.group(1))
+
+
+def python_tuner_keywords():
+    """(keyword, the AutotunerOptions field it sets) from make_options in python/src/tuner.cpp."""
+    text = (ROOT / "python" / "src" / "tuner.cpp").read_text()
+    m = re.search(r"AutotunerOptions make_options\(.*?\n\}\n", text, re.S)
+    if not m:
+        sys.exit("gen_reference: no make_options() in python/src/tuner.cpp")
+    rows = []
+    for branch in re.split(r'k == "', m.group(0))[1:]:
+        key = branch.split('"', 1)[0]
+        field = re.search(r"\bo\.([\w.]+) =", branch)
+        rows.append((key, field.group(1) if field else ""))
+    return rows
+
+
+def python_page():
+    lines = [
+        GENERATED.format(src="python/src/kernel.cpp and python/src/tuner.cpp"),
+        "# Python keywords\n",
+        "Every keyword the module's `Kernel` and `Tuner` accept, as the module reads them; any other",
+        "is a `TypeError`. What they do: the [Python guide](../python.md).\n",
+        "## Kernel\n",
+        "`libtune.Kernel(name, source, **keywords)`:\n",
+        " ".join(f"`{k}`" for k in python_kernel_keywords()) + "\n",
+        "## Tuner\n",
+        "`libtune.Tuner(kernel, **keywords)`: each sets one field of the C++ `AutotunerOptions`",
+        "([options reference](options.md)).\n",
+        "| keyword | sets |",
+        "|---|---|",
+    ]
+    for key, field in python_tuner_keywords():
+        lines.append(f"| `{key}` | `AutotunerOptions::{field}` |" if field else f"| `{key}` | |")
+    return "\n".join(lines) + "\n"
+
+
 def pages():
-    return {"environment.md": environment_page(), "options.md": options_page()}
+    return {"environment.md": environment_page(), "options.md": options_page(),
+            "python.md": python_page()}
 
 
 def main():
