@@ -10,6 +10,7 @@ packages=(
   vulkan-validationlayers
   python3-jsonschema  # tests only: T4 export checked against its JSON schema
   chromium  # tests only: the HTML report rendered headless (DOM and screenshot checked)
+  mkdocs  # the user guide's static site (scripts/docs.sh, CTest docs.site)
   libopenmpi-dev openmpi-bin  # for the optional tune::mpi component and its tests
   python3-dev pybind11-dev python3-pybind11 python3-numpy python3-pytest  # the Python module
 )

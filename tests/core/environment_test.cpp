@@ -1,6 +1,7 @@
 // The environment variables: one table in code (tune::environment_variables), the same table
-// in the README's "Environment" section, no TUNE_* variable read around it, and the readers'
-// rules (booleans, unknown names).
+// in the guide's reference page (docs/reference/environment.md, written from the code by
+// scripts/gen_reference.py), no TUNE_* variable read around it, and the readers' rules
+// (booleans, unknown names).
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -26,9 +27,9 @@ std::string read_file(const fs::path& p) {
   return ss.str();
 }
 
-// The README's "Environment" rows: `NAME` -> effect text.
-std::map<std::string, std::string> readme_rows() {
-  std::istringstream in(read_file(fs::path(TUNE_SOURCE_DIR) / "README.md"));
+// The reference page's rows: `NAME` -> effect text.
+std::map<std::string, std::string> reference_rows() {
+  std::istringstream in(read_file(fs::path(TUNE_SOURCE_DIR) / "docs/reference/environment.md"));
   std::map<std::string, std::string> rows;
   const std::regex row(R"(^\| `(TUNE_[A-Z_]+)` \| (.*) \|$)");
   for (std::string line; std::getline(in, line);) {
@@ -40,18 +41,18 @@ std::map<std::string, std::string> readme_rows() {
 
 }  // namespace
 
-TEST_CASE("the README's Environment table is the code's table") {
-  const auto readme = readme_rows();
+TEST_CASE("the guide's environment reference is the code's table") {
+  const auto page = reference_rows();
   std::map<std::string, std::string> code;
   for (const auto& v : tune::environment_variables())
     code[std::string(v.name)] = std::string(v.effect);
   REQUIRE(!code.empty());
-  CHECK(readme.size() == code.size());
+  CHECK(page.size() == code.size());
   for (const auto& row : code) {
     const std::string& name = row.first;  // not a structured binding: clang's doctest captures
     CAPTURE(name);
-    auto it = readme.find(name);
-    REQUIRE_MESSAGE(it != readme.end(), "README.md has no row for " << name);
+    auto it = page.find(name);
+    REQUIRE_MESSAGE(it != page.end(), "docs/reference/environment.md has no row for " << name);
     CHECK(it->second == row.second);
   }
 }

@@ -95,7 +95,7 @@ def test_reference_drops_the_wrong_variant(vulkan_device):
     tuner(vulkan_device, x, y, 1.5, n, reference={"y": want}, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
     rows = tuner.report()
-    # Only what can win is verified (README): the winner was checked; an ELEMS=4 row the rule
+    # Only what can win is verified (docs/cpp.md): the winner was checked; an ELEMS=4 row the rule
     # reached is wrong_output with the reason, one it never reached stays unverified (ok on its
     # timing) and never wins. Which rows the rule reaches depends on the device's timings.
     (winner,) = [r for r in rows if r["winner"]]
@@ -140,7 +140,7 @@ def test_reference_that_nothing_matches_fails_with_every_reason(vulkan_device):
 
 
 def test_verify_callable_drops_what_it_rejects(vulkan_device):
-    # Only what can win is verified (README, "Verification"): the winner rule's pick, checked
+    # Only what can win is verified (docs/cpp.md, "Verification"): the winner rule's pick, checked
     # while the race waits for compiles or after it, then the next in the rule's order until one
     # passes. Every ELEMS other than 4 is rejected, so the winner is an ELEMS=4 configuration
     # that was checked; each configuration is checked at most once, and exactly the rejected
