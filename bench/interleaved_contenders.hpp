@@ -2,7 +2,7 @@
 // interleaved: `rounds` rounds in which every contender runs its batch of timed launches, the
 // order reversed every other round (A B C, C B A, ...). What drifts during a run weighs on all
 // of them alike: on the H200 the SM clock drops to 1.35-1.6 GHz under the sustained matmul
-// load of a tuning and recovers within seconds (bench/RESULTS.md), so a kernel timed alone
+// load of a tuning and recovers within seconds (2026-12-02, 613a10d), so a kernel timed alone
 // right after its tuning looked up to 1.26x slower than the same kernel timed later.
 //
 // A contender's `round` returns the per-launch device times (ns) of one batch; its figure is

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs libtune's GPU tests and benches on the NVIDIA machine, from binaries built here with the
 # `gpu` preset and packed into .gpu/bins.tar.xz (see bench/RESULTS.md for how). Logs go to $OUT.
-#   studies/run_h200.sh tests|bench|vkbench|racing|study|record [PARTIAL.tsv]|s2|s3|s3b|s3c|s3d|s25|slots|verify
+#   studies/run_h200.sh tests|bench|vkbench|racing|study|record [PARTIAL.tsv]|record-and-racing|clock|
+#                       clock-settle|final|final-quality|stability|slots|verify
+# The phases named for a figure's section in bench/RESULTS.md re-run the call that measured it
+# (each comment names that call's date and commit).
 set -uo pipefail
 phase=${1:-tests}
 OUT=${OUT:-/tmp/out}
@@ -33,7 +36,7 @@ vulkan_cases() {  # each vulkan_tests case in its own process: a skip _Exit(77)s
       run tests.log 90 $B/vulkan_tests --no-version --test-case="${name//,/*}"
     done
 }
-final_suite() {  # session 3's final-code check: GPU suites, bench_vulkan, fp16 tuning x3
+final_suite() {  # the 2026-11-29 final-code check: GPU suites, bench_vulkan, fp16 tuning x3
   vulkan_cases
   run tests.log 90 $B/conformance_vulkan
   run tests.log 60 $B/conformance_cuda
@@ -88,12 +91,12 @@ case $phase in
     run record.log 540 $B/tuning_study record --device cuda --kernel matmul_f32 --space wide \
       --size 2048x2048x2048 --max-seconds 420 --jobs "$jobs" --out "$OUT" ${resume[@]+"${resume[@]}"}
     ;;
-  s2)
-    # Session 2's one call (device time left: ~7 min): the Vulkan bandwidth diagnosis, the
-    # template-kernel GPU test, core overhead, fp16 tuning time (driver compute cache off, so
-    # cold is cold), then the wide recording with whatever time is left of a 270 s wall.
-    # Its first step, `vk_bandwidth_probe --ref-gbps 4183` beside clocks_log 250, ran a raw
-    # Vulkan replica of the backend that was removed once clock_study replaced it (last in
+  record-and-racing)
+    # The H200 call of 2026-11-29 recorded in 1a4130b (device time left: ~7 min): the Vulkan
+    # bandwidth diagnosis, the template-kernel GPU test, core overhead, fp16 tuning time (driver
+    # compute cache off, so cold is cold), then the wide recording with whatever time is left of a
+    # 270 s wall. Its first step, `vk_bandwidth_probe --ref-gbps 4183` beside clocks_log 250, ran a
+    # raw Vulkan replica of the backend that was removed once clock_study replaced it (last in
     # commit 15279ce: git show 15279ce:bench/vk_bandwidth_probe.cpp).
     run tests.log 40 $B/cuda_gpu_tests --test-case="*template*,*CUBIN cache*"
     run bench.log 30 $B/bench_core --benchmark_min_time=0.1 --benchmark_repetitions=3 \
@@ -104,10 +107,11 @@ case $phase in
     run record.log $((left + 15)) $B/tuning_study record --device cuda --kernel matmul_f32 \
       --space wide --size 2048x2048x2048 --max-seconds $left --jobs 16 --out "$OUT"
     ;;
-  s3)
-    # Session 3, first call: how the NVIDIA Vulkan driver's SM clock follows libtune's load
-    # (clock_study beside an nvidia-smi clocks log; CUDA for comparison), the template-kernel
-    # GPU test, the Vulkan suites, bench_vulkan with clock settling, fp16 tuning time cold.
+  clock)
+    # The first H200 call of 2026-11-29 recorded in 3f567cb: how the NVIDIA Vulkan driver's SM clock
+    # follows libtune's load (clock_study beside an nvidia-smi clocks log; CUDA for comparison), the
+    # template-kernel GPU test, the Vulkan suites, bench_vulkan with clock settling, fp16 tuning
+    # time cold.
     clocks_log 100
     run clock.md 120 $B/clock_study --device vulkan --out "$OUT/clock_vulkan.tsv"
     run clock.md 90 $B/clock_study --device cuda --idle-s 2 --out "$OUT/clock_cuda.tsv"
@@ -119,11 +123,11 @@ case $phase in
       --kernel matmul_f16 --out /tmp/study
     kill $smi 2>/dev/null
     ;;
-  s3b)
-    # Session 3, second call: Vulkan clock settling over a window (clock_study settle phase,
-    # bench_vulkan), every vulkan_tests case in its own process (a skip ends a doctest binary),
-    # fp16 tuning time again, the selection-quality study with the 1% racing tolerance, and
-    # the CUDA conformance suite after the autotuner's completion-order change.
+  clock-settle)
+    # The second H200 call of 2026-11-29 recorded in 3f567cb: Vulkan clock settling over a window
+    # (clock_study settle phase, bench_vulkan), every vulkan_tests case in its own process (a skip
+    # ends a doctest binary), fp16 tuning time again, the selection-quality study with the 1% racing
+    # tolerance, and the CUDA conformance suite after the autotuner's completion-order change.
     clocks_log 100
     run clock.md 60 $B/clock_study --device vulkan --phases settle --out /tmp/clock_vulkan.tsv
     VK_LOADER_DEBUG=error,warn vulkan_cases
@@ -135,24 +139,27 @@ case $phase in
     cp /tmp/q/*.tsv "$OUT/" 2>/dev/null
     run tests.log 100 $B/conformance_cuda
     ;;
-  s3c)
-    # Session 3, third call: the final code. Every vulkan_tests case in its own process
-    # (the drivers now stay loaded across devices), both conformance suites, the CUDA GPU
-    # tests, bench_vulkan, and the fp16 tuning time three times (racing now overlaps compiles).
+  final)
+    # The third H200 call of 2026-11-29 recorded in 3f567cb: the final code. Every vulkan_tests case
+    # in its own process (the drivers now stay loaded across devices), both conformance suites, the
+    # CUDA GPU tests, bench_vulkan, and the fp16 tuning time three times (racing now overlaps
+    # compiles).
     final_suite
     ;;
-  s3d)
-    # Session 3, fourth call: the same as s3c after the review fixes to racing (rounds back to
-    # back while compiles run, re-settling after a pause), plus the selection-quality study.
+  final-quality)
+    # The H200 call of 2026-11-29 recorded in 4ff1b17: the same as `final` after the review fixes to
+    # racing (rounds back to back while compiles run, re-settling after a pause), plus the
+    # selection-quality study.
     final_suite
     run quality.log 150 $B/tuning_study quality --large --device cuda --out /tmp/q
     cp /tmp/q/*.tsv "$OUT/" 2>/dev/null
     ;;
-  s25)
-    # Session 17 (issue 15): both fp16 matmuls, 10 tunings per demo size after a 1 s heat, the
-    # end-of-key judge and one right after each run; then the cold floor. Each under
-    # scripts/with-clocks.sh; the summaries are copied flat and the sub-folders removed, because
-    # `run` returns only so many files. About 420 s, plus 20 s for the cold floor.
+  stability)
+    # The wrong-pick figures (H200, 2026-12-03 at 7053a08, 71dd9f9 and e80058f): both fp16 matmuls,
+    # 10 tunings per demo size after a 1 s heat, the end-of-key judge and one right after each run;
+    # then the cold floor. Each under scripts/with-clocks.sh; the summaries are copied flat and the
+    # sub-folders removed, because `run` returns only so many files. About 420 s, plus 20 s for the
+    # cold floor.
     for kernel in matmul_f16 matmul_wgmma_f16; do
       rm -rf "$TUNE_CACHE_DIR"
       # $OUT/$kernel.log: the JSON between its first '{' and last '}', then the clock summary.
@@ -171,9 +178,9 @@ case $phase in
       >"$OUT/summary.txt" 2>&1
     ;;
   verify)
-    # Session 20 (issue 15): the cost of verification at 256 MiB of output, 40 configurations,
-    # on both backends of the H200 (CUDA, and Vulkan on NVIDIA's driver), each under
-    # scripts/with-clocks.sh, five rounds each. About 40 s per backend.
+    # Verification cost (H200, 2026-12-03, be32494's bench): the cost of verification at 256 MiB of
+    # output, 40 configurations, on both backends of the H200 (CUDA, and Vulkan on NVIDIA's driver),
+    # each under scripts/with-clocks.sh, five rounds each. About 40 s per backend.
     run verify_cuda.log 150 scripts/with-clocks.sh "$OUT/verify_cuda" -- $B/bench_cuda \
       --verify-cost --verify-rounds=5
     run verify_vulkan.log 300 scripts/with-clocks.sh "$OUT/verify_vulkan" -- \
@@ -182,9 +189,10 @@ case $phase in
     rm -rf "$OUT"/*/
     ;;
   slots)
-    # Session 18 (issue 15): does a turn's place in a round of sustained turns bias its time?
-    # tuning_study slots on matmul_f16 4096^3 (about 4 min), with the clock summary and a fast
-    # clock/power/throttle-reason log beside it (every 20 ms, xz-compressed).
+    # The slots study (H200, 2026-12-03, recorded in 47c5b77): does a turn's place in a round of
+    # sustained turns bias its time? tuning_study slots on matmul_f16 4096^3 (about 4 min), with the
+    # clock summary and a fast clock/power/throttle-reason log beside it (every 20 ms,
+    # xz-compressed).
     q=timestamp,clocks.sm,power.draw,clocks_event_reasons.active,temperature.gpu
     nvidia-smi --query-gpu=$q --format=csv,nounits -lms 20 >"$OUT/smi.csv" 2>&1 &
     smi=$!

@@ -21,7 +21,7 @@ def level_ratios(design, rec):
         order = rec["order"]
         if not order:  # no sustained turns were held
             return {}, []
-        if isinstance(order[0], list):  # one order per round (session 18 on): the first
+        if isinstance(order[0], list):  # one order per round (71dd9f9 on): the first
             order = order[0]               # round's, contender 0 the first to run
         base = med[order[0]]
         out = {}

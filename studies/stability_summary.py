@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Summary of `tune stability --quality --json` runs (issue 15), e.g. studies/run_h200.sh s25.
+"""Summary of `tune stability --quality --json` runs (issue 15), e.g. studies/run_h200.sh stability.
 
   python3 studies/stability_summary.py matmul_f16.log [matmul_wgmma_f16.log ...]
 
@@ -21,7 +21,7 @@ pair's timeline (t0..t{n-1} the forward round, t{n}..t{2n-1} the backward one: s
 holds the contender of forward place n-1-i), each row divided by its own mean (so a drift
 between pairs does not read as a place effect; the row's level is printed after it), median
 over the runs with the same number of contenders: a bias tied to a slot (a clock dip in step
-with the pairs, sessions 17-18) shows as a column away from 1.
+with the pairs, H200 2026-12-03 at 7053a08 and 71dd9f9) shows as a column away from 1.
 """
 import json
 import math

@@ -1,11 +1,11 @@
 // tuning_study slots: whether a turn's place in a round of sustained turns biases its time
 // (issue 15; usage: main.cpp). Writes DIR/slots.json; prints a summary.
 //
-// Session 17 found the tuner's sustained turns timing matmul_f16 4096^3's BM=128/BN=256
-// 3-stage variant 3-13% slower than its 4- and 5-stage siblings, where a judge running the
-// same kernels seconds later saw them within 1-2% and the long reference within 0.1%. Both
-// run forward/backward rounds (A B C .. C B A): that cancels a linear drift of the clock over
-// a pair, not a bump. This study measures it on the kernel itself:
+// The H200 runs of 2026-12-03 at 7053a08 found the tuner's sustained turns timing matmul_f16
+// 4096^3's BM=128/BN=256 3-stage variant 3-13% slower than its 4- and 5-stage siblings, where a
+// judge running the same kernels seconds later saw them within 1-2% and the long reference within
+// 0.1%. Both run forward/backward rounds (A B C .. C B A): that cancels a linear drift of the clock
+// over a pair, not a bump. This study measures it on the kernel itself:
 //  - profile: one configuration's consecutive turns after heat and a showdown: the clock's
 //    course over a pair's length, turn by turn and launch by launch;
 //  - null: five contenders that are all the same compiled kernel, so that any difference

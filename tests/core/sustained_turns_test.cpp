@@ -810,7 +810,7 @@ TEST_CASE("pair_medians: each pair's mean, unpaired rounds left out, NaN kept") 
 TEST_CASE("sustained turns: a clock that swings in step with the pairs favours nobody") {
   // Three configurations of equal speed. The clock swings by 6% over each pair's length, full
   // speed at a pair's ends, slowest at its turning point, the moment the H200's clock dipped
-  // in the tuner's pairs (bench/RESULTS.md, session 18). A fixed order (the showdown's, then
+  // in the tuner's pairs (H200, 2026-12-03, 71dd9f9). A fixed order (the showdown's, then
   // back) put the same contender there in every pair, and its two turns in a row there made
   // it look 3-6% slower every time (about 1.04x here, in every tuning). With the places
   // going round (turn_order), the pairs disagree until every contender has had every place,

@@ -121,7 +121,7 @@ struct BenchOptions {
   // within `tie_tolerance` of the fastest are taken as equal and the first in canonical order
   // (Config::to_string, bytewise) wins, so that noise within the band never decides and fresh
   // tunings of near-equal configurations pick the same one. The band is also what a pick may
-  // cost beyond the timing's own error. On a hot H200 (bench/RESULTS.md, session 15) the band
+  // cost beyond the timing's own error. On a hot H200 (2026-12-02, 2665a9a) the band
   // picked, in 7 of 80 tunings, a configuration the tuner itself had timed 0.1-0.9% behind
   // and a judge put 2.4-2.6% behind, but side by side in one call a band of 0 did no better
   // (4 wrong picks in 30 tunings against 2 in 20): there the timing's own error decides. 0:
@@ -183,7 +183,7 @@ struct BenchOptions {
   // ruled_out) runs no more turns, unless it is the pick; later pairs time only those still
   // in question. On a hot H200 a 100 ms turn's clock moves 3-5% between rounds, so near-ties
   // take all three (one pair picked 5 of 10 times a configuration 3.5% slower, judged head to
-  // head: bench/RESULTS.md, session 14). Costs about 4 x contenders x showdown_sustain_ms for
+  // head: H200, 2026-12-02, c7151d1). Costs about 4 x contenders x showdown_sustain_ms for
   // the first two pairs and 2 x those still in question for each further pair, plus at most two
   // launches per turn for a kernel longer than half a turn (ShowdownReport::sustained_turns
   // counts them). showdown_sustain_ms < 0 (the default): twice

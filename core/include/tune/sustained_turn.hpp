@@ -49,7 +49,7 @@ std::vector<double> level_turns(const std::vector<std::vector<double>>& turns);
 // power-limited GPU's clock does not only drift: on the H200 it dips by 10-14% for about
 // 0.3 s some 0.3-0.6 s into the sustained turns and again about 0.9 s later, in step with a
 // pair of five contenders, so the contender at the turning point was timed 3-13% slower than
-// it is in every pair (bench/RESULTS.md, sessions 17-18). With the places going round, such a dip
+// it is in every pair (H200, 2026-12-03, 7053a08, 71dd9f9). With the places going round, such a dip
 // falls on different contenders in different pairs: it shows as the pairs' spread (pair_medians)
 // instead of a bias they repeat, and over n pairs it falls on every contender alike. Deterministic
 // for given arguments; empty for n = 0; a negative round counts as 0.

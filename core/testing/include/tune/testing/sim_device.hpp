@@ -156,7 +156,7 @@ class SimDevice final : public Device {
   // 1 + amplitude * (1 - cos(2 pi t / period_ns)) / 2 times slower, where t is the timed work
   // since this call (summed over all time() calls): full speed at t = 0, `amplitude` slower
   // half a period later (the H200's dips by 10-14% about every 0.9 s, in step with the
-  // onset of sustained load: bench/RESULTS.md, session 18). amplitude 0 turns it
+  // onset of sustained load: 2026-12-03, 71dd9f9). amplitude 0 turns it
   // off (the default); combines with the others.
   void set_clock_wave(double amplitude, double period_ns);
   // compile() fails with compile_error for configs matching `pred`; the message is a fake
