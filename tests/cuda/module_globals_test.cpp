@@ -6,11 +6,14 @@
 // module_globals_gpu_test.cpp). Tensor maps: encoded at launch from the call's buffer and
 // sizes, passed after the arguments, re-encoded only when those change; shapes TMA cannot
 // address are refused naming the map, or passed as zero maps for a spec that asks for that
-// (TensorMapSpec::zeros_when_unaligned; on an H200: wgmma_gpu_test.cpp).
+// (TensorMapSpec::zeros_when_unaligned; on an H200: wgmma_gpu_test.cpp). Cached binaries: their
+// parameters are checked against the kernel's signature where the driver tells them.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -36,6 +39,8 @@ struct Journal {
   std::size_t launch_args = 0, launch_maps = 0;           // what a launch passes, set by the test
   std::vector<std::vector<std::uint64_t>> launched_maps;  // of the last launch: 16 words each
   int copies = 0, syncs = 0, launches = 0;                // host-to-device copies, stream syncs
+  bool param_info = false;          // whether the fake driver tells a function's parameters
+  std::vector<std::size_t> params;  // and their sizes, as a loaded module's function has them
 };
 
 class FakeApi final : public GpuApi {
@@ -117,6 +122,13 @@ class FakeApi final : public GpuApi {
     }
     return 0;
   }
+  bool has_param_info() const noexcept override { return j_->param_info; }
+  int func_param_info(Handle, std::size_t index, std::size_t* offset, std::size_t* bytes) override {
+    if (index >= j_->params.size()) return 1;  // CUDA_ERROR_INVALID_VALUE past the last one
+    *offset = 8 * index;
+    *bytes = j_->params[index];
+    return 0;
+  }
   bool has_tensor_maps() const noexcept override { return j_->tensor_maps; }
   // The "map" records what it was encoded from: address, rows, cols, box, element size.
   int encode_tensor_map(void* map, const TensorMapSpec& spec, ElemType type, DevPtr ptr,
@@ -156,6 +168,7 @@ class FakeApi final : public GpuApi {
 };
 
 struct NoCompiler final : RtcCompiler {
+  int compiles = 0;
   std::string version() const override { return "none 1.0"; }
   std::string_view binary_kind() const noexcept override { return "bin"; }
   Result<std::vector<std::string>> target_options(std::string_view, bool) const override {
@@ -165,6 +178,7 @@ struct NoCompiler final : RtcCompiler {
   std::string max_registers_option(int) const override { return {}; }
   Result<RtcOutput> compile(std::string_view, std::string_view, std::span<const std::string>,
                             std::span<const KernelHeader>, std::string_view) override {
+    ++compiles;
     RtcOutput out;
     out.binary = "image";
     return out;
@@ -457,4 +471,69 @@ TEST_CASE("a vendor without thread-block clusters refuses a cluster launch namin
   // A cluster of one block is no cluster: the plain launch, as before clusters existed.
   REQUIRE(dev->launch(**k, LaunchDims{{2, 1, 1}, {128, 1, 1}, 0, {1, 1, 1}}, {}).ok());
   CHECK(j.launches == 1);
+}
+
+TEST_CASE("a cached binary whose parameters are not the kernel's is evicted and compiled again") {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("libtune-params-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  auto cache = std::make_shared<BinaryCache>(dir, true);
+  Journal j;
+  j.param_info = true;
+  j.params = {8, 4};  // a device pointer and an int: the kernel's signature below
+  DeviceInfo info;
+  info.backend = "fake";
+  info.name = "fake device";
+  info.arch = "sm_90";
+  info.max_threads_per_block = 1024;
+  info.shared_bytes_per_block_optin = 228 * 1024;
+  auto compiler = std::make_shared<NoCompiler>();
+  auto made = GpuDevice::make(std::make_unique<FakeApi>(&j), compiler, cache, info);
+  REQUIRE(made.ok());
+  GpuDevice& dev = **made;
+  KernelSource src;
+  src.language = Language::cuda_hip;
+  src.entry = "k";
+  src.text = "extern \"C\" __global__ void k(float* x, int n) {}";
+  src.signature.buffer("x", ElemType::f32).scalar("n", ElemType::i32);
+
+  auto first = dev.compile(src, with_s(1));
+  REQUIRE(first.ok());
+  CHECK_FALSE((*first)->from_binary_cache());
+  auto hit = dev.compile(src, with_s(1));  // the parameters match: the cached binary is used
+  REQUIRE(hit.ok());
+  CHECK((*hit)->from_binary_cache());
+  CHECK(compiler->compiles == 1);
+
+  for (const auto& forged : std::vector<std::vector<std::size_t>>{{8}, {8, 4, 8}, {8, 8}, {4, 4}}) {
+    CAPTURE(forged.size());
+    j.params = {8, 4};
+    REQUIRE(dev.compile(src, with_s(2)).ok());  // a fresh entry to forge
+    j.params = forged;  // what the entry's binary declares: another kernel's code
+    const int before = compiler->compiles;
+    auto again = dev.compile(src, with_s(2));
+    REQUIRE_MESSAGE(again.ok(), again.status().to_string());
+    CHECK_FALSE((*again)->from_binary_cache());  // compiled afresh, not launched
+    CHECK(compiler->compiles == before + 1);
+  }
+  // Where the driver cannot tell (HIP, a CUDA driver before 12.4), the binary is used as is.
+  j.param_info = false;
+  j.params = {8};
+  auto untold = dev.compile(src, with_s(1));
+  REQUIRE(untold.ok());
+  CHECK((*untold)->from_binary_cache());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("parameters_unlike names the first parameter unlike the signature") {
+  KernelSignature sig;
+  sig.buffer("x", ElemType::f32).scalar("n", ElemType::i32).scalar("alpha", ElemType::f64);
+  const std::vector<std::size_t> right = {8, 4, 8};
+  CHECK(parameters_unlike(right, sig, 0).empty());
+  const std::vector<std::size_t> with_map = {8, 4, 8, 128};
+  CHECK(parameters_unlike(with_map, sig, 1).empty());
+  const std::vector<std::size_t> short_list = {8, 4};
+  CHECK(parameters_unlike(short_list, sig, 0).find("2 parameters") != std::string::npos);
+  const std::vector<std::size_t> wrong = {8, 8, 8};
+  CHECK(parameters_unlike(wrong, sig, 0).find("argument 'n'") != std::string::npos);
 }

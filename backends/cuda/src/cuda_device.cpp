@@ -202,6 +202,12 @@ class CudaApi final : public gpu::GpuApi {
     *base = b;
     return rc;
   }
+  bool has_param_info() const noexcept override { return d_.cuFuncGetParamInfo != nullptr; }
+  int func_param_info(Handle f, std::size_t index, std::size_t* offset,
+                      std::size_t* bytes) override {
+    if (d_.cuFuncGetParamInfo == nullptr) return CUDA_ERROR_NOT_SUPPORTED;  // driver < 12.4
+    return d_.cuFuncGetParamInfo(static_cast<CUfunction>(f), index, offset, bytes);
+  }
   bool has_clusters() const noexcept override { return true; }
   // Clusters of up to 8 blocks are portable; a larger one needs the function's non-portable
   // opt-in first (honoured on sm_90 up to 16), asked for only then.

@@ -59,7 +59,9 @@ namespace tune::cuda::detail {
 // present, null otherwise; the feature that needs one reports it missing when used.
 //   cuTensorMapEncodeTiled (CUDA 12.0): TMA tensor maps (KernelSource::tensor_maps).
 //   cuLaunchKernelEx (CUDA 12.0): launches in thread-block clusters (LaunchDims::cluster).
-#define TUNE_CUDA_DRIVER_OPTIONAL_ENTRY_POINTS(X) X(cuTensorMapEncodeTiled) X(cuLaunchKernelEx)
+//   cuFuncGetParamInfo (CUDA 12.4): a cached CUBIN's parameters checked against the kernel.
+#define TUNE_CUDA_DRIVER_OPTIONAL_ENTRY_POINTS(X) \
+  X(cuTensorMapEncodeTiled) X(cuLaunchKernelEx) X(cuFuncGetParamInfo)
 
 // Function pointers, one per entry point, named as cuda.h names them. There is deliberately no
 // entry that resets or destroys a context (cuDevicePrimaryCtxReset, cuCtxDestroy, cuCtxCreate):

@@ -142,6 +142,13 @@ class GpuApi {
   // clusters of `cluster` blocks (cuLaunchKernelEx with the cluster-dimension attribute).
   // GpuDevice calls launch_cluster only where has_clusters() and the cluster exceeds one block.
   // Only CUDA implements them.
+  // A function's parameters, by index: offset and size in bytes; non-zero past the last one.
+  // Only where the driver exposes it (CUDA 12.4's cuFuncGetParamInfo); HIP has none.
+  virtual bool has_param_info() const noexcept { return false; }
+  virtual int func_param_info(Handle /*function*/, std::size_t /*index*/, std::size_t* /*offset*/,
+                              std::size_t* /*bytes*/) {
+    return -1;
+  }
   virtual bool has_clusters() const noexcept { return false; }
   virtual int launch_cluster(Handle function, const Dim3& grid, const Dim3& block,
                              const Dim3& cluster, std::uint32_t shared_bytes, Handle stream,

@@ -280,8 +280,46 @@ Status GpuDevice::copy(DeviceBuffer& dst, const DeviceBuffer& src, std::uint64_t
   return {};
 }
 
+std::string parameters_unlike(std::span<const std::size_t> sizes, const KernelSignature& sig,
+                              std::size_t maps) {
+  const auto& decls = sig.decls();
+  if (sizes.size() != decls.size() + maps) {
+    return std::to_string(sizes.size()) + " parameters, but the kernel has " +
+           std::to_string(decls.size()) + " arguments" +
+           (maps != 0 ? " and " + std::to_string(maps) + " tensor maps" : std::string());
+  }
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const std::size_t want = i >= decls.size()                  ? std::size_t{128}
+                             : decls[i].kind == ArgKind::buffer ? sizeof(DevPtr)
+                                                                : size_of(decls[i].type);
+    if (sizes[i] != want) {
+      return "parameter " + std::to_string(i) + " takes " + std::to_string(sizes[i]) +
+             " bytes, but " +
+             (i < decls.size() ? "argument '" + decls[i].name + "'" : std::string("a tensor map")) +
+             " is " + std::to_string(want);
+    }
+  }
+  return {};
+}
+
+std::vector<std::size_t> GpuDevice::parameter_sizes(Handle function) const {
+  std::vector<std::size_t> sizes;
+  if (!api_->has_param_info()) return sizes;
+  std::size_t offset = 0, bytes = 0;
+  // Past the last parameter the driver answers an error; 4096 bounds a broken answer.
+  while (sizes.size() < 4096 && api_->func_param_info(function, sizes.size(), &offset, &bytes) == 0)
+    sizes.push_back(bytes);
+  return sizes;
+}
+
 Result<std::unique_ptr<CompiledKernel>> GpuDevice::compile(const KernelSource& source,
                                                            const Config& config) {
+  return compile_variant(source, config, /*use_cache=*/true);
+}
+
+Result<std::unique_ptr<CompiledKernel>> GpuDevice::compile_variant(const KernelSource& source,
+                                                                   const Config& config,
+                                                                   bool use_cache) {
   TUNE_RETURN_IF_ERROR(check_lost());
   // TMA tensor maps (KernelSource::tensor_maps): this variant's specs, before compiling.
   std::vector<TensorMapSpec> tensor_maps;
@@ -300,7 +338,8 @@ Result<std::unique_ptr<CompiledKernel>> GpuDevice::compile(const KernelSource& s
                         std::to_string(kMaxTensorMaps) + " are supported");
     }
   }
-  auto out = compile_for(*compiler_, info_.arch, source, config, cache_.get());
+  auto out =
+      compile_for(*compiler_, info_.arch, source, config, use_cache ? cache_.get() : nullptr);
   if (!out.ok()) return out.status();
   const CurrentScope current(*api_);
   TUNE_RETURN_IF_ERROR(entered(current));
@@ -323,6 +362,18 @@ Result<std::unique_ptr<CompiledKernel>> GpuDevice::compile(const KernelSource& s
     return unload_and(fail(
         Call::module_get_function, rc, StatusCode::compile_error,
         "entry point '" + symbol + "' of " + name + " (is it declared extern \"C\" __global__?)"));
+  }
+  // What is on disk may have been put there by someone else: a cached binary's parameters must
+  // be the kernel's, where the driver can tell.
+  if (out->from_cache && !source.signature.decls().empty()) {
+    if (std::string why =
+            parameters_unlike(parameter_sizes(function), source.signature, tensor_maps.size());
+        !why.empty() && api_->has_param_info()) {
+      (void)api_->module_unload(module);
+      if (cache_)
+        cache_->evict(out->cache_key, name + ": its parameters are not the kernel's (" + why + ")");
+      return compile_variant(source, config, /*use_cache=*/false);
+    }
   }
 
   KernelResources res = parse_resource_log(out->log);  // spill stores come only from here

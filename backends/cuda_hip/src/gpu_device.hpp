@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,12 @@ struct GpuNames {
   const char* flush;    // how the cache flush is done, for messages ("cuMemsetD8Async")
 };
 
+// Why a function whose parameters have these sizes in bytes, in order, is not the kernel of
+// `sig` followed by `maps` TMA tensor maps (a buffer is one device pointer, a scalar its type's
+// size, a tensor map 128 bytes), or empty when it is. Pure.
+std::string parameters_unlike(std::span<const std::size_t> sizes, const KernelSignature& sig,
+                              std::size_t maps);
+
 class GpuDevice : public Device {
  public:
   // `info` must be complete (arch, limits, l2_bytes). Creates the stream; fails when that fails.
@@ -179,6 +186,13 @@ class GpuDevice : public Device {
     const auto* g = static_cast<const GpuBuffer*>(&b);
     return g->owner() == this ? g : nullptr;
   }
+  // compile() through the binary cache or past it: a cached binary whose parameters are not
+  // the kernel's (KernelSource::signature, where the driver can tell) is evicted and compiled
+  // again past the cache.
+  Result<std::unique_ptr<CompiledKernel>> compile_variant(const KernelSource& source,
+                                                          const Config& config, bool use_cache);
+  // The sizes of `function`'s parameters; empty where the driver cannot tell.
+  std::vector<std::size_t> parameter_sizes(Handle function) const;
   Result<const GpuKernel*> kernel_of(const CompiledKernel& k) const;
   // kernel_of without the Status, for the launch path (as own_buffer is to buffer_of).
   const GpuKernel* own_kernel(const CompiledKernel& k) const noexcept {
