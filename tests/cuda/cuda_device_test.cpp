@@ -4,16 +4,24 @@
 // there is no driver or no device. Tests never assert which configuration is faster.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "gpu_tuner.hpp"
 #include "skip.hpp"
+#include "tune/backend/binary_cache.hpp"
 #include "tune/cuda.hpp"
 #include "tune/kernels/bundled.hpp"
+#include "tune/sqlite_store.hpp"
 #include "tune/tune.hpp"
 
 namespace {
@@ -146,6 +154,62 @@ TEST_CASE("the CUBIN cache serves a second compile of the same variant") {
     CHECK_FALSE((*first)->from_binary_cache());
     CHECK((*second)->from_binary_cache());
   }
+}
+
+TEST_CASE("a cached CUBIN of another kernel under this key is evicted by its parameters") {
+  auto dev = tune::testing::open_cuda_or_skip();
+  if (tune::cache_mode_from_env() != tune::CacheMode::readwrite)
+    TUNE_SKIP("the CUBIN cache is not writable (TUNE_CACHE)");
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(tune::default_cache_path()).parent_path() / "cubin";
+  // The entry file that compiling `src` adds to the cache directory.
+  auto entry_of = [&](const tune::KernelSource& src, const tune::Config& cfg) {
+    std::set<fs::path> before;
+    if (fs::exists(dir))
+      for (const auto& e : fs::directory_iterator(dir)) before.insert(e.path());
+    REQUIRE(dev->compile(src, cfg).ok());
+    for (const auto& e : fs::directory_iterator(dir))
+      if (!before.count(e.path())) return e.path();
+    FAIL("no new entry in " << dir);
+    return fs::path();
+  };
+  auto key_of = [](const fs::path& f) {
+    std::ifstream in(f, std::ios::binary);
+    std::uint64_t key_bytes = 0;
+    in.seekg(8);
+    in.read(reinterpret_cast<char*>(&key_bytes), sizeof key_bytes);
+    std::string key(key_bytes, '\0');
+    in.seekg(48);
+    in.read(key.data(), static_cast<std::streamsize>(key.size()));
+    return key;
+  };
+  // Two kernels named k: the one under test takes (x, n); another takes (x, y, n).
+  const auto seed = std::chrono::steady_clock::now().time_since_epoch().count() % 1000000007;
+  tune::Config c{{"SEED", static_cast<int>(seed)}};
+  tune::KernelSource mine = source(
+      "extern \"C\" __global__ void k(float* x, int n) { if (threadIdx.x < n) x[threadIdx.x] = "
+      "SEED; }");
+  mine.signature.buffer("x", tune::ElemType::f32).scalar("n", tune::ElemType::i32);
+  tune::KernelSource other = source(
+      "extern \"C\" __global__ void k(float* x, float* y, int n) { if (threadIdx.x < n) "
+      "y[threadIdx.x] = x[threadIdx.x] + SEED; }");
+  const std::string mine_key = key_of(entry_of(mine, c));
+  const std::string other_key = key_of(entry_of(other, c));
+  tune::BinaryCache raw(dir, true);
+  auto other_entry = raw.load(other_key);
+  REQUIRE(other_entry.has_value());
+  REQUIRE(raw.store(mine_key, *other_entry));
+  auto again = dev->compile(mine, c);
+  REQUIRE_MESSAGE(again.ok(), again.status().to_string());
+  CHECK_FALSE((*again)->from_binary_cache());  // cuFuncGetParamInfo told: evicted, recompiled
+  auto buf = dev->alloc(64 * 4);
+  REQUIRE(buf.ok());
+  tune::ArgValue args[] = {tune::ArgValue::buf(**buf, tune::ElemType::f32, 64),
+                           tune::ArgValue(std::int32_t{64})};
+  REQUIRE(dev->launch(**again, tune::LaunchDims{{1, 1, 1}, {64, 1, 1}, 0}, args).ok());
+  std::vector<float> out(64);
+  REQUIRE(dev->download(**buf, out.data(), 64 * 4).ok());
+  CHECK(out[7] == static_cast<float>(static_cast<int>(seed)));
 }
 
 TEST_CASE("an illegal address is device_lost and the device stays lost") {
