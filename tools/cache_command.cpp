@@ -114,15 +114,20 @@ void cmd_list(const CacheArgs& a) {
   if (a.json) {
     json out = json::array();
     for (const CacheEntry& e : *entries) {
-      out.push_back({{"kernel", e.key.kernel},
-                     {"key", e.key.key},
-                     {"device", e.key.device},
-                     {"toolchain", e.key.toolchain},
-                     {"best_config", e.best_config},
-                     {"best_stats", stats_json(e.best_stats)},
-                     {"rows", e.rows},
-                     {"failed", e.failed},
-                     {"newest_time", e.newest_time}});
+      out.push_back(
+          {{"kernel", e.key.kernel},
+           {"key", e.key.key},
+           {"device", e.key.device},
+           {"toolchain", e.key.toolchain},
+           {"best_config", e.best_config},
+           {"best_stats", stats_json(e.best_stats)},
+           {"best_verification", e.best_config.empty() ? json(nullptr)
+                                                       : json(std::string(to_string(verification_of(
+                                                             StatusCode::ok, e.best_verified))))},
+           {"rows", e.rows},
+           {"failed", e.failed},
+           {"verified", e.verified},
+           {"newest_time", e.newest_time}});
     }
     return print_json(out);
   }
@@ -135,10 +140,16 @@ void cmd_list(const CacheArgs& a) {
     rows.push_back({e.key.kernel, e.key.key, e.key.device,
                     e.best_config.empty() ? "(none ok)" : e.best_config,
                     e.best_config.empty() ? "-" : time_text(e.best_stats.median),
+                    e.best_config.empty() ? "-"
+                    : e.best_verified     ? "verified"
+                                          : "not_checked",
                     std::to_string(e.rows - e.failed) + "/" + std::to_string(e.rows),
+                    std::to_string(e.verified) + "/" + std::to_string(e.rows - e.failed),
                     age_text(e.newest_time)});
   }
-  print_table({"KERNEL", "KEY", "DEVICE", "BEST", "MEDIAN", "OK/CONFIGS", "AGE"}, rows);
+  print_table({"KERNEL", "KEY", "DEVICE", "BEST", "MEDIAN", "BEST OUTPUT", "OK/CONFIGS",
+               "VERIFIED/OK", "AGE"},
+              rows);
 }
 
 void cmd_show(const CacheArgs& a) {
@@ -155,6 +166,9 @@ void cmd_show(const CacheArgs& a) {
                      {"config", r.result.config},
                      {"status", std::string(to_string(r.result.status))},
                      {"reason", r.result.reason},
+                     {"verified", r.result.verified},
+                     {"verification",
+                      std::string(to_string(verification_of(r.result.status, r.result.verified)))},
                      {"stats", stats_json(r.result.stats)},
                      {"unix_time", r.result.unix_time}});
     }
@@ -180,11 +194,13 @@ void cmd_show(const CacheArgs& a) {
       bool ok = s.status == StatusCode::ok;
       std::string reason = s.reason.substr(0, s.reason.find('\n'));
       table.push_back({s.config, std::string(to_string(s.status)),
+                       std::string(to_string(verification_of(s.status, s.verified))),
                        ok ? time_text(s.stats.median) : "-", ok ? time_text(s.stats.p20) : "-",
                        ok ? time_text(s.stats.p80) : "-", std::to_string(s.stats.count),
                        age_text(s.unix_time), ok ? "" : reason});
     }
-    print_table({"CONFIG", "STATUS", "MEDIAN", "P20", "P80", "N", "AGE", "REASON"}, table);
+    print_table({"CONFIG", "STATUS", "OUTPUT", "MEDIAN", "P20", "P80", "N", "AGE", "REASON"},
+                table);
     std::printf("\n");
   }
 }

@@ -80,6 +80,20 @@ const char* state_of(const ConfigResult& r, const Config& winner, bool has_winne
   return "ok";
 }
 
+// The output column's cell: Verification's name, also its CSS class ("not_checked" shown as
+// "not checked": only what can win is checked unless the tuning asked for every one).
+std::string output_cell(const std::string& verification) {
+  std::string shown = verification;
+  std::replace(shown.begin(), shown.end(), '_', ' ');
+  return "<td class=\"output " + verification + "\" title=\"" +
+         (verification == "not_checked"
+              ? std::string("output not compared: only what can win is checked, unless every "
+                            "configuration is (AutotunerOptions::verify)")
+          : verification == "verified" ? std::string("output checked and passed")
+                                       : std::string("output checked and wrong")) +
+         "\">" + shown + "</td>";
+}
+
 // "name=value" pairs of a config's text, parameters and launch options alike
 // ("EPT=4", "block=256x1x1").
 std::vector<std::pair<std::string, std::string>> config_pairs(const Config& c) {
@@ -351,35 +365,39 @@ std::string key_html(const ReportKey& k, std::size_t index) {
        "<th data-sort=\"config\">configuration</th><th data-sort=\"median\">median</th>"
        "<th>p20 &ndash; p80</th><th>min &ndash; max</th><th data-sort=\"n\">n</th>";
   if (k.measured) o += "<th data-sort=\"compile\">compile</th>";
-  o += "<th>state</th><th>distribution (log scale)</th></tr></thead><tbody>";
+  o += "<th>state</th><th>output</th><th>distribution (log scale)</th></tr></thead><tbody>";
   std::size_t rank = 0;
   for (const ConfigResult* c : ok) {
     ++rank;
     const char* state = state_of(*c, winner, has_winner);
+    const std::string verification(to_string(c->verification()));
     const SampleStats& s = c->stats;
     o += "<tr class=\"cand " + std::string(state) + "\" data-rank=\"" + std::to_string(rank) +
          "\" data-config=\"" + esc(c->config.to_string()) + "\" data-state=\"" + state +
          "\" data-median-ns=\"" + num(s.median) + "\" data-p20-ns=\"" + num(s.p20) +
          "\" data-p80-ns=\"" + num(s.p80) + "\" data-min-ns=\"" + num(s.min) + "\" data-max-ns=\"" +
          num(s.max) + "\" data-n=\"" + std::to_string(s.count) + "\" data-compile-ms=\"" +
-         num(c->compile_ms) + "\">";
+         num(c->compile_ms) + "\" data-verification=\"" + verification + "\">";
     o += "<td>" + std::to_string(rank) + "</td><td><code>" + esc(c->config.to_string()) +
          "</code></td><td>" + esc(time_text(s.median)) + "</td><td>" + esc(time_text(s.p20)) +
          " &ndash; " + esc(time_text(s.p80)) + "</td><td>" + esc(time_text(s.min)) + " &ndash; " +
          esc(time_text(s.max)) + "</td><td>" + std::to_string(s.count) + "</td>";
     if (k.measured) o += "<td>" + esc(ms_text(c->compile_ms)) + "</td>";
-    o += "<td>" + std::string(state) + "</td><td>" + strip_svg(s, sc, state) + "</td></tr>";
+    o += "<td>" + std::string(state) + "</td>" + output_cell(verification) + "<td>" +
+         strip_svg(s, sc, state) + "</td></tr>";
   }
   for (const ConfigResult* c : failed) {
+    const std::string verification(to_string(c->verification()));
     o += "<tr class=\"cand failed\" data-rank=\"" + std::to_string(rank) + "\" data-config=\"" +
          esc(c->config.to_string()) +
          "\" data-state=\"failed\" data-median-ns=\"inf\" "
          "data-n=\"0\" data-compile-ms=\"" +
-         num(c->compile_ms) + "\"><td>" + std::to_string(rank) + "</td><td><code>" +
-         esc(c->config.to_string()) + "</code></td><td>-</td><td>-</td><td>-</td><td>0</td>";
+         num(c->compile_ms) + "\" data-verification=\"" + verification + "\"><td>" +
+         std::to_string(rank) + "</td><td><code>" + esc(c->config.to_string()) +
+         "</code></td><td>-</td><td>-</td><td>-</td><td>0</td>";
     if (k.measured) o += "<td>" + esc(ms_text(c->compile_ms)) + "</td>";
-    o += "<td>failed</td><td class=\"reason\">" + esc(std::string(to_string(c->status.code()))) +
-         "</td></tr>";
+    o += "<td>failed</td>" + output_cell(verification) + "<td class=\"reason\">" +
+         esc(std::string(to_string(c->status.code()))) + "</td></tr>";
   }
   o += "</tbody></table>";
 
@@ -461,6 +479,7 @@ th{background:#f3f4f8;font-weight:600}th[data-sort]{cursor:pointer}code{font-siz
 dl.summary{display:grid;grid-template-columns:max-content auto;gap:2px 12px;margin:6px 0}dt{color:#667}dd{margin:0}
 tr.winner td{background:#e3f6e5;font-weight:600}tr.raced-out td{color:#8a8f9c}tr.settled td{color:#2c5aa0}
 tr.failed td{color:#b3261e}tr.stored td{color:#555}
+td.output.verified{color:#2e7d32}tr td.output.not_checked{color:#8a6d00;font-style:italic}td.output.wrong_output{color:#b3261e;font-weight:600}
 svg.strip line.range{stroke:#8a8f9c;stroke-width:1}svg.strip rect.band{fill:#7aa7e0}svg.strip line.median{stroke:#1d2330;stroke-width:2}
 svg.strip.winner rect.band{fill:#3c9a4b}svg.strip.raced-out rect.band{fill:#c9ccd6}svg.strip.settled rect.band{fill:#9bb8e8}
 .part-candidates{fill:#9c6ade;background:#9c6ade}.part-store{fill:#c9a227;background:#c9a227}.part-compile{fill:#e07b39;background:#e07b39}
@@ -566,6 +585,7 @@ std::vector<ReportKey> report_keys_from_rows(std::span<const CacheRow> rows) {
     c.stats = s.stats;
     if (!c.status.ok()) c.stats.median = kInf;
     c.from_store = true;
+    c.verified = s.verified;
     if (ok_row(c)) {
       bool best = true;
       for (const auto& o : r.results)

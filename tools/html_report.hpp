@@ -6,13 +6,13 @@
 //
 // Per key: the winner and its margin over the runner-up; every configuration's median with
 // its p20-p80 band and min-max range on a shared log scale, its state (winner, ok, raced out,
-// settled, stored, failed) and compile time; failures with their reasons; parameter
-// sensitivity (each parameter value's best and typical median); and, for a tuning measured in
-// this process, where the wall time went (TuningTimes) and racing against tuning time (best
-// so far, configurations compiled, timed and raced out).
-// Per kernel with more than one key: a heat map of each winning configuration's time
-// relative to the best at each key. The page starts with the device, driver and toolchain
-// identity.
+// settled, stored, failed), its output's verification (verified, not checked, wrong output:
+// ConfigResult::verification, data-verification) and compile time; failures with their reasons;
+// parameter sensitivity (each parameter value's best and typical median); and, for a tuning
+// measured in this process, where the wall time went (TuningTimes) and racing against tuning time
+// (best so far, configurations compiled, timed and raced out). Per kernel with more than one key: a
+// heat map of each winning configuration's time relative to the best at each key. The page starts
+// with the device, driver and toolchain identity.
 //
 // Elements carry data-* attributes with the numbers they show (nanoseconds, as measured), so
 // that tests and scripts can read the page's DOM. Pure functions; safe from any thread.

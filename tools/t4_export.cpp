@@ -112,6 +112,10 @@ json result_of(const StoredResult& r) {
     m.push_back(measurement("error", std::string(to_string(r.status)), ""));
     m.push_back(measurement("reason", r.reason, ""));
   }
+  // T4's correctness is 0 only for output found wrong; whether it was checked at all has no
+  // field of its own, so it is a measurement (T4's place for further named values).
+  m.push_back(measurement("verification",
+                          std::string(to_string(verification_of(r.status, r.verified))), ""));
   return {{"timestamp", iso8601_utc(r.unix_time)},
           {"configuration", configuration_of(r.config)},
           {"objectives", json::array({"time"})},

@@ -12,10 +12,14 @@
 //                  "time_p20", "time_p80", "time_max" in ms and "samples"; a failed row has
 //                  "time" = Kernel Tuner's error name (CompilationFailedConfig,
 //                  RuntimeFailedConfig, InvalidConfig), "error" (the StatusCode name) and
-//                  "reason" (the message)
+//                  "reason" (the message); every row has "verification" (T4 has no field for
+//                  it): "verified" (its output was checked and passed), "not_checked" (only
+//                  what can win is checked unless the tuning asked for every configuration:
+//                  AutotunerOptions::verify) or "wrong_output"
 //   invalidity     correct | compile | runtime | timeout | correctness | constraints (a
 //                  configuration over a device limit)
-//   correctness    1, or 0 for a configuration whose output failed verification
+//   correctness    1, or 0 for a configuration whose output failed verification (as Kernel
+//                  Tuner writes it: 1 does not say the output was checked; "verification" does)
 // The metadata document names the device and toolchain fingerprints, the kernel, key and
 // source hash (environment.device_query.libtune), the device fingerprint again as the
 // hardware description, the operating system (uname) and libtune's version (requirements).

@@ -641,6 +641,7 @@ std::string TuningReport::to_string() const {
     else
       s += "not timed";
     if (r.from_store) s += " (stored)";
+    if (r.status.ok() && r.verified) s += " (output verified)";
     if (r.raced_out) s += " (raced out)";
     if (r.settled) s += " (within tolerance of the leader)";
     auto res = r.resources.to_string();

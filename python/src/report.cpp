@@ -23,7 +23,8 @@ py::dict result_dict(const ConfigResult& c, const Config& winner) {
   d["from_store"] = c.from_store;
   d["raced_out"] = c.raced_out;
   d["settled"] = c.settled;
-  d["verified"] = c.verified;
+  d["verified"] = c.verified;  // checked (passed unless status is wrong_output)
+  d["verification"] = std::string(to_string(c.verification()));  // verified, not_checked, ...
   d["registers"] = c.resources.registers;
   d["spill_bytes"] = c.resources.spill_bytes;
   d["static_shared_bytes"] = c.resources.shared_bytes;

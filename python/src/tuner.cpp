@@ -57,7 +57,14 @@ AutotunerOptions make_options(const py::kwargs& kw) {
       o.print = v.cast<bool>();
     else if (k == "gpu_lock")
       o.gpu_lock = v.cast<bool>();
-    else if (k == "capture_miss") {
+    else if (k == "verify") {
+      const auto m = v.cast<std::string>();
+      if (m != "winner_candidates" && m != "every_configuration")
+        throw py::value_error("verify: '" + m +
+                              "' (expected 'winner_candidates' or 'every_configuration')");
+      o.verify = m == "every_configuration" ? VerifyScope::every_configuration
+                                            : VerifyScope::winner_candidates;
+    } else if (k == "capture_miss") {
       const auto m = v.cast<std::string>();
       if (m != "fallback" && m != "error")
         throw py::value_error("capture_miss: '" + m + "' (expected 'fallback' or 'error')");

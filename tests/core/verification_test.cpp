@@ -2,15 +2,19 @@
 // next when it fails), a wrong output never wins nor is stored as winning, and the reason
 // (mismatch count, first bad index, errors) is recorded and stored. KernelDef::reference on the
 // simulated device (its compare() is the host computation), the reference configuration, user
-// verify callbacks and their exceptions; compare_host itself on planted mismatches.
+// verify callbacks and their exceptions; compare_host itself on planted mismatches. Every
+// result and stored row says whether its output was verified, not checked or wrong, and
+// AutotunerOptions::verify = every_configuration checks them all.
 #include <doctest/doctest.h>
 
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include "sim_fixture.hpp"
+#include "tune/sqlite_store.hpp"
 
 using namespace tune;
 using namespace tune::testing;
@@ -368,4 +372,251 @@ TEST_CASE("compare_host: planted mismatches, NaN, tolerances and integers") {
   // Too few bytes is an error naming the sizes.
   auto short_ = compare_host(bytes(i0), bytes(i0), {ElemType::i32, 4, {}});
   CHECK(short_.status().code() == StatusCode::invalid_argument);
+}
+
+// ---- Verification states: verified, not checked, wrong output (the report, the rows stored,
+// AutotunerOptions::verify).
+
+namespace {
+
+// A definition of scale over BM in {8, 16, 32, 64, 128} (bm_model(64): 64 fastest, 128
+// slowest) checked against the host reference.
+KernelDef checked_scale(const ScaleRig& rig) {
+  KernelDef def = scale_kernel(bm_space({8, 16, 32, 64, 128}));
+  def.reference.outputs = {rig.host_reference()};
+  return def;
+}
+
+// The stored row of BM=`bm`, if any.
+std::optional<StoredResult> stored_row(const std::vector<StoredResult>& rows, int bm) {
+  for (const auto& r : rows)
+    if (r.config == "BM=" + std::to_string(bm)) return r;
+  return std::nullopt;
+}
+
+// Rows as another process left them: every configuration timed (bm_model's medians), none
+// checked.
+void seed_unchecked(MemoryStore& store) {
+  store.serve_everything = true;
+  for (int bm : {8, 16, 32, 64, 128})
+    store.seeded.push_back(stored_ok(Config().set("BM", bm), 1000.0 + 10.0 * std::abs(bm - 64)));
+}
+
+}  // namespace
+
+TEST_CASE("Verification states: by default a wrong configuration that cannot win is not checked") {
+  ScaleRig rig;
+  rig.wrong = {128};  // the slowest: the winner rule never reaches it
+  auto store = std::make_shared<MemoryStore>();
+  AutotunerOptions opts = quiet_options();
+  opts.store = store;
+  auto tuner = make_tuner(checked_scale(rig), opts);
+  auto args = rig.args();
+  REQUIRE(tuner->run(rig.dev, args).ok());
+  CHECK(rig.dev.compares() == 1);  // only the winner
+  auto report = tuner->last_report(rig.dev, args);
+  REQUIRE(report.has_value());
+  REQUIRE(report->winner.to_string() == "BM=64");
+  for (const ConfigResult& r : report->results) {
+    CAPTURE(r.config.to_string());
+    CHECK(r.status.ok());
+    const bool winner = r.config.get_int("BM") == 64;
+    CHECK(r.verified == winner);
+    CHECK(r.verification() == (winner ? Verification::verified : Verification::not_checked));
+  }
+  // The garbage-computing configuration is stored ok on its timing, and says not checked.
+  const auto rows = store->all_rows();
+  REQUIRE(rows.size() == 5);
+  for (const auto& row : rows) {
+    CAPTURE(row.config);
+    CHECK(row.status == StatusCode::ok);
+    CHECK(row.verified == (row.config == "BM=64"));
+  }
+  CHECK(verification_of(stored_row(rows, 128)->status, stored_row(rows, 128)->verified) ==
+        Verification::not_checked);
+  // The printed report marks only the checked one.
+  const std::string text = report->to_string();
+  CHECK(text.find("(output verified)") == text.rfind("(output verified)"));
+  CHECK(text.find("{BM=64} ") < text.find("(output verified)"));
+}
+
+TEST_CASE("Verification states: every_configuration checks each configuration before timing") {
+  ScaleRig rig;
+  rig.wrong = {128};
+  auto store = std::make_shared<MemoryStore>();
+  AutotunerOptions opts = quiet_options();
+  opts.store = store;
+  opts.verify = VerifyScope::every_configuration;
+  auto tuner = make_tuner(checked_scale(rig), opts);
+  auto args = rig.args();
+  REQUIRE(tuner->run(rig.dev, args).ok());
+  CHECK(rig.dev.compares() == 5);  // each once: the winner is not checked again
+  auto report = tuner->last_report(rig.dev, args);
+  REQUIRE(report.has_value());
+  CHECK(report->winner.to_string() == "BM=64");
+  for (const ConfigResult& r : report->results) {
+    CAPTURE(r.config.to_string());
+    CHECK(r.verified);
+    if (r.config.get_int("BM") == 128) {
+      CHECK(r.verification() == Verification::wrong_output);
+      CHECK(r.stats.count == 0);  // never timed
+    } else {
+      CHECK(r.verification() == Verification::verified);
+    }
+  }
+  check_failed_check(*report, *store, 128, "output 'out'");
+  for (const auto& row : store->all_rows()) {
+    CAPTURE(row.config);
+    CHECK(verification_of(row.status, row.verified) ==
+          (row.config == "BM=128" ? Verification::wrong_output : Verification::verified));
+  }
+  CHECK(rig.dev.read<float>(*rig.out) == rig.expected());
+}
+
+TEST_CASE("Verification states: a stored winner nobody checked is checked before its first use") {
+  // Rows from another process, none checked, the fastest (BM=64) computing garbage: this
+  // process checks it before launching it as the winner, stores it as wrong_output, and the
+  // next (BM=32, also never checked) takes its place once checked. Nothing is timed.
+  ScaleRig rig;
+  rig.wrong = {64};
+  auto store = std::make_shared<MemoryStore>();
+  seed_unchecked(*store);
+  AutotunerOptions opts = quiet_options();
+  opts.store = store;
+  auto tuner = make_tuner(checked_scale(rig), opts);
+  auto args = rig.args();
+  REQUIRE(tuner->run(rig.dev, args).ok());
+  CHECK(rig.dev.compares() == 2);
+  auto report = tuner->last_report(rig.dev, args);
+  REQUIRE(report.has_value());
+  CHECK(report->source == ResultSource::disk);
+  CHECK(report->winner.to_string() == "BM=32");
+  CHECK(result_of(*report, 64)->verification() == Verification::wrong_output);
+  CHECK(result_of(*report, 32)->verification() == Verification::verified);
+  for (int bm : {8, 16, 128})
+    CHECK(result_of(*report, bm)->verification() == Verification::not_checked);
+  CHECK(rig.dev.read<float>(*rig.out) == rig.expected());
+  // Stored again: BM=64 as wrong_output with the reason; BM=32 as verified, its timing and
+  // time as they were; the rows nobody checked are left alone.
+  const auto rows = store->all_rows();
+  CHECK(rows.size() == 2);
+  REQUIRE(stored_row(rows, 64).has_value());
+  CHECK(stored_row(rows, 64)->status == StatusCode::wrong_output);
+  CHECK(stored_row(rows, 64)->reason.find("output 'out'") != std::string::npos);
+  REQUIRE(stored_row(rows, 32).has_value());
+  CHECK(stored_row(rows, 32)->status == StatusCode::ok);
+  CHECK(stored_row(rows, 32)->verified);
+  CHECK(stored_row(rows, 32)->stats.median == 1320.0);
+  CHECK(stored_row(rows, 32)->unix_time == 1700000000);
+
+  // A third process reads those rows: BM=64 is never launched again; BM=32 is reported verified
+  // and still checked once more before this process launches it (its binary is this
+  // process's).
+  for (StoredResult& s : store->seeded)
+    if (auto updated = stored_row(rows, std::stoi(s.config.substr(3)))) s = *updated;
+  const auto compares_before = rig.dev.compares();
+  auto third = make_tuner(checked_scale(rig), opts);
+  REQUIRE(third->run(rig.dev, args).ok());
+  CHECK(rig.dev.compares() == compares_before + 1);
+  auto again = third->last_report(rig.dev, args);
+  REQUIRE(again.has_value());
+  CHECK(again->winner.to_string() == "BM=32");
+  CHECK(result_of(*again, 32)->verification() == Verification::verified);
+  CHECK(result_of(*again, 64)->verification() == Verification::wrong_output);
+}
+
+TEST_CASE("Verification states: every_configuration times and checks stored rows nobody checked") {
+  ScaleRig rig;
+  rig.wrong = {128};
+  auto store = std::make_shared<MemoryStore>();
+  seed_unchecked(*store);
+  AutotunerOptions opts = quiet_options();
+  opts.store = store;
+  opts.verify = VerifyScope::every_configuration;
+  auto tuner = make_tuner(checked_scale(rig), opts);
+  auto args = rig.args();
+  REQUIRE(tuner->run(rig.dev, args).ok());
+  CHECK(rig.dev.compares() == 5);
+  auto report = tuner->last_report(rig.dev, args);
+  REQUIRE(report.has_value());
+  CHECK(report->source == ResultSource::tuned);
+  for (const ConfigResult& r : report->results) {
+    CAPTURE(r.config.to_string());
+    CHECK_FALSE(r.from_store);
+    CHECK(r.verification() ==
+          (r.config.get_int("BM") == 128 ? Verification::wrong_output : Verification::verified));
+  }
+  CHECK(store->all_rows().size() == 5);
+}
+
+TEST_CASE("Verification states: a search strategy reports and checks the same way") {
+  for (VerifyScope scope : {VerifyScope::winner_candidates, VerifyScope::every_configuration}) {
+    CAPTURE(static_cast<int>(scope));
+    ScaleRig rig;
+    rig.wrong = {128};
+    KernelDef def = checked_scale(rig);
+    def.search.strategy = make_exhaustive_search();
+    auto store = std::make_shared<MemoryStore>();
+    AutotunerOptions opts = quiet_options();
+    opts.store = store;
+    opts.verify = scope;
+    auto tuner = make_tuner(std::move(def), opts);
+    auto args = rig.args();
+    REQUIRE(tuner->run(rig.dev, args).ok());
+    const bool all = scope == VerifyScope::every_configuration;
+    CHECK(rig.dev.compares() == (all ? 5u : 1u));
+    auto report = tuner->last_report(rig.dev, args);
+    REQUIRE(report.has_value());
+    CHECK(report->winner.to_string() == "BM=64");
+    CHECK(result_of(*report, 64)->verification() == Verification::verified);
+    CHECK(result_of(*report, 128)->verification() ==
+          (all ? Verification::wrong_output : Verification::not_checked));
+    const auto rows = store->all_rows();
+    REQUIRE(stored_row(rows, 64).has_value());
+    CHECK(stored_row(rows, 64)->verified);
+    REQUIRE(stored_row(rows, 128).has_value());
+    CHECK(stored_row(rows, 128)->status == (all ? StatusCode::wrong_output : StatusCode::ok));
+    CHECK(stored_row(rows, 16)->verified == all);
+  }
+}
+
+TEST_CASE(
+    "Verification states: the SQLite store keeps them, and a later every_configuration "
+    "tuning checks what was not") {
+  ScaleRig rig;
+  rig.wrong = {128};
+  auto store = SqliteStore::open(":memory:");
+  AutotunerOptions opts = quiet_options();
+  opts.store = store;
+  auto args = rig.args();
+  REQUIRE(make_tuner(checked_scale(rig), opts)->run(rig.dev, args).ok());
+  auto rows = store->rows();
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 5);
+  for (const CacheRow& row : *rows) {
+    CAPTURE(row.result.config);
+    CHECK(row.result.status == StatusCode::ok);
+    CHECK(row.result.verified == (row.result.config == "BM=64"));
+  }
+  auto entries = store->list_entries();
+  REQUIRE(entries.ok());
+  REQUIRE(entries->size() == 1);
+  CHECK(entries->front().best_config == "BM=64");
+  CHECK(entries->front().best_verified);
+  CHECK(entries->front().verified == 1);
+  auto json = store->export_json();
+  REQUIRE(json.ok());
+  CHECK(json->find("\"verification\": \"not_checked\"") != std::string::npos);
+  CHECK(json->find("\"verification\": \"verified\"") != std::string::npos);
+
+  opts.verify = VerifyScope::every_configuration;
+  REQUIRE(make_tuner(checked_scale(rig), opts)->run(rig.dev, args).ok());
+  rows = store->rows();
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 5);
+  for (const CacheRow& row : *rows) {
+    CAPTURE(row.result.config);
+    CHECK(verification_of(row.result.status, row.result.verified) ==
+          (row.result.config == "BM=128" ? Verification::wrong_output : Verification::verified));
+  }
 }

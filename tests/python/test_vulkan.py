@@ -100,15 +100,42 @@ def test_reference_drops_the_wrong_variant(vulkan_device):
     # timing) and never wins. Which rows the rule reaches depends on the device's timings.
     (winner,) = [r for r in rows if r["winner"]]
     assert winner["verified"] and winner["status"] == "ok" and winner["ELEMS"] != 4, winner
+    assert winner["verification"] == "verified", winner
     for r in rows:
         if r["ELEMS"] == 4 and r["verified"]:
             assert r["status"] == "wrong_output", r
+            assert r["verification"] == "wrong_output", r
             assert "output 'y' differs from the reference" in r["reason"], r["reason"]
             assert "rtol 1e-05" in r["reason"]
         elif r["ELEMS"] == 4:
+            # Garbage that never came near winning: ok on its timing, and says not checked.
             assert r["status"] == "ok" and not r["winner"], r
+            assert r["verification"] == "not_checked", r
         else:
             assert r["status"] == "ok", r
+            assert r["verification"] == ("verified" if r["verified"] else "not_checked"), r
+
+
+def test_every_configuration_checks_each_output(vulkan_device):
+    # Kernel Tuner's semantics on request: every configuration's output is checked before it
+    # is timed, so each wrong ELEMS=4 variant is wrong_output and every other one verified.
+    tuner = libtune.Tuner(wrong_saxpy(wrong_at=4), verify="every_configuration", **FAST)
+    n = 5000
+    x, y = random_inputs(n)
+    want = np.float32(1.5) * x + y
+    tuner(vulkan_device, x, y, 1.5, n, reference={"y": want}, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
+    rows = tuner.report()
+    assert len(rows) == len(SPACE["block.x"]) * len(SPACE["ELEMS"])
+    for r in rows:
+        assert r["verified"], r
+        if r["ELEMS"] == 4:
+            assert r["status"] == "wrong_output" and r["verification"] == "wrong_output", r
+            assert r["samples"] == 0, r  # never timed
+        else:
+            assert r["status"] == "ok" and r["verification"] == "verified", r
+    with pytest.raises(ValueError, match="verify: 'all'"):
+        libtune.Tuner(saxpy(), verify="all")
 
 
 def test_reference_fails_every_wrong_variant(vulkan_device):

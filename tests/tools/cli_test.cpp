@@ -55,19 +55,24 @@ json row(const std::string& kernel, const std::string& key, const std::string& c
 }
 
 // Kernels that libtune does not ship, so only the space-independent row checks apply.
-// cli_add: two keys (best BLOCK=128, then BLOCK=256) and one failed config; cli_mul: one row.
+// cli_add: two keys (best BLOCK=128, then BLOCK=256) and one failed config; cli_mul: one row,
+// wrong output. Only cli_add's n=1024 winner was verified; every other ok row was not checked.
 json seed_document() {
   json rows = json::array();
   rows.push_back(row("cli_add", "n=1024;f32", "BLOCK=64", 3000));
   rows.push_back(row("cli_add", "n=1024;f32", "BLOCK=128", 2000));
+  rows.back()["verified"] = true;
   rows.push_back(row("cli_add", "n=1024;f32", "BLOCK=256", 0, "compile_error",
                      "too many registers\nsecond line of the log"));
   rows.push_back(row("cli_add", "n=65536;f32", "BLOCK=128", 9000));
   rows.push_back(row("cli_add", "n=65536;f32", "BLOCK=256", 7000));
   rows.push_back(row("cli_mul", "M=N=K=64", "BM=32", 50000));
+  rows.push_back(row("cli_mul", "M=N=K=64", "BM=64", 0, "wrong_output",
+                     "output 'c' differs at 7 of 4096 elements"));
+  rows.back()["verified"] = true;
   return {{"format", "libtune-cache"}, {"version", 1}, {"rows", rows}};
 }
-constexpr std::size_t kSeedRows = 6;
+constexpr std::size_t kSeedRows = 7;
 
 json parse_json(const ProcessResult& r) {
   json j = json::parse(r.out, nullptr, /*allow_exceptions=*/false);
@@ -159,13 +164,21 @@ TEST_CASE("cache list, list --json and show describe imported rows") {
   CHECK(large->at("rows") == 2);
   CHECK(large->at("failed") == 0);
   CHECK(mul->at("best_config") == "BM=32");
+  // Whether the winners' outputs were checked, and how many ok rows were.
+  CHECK(small->at("best_verification") == "verified");
+  CHECK(small->at("verified") == 1);
+  CHECK(large->at("best_verification") == "not_checked");
+  CHECK(large->at("verified") == 0);
+  CHECK(mul->at("best_verification") == "not_checked");
+  CHECK(mul->at("failed") == 1);
 
   // The table: a header and one line per key.
   ProcessResult r = cli.run({"cache", "list"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
   CHECK_MESSAGE(r.out.rfind("KERNEL", 0) == 0, r.describe());
-  for (const char* text : {"BEST", "MEDIAN", "AGE", "n=1024;f32", "n=65536;f32", "M=N=K=64",
-                           "Test GPU 9000", "2/3", "2.00 us"})
+  for (const char* text :
+       {"BEST", "MEDIAN", "BEST OUTPUT", "VERIFIED/OK", "AGE", "n=1024;f32", "n=65536;f32",
+        "M=N=K=64", "Test GPU 9000", "2/3", "1/2", "0/2", "2.00 us", "verified", "not_checked"})
     CHECK_MESSAGE(r.out.find(text) != std::string::npos, "missing '" << text << "'\n"
                                                                      << r.describe());
 
@@ -187,11 +200,28 @@ TEST_CASE("cache list, list --json and show describe imported rows") {
   CHECK_MESSAGE(r.out.find("second line of the log") == std::string::npos, r.describe());
   CHECK_MESSAGE(r.out.find("BM=32") == std::string::npos, r.describe());
 
+  CHECK_MESSAGE(r.out.find("OUTPUT") != std::string::npos, r.describe());
+
   r = cli.run({"cache", "show", "cli_add", "--json"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
   const json rows = parse_json(r);
   REQUIRE(rows.size() == 5);
-  for (const auto& x : rows) CHECK(x.at("kernel") == "cli_add");
+  for (const auto& x : rows) {
+    CHECK(x.at("kernel") == "cli_add");
+    // Only the n=1024 winner was checked; the failure to compile was not either.
+    const bool checked = x.at("key") == "n=1024;f32" && x.at("config") == "BLOCK=128";
+    CHECK(x.at("verified") == checked);
+    CHECK(x.at("verification") == (checked ? "verified" : "not_checked"));
+  }
+  r = cli.run({"cache", "show", "cli_mul", "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  const json mul_rows = parse_json(r);
+  REQUIRE(mul_rows.size() == 2);
+  CHECK(mul_rows[0].at("verification") == "not_checked");
+  CHECK(mul_rows[1].at("verification") == "wrong_output");
+  r = cli.run({"cache", "show", "cli_mul"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.out.find("wrong_output") != std::string::npos, r.describe());
 
   r = cli.run({"cache", "show", "no_such_kernel"});
   CHECK_MESSAGE(r.exit_code == 0, r.describe());
@@ -288,8 +318,16 @@ TEST_CASE("cache export --format t4 writes one key's rows, failures with their r
                meta2.string(), "-"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
   const json one = parse_json(r);
-  REQUIRE(one.at("results").size() == 1);
+  REQUIRE(one.at("results").size() == 2);
   CHECK(one.at("results")[0].at("configuration") == json{{"BM", 32}});
+  // Not checked, and wrong: T4's correctness 1 and 0, and the verification measurement.
+  CHECK(one.at("results")[0].at("correctness") == 1);
+  CHECK(tune::testing::t4_measurement(one.at("results")[0], "verification").at("value") ==
+        "not_checked");
+  CHECK(one.at("results")[1].at("invalidity") == "correctness");
+  CHECK(one.at("results")[1].at("correctness") == 0);
+  CHECK(tune::testing::t4_measurement(one.at("results")[1], "verification").at("value") ==
+        "wrong_output");
   CHECK(json::parse(tune::testing::read_text(meta2))
             .at("metadata")
             .at("environment")
@@ -350,6 +388,7 @@ TEST_CASE("tune report of the cache renders in headless Chromium with every stor
       for (auto& c : dom_elements(part, "tr", "cand")) {
         if (c["data-config"] != config) continue;
         ++matches;
+        CHECK(c["data-verification"] == row.at("verification"));
         if (row.at("status") == "ok") {
           CHECK(c["data-state"] != "failed");
           CHECK(dom_number(c, "data-median-ns") == row.at("stats").at("median").get<double>());

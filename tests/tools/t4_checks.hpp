@@ -1,6 +1,6 @@
 // Checks of a `tune cache export --format t4` result against the vendored T4 schemas and
 // against the rows `tune cache show --json` prints for the same filter (the export keeps the
-// store's row order, so the two lists pair up by position).
+// store's row order, so the two lists pair up by position), each row's verification included.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -84,6 +84,11 @@ inline void check_t4_export(const TuneCli& cli, const fs::path& results, const f
     check_t4_configuration(res.at("configuration"), config);
     CHECK(res.at("objectives") == nlohmann::json::array({"time"}));
     const std::string status = row.at("status");
+    // Every row says whether its output was checked (T4 has no field for it).
+    const nlohmann::json verification = t4_measurement(res, "verification");
+    REQUIRE_MESSAGE(verification.is_object(), res.dump());
+    CHECK(verification.at("value") == row.at("verification"));
+    CHECK(res.at("correctness") == (row.at("verification") == "wrong_output" ? 0 : 1));
     if (status == "ok") {
       CHECK(res.at("invalidity") == "correct");
       CHECK(res.at("correctness") == 1);

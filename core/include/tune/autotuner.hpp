@@ -57,10 +57,14 @@ struct ConfigResult {
   bool from_store = false;  // timing read back from the TuningStore, not measured now
   bool raced_out = false;   // dropped early: slower than the leader beyond noise
   bool settled = false;     // stopped early: within BenchOptions::race_tolerance of the leader
-  // Its output was checked against the reference or `verify` (passed when status is ok). Only
-  // what can win is checked (README, "Only what can win is verified"): a configuration the
-  // winner rule never reached stays unverified, its status ok on its timing alone.
+  // Its output was checked against the reference or `verify` (passed unless status is
+  // wrong_output), in this tuning or, for a row read back from the store (from_store), by the
+  // process that stored it. By default only what can win is checked (README, "Only what can
+  // win is verified"): a configuration the winner rule never reached stays not checked, its
+  // status ok on its timing alone; AutotunerOptions::verify = every_configuration checks all.
   bool verified = false;
+  // The three states reports show: verified, not_checked or wrong_output (tune/store.hpp).
+  Verification verification() const noexcept { return verification_of(status.code(), verified); }
 };
 
 // Where a tuning's wall time went, in milliseconds; the parts sum to wall_ms. Compiles run on
@@ -162,8 +166,22 @@ struct IsolationOptions {
   double compile_timeout_ms = 300000;  // the same for one compile
 };
 
+// Which configurations have their output checked while tuning a key (KernelDef::verify and
+// KernelDef::reference; nothing is checked when the kernel has neither).
+// winner_candidates: only what can win (README, "Only what can win is verified"): the winner
+// rule's pick, then the next when it fails, until one passes; the others are timed and stored
+// as not checked (ConfigResult::verification, the store's rows, `tune cache show`). A stored
+// row is checked before it is first used as the winner, in whichever process uses it: one that
+// fails is stored as wrong_output and the next takes its place.
+// every_configuration: Kernel Tuner's semantics: every configuration timed has its output
+// checked first (one more launch each, and a download for a host reference), and one that
+// fails is never timed (wrong_output). Stored rows that were not checked are timed and checked
+// again. Autotuner::measure always checks every configuration.
+enum class VerifyScope : std::uint8_t { winner_candidates, every_configuration };
+
 struct AutotunerOptions {
   BenchOptions bench;
+  VerifyScope verify = VerifyScope::winner_candidates;
   // Where results persist. Null: default_store() (TUNE_CACHE decides) when `persistent`,
   // else memory only.
   std::shared_ptr<TuningStore> store;

@@ -147,7 +147,9 @@ struct KernelDef {
   // Checks a configuration's output after one launch of it; a non-ok status (wrong_output)
   // drops the configuration with that reason. Only what can win is checked (README,
   // "Verification"): the configuration the winner rule puts first, before it is chosen (then
-  // the next, if it fails), and every configuration Autotuner::measure times.
+  // the next, if it fails), and every configuration Autotuner::measure times; every
+  // configuration timed with AutotunerOptions::verify = every_configuration. Whether a
+  // configuration was checked is reported and stored (ConfigResult::verification).
   DeviceHook verify;
   // Expected outputs compared on the device, checked as `verify` is (after it, when both are
   // set).

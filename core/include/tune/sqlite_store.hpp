@@ -2,10 +2,10 @@
 //
 // The file holds one row per (kernel, source hash, key, device fingerprint, toolchain
 // fingerprint, config) with the config's status, failure reason, sample statistics, the unix
-// time it was measured and a checksum, and one claim per key being tuned (see try_claim). It
-// is marked as libtune's (PRAGMA application_id) with its schema version (PRAGMA
-// user_version), so a foreign or older file is recognised. The database runs in WAL mode with
-// a busy timeout (on a network file system, where WAL does not work, in journal_mode=DELETE
+// time it was measured, a checksum and whether its output was verified, and one claim per key being
+// tuned (see try_claim). It is marked as libtune's (PRAGMA application_id) with its schema version
+// (PRAGMA user_version), so a foreign or older file is recognised. The database runs in WAL mode
+// with a busy timeout (on a network file system, where WAL does not work, in journal_mode=DELETE
 // with file locking and one warning); every write is one IMMEDIATE transaction, so concurrent
 // processes never lose or duplicate rows.
 //
@@ -16,9 +16,11 @@
 //   directory is refused (SQLITE_OPEN_NOFOLLOW as well); in readwrite mode it is renamed to
 //   "<file>.corrupt-<unix time>" (the link itself, never its target) and a fresh database is
 //   started.
+// - A file of schema version 1 is upgraded in place on the first readwrite open (its rows
+//   read as not checked: StoredResult::verified false) and read as it is when read-only.
 // - A file that is not a database, is corrupt or truncated, or carries another application's
-//   or an older schema is renamed "<file>.corrupt-<unix time>" (with its companions; never
-//   deleted) and replaced by a fresh database. A corrupt file of our schema has its readable
+//   or a schema older than version 1 is renamed "<file>.corrupt-<unix time>" (with its companions;
+//   never deleted) and replaced by a fresh database. A corrupt file of our schema has its readable
 //   rows that pass the row checks copied into the fresh one, and the warning says how many
 //   were salvaged (and lost, when the damaged file can still count them). Integrity is
 //   checked on open (quick_check; the full integrity_check for files up to 4 MiB) and again
@@ -91,6 +93,8 @@ struct CacheEntry {
   std::size_t rows = 0;          // configs stored for this key
   std::size_t failed = 0;        // of which not ok
   std::int64_t newest_time = 0;  // unix time of the most recent row
+  std::size_t verified = 0;      // ok rows whose output was verified (StoredResult::verified)
+  bool best_verified = false;    // best_config's output was verified
 };
 
 // Which rows an operation applies to. Empty fields match everything. `kernel` and `key`
@@ -174,17 +178,21 @@ class SqliteStore final : public TuningStore {
   //   {"format": "libtune-cache", "version": 1, "rows": [
   //     {"kernel": "...", "source_hash": "0x<16 hex digits>", "key": "...", "device": "...",
   //      "toolchain": "...", "config": "BM=64,...", "status": "ok", "reason": "",
-  //      "unix_time": 1700000000,
+  //      "unix_time": 1700000000, "verified": true,
   //      "stats": {"count": 40, "min": .., "p20": .., "median": .., "p80": .., "max": ..,
   //                "mean": ..}}]}
-  // Statistics are nanoseconds; a non-finite value is written as null.
+  // Statistics are nanoseconds; a non-finite value is written as null. "verified" is
+  // StoredResult::verified (whether the row's output was checked; optional on import, absent
+  // reads as false: not checked), "verification" the row's Verification for readers
+  // (verified, not_checked, wrong_output; written, ignored on import).
   Result<std::string> export_json(const CacheFilter& filter = {});
   // Parses that format (a document that is not JSON or not this format is an error:
   // invalid_argument / data_loss), validates every row (the row checks above, and the space
   // when `opts` knows it) and merges the valid ones in one transaction by provenance: an
   // imported row replaces a stored one of the same identity when it is measured (ok) and the
-  // stored one is a failure, or, between two rows of the same kind, when it has more samples,
-  // then when it is newer; on a full tie the stored row stays.
+  // stored one is a failure, or both are ok and only the imported one is verified, or, between
+  // two rows of the same kind, when it has more samples, then when it is newer; on a full tie
+  // the stored row stays.
   Result<ImportStats> import_json(std::string_view text, const ImportOptions& opts = {});
   // `tune cache merge`: every row of the database file `other` (another machine's, say),
   // merged in by import_json's validation and provenance rule, each row keeping its own

@@ -11,6 +11,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tune/stats.hpp"
@@ -27,6 +28,19 @@ struct StoreKey {
   std::string toolchain;          // DeviceInfo::toolchain_fingerprint()
 };
 
+// What is known of a configuration's output (README, "Verification"):
+//   verified      it was checked (KernelDef::verify, KernelDef::reference) and passed;
+//   not_checked   nobody compared it: a row timed but never the winner rule's pick (only what
+//                 can win is checked, unless AutotunerOptions::verify asks for every
+//                 configuration), a failure before any output, a kernel with nothing to check
+//                 it against, or a row stored by a libtune that did not record it;
+//   wrong_output  it was checked and failed (the row's status is then wrong_output).
+enum class Verification : std::uint8_t { not_checked, verified, wrong_output };
+std::string_view to_string(Verification v) noexcept;  // "not_checked", "verified", "wrong_output"
+// The state of a row of `status` whose output was (`checked`) or was not compared: a
+// wrong_output status is wrong_output whatever `checked` says; otherwise verified when checked.
+Verification verification_of(StatusCode status, bool checked) noexcept;
+
 // One configuration's outcome for one StoreKey.
 struct StoredResult {
   std::string config;  // Config::to_string()
@@ -34,6 +48,9 @@ struct StoredResult {
   std::string reason;  // failure reason when status != ok
   SampleStats stats;   // nanoseconds; meaningful when status == ok
   std::int64_t unix_time = 0;
+  // Its output was checked (and passed unless status is wrong_output): verification_of(status,
+  // verified) is the row's Verification. False in rows of a libtune that did not record it.
+  bool verified = false;
 };
 
 class TuningStore {

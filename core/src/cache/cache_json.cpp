@@ -106,6 +106,13 @@ bool parse_row(const json& j, CacheRow* row, std::string* why) {
       return false;
     }
   }
+  if (auto v = j.find("verified"); v != j.end()) {  // optional: absent is not checked
+    if (!v->is_boolean()) {
+      *why = "'verified' is not a boolean";
+      return false;
+    }
+    r.verified = v->get<bool>();
+  }
   bool ok_row = r.status == StatusCode::ok;
   const double inf = std::numeric_limits<double>::infinity();
   SampleStats& s = r.stats;
@@ -184,6 +191,8 @@ std::string cache_rows_to_json(std::span<const CacheRow> rows) {
                     {"status", std::string(to_string(r.status))},
                     {"reason", r.reason},
                     {"unix_time", r.unix_time},
+                    {"verified", r.verified},
+                    {"verification", std::string(to_string(verification_of(r.status, r.verified)))},
                     {"stats", std::move(stats)}});
   }
   json doc = {{"format", kFormat}, {"version", kFormatVersion}, {"rows", std::move(list)}};

@@ -81,9 +81,7 @@ void DbFile::close() {
   db_ = nullptr;
 }
 
-std::string_view DbFile::result_columns() const {
-  return legacy_columns_ ? kLegacyResultColumns : kResultColumns;
-}
+std::string_view DbFile::result_columns() const { return result_columns_; }
 
 // ---- Stage 1: what is at the path, looked at without opening anything.
 
@@ -135,7 +133,8 @@ std::string DbFile::readonly_reason() const {
 // ---- Stage 2: open and inspect.
 
 int DbFile::prepare_statements() {
-  legacy_columns_ = !writable_ && !has_column(db_, "results", "checksum");
+  // A writable file was upgraded (ensure_current_schema); a read-only one is read as it is.
+  result_columns_ = writable_ ? kResultColumns : result_columns_of(db_);
   int rc = load_stmt_.prepare(db_, "SELECT " + std::string(result_columns()) + " FROM results" +
                                        std::string(kKeyWhere) + " ORDER BY config");
   if (rc == SQLITE_OK && writable_) rc = upsert_stmt_.prepare(db_, kUpsertSql);

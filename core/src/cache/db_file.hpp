@@ -26,6 +26,7 @@
 #include "cache/db_inspect.hpp"
 #include "cache/safe_file.hpp"
 #include "cache/sqlite_db.hpp"
+#include "cache/store_schema.hpp"
 #include "tune/sqlite_store.hpp"
 #include "tune/status.hpp"
 
@@ -87,8 +88,8 @@ class DbFile {
   // "tuning cache <path>": how every warning names the file.
   std::string where() const { return "tuning cache " + path_; }
 
-  // The result columns to select (kLegacyResultColumns for a file without the checksum
-  // column, opened read-only), and the statements prepared at open: the rows of one key
+  // The result columns to select (an older version's form for a file of that version opened
+  // read-only: result_columns_of), and the statements prepared at open: the rows of one key
   // (bind_key), and one row's upsert (bind_key, bind_result at 6; writable files only).
   std::string_view result_columns() const;
   Stmt& load_stmt() noexcept { return load_stmt_; }
@@ -118,9 +119,10 @@ class DbFile {
   sqlite3* db_ = nullptr;
   bool memory_ = false;
   bool writable_ = false;
-  bool legacy_columns_ = false;  // a file without the checksum column, opened read-only
-  std::string readonly_why_;     // readwrite was asked but the file is read-only: why
-  FileId opened_id_;             // the file this connection opened (to notice a replacement)
+  // kResultColumns, or an older version's form for a file opened read-only (result_columns_of)
+  std::string_view result_columns_ = kResultColumns;
+  std::string readonly_why_;  // readwrite was asked but the file is read-only: why
+  FileId opened_id_;          // the file this connection opened (to notice a replacement)
   std::string moved_to_;
   bool warned_write_ = false;  // one warning per store for failing writes
   bool warned_read_ = false;

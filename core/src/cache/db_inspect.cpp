@@ -42,9 +42,12 @@ Finding inspect_snapshot(sqlite3* db, const std::string& path) {
             "written by a newer libtune (schema version " + std::to_string(version) +
                 ", this one reads " + std::to_string(kCacheSchemaVersion) + ")",
             false};
-  if (version < kCacheSchemaVersion)
+  // An older version this libtune reads is ok: upgraded on a readwrite open
+  // (ensure_current_schema), read as it is otherwise (result_columns_of).
+  if (version < kOldestCacheSchemaVersion)
     return {Verdict::damaged,
             "an old schema (version " + std::to_string(version) + ", this libtune reads " +
+                std::to_string(kOldestCacheSchemaVersion) + " to " +
                 std::to_string(kCacheSchemaVersion) + ")",
             false};
   Finding f = check_integrity(db, /*full=*/file_size(path) <= kFullCheckBytes);

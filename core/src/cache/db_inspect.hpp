@@ -15,7 +15,7 @@ namespace tune::cache {
 
 // What opening found about a file.
 enum class Verdict {
-  ok,        // our schema, this version
+  ok,        // our schema, this version or an older one this libtune reads
   fresh,     // empty database: create the schema
   damaged,   // not a database, corrupt, truncated, foreign, old schema: move aside
   newer,     // a newer libtune's schema: leave it alone, work in memory

@@ -22,6 +22,8 @@ std::uint64_t double_bits(double v) noexcept {
 
 // A row's checksum over its key and every stored column, as stored (a statistic stored as
 // NULL, i.e. NaN, hashes as NaN). Protects against damage, not against a deliberate writer.
+// `verified` counts only when set, so that the checksums of rows written before the column
+// (all not checked) still match, and a row that claims a check it never had does not.
 std::int64_t row_checksum(const StoreKey& k, const StoredResult& r) noexcept {
   std::uint64_t h = stable_hash(k.kernel);
   for (std::string_view t :
@@ -34,6 +36,7 @@ std::int64_t row_checksum(const StoreKey& k, const StoredResult& r) noexcept {
        {r.stats.min, r.stats.p20, r.stats.median, r.stats.p80, r.stats.max, r.stats.mean})
     h = hash_combine(h, std::isnan(v) ? 0x7ff8000000000000ULL : double_bits(v));
   h = hash_combine(h, static_cast<std::uint64_t>(r.unix_time));
+  if (r.verified) h = hash_combine(h, 0x76657269666965ULL);  // "verifie"
   return to_db(h);
 }
 
@@ -70,6 +73,15 @@ bool check_column_types(const Stmt& s, int first, std::string* why) {
   int c = s.type(first + 11);
   if (c != SQLITE_INTEGER && c != SQLITE_NULL) {
     *why = std::string("column checksum holds ") + type_name(c);
+    return false;
+  }
+  int v = s.type(first + 12);
+  if (v != SQLITE_INTEGER) {
+    *why = std::string("column verified holds ") + type_name(v);
+    return false;
+  }
+  if (std::int64_t flag = s.int64(first + 12); flag != 0 && flag != 1) {
+    *why = "column verified holds " + std::to_string(flag) + " (0 or 1)";
     return false;
   }
   return true;
@@ -113,6 +125,7 @@ void bind_result(Stmt& s, int first, const StoreKey& key, const StoredResult& in
   s.bind(first + 9, r.stats.mean);
   s.bind(first + 10, r.unix_time);
   s.bind(first + 11, row_checksum(key, r));
+  s.bind(first + 12, static_cast<std::int64_t>(r.verified ? 1 : 0));
 }
 
 bool read_result(const Stmt& s, int first, const StoreKey& key, StoredResult* r, std::string* why) {
@@ -134,6 +147,7 @@ bool read_result(const Stmt& s, int first, const StoreKey& key, StoredResult* r,
                       &r->stats.p80, &r->stats.max, &r->stats.mean};
   for (int i = 0; i < 6; ++i) *fields[i] = s.real(first + 4 + i);
   r->unix_time = s.int64(first + 10);
+  r->verified = s.int64(first + 12) == 1;
   if (s.type(first + 11) == SQLITE_INTEGER && s.int64(first + 11) != row_checksum(key, *r)) {
     *why = "checksum mismatch (the row was altered)";
     return false;

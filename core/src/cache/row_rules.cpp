@@ -28,6 +28,7 @@ bool has_better_provenance(const StoredResult& incoming, const StoredResult& exi
   bool in_ok = incoming.status == StatusCode::ok;
   bool ex_ok = existing.status == StatusCode::ok;
   if (in_ok != ex_ok) return in_ok;
+  if (in_ok && incoming.verified != existing.verified) return incoming.verified;
   if (incoming.stats.count != existing.stats.count)
     return incoming.stats.count > existing.stats.count;
   return incoming.unix_time > existing.unix_time;

@@ -31,8 +31,9 @@ inline constexpr std::uint32_t kMaxPlausibleSampleCount = 100'000'000;
 Status check_stored_row(const StoredResult& row, std::string* canonical = nullptr);
 
 // Provenance order used by import: whether `incoming` may replace `existing` (same identity).
-// A measured (ok) row is never replaced by a failure; between two rows of the same kind the
-// one with more samples wins, then the newer one; on a full tie the stored row stays.
+// A measured (ok) row is never replaced by a failure, nor a verified ok row by one whose
+// output was not checked; between two rows of the same kind the one with more samples wins,
+// then the newer one; on a full tie the stored row stays.
 bool has_better_provenance(const StoredResult& incoming, const StoredResult& existing) noexcept;
 
 namespace cache {

@@ -21,14 +21,15 @@ void salvage_scan(sqlite3* into, sqlite3* src, const char* order, Stmt& ins,
                   std::map<std::string, bool>* seen, std::size_t* kept, std::size_t* invalid) {
   Stmt s;
   std::string o = std::string(" ") + order;
-  std::string sql = "SELECT " + std::string(kKeyColumns) + ", " + std::string(kResultColumns) +
-                    " FROM results ORDER BY kernel" + o + ", source_hash" + o + ", key" + o +
-                    ", device" + o + ", toolchain" + o + ", config" + o;
-  if (s.prepare(src, sql) != SQLITE_OK) {
-    // A file from before the checksum column.
-    sql.replace(sql.find(kResultColumns), kResultColumns.size(), kLegacyResultColumns);
-    if (s.prepare(src, sql) != SQLITE_OK) return;
+  // This version's columns, else a version-1 file's (with and without the checksum column).
+  int rc = SQLITE_ERROR;
+  for (std::string_view columns : {kResultColumns, kVersion1ResultColumns, kLegacyResultColumns}) {
+    std::string sql = "SELECT " + std::string(kKeyColumns) + ", " + std::string(columns) +
+                      " FROM results ORDER BY kernel" + o + ", source_hash" + o + ", key" + o +
+                      ", device" + o + ", toolchain" + o + ", config" + o;
+    if ((rc = s.prepare(src, sql)) == SQLITE_OK) break;
   }
+  if (rc != SQLITE_OK) return;
   while (s.step() == SQLITE_ROW) {  // stops at the first unreadable page
     CacheRow row;
     read_key(s, &row.key);

@@ -357,16 +357,20 @@ Result<std::vector<CacheEntry>> SqliteStore::list_entries(const CacheFilter& fil
     if (out.empty() || out.back().key.kernel != k.kernel || out.back().key.key != k.key ||
         out.back().key.device != k.device || out.back().key.toolchain != k.toolchain ||
         out.back().key.source_hash != k.source_hash) {
-      out.push_back(CacheEntry{k, {}, {}, 0, 0, 0});
+      out.push_back(CacheEntry{k, {}, {}, 0, 0, 0, 0, false});
     }
     CacheEntry& e = out.back();
     ++e.rows;
     e.newest_time = std::max(e.newest_time, r.result.unix_time);
     if (r.result.status != StatusCode::ok) {
       ++e.failed;
-    } else if (e.best_config.empty()) {  // rows() puts the winner rule's pick first
+      continue;
+    }
+    if (r.result.verified) ++e.verified;
+    if (e.best_config.empty()) {  // rows() puts the winner rule's pick first
       e.best_config = r.result.config;
       e.best_stats = r.result.stats;
+      e.best_verified = r.result.verified;
     }
   }
   return out;

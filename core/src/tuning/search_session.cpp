@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "hook_runner.hpp"
 #include "output_check.hpp"
@@ -117,10 +118,9 @@ class SearchSession {
     report_.results.push_back(r);
     if (progress_.due(/*done=*/false)) report_progress(/*done=*/false, nullptr);
     objective_ms_ += ms_since(t0);
-    if (ends_tuning(r.status)) {
+    if (ends_tuning(r.status) && stop_.ok())
       stop_ = Status(r.status).with_context("config {" + c.to_string() + "}");
-      throw BudgetSpent{};
-    }
+    if (!stop_.ok()) throw BudgetSpent{};
     return r.stats.median;
   }
 
@@ -160,8 +160,12 @@ class SearchSession {
     r.config = c;
     r.stats.median = kInf;
     const auto& stored = stored_.rows();
-    if (auto it = stored.find(c.to_string()); it != stored.end()) {
+    // With every configuration checked, a stored ok row that was not is evaluated again.
+    if (auto it = stored.find(c.to_string());
+        it != stored.end() && !(verify_all_ && checks_.active() &&
+                                it->second.status == StatusCode::ok && !it->second.verified)) {
       r.from_store = true;
+      r.verified = it->second.verified;
       if (it->second.status == StatusCode::ok)
         r.stats = it->second.stats;
       else
@@ -178,14 +182,15 @@ class SearchSession {
     if (st.ok()) {
       r.resources = v->kernel->resources();
       built_[c.to_string()] = v;
-      st = time_one(c, *v->kernel, &r.stats);
+      if (verify_all_ && checks_.active()) st = check(c, *v->kernel, &r);
+      if (st.ok()) st = time_one(c, *v->kernel, &r.stats);
     }
     r.status = st;
     if (!st.ok()) {
       r.stats = SampleStats{};
       r.stats.median = kInf;
     }
-    new_rows_.push_back(row_of(r));
+    if (stop_.ok()) new_rows_.push_back(row_of(r));  // else no fault of this point's
     return r;
   }
 
@@ -207,6 +212,38 @@ class SearchSession {
     return {};
   }
 
+  // One output check of `c` into `r` (checked, unless the check could not be made: it ends the
+  // tuning, through stop_ while searching). A passed check goes into the rows to store: the
+  // point's new row, or its stored row when that said not checked.
+  Status check(const Config& c, const CompiledKernel& kernel, ConfigResult* r) {
+    Status st;
+    {
+      auto timer = clock_.measure(&TuningTimes::verify);
+      launched_ = true;
+      st = checks_.verify(hooks_, kernel, c);
+    }
+    if (ends_tuning(st) || checks_.reference_failed()) {
+      if (stop_.ok()) stop_ = Status(st).with_context("config {" + c.to_string() + "}");
+      return st;
+    }
+    r->verified = true;
+    const std::string text = c.to_string();
+    checked_here_.insert(text);
+    if (!st.ok()) return st;
+    for (StoredResult& row : new_rows_) {
+      if (row.config != text) continue;
+      row.verified = true;
+      return st;
+    }
+    const auto& stored = stored_.rows();
+    if (auto it = stored.find(text); r->from_store && it != stored.end() && !it->second.verified) {
+      StoredResult row = it->second;
+      row.verified = true;
+      new_rows_.push_back(std::move(row));
+    }
+    return st;
+  }
+
   // Strict mode: the winner among the stored rows (every one the store holds for the key, as
   // the search would have read them), never a search; none is an error.
   Result<Selection> stored_winner() {
@@ -217,6 +254,7 @@ class SearchSession {
       auto parsed = Config::parse(text);
       if (!parsed.ok()) continue;
       r.config = std::move(*parsed);
+      r.verified = row.verified;
       r.stats.median = kInf;
       if (row.status == StatusCode::ok)
         r.stats = row.stats;
@@ -242,15 +280,11 @@ class SearchSession {
         auto timer = clock_.measure(&TuningTimes::compile);
         v = ctx_.variants.compile(dev_, src_, {c}).front().get();
       }
-      if (v->status.ok() && checks_.active()) {
-        Status st;
-        {
-          auto timer = clock_.measure(&TuningTimes::verify);
-          launched_ = true;
-          st = checks_.verify(hooks_, *v->kernel, c);
-        }
+      // A point checked when it was evaluated (verify_all_) is not checked twice; a stored
+      // one is, whatever its row says (the binary launched here is this process's).
+      if (v->status.ok() && checks_.active() && checked_here_.count(c.to_string()) == 0) {
+        const Status st = check(c, *v->kernel, &report_.results[i]);
         if (ends_tuning(st) || checks_.reference_failed()) return st;
-        report_.results[i].verified = true;
         if (!st.ok()) {
           record_failed_check(report_.results[i], st, new_rows_);
           continue;
@@ -299,6 +333,9 @@ class SearchSession {
   Status stop_;
   std::map<std::string, std::shared_ptr<Variant>> built_;
   std::vector<StoredResult> new_rows_;
+  // AutotunerOptions::verify asks for every configuration: each point is checked before timing.
+  const bool verify_all_ = ctx_.opts.verify == VerifyScope::every_configuration;
+  std::set<std::string> checked_here_;  // points whose output this tuning checked
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <map>
 #include <new>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "candidates.hpp"
@@ -81,6 +82,7 @@ class KeySession {
   }
 
   Result<Selection> run() {
+    verify_all_ = ctx_.opts.verify == VerifyScope::every_configuration;
     TUNE_RETURN_IF_ERROR(find_candidates());
     load_stored();
     Plan plan = choose_plan();
@@ -137,7 +139,22 @@ class KeySession {
     need_.assign(cands_.size(), true);
     if (ctx_.disabled || cands_.size() <= 1) return;
     auto timer = clock_.measure(&TuningTimes::store);
+    apply_stored();
+  }
+
+  // The stored rows into the results. With every configuration checked (verify_all_), a stored
+  // ok row whose output was not checked covers nothing: it is timed and checked again.
+  void apply_stored() {
     stored_.apply(cands_, report_.results, need_);
+    if (!verify_all_ || !checks_.active()) return;
+    for (std::size_t i = 0; i < cands_.size(); ++i) {
+      ConfigResult& r = report_.results[i];
+      if (!r.from_store || !r.status.ok() || r.verified) continue;
+      r = ConfigResult{};
+      r.config = cands_[i];
+      r.stats.median = kInf;
+      need_[i] = true;
+    }
   }
 
   // Processes that meet the same new key at once tune it once: the one holding the store's
@@ -169,7 +186,7 @@ class KeySession {
       report_.results[i].config = cands_[i];
       report_.results[i].stats.median = kInf;
     }
-    stored_.apply(cands_, report_.results, need_);
+    apply_stored();
   }
   // Keeps the claim alive through a long tuning.
   void renew_claim() {
@@ -319,7 +336,7 @@ class KeySession {
     const std::optional<std::size_t> k = race_pick(race);
     if (!k) return {};
     const std::size_t i = racers_[*k];
-    if (report_.results[i].verified) return {};
+    if (checked_here_.count(i) != 0) return {};
     const Status st = check_output(i, *built_.at(i)->kernel);
     if (ends_tuning(st) || checks_.reference_failed()) return st;
     if (!st.ok()) race.drop(*k, st);
@@ -328,13 +345,36 @@ class KeySession {
 
   // One output check of candidate i (OutputCheck::verify: a launch with the hooks around it,
   // then KernelDef::verify and the reference outputs), timed as verification. Marks the result
-  // verified unless the check could not be made (it ends the tuning). Returns its outcome.
+  // verified (checked) unless the check could not be made (it ends the tuning); a passed check
+  // goes into the rows to store. Returns its outcome.
   Status check_output(std::size_t i, const CompiledKernel& kernel) {
     auto timer = clock_.measure(&TuningTimes::verify);
     launched_ = true;  // the check launches on the caller's buffers
     Status st = checks_.verify(hooks_, kernel, cands_[i]);
-    if (!ends_tuning(st) && !checks_.reference_failed()) report_.results[i].verified = true;
+    if (ends_tuning(st) || checks_.reference_failed()) return st;
+    report_.results[i].verified = true;
+    checked_here_.insert(i);
+    if (st.ok()) store_verified(i);
     return st;
+  }
+
+  // Candidate i passed its check: its row to store says so (collect() copies the flag into
+  // rows made after this), and a stored row that was not checked is stored again as verified,
+  // its timing and time as they were, so no later process takes it for unchecked.
+  void store_verified(std::size_t i) {
+    const std::string text = cands_[i].to_string();
+    for (StoredResult& row : new_rows_) {
+      if (row.config != text) continue;
+      row.verified = true;
+      return;
+    }
+    if (!report_.results[i].from_store) return;
+    const auto& stored = stored_.rows();
+    auto it = stored.find(text);
+    if (it == stored.end() || it->second.verified) return;
+    StoredResult row = it->second;
+    row.verified = true;
+    new_rows_.push_back(std::move(row));
   }
 
   // The entry the winner rule would pick from the race's samples so far (raced-out entries
@@ -420,7 +460,9 @@ class KeySession {
   // Stage 4: the winner, compiled and verified. A winner read from the store was not built by
   // this call: it is compiled now, and one that no longer compiles is recorded (and stored) as
   // failed, and the next best takes its place; so is one whose output fails verification
-  // (verify only what can win: the configurations the rule puts first, until one passes).
+  // (verify only what can win: the configurations the rule puts first, until one passes). A
+  // stored winner is checked here whatever its row says (the binary launched here is this
+  // process's): one stored as not checked is stored again as verified, or as wrong_output.
   Result<Selection> choose_winner(Plan plan) {
     std::vector<std::size_t> order;
     const bool ranking = plan != Plan::disabled && plan != Plan::single;
@@ -430,9 +472,9 @@ class KeySession {
       order = ranked();
     for (std::size_t i : order) {
       std::shared_ptr<Variant> v = built_.count(i) ? built_[i] : compile_now(i);
-      // A configuration verified during the race (verify_leader_while_idle, or measure()'s
-      // verify_all_) and still ranked passed its check: it is not checked twice.
-      if (v->status.ok() && ranking && checks_.active() && !report_.results[i].verified) {
+      // A configuration checked during this tuning (verify_leader_while_idle, or verify_all_)
+      // and still ranked passed its check: it is not checked twice.
+      if (v->status.ok() && ranking && checks_.active() && checked_here_.count(i) == 0) {
         const Status st = check_output(i, *v->kernel);
         if (ends_tuning(st) || checks_.reference_failed()) return st;
         if (!st.ok()) {
@@ -549,8 +591,10 @@ class KeySession {
   OutputCheck checks_;
   StoredResults stored_;
   std::vector<Config> cands_;
-  bool verify_all_ = false;  // measure(): every timed configuration is verified
-  std::vector<bool> need_;   // per candidate: not covered by a stored row
+  // Every timed configuration is verified (measure(), VerifyScope::every_configuration).
+  bool verify_all_ = false;
+  std::set<std::size_t> checked_here_;  // candidates whose output this tuning checked
+  std::vector<bool> need_;              // per candidate: not covered by a stored row
   std::map<std::size_t, std::shared_ptr<Variant>> built_;
   std::vector<std::size_t> racers_;  // candidate of each race entry
   std::vector<StoredResult> new_rows_;

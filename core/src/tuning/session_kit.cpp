@@ -40,8 +40,14 @@ bool ends_tuning(const Status& st) noexcept {
 }
 
 StoredResult row_of(const ConfigResult& r) {
-  return {r.config.to_string(), r.status.code(), r.status.message(), r.stats,
-          static_cast<std::int64_t>(std::time(nullptr))};
+  StoredResult row;
+  row.config = r.config.to_string();
+  row.status = r.status.code();
+  row.reason = r.status.message();
+  row.stats = r.stats;
+  row.unix_time = static_cast<std::int64_t>(std::time(nullptr));
+  row.verified = r.verified;
+  return row;
 }
 
 bool ProgressNotifier::due(bool done) {

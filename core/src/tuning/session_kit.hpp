@@ -62,7 +62,8 @@ void record_failed_check(ConfigResult& r, const Status& st, std::vector<StoredRe
 // (the caller must hear of it) and a lost device (nothing measured can be trusted).
 bool ends_tuning(const Status& st) noexcept;
 
-// The stored form of one configuration's outcome, stamped now.
+// The stored form of one configuration's outcome (whether its output was verified
+// included), stamped now.
 StoredResult row_of(const ConfigResult& r);
 
 // AutotunerOptions::progress for one tuning (both ways of tuning a key): events at most every

@@ -34,6 +34,7 @@ void StoredResults::apply(const std::vector<Config>& cands, std::vector<ConfigRe
     const StoredResult& row = it->second;
     auto& r = results[i];
     r.from_store = true;
+    r.verified = row.verified;
     need[i] = false;
     if (row.status == StatusCode::ok)
       r.stats = row.stats;

@@ -23,8 +23,8 @@ class StoredResults {
 
   // Valid stored rows by canonical config text (read from the store at the first call).
   const std::map<std::string, StoredResult>& rows();
-  // Fills the results of candidates that stored rows cover (timing or failure, from_store)
-  // and clears their `need` flag.
+  // Fills the results of candidates that stored rows cover (timing or failure, whether their
+  // output was verified, from_store) and clears their `need` flag.
   void apply(const std::vector<Config>& cands, std::vector<ConfigResult>& results,
              std::vector<bool>& need);
   void save(std::span<const StoredResult> rows);
