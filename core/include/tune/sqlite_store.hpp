@@ -18,9 +18,12 @@
 //   started.
 // - A file that is not a database, is corrupt or truncated, or carries another application's
 //   or an older schema is renamed "<file>.corrupt-<unix time>" (with its companions; never
-//   deleted) and replaced by a fresh database. A corrupt file of our schema has its readable
-//   rows that pass the row checks copied into the fresh one, and the warning says how many
-//   were salvaged (and lost, when the damaged file can still count them). Integrity is
+//   deleted) and replaced by a fresh database. A corrupt file of our schema (by its
+//   inspection or, when the damage hides that, by its header) has its readable rows that pass
+//   the row checks copied into the fresh one: those SQLite reads, and those read straight
+//   from the file's intact pages (beyond a truncation, a damaged page or a damaged schema).
+//   The warning says how many were salvaged (and lost, when the damaged file can still count
+//   them). Integrity is
 //   checked on open (quick_check; the full integrity_check for files up to 4 MiB) and again
 //   in full when a read finds a bad row.
 // - A file is moved aside only while it is still the file this store opened (same device and
