@@ -13,11 +13,13 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <istream>
 #include <iterator>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <streambuf>
 #include <string>
 #include <vector>
 
@@ -283,33 +285,40 @@ class BundledSpaces {
   std::map<Language, std::vector<kernels::BundledKernel>> kernels_;
 };
 
-// The largest import accepted, checked before reading (an export of 100k rows is ~40 MiB).
-constexpr std::uint64_t kMaxImportBytes = 64ull << 20;
+// An open file descriptor as a std::streambuf, read in chunks of 64 KiB: what
+// SqliteStore::import_json streams (so neither the file nor standard input is ever held in
+// memory whole). A read error ends the input; error() says what it was.
+class FdInput final : public std::streambuf {
+ public:
+  FdInput(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+  const std::string& error() const noexcept { return error_; }
 
-std::string size_limit_text() { return std::to_string(kMaxImportBytes >> 20) + " MiB"; }
-
-// Reads at most kMaxImportBytes from `fd`; fails past the limit (stdin has no size to check).
-std::string read_capped(int fd, const std::string& name) {
-  std::string text;
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0)
-      fail(Status(StatusCode::io_error, "cannot read " + name + ": " + std::strerror(errno)));
-    if (n == 0) return text;
-    if (text.size() + static_cast<std::size_t>(n) > kMaxImportBytes)
-      fail(Status(StatusCode::invalid_argument,
-                  name + " is larger than the import limit of " + size_limit_text()));
-    text.append(buf, static_cast<std::size_t>(n));
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    for (;;) {
+      ssize_t n = ::read(fd_, buf_, sizeof buf_);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) error_ = "cannot read " + name_ + ": " + std::strerror(errno);
+      if (n <= 0) return traits_type::eof();
+      setg(buf_, buf_, buf_ + n);
+      return traits_type::to_int_type(*gptr());
+    }
   }
-}
 
-// The file to import, checked before anything is read: a regular file (never a directory,
-// FIFO, device or socket: opened with O_NONBLOCK and checked with fstat) of at most
-// kMaxImportBytes.
-std::string read_import_file(const std::string& file) {
-  if (file == "-") return read_capped(0, "standard input");
+ private:
+  int fd_;
+  std::string name_;
+  std::string error_;
+  char buf_[1 << 16];
+};
+
+// Opens the file to import, checked before anything is read: a regular file (never a
+// directory, FIFO, device or socket: opened with O_NONBLOCK and checked with fstat), of any
+// size (the import reads it as a stream, in bounded memory). '-' is standard input, which
+// may be a pipe. Returns the descriptor (the caller closes it unless it is 0).
+int open_import_file(const std::string& file) {
+  if (file == "-") return 0;
   int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     fail(Status(StatusCode::not_found, "cannot read " + file + ": " + std::strerror(errno)));
@@ -324,16 +333,8 @@ std::string read_import_file(const std::string& file) {
     fail(Status(StatusCode::invalid_argument,
                 "cannot import " + file + ": it is " + what + ", not a regular file"));
   }
-  if (static_cast<std::uint64_t>(st.st_size) > kMaxImportBytes) {
-    ::close(fd);
-    fail(Status(StatusCode::invalid_argument,
-                "cannot import " + file + ": " + std::to_string(st.st_size) +
-                    " bytes is larger than the import limit of " + size_limit_text()));
-  }
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  std::string text = read_capped(fd, file);
-  ::close(fd);
-  return text;
+  return fd;
 }
 
 // What import and merge did, as text or JSON.
@@ -343,13 +344,16 @@ void print_import_stats(const CacheArgs& a, const SqliteStore& store, const Impo
                        {"replaced", stats.replaced},
                        {"kept", stats.kept},
                        {"rejected", stats.rejected},
-                       {"problems", stats.problems}});
+                       {"problems", stats.problems},
+                       {"problems_not_listed", stats.problems_not_listed}});
   }
   std::printf(
       "%s: %zu added, %zu replaced, %zu kept (stored rows have better provenance), "
       "%zu rejected\n",
       store.path().c_str(), stats.added, stats.replaced, stats.kept, stats.rejected);
   for (const auto& p : stats.problems) std::printf("  rejected %s\n", p.c_str());
+  if (stats.problems_not_listed > 0)
+    std::printf("  (%zu more rejected rows not listed)\n", stats.problems_not_listed);
 }
 
 ImportOptions bundled_import_options(const std::shared_ptr<BundledSpaces>& spaces) {
@@ -359,9 +363,19 @@ ImportOptions bundled_import_options(const std::shared_ptr<BundledSpaces>& space
 }
 
 void cmd_import(const CacheArgs& a) {
-  std::string text = read_import_file(a.file);
+  const int fd = open_import_file(a.file);
+  struct CloseFd {
+    int fd;
+    ~CloseFd() {
+      if (fd != 0) ::close(fd);
+    }
+  } closer{fd};
   auto store = open_for(a, true);
-  auto stats = store->import_json(text, bundled_import_options(std::make_shared<BundledSpaces>()));
+  FdInput buf(fd, a.file == "-" ? "standard input" : a.file);
+  std::istream in(&buf);
+  auto stats = store->import_json(in, bundled_import_options(std::make_shared<BundledSpaces>()));
+  // A read error ends the document early: the parser reports it as truncated, this says why.
+  if (!buf.error().empty()) fail(Status(StatusCode::io_error, buf.error()));
   if (!stats.ok()) fail(stats.status().with_context("importing " + a.file));
   print_import_stats(a, *store, *stats);
 }
@@ -432,7 +446,9 @@ void add_cache_command(CLI::App& app) {
       "Merge rows from JSON; a stored row is replaced only by one with more samples "
       "(or as many and newer), never a measurement by a failure");
   imp->add_option("file", args->file,
-                  "Input file ('-' for stdin): a regular file of at most 64 MiB")
+                  "Input file ('-' for stdin): a regular file of any size, read as a stream "
+                  "in bounded memory; all rows are merged in one transaction, or none when the "
+                  "document is malformed")
       ->required();
   imp->add_flag("--json", args->json, "Machine-readable output");
   imp->callback([args] { cmd_import(*args); });

@@ -25,9 +25,9 @@ using cache_test::test_key;
 
 // Opens `path` in readwrite mode and checks the common outcome of a damaged file: one warning
 // naming the file and `problem`, the original bytes under tune.db.corrupt-*, and a fresh
-// working database at the same path.
+// working database at the same path, holding the `salvaged` rows copied from the damaged one.
 void check_moved_aside_and_fresh(const TempDir& dir, const std::string& path,
-                                 const std::string& problem) {
+                                 const std::string& problem, std::size_t salvaged = 0) {
   std::string original = cache_test::read_bytes(path);
   LogCapture log;
   auto store = SqliteStore::open(path);
@@ -47,10 +47,10 @@ void check_moved_aside_and_fresh(const TempDir& dir, const std::string& path,
 
   // Tuning goes on: the fresh file works and persists.
   CHECK_FALSE(store->in_memory());
-  CHECK(store->load(test_key()).empty());
+  CHECK(store->load(test_key()).size() == salvaged);
   store->save(test_key(), std::vector{ok_row("BM=64", 100.0)});
   store.reset();
-  CHECK(SqliteStore::open(path)->load(test_key()).size() == 1);
+  CHECK(SqliteStore::open(path)->load(test_key()).size() == salvaged + 1);
 }
 
 TEST_CASE("a file of random bytes is moved aside") {
@@ -76,8 +76,20 @@ TEST_CASE("a truncated database is moved aside") {
   }  // closing checkpoints the WAL into the main file
   std::string bytes = cache_test::read_bytes(path);
   REQUIRE(bytes.size() > 16 * 4096);
-  cache_test::write_bytes(path, bytes.substr(0, bytes.size() / 2 + 100));
-  check_moved_aside_and_fresh(dir, path, "malformed");
+  // The rows on the pages before the cut are intact: salvage keeps them (salvage_test.cpp
+  // checks the count against each page; here, that they are some but not all).
+  const std::size_t cut = bytes.size() / 2 + 100;
+  cache_test::write_bytes(path, bytes.substr(0, cut));
+  std::size_t kept = 0;
+  {
+    TempDir other;
+    cache_test::write_bytes(other.file("tune.db"), bytes.substr(0, cut));
+    LogCapture quiet;
+    kept = SqliteStore::open(other.file("tune.db"))->load(test_key()).size();
+  }
+  CHECK(kept > 500);
+  CHECK(kept < 2000);
+  check_moved_aside_and_fresh(dir, path, "malformed", kept);
 }
 
 TEST_CASE("a database of another application is moved aside") {

@@ -2,10 +2,15 @@
 #include "cache/cache_json.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <istream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "cache/row_rules.hpp"
 #include "tune/backend/hash.hpp"
@@ -17,8 +22,6 @@ using nlohmann::json;
 
 constexpr std::string_view kFormat = "libtune-cache";
 constexpr std::int64_t kFormatVersion = 1;
-// Refuse absurd inputs before parsing them (a cache export is a few MB at most).
-constexpr std::size_t kMaxDocumentBytes = std::size_t{256} << 20;
 
 json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
@@ -73,10 +76,6 @@ bool parse_row(const json& j, CacheRow* row, std::string* why) {
       !get_string(j, "reason", &r.reason, why, /*required=*/false)) {
     return false;
   }
-  if (k.kernel.empty()) {
-    *why = "empty 'kernel'";
-    return false;
-  }
   auto sh = j.find("source_hash");
   if (sh == j.end()) {
     *why = "missing 'source_hash'";
@@ -86,6 +85,10 @@ bool parse_row(const json& j, CacheRow* row, std::string* why) {
     k.source_hash = sh->get<std::uint64_t>();
   } else if (!sh->is_string() || !parse_hex64(sh->get_ref<const std::string&>(), &k.source_hash)) {
     *why = "'source_hash' is not a 0x-prefixed 64-bit hex string";
+    return false;
+  }
+  if (Status key_ok = check_stored_key(k); !key_ok.ok()) {
+    *why = key_ok.message();
     return false;
   }
   std::string status;
@@ -200,42 +203,339 @@ std::string cache_rows_to_json(std::span<const CacheRow> rows) {
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-Result<std::vector<CacheRow>> cache_rows_from_json(std::string_view text,
-                                                   std::vector<std::string>* problems) {
-  if (text.size() > kMaxDocumentBytes)
-    return Status(StatusCode::invalid_argument, "cache document larger than 256 MiB");
-  json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded())
-    return Status(StatusCode::data_loss, "not a JSON document (or not valid UTF-8 JSON)");
-  if (!doc.is_object())
-    return Status(StatusCode::invalid_argument, "not a libtune cache export: not an object");
-  auto fmt = doc.find("format");
-  if (fmt == doc.end() || !fmt->is_string() || fmt->get_ref<const std::string&>() != kFormat)
-    return Status(StatusCode::invalid_argument,
-                  "not a libtune cache export: 'format' is not \"libtune-cache\"");
-  auto ver = doc.find("version");
-  if (ver == doc.end() || !ver->is_number_integer())
-    return Status(StatusCode::invalid_argument, "missing integer 'version'");
-  if (ver->get<std::int64_t>() != kFormatVersion)
-    return Status(StatusCode::invalid_argument,
-                  "format version " + std::to_string(ver->get<std::int64_t>()) +
-                      " (this libtune reads version " + std::to_string(kFormatVersion) + ")");
-  auto rows = doc.find("rows");
-  if (rows == doc.end() || !rows->is_array())
-    return Status(StatusCode::invalid_argument, "missing array 'rows'");
-  std::vector<CacheRow> out;
-  out.reserve(rows->size());
-  std::size_t index = 0;
-  for (const json& j : *rows) {
+namespace {
+
+// The input as the parser reads it, with the limits that bound one token's memory enforced
+// before the parser sees the bytes: the lexer keeps a whole string or number in memory, so
+// an over-long one ends the input here (the parser then reports a parse error, and `limit()`
+// says why). Reads `src` in chunks of 64 KiB.
+class BoundedInput final : public std::streambuf {
+ public:
+  explicit BoundedInput(std::streambuf& src) : src_(src) {}
+
+  // Empty unless a limit ended the input: what was exceeded, and where.
+  const std::string& limit() const noexcept { return limit_; }
+  // The offset of the first byte withheld (meaningful when limit() is not empty): the
+  // parser's error is the limit's only if it came there, not at a bad byte before it.
+  std::uint64_t limit_offset() const noexcept { return offset_; }
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    if (!limit_.empty()) return traits_type::eof();
+    const std::streamsize n = src_.sgetn(buf_, sizeof buf_);
+    if (n <= 0) return traits_type::eof();
+    const std::size_t kept = scan(static_cast<std::size_t>(n));
+    if (kept == 0) return traits_type::eof();
+    setg(buf_, buf_, buf_ + kept);
+    return traits_type::to_int_type(*gptr());
+  }
+
+ private:
+  // Follows strings (with their escapes) and the tokens between them over the first `n`
+  // bytes of buf_; returns how many may be passed on (all, unless a limit is exceeded).
+  std::size_t scan(std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i, ++offset_) {
+      const char c = buf_[i];
+      if (in_string_) {
+        if (escaped_) {
+          escaped_ = false;
+        } else if (c == '\\') {
+          escaped_ = true;
+        } else if (c == '"') {
+          in_string_ = false;
+          continue;
+        }
+        if (++run_ > kMaxJsonStringBytes) {
+          limit_ = "a string longer than " + std::to_string(kMaxJsonStringBytes >> 20) +
+                   " MiB at byte " + std::to_string(offset_);
+          return i;
+        }
+      } else if (c == '"') {
+        in_string_ = true;
+        run_ = 0;
+      } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == ':' ||
+                 c == '[' || c == ']' || c == '{' || c == '}') {
+        run_ = 0;
+      } else if (++run_ > kMaxJsonTokenBytes) {
+        limit_ = "a number or literal longer than " + std::to_string(kMaxJsonTokenBytes) +
+                 " bytes at byte " + std::to_string(offset_);
+        return i;
+      }
+    }
+    return n;
+  }
+
+  std::streambuf& src_;
+  char buf_[1 << 16];
+  bool in_string_ = false;
+  bool escaped_ = false;
+  std::size_t run_ = 0;  // bytes of the current string or token
+  std::uint64_t offset_ = 0;
+  std::string limit_;
+};
+
+// A streambuf over a string in memory (read only).
+class ViewInput final : public std::streambuf {
+ public:
+  explicit ViewInput(std::string_view text) {
+    char* p = const_cast<char*>(text.data());  // never written: a get area only
+    setg(p, p, p + text.size());
+  }
+};
+
+// The SAX handler: follows the top-level object, builds each element of "rows" as a small
+// json value (only its scalar members, and the scalars of "stats", within the row limits),
+// checks it with parse_row and hands it on before the next one is read.
+class RowsSax {
+ public:
+  explicit RowsSax(const CacheJsonSink& sink) : sink_(sink) {}
+
+  // What ended the reading early (a sink error, a limit, the wrong format), else ok.
+  const Status& stopped() const noexcept { return stopped_; }
+  bool saw_object() const noexcept { return saw_object_; }
+  const std::optional<std::string>& format() const noexcept { return format_; }
+  const std::optional<std::int64_t>& version() const noexcept { return version_; }
+  bool saw_rows() const noexcept { return saw_rows_; }
+  const std::string& parse_error_text() const noexcept { return parse_error_; }
+  std::size_t parse_error_position() const noexcept { return parse_error_position_; }
+
+  // The SAX interface (nlohmann::json_sax): false stops the parser.
+  bool null() { return scalar(json(nullptr)); }
+  bool boolean(bool v) { return scalar(json(v)); }
+  bool number_integer(json::number_integer_t v) { return scalar(json(v)); }
+  bool number_unsigned(json::number_unsigned_t v) { return scalar(json(v)); }
+  bool number_float(json::number_float_t v, const std::string&) { return scalar(json(v)); }
+  bool string(std::string& v) { return scalar(json(std::move(v))); }
+  bool binary(json::binary_t&) { return scalar(json(nullptr)); }  // never from JSON text
+  bool start_object(std::size_t) { return open(true); }
+  bool start_array(std::size_t) { return open(false); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool key(std::string& k) {
+    if (depth_ == 1) {
+      top_key_ = std::move(k);
+    } else if (in_row() && (depth_ == kRowDepth || depth_ == kRowDepth + 1)) {
+      row_bytes_ += k.size();
+      if (++row_members_ > kMaxJsonRowMembers)
+        row_too_large("members");
+      else if (row_bytes_ > kMaxJsonRowBytes)
+        row_too_large("string bytes");
+      member_ = std::move(k);
+    }
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception&) {
+    parse_error_ = "at byte " + std::to_string(position);
+    parse_error_position_ = position;
+    return false;
+  }
+
+ private:
+  // Depth of a row's members: the top object is 1, "rows" 2, a row object 3.
+  static constexpr int kRowDepth = 3;
+
+  bool in_row() const noexcept { return row_open_ && !row_bad_; }
+
+  bool stop(Status st) {
+    stopped_ = std::move(st);
+    return false;
+  }
+
+  // A top-level member that may only come before the rows, checked as soon as it is known.
+  bool top_scalar(json v) {
+    if (top_key_ == "format") {
+      format_ = v.is_string() ? v.get<std::string>() : std::string();
+      if (*format_ != kFormat)
+        return stop(Status(StatusCode::invalid_argument,
+                           "not a libtune cache export: 'format' is not \"libtune-cache\""));
+    } else if (top_key_ == "version") {
+      if (!v.is_number_integer())
+        return stop(Status(StatusCode::invalid_argument, "missing integer 'version'"));
+      version_ = v.get<std::int64_t>();
+      if (*version_ != kFormatVersion) return stop(version_error(*version_));
+    } else if (top_key_ == "rows") {
+      return stop(Status(StatusCode::invalid_argument, "missing array 'rows'"));
+    }
+    return true;
+  }
+
+  bool scalar(json v) {
+    if (depth_ == 0) {
+      return stop(
+          Status(StatusCode::invalid_argument, "not a libtune cache export: not an object"));
+    }
+    if (depth_ == 1) return top_scalar(std::move(v));
+    if (depth_ == 2 && in_rows_) {
+      reject_element("not an object");
+      return true;
+    }
+    if (!in_row()) return true;
+    if (v.is_string()) {
+      row_bytes_ += v.get_ref<const std::string&>().size();
+      if (row_bytes_ > kMaxJsonRowBytes) {
+        row_too_large("string bytes");
+        return true;
+      }
+    }
+    if (depth_ == kRowDepth)
+      row_[member_] = std::move(v);
+    else if (depth_ == kRowDepth + 1 && in_stats_)
+      row_["stats"][member_] = std::move(v);
+    return true;
+  }
+
+  bool open(bool object) {
+    if (depth_ >= kMaxJsonDepth)
+      return stop(Status(StatusCode::invalid_argument,
+                         "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"));
+    if (depth_ == 0 && !object)
+      return stop(
+          Status(StatusCode::invalid_argument, "not a libtune cache export: not an object"));
+    if (depth_ == 0) saw_object_ = true;
+    if (depth_ == 1 && top_key_ == "rows") {
+      if (!object && saw_rows_)
+        return stop(Status(StatusCode::invalid_argument, "'rows' appears twice"));
+      if (object) return stop(Status(StatusCode::invalid_argument, "missing array 'rows'"));
+      in_rows_ = saw_rows_ = true;
+    } else if (depth_ == 1 && (top_key_ == "format" || top_key_ == "version")) {
+      if (!top_scalar(object ? json::object() : json::array())) return false;
+    } else if (depth_ == 2 && in_rows_) {
+      if (object) {
+        row_open_ = true;
+        row_bad_ = false;
+        row_ = json::object();
+        row_members_ = row_bytes_ = 0;
+      } else {
+        reject_element("not an object");
+      }
+    } else if (in_row() && depth_ == kRowDepth) {
+      // A container as a member: kept as an empty one of its kind (parse_row names the
+      // member whose type is wrong), its contents skipped; "stats" keeps its scalars.
+      row_[member_] = object ? json::object() : json::array();
+      in_stats_ = object && member_ == "stats";
+    } else if (in_row() && depth_ == kRowDepth + 1 && in_stats_) {
+      row_["stats"][member_] = object ? json::object() : json::array();
+    }
+    ++depth_;
+    return true;
+  }
+
+  bool close() {
+    --depth_;
+    if (depth_ == kRowDepth) in_stats_ = false;
+    if (depth_ == 2 && row_open_) {
+      row_open_ = false;
+      return finish_row();
+    }
+    if (depth_ == 1 && in_rows_) in_rows_ = false;
+    return true;
+  }
+
+  bool finish_row() {
+    const std::size_t index = index_++;
+    if (row_bad_) {
+      if (sink_.rejected) sink_.rejected("row " + std::to_string(index) + ": " + row_bad_why_);
+      return true;
+    }
     CacheRow row;
     std::string why;
-    if (parse_row(j, &row, &why)) {
-      out.push_back(std::move(row));
-    } else if (problems != nullptr) {
-      problems->push_back("row " + std::to_string(index) + ": " + why);
+    const bool ok = parse_row(row_, &row, &why);
+    row_ = json();
+    if (!ok) {
+      if (sink_.rejected) sink_.rejected("row " + std::to_string(index) + ": " + why);
+      return true;
     }
-    ++index;
+    if (!sink_.row) return true;
+    Status st = sink_.row(std::move(row));
+    return st.ok() ? true : stop(std::move(st));
   }
+
+  void reject_element(const std::string& why) {
+    if (sink_.rejected) sink_.rejected("row " + std::to_string(index_) + ": " + why);
+    ++index_;
+    // A non-object element's contents (an array) are skipped: not a row.
+  }
+
+  void row_too_large(const char* what) {
+    row_bad_ = true;
+    row_ = json();
+    row_bad_why_ = std::string("more than ") +
+                   (std::string_view(what) == "members"
+                        ? std::to_string(kMaxJsonRowMembers) + " members"
+                        : std::to_string(kMaxJsonRowBytes >> 20) + " MiB of strings");
+  }
+
+  static Status version_error(std::int64_t v) {
+    return Status(StatusCode::invalid_argument, "format version " + std::to_string(v) +
+                                                    " (this libtune reads version " +
+                                                    std::to_string(kFormatVersion) + ")");
+  }
+
+  const CacheJsonSink& sink_;
+  Status stopped_;
+  int depth_ = 0;
+  std::string top_key_;
+  bool saw_object_ = false;
+  std::optional<std::string> format_;
+  std::optional<std::int64_t> version_;
+  bool saw_rows_ = false;
+  bool in_rows_ = false;
+  std::size_t index_ = 0;  // elements of "rows" met so far
+  // The row being built.
+  bool row_open_ = false;
+  bool row_bad_ = false;  // over a row limit: skipped to its end, then rejected
+  std::string row_bad_why_;
+  bool in_stats_ = false;
+  std::string member_;
+  json row_;
+  std::size_t row_members_ = 0;
+  std::size_t row_bytes_ = 0;
+  std::string parse_error_;
+  std::size_t parse_error_position_ = 0;
+};
+
+}  // namespace
+
+Status read_cache_json(std::streambuf& in, const CacheJsonSink& sink) {
+  BoundedInput input(in);
+  std::istream stream(&input);
+  RowsSax sax(sink);
+  const bool parsed = json::sax_parse(stream, &sax, json::input_format_t::json, /*strict=*/true);
+  if (!sax.stopped().ok()) return sax.stopped();
+  if (!parsed && !input.limit().empty() && sax.parse_error_position() >= input.limit_offset())
+    return Status(StatusCode::invalid_argument, "not a usable cache export: " + input.limit());
+  if (!parsed) {
+    return Status(StatusCode::data_loss,
+                  "not a JSON document (or not valid UTF-8 JSON; " + sax.parse_error_text() + ")");
+  }
+  if (!sax.saw_object())
+    return Status(StatusCode::invalid_argument, "not a libtune cache export: not an object");
+  if (!sax.format() || *sax.format() != kFormat)
+    return Status(StatusCode::invalid_argument,
+                  "not a libtune cache export: 'format' is not \"libtune-cache\"");
+  if (!sax.version()) return Status(StatusCode::invalid_argument, "missing integer 'version'");
+  if (!sax.saw_rows()) return Status(StatusCode::invalid_argument, "missing array 'rows'");
+  return {};
+}
+
+Status read_cache_json(std::string_view text, const CacheJsonSink& sink) {
+  ViewInput in(text);
+  return read_cache_json(in, sink);
+}
+
+Result<std::vector<CacheRow>> cache_rows_from_json(std::string_view text,
+                                                   std::vector<std::string>* problems) {
+  std::vector<CacheRow> out;
+  CacheJsonSink sink;
+  sink.row = [&out](CacheRow&& row) {
+    out.push_back(std::move(row));
+    return Status();
+  };
+  sink.rejected = [problems](std::string why) {
+    if (problems != nullptr) problems->push_back(std::move(why));
+  };
+  TUNE_RETURN_IF_ERROR(read_cache_json(text, sink));
   return out;
 }
 

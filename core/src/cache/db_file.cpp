@@ -13,6 +13,7 @@
 #include <system_error>
 #include <utility>
 
+#include "cache/page_scan.hpp"
 #include "cache/row_rules.hpp"
 #include "cache/salvage.hpp"
 #include "cache/store_schema.hpp"
@@ -264,7 +265,9 @@ void DbFile::open_readwrite(std::string aside, std::string salvage_from) {
       return open_memory();
     }
     aside = where() + ": " + f.what + "; moved aside to " + moved_to_;
-    salvage_from = f.salvage ? moved_to_ : std::string();
+    // Our schema by the inspection, or by the file's header when damage stopped the
+    // inspection before it could tell (a damaged schema entry): its rows are worth reading.
+    salvage_from = f.salvage || has_cache_header(moved_to_) ? moved_to_ : std::string();
   }
   if (!aside.empty()) log_warning(aside);
   log_warning(where() +

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <utility>
 
 #include "tune/config.hpp"
 
@@ -34,30 +35,50 @@ bool has_better_provenance(const StoredResult& incoming, const StoredResult& exi
   return incoming.unix_time > existing.unix_time;
 }
 
+Status check_stored_key(const StoreKey& key) {
+  for (const auto& [name, value] :
+       {std::pair<const char*, const std::string*>{"kernel", &key.kernel},
+        {"device", &key.device},
+        {"toolchain", &key.toolchain}}) {
+    if (value->empty())
+      return Status(StatusCode::invalid_argument, std::string("empty '") + name + "'");
+  }
+  return {};
+}
+
 Status check_stored_row(const StoredResult& row, std::string* canonical) {
   Result<Config> c = Config::parse(row.config);
   if (!c.ok())
     return Status(StatusCode::data_loss, "config does not parse: " + c.status().message());
   if (row.stats.count > kMaxPlausibleSampleCount)
-    return Status(StatusCode::data_loss,
-                  "sample count " + std::to_string(row.stats.count) + " is implausible");
+    return Status(StatusCode::data_loss, "'stats.count' " + std::to_string(row.stats.count) +
+                                             " is an implausible sample count");
   if (row.unix_time < 0 || row.unix_time > cache::now_unix() + kMaxFutureSeconds)
     return Status(StatusCode::data_loss,
-                  "unix time " + std::to_string(row.unix_time) + " is not a plausible date");
-  if (row.status == StatusCode::ok) {
-    const SampleStats& s = row.stats;
-    if (s.count == 0) return Status(StatusCode::data_loss, "an ok row with no samples");
-    for (double v : {s.min, s.p20, s.median, s.p80, s.max, s.mean}) {
-      if (!std::isfinite(v) || v < kMinPlausibleTimeNs)
-        return Status(StatusCode::data_loss, "statistic " + std::to_string(v) +
-                                                 " ns is not a plausible time (finite, at "
-                                                 "least 1 ns)");
-    }
+                  "'unix_time' " + std::to_string(row.unix_time) + " is not a plausible date");
+  const SampleStats& s = row.stats;
+  const std::pair<const char*, double> stats[] = {{"min", s.min},       {"p20", s.p20},
+                                                  {"median", s.median}, {"p80", s.p80},
+                                                  {"max", s.max},       {"mean", s.mean}};
+  const bool ok = row.status == StatusCode::ok;
+  for (const auto& [name, v] : stats) {
+    // A failed configuration's statistics are not measurements: NaN, +inf (how a failure is
+    // timed) or whatever was measured before it failed, but never a negative time.
+    if (!ok && (std::isnan(v) || v >= 0)) continue;
+    if (ok && std::isfinite(v) && v >= kMinPlausibleTimeNs) continue;
+    return Status(StatusCode::data_loss,
+                  "'stats." + std::string(name) + "' = " + std::to_string(v) + " ns " +
+                      (ok ? "is not a plausible time (finite, at least 1 ns)"
+                          : "is negative (in a failed row too, a time is at least 0 or +inf)"));
+  }
+  if (ok) {
+    if (s.count == 0) return Status(StatusCode::data_loss, "an ok row with 'stats.count' 0");
     double tol = 1e-9 * s.max;
     if (s.min > s.p20 + tol || s.p20 > s.median + tol || s.median > s.p80 + tol ||
         s.p80 > s.max + tol || s.mean < s.min - tol || s.mean > s.max + tol)
       return Status(StatusCode::data_loss,
-                    "quantiles out of order (min <= p20 <= median <= p80 <= max, mean within: " +
+                    "quantiles out of order ('stats.min' <= 'stats.p20' <= 'stats.median' <= "
+                    "'stats.p80' <= 'stats.max', 'stats.mean' within: " +
                         s.to_string() + ")");
   }
   if (canonical != nullptr) *canonical = c->to_string();

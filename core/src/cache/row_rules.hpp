@@ -21,14 +21,21 @@ inline constexpr double kMinPlausibleTimeNs = 1.0;
 // More samples than this is damage, not a measurement.
 inline constexpr std::uint32_t kMaxPlausibleSampleCount = 100'000'000;
 
-// Space-independent checks of one stored or imported row: the config text parses (and is
-// returned in canonical form through `canonical`); the sample count is at most
-// kMaxPlausibleSampleCount; the unix time is not negative nor more than a year ahead; and an
-// ok row has count > 0, every statistic finite and at least kMinPlausibleTimeNs, quantiles
-// ordered (min <= p20 <= median <= p80 <= max) and the mean within [min, max]. A row that
-// fails is refused (import) or ignored with a warning (load), never chosen. The message
-// says what is wrong.
+// Space-independent checks of one stored or imported row, failed or not: the config text
+// parses (and is returned in canonical form through `canonical`); the sample count is at most
+// kMaxPlausibleSampleCount; the unix time is not negative nor more than a year ahead; every
+// statistic is NaN (not measured: NULL in the database, null in an export), +inf or a finite
+// value, never negative nor -inf. An ok row also has count > 0, every statistic finite and at
+// least kMinPlausibleTimeNs, quantiles ordered (min <= p20 <= median <= p80 <= max) and the
+// mean within [min, max]. A row that fails is refused (import, merge, salvage) or ignored
+// with a warning (load), never chosen. The message names the offending field as the export
+// format spells it ('config', 'stats.count', 'stats.min', 'unix_time', ...).
 Status check_stored_row(const StoredResult& row, std::string* canonical = nullptr);
+
+// The key fields every stored or imported row must have: a kernel name, a device fingerprint
+// and a toolchain fingerprint that are not empty (the tuning key text and the source hash may
+// be anything). invalid_argument naming the field ('kernel', 'device', 'toolchain').
+Status check_stored_key(const StoreKey& key);
 
 // Provenance order used by import: whether `incoming` may replace `existing` (same identity).
 // A measured (ok) row is never replaced by a failure, nor a verified ok row by one whose

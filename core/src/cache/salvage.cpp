@@ -6,6 +6,7 @@
 #include <map>
 #include <string_view>
 
+#include "cache/page_scan.hpp"
 #include "cache/row_codec.hpp"
 #include "cache/row_rules.hpp"
 #include "cache/sqlite_db.hpp"
@@ -15,10 +16,45 @@
 namespace tune::cache {
 namespace {
 
-// One scan of `src`'s rows in primary-key `order` ("ASC" or "DESC"), inserting the valid ones
-// with `ins` until the first unreadable page or a row the other scan already met.
-void salvage_scan(sqlite3* into, sqlite3* src, const char* order, Stmt& ins,
-                  std::map<std::string, bool>* seen, std::size_t* kept, std::size_t* invalid) {
+// Columns of a row of `results` as stored: the key, then the result (17 with the checksum,
+// 16 in a file from before it).
+constexpr int kRowColumns = 17;
+
+// What the salvage found and kept, for its summary.
+struct Tally {
+  std::map<std::string, bool> seen;  // primary key -> valid
+  std::size_t kept = 0;
+  std::size_t invalid = 0;
+};
+
+// Checks the row `s` is positioned on (key at columns 0..4, result at 5..16) like any stored
+// row (column types, checksum, row rules) and inserts it with `ins` when valid and its
+// primary key was not met before. Returns false when it was met before.
+bool keep_row(sqlite3* into, const Stmt& s, Stmt& ins, Tally* t) {
+  CacheRow row;
+  read_key(s, &row.key);
+  std::string pk = row.key.kernel + '\x1f' + std::to_string(row.key.source_hash) + '\x1f' +
+                   row.key.key + '\x1f' + row.key.device + '\x1f' + row.key.toolchain + '\x1f' +
+                   s.text(5);
+  if (t->seen.count(pk) != 0) return false;
+  std::string why;
+  bool valid = key_columns_ok(s) && read_result(s, 5, row.key, &row.result, &why) &&
+               check_stored_key(row.key).ok() && check_stored_row(row.result).ok();
+  t->seen[pk] = valid;
+  if (!valid) {
+    ++t->invalid;
+    return true;
+  }
+  StmtScope scope(ins);
+  bind_key(ins, row.key);
+  bind_result(ins, 6, row.key, row.result);
+  if (ins.step() == SQLITE_DONE && sqlite3_changes(into) > 0) ++t->kept;
+  return true;
+}
+
+// One scan of `src`'s rows through SQLite in primary-key `order` ("ASC" or "DESC"), until the
+// first unreadable page or a row the other scan already met.
+void salvage_scan(sqlite3* into, sqlite3* src, const char* order, Stmt& ins, Tally* t) {
   Stmt s;
   std::string o = std::string(" ") + order;
   // This version's columns, else a version-1 file's (with and without the checksum column).
@@ -31,25 +67,53 @@ void salvage_scan(sqlite3* into, sqlite3* src, const char* order, Stmt& ins,
   }
   if (rc != SQLITE_OK) return;
   while (s.step() == SQLITE_ROW) {  // stops at the first unreadable page
-    CacheRow row;
-    read_key(s, &row.key);
-    std::string pk = row.key.kernel + '\x1f' + std::to_string(row.key.source_hash) + '\x1f' +
-                     row.key.key + '\x1f' + row.key.device + '\x1f' + row.key.toolchain + '\x1f' +
-                     s.text(5);
-    if (seen->count(pk) != 0) break;  // the backward scan met the forward one
-    std::string why;
-    bool valid = read_result(s, 5, row.key, &row.result, &why) &&
-                 check_stored_row(row.result).ok() && key_columns_ok(s);
-    (*seen)[pk] = valid;
-    if (!valid) {
-      ++*invalid;
-      continue;
-    }
-    StmtScope scope(ins);
-    bind_key(ins, row.key);
-    bind_result(ins, 6, row.key, row.result);
-    if (ins.step() == SQLITE_DONE && sqlite3_changes(into) > 0) ++*kept;
+    if (!keep_row(into, s, ins, t)) break;
   }
+}
+
+// The rows no query reaches (beyond a damaged or missing page, or under a damaged schema):
+// every record of the file's index pages with the shape of a `results` row, read straight
+// from the pages (page_scan.hpp) and checked like the rest. The record's values are bound to
+// a "SELECT ?1, ..." so that they reach the row checks exactly as a query returns them.
+std::size_t salvage_pages(sqlite3* into, const std::string& from, Stmt& ins, Tally* t) {
+  sqlite3* mem = nullptr;
+  if (sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) !=
+      SQLITE_OK) {
+    sqlite3_close_v2(mem);
+    return 0;
+  }
+  std::string sql = "SELECT ?1";
+  for (int i = 2; i <= kRowColumns; ++i) sql += ", ?" + std::to_string(i);
+  Stmt values;
+  std::size_t found = 0;
+  if (values.prepare(mem, sql) == SQLITE_OK) {
+    scan_index_records(from, [&](const std::vector<RecordValue>& rec) {
+      if (rec.size() != kRowColumns && rec.size() != kRowColumns - 1) return;
+      StmtScope scope(values);
+      for (std::size_t i = 0; i < rec.size(); ++i) {
+        const RecordValue& v = rec[i];
+        sqlite3_stmt* st = values.get();
+        const int at = static_cast<int>(i) + 1;
+        if (v.type == SQLITE_INTEGER) {
+          sqlite3_bind_int64(st, at, v.integer);
+        } else if (v.type == SQLITE_FLOAT) {
+          sqlite3_bind_double(st, at, v.real);
+        } else if (v.type == SQLITE_TEXT) {
+          sqlite3_bind_text(st, at, v.bytes.data(), static_cast<int>(v.bytes.size()),
+                            SQLITE_TRANSIENT);
+        } else if (v.type == SQLITE_BLOB) {
+          sqlite3_bind_blob(st, at, v.bytes.data(), static_cast<int>(v.bytes.size()),
+                            SQLITE_TRANSIENT);
+        }  // NULL: unbound parameters are NULL (the legacy checksum too)
+      }
+      if (values.step() != SQLITE_ROW) return;
+      ++found;
+      keep_row(into, values, ins, t);
+    });
+  }
+  values = Stmt();
+  sqlite3_close_v2(mem);
+  return found;
 }
 
 }  // namespace
@@ -59,35 +123,37 @@ std::string salvage_rows(sqlite3* into, const std::string& from) {
   std::string uri = uri_path(from) + "?mode=ro";
   int rc = sqlite3_open_v2(uri.c_str(), &src,
                            SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW, nullptr);
-  std::size_t kept = 0, invalid = 0;
+  Tally t;
   std::int64_t total = -1;
-  std::map<std::string, bool> seen;  // primary key -> valid
-  if (rc == SQLITE_OK && exec(into, "BEGIN IMMEDIATE") == SQLITE_OK) {
+  if (exec(into, "BEGIN IMMEDIATE") == SQLITE_OK) {
     Stmt ins;
     std::string sql(kUpsertSql);
     sql.replace(0, std::string_view("INSERT OR REPLACE").size(), "INSERT OR IGNORE");
     if (ins.prepare(into, sql) == SQLITE_OK) {
-      for (const char* order : {"ASC", "DESC"})
-        salvage_scan(into, src, order, ins, &seen, &kept, &invalid);
+      // SQLite's own reading first (it knows the b-tree and the WAL), then the pages for
+      // what it cannot reach.
+      if (rc == SQLITE_OK)
+        for (const char* order : {"ASC", "DESC"}) salvage_scan(into, src, order, ins, &t);
+      salvage_pages(into, from, ins, &t);
     }
     if (exec(into, "COMMIT") != SQLITE_OK) {
       exec(into, "ROLLBACK");
-      kept = 0;
+      t.kept = 0;
     }
     Stmt count;
-    if (count.prepare(src, "SELECT count(*) FROM results") == SQLITE_OK &&
+    if (rc == SQLITE_OK && count.prepare(src, "SELECT count(*) FROM results") == SQLITE_OK &&
         count.step() == SQLITE_ROW)
       total = count.int64(0);
   }
   sqlite3_close_v2(src);
-  std::string msg = "salvaged " + std::to_string(kept) + " row" + (kept == 1 ? "" : "s");
+  std::string msg = "salvaged " + std::to_string(t.kept) + " row" + (t.kept == 1 ? "" : "s");
   if (total >= 0) {
-    const std::int64_t lost = std::max<std::int64_t>(total - static_cast<std::int64_t>(kept), 0);
+    const std::int64_t lost = std::max<std::int64_t>(total - static_cast<std::int64_t>(t.kept), 0);
     msg += " of " + std::to_string(total) + " (" + std::to_string(lost) + " lost)";
   } else {
     msg += "; rows on its unreadable pages are lost (their number cannot be read)";
   }
-  if (invalid > 0) msg += "; " + std::to_string(invalid) + " readable rows were invalid";
+  if (t.invalid > 0) msg += "; " + std::to_string(t.invalid) + " readable rows were invalid";
   return msg;
 }
 

@@ -12,9 +12,12 @@
 
 namespace tune::cache {
 
-// Copies the rows of the database file `from` that read back and pass the row checks
-// (read_result, check_stored_row, key column types) into `into`, scanning forward and then
-// backward so that rows on both sides of a damaged page are reached. Rows already in `into`
+// Copies the rows of the database file `from` that pass the checks of any stored row
+// (column types, checksum, check_stored_key, check_stored_row) into `into`. Rows are found
+// two ways: through SQLite (a scan forward and one backward, so that rows on both sides of a
+// damaged page are reached; it reads the -wal too), then straight from the file's pages
+// (page_scan.hpp), which reaches the rows beyond a truncation, a damaged interior page or a
+// damaged schema. A primary key met twice keeps its first valid row; rows already in `into`
 // are never replaced. Returns the summary for the warning ("salvaged 3 rows of 5 (2 lost)").
 std::string salvage_rows(sqlite3* into, const std::string& from);
 

@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <istream>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -153,7 +154,8 @@ struct SqliteStore::Impl {
         cache::read_key(s, &row.key);
         std::string why = cache::key_columns_ok(s) ? "" : "a key column has the wrong type";
         if (why.empty() && cache::read_result(s, 5, row.key, &row.result, &why)) {
-          Status st = check_stored_row(row.result, &row.result.config);
+          Status st = check_stored_key(row.key);
+          if (st.ok()) st = check_stored_row(row.result, &row.result.config);
           if (st.ok()) {
             out.push_back(std::move(row));
             continue;
@@ -224,71 +226,142 @@ struct SqliteStore::Impl {
     return static_cast<std::size_t>(sqlite3_changes64(db()));
   }
 
-  Result<ImportStats> import_rows(std::vector<CacheRow> rows, ImportStats stats,
-                                  const ImportOptions& opts_in) {
-    file.ensure_live();
-    TUNE_RETURN_IF_ERROR(file.require_writable("import"));
-    Stmt find;
-    int rc = find.prepare(db(), "SELECT " + std::string(cache::kResultColumns) + " FROM results" +
-                                    std::string(cache::kKeyWhere) + " AND config = ?6");
-    if (rc != SQLITE_OK)
-      return Status(StatusCode::io_error, where() + ": " + cache::errmsg(db(), rc));
-    Stmt& upsert_stmt = file.upsert_stmt();
-    rc = cache::exec(db(), "BEGIN IMMEDIATE");
-    for (std::size_t i = 0; rc == SQLITE_OK && i < rows.size(); ++i) {
-      CacheRow& row = rows[i];
-      if (opts_in.space_for) {
-        if (const ConfigSpace* space = opts_in.space_for(row.key)) {
+  // One import or merge: every row in one IMMEDIATE transaction, all or nothing. begin(),
+  // then add() per row, then commit() or abort(). A failed SQLite call rolls back and ends it.
+  class Import {
+   public:
+    Import(Impl& impl, const ImportOptions& opts) : impl_(impl), opts_(opts) {}
+    Import(const Import&) = delete;
+    Import& operator=(const Import&) = delete;
+    ~Import() { (void)abort({}); }
+
+    Status begin() {
+      impl_.file.ensure_live();
+      TUNE_RETURN_IF_ERROR(impl_.file.require_writable("import"));
+      int rc = find_.prepare(impl_.db(), "SELECT " + std::string(cache::kResultColumns) +
+                                             " FROM results" + std::string(cache::kKeyWhere) +
+                                             " AND config = ?6");
+      if (rc != SQLITE_OK)
+        return Status(StatusCode::io_error, impl_.where() + ": " + cache::errmsg(impl_.db(), rc));
+      rc = cache::exec(impl_.db(), "BEGIN IMMEDIATE");
+      if (rc != SQLITE_OK) return failed(rc);
+      open_ = true;
+      return {};
+    }
+
+    // A row rejected before it reached the store (by the parser's row checks).
+    void reject(std::string why) {
+      ++stats_.rejected;
+      if (stats_.problems.size() < ImportStats::kMaxListedProblems)
+        stats_.problems.push_back(std::move(why));
+      else
+        ++stats_.problems_not_listed;
+    }
+
+    // Merges one row that passed the row checks: rejected when the importer knows the
+    // kernel's space and the config is not a point of it, else written when it has better
+    // provenance than the stored row of its identity.
+    Status add(const CacheRow& row) {
+      if (opts_.space_for) {
+        if (const ConfigSpace* space = opts_.space_for(row.key)) {
           Status st = validate_in_space(row.result, *space);
           if (!st.ok()) {
-            ++stats.rejected;
-            stats.problems.push_back(row.key.kernel + " config '" + row.result.config +
-                                     "': " + st.message());
-            continue;
+            reject(row.key.kernel + " config '" + row.result.config + "': " + st.message());
+            return {};
           }
         }
       }
       bool exists = false;
       bool replace = true;
       {
-        StmtScope scope(find);
-        cache::bind_key(find, row.key);
-        find.bind(6, std::string_view(row.result.config));
-        rc = find.step();
+        StmtScope scope(find_);
+        cache::bind_key(find_, row.key);
+        find_.bind(6, std::string_view(row.result.config));
+        int rc = find_.step();
         if (rc == SQLITE_ROW) {
           exists = true;
           StoredResult old;
           std::string why;
           // An existing row we cannot read is replaced by a valid one.
-          if (cache::read_result(find, 0, row.key, &old, &why) && check_stored_row(old).ok())
+          if (cache::read_result(find_, 0, row.key, &old, &why) && check_stored_row(old).ok())
             replace = has_better_provenance(row.result, old);
-          rc = SQLITE_OK;
-        } else if (rc == SQLITE_DONE) {
-          rc = SQLITE_OK;
+        } else if (rc != SQLITE_DONE) {
+          return failed(rc);
         }
       }
-      if (rc != SQLITE_OK) break;
       if (!replace) {
-        ++stats.kept;
-        continue;
+        ++stats_.kept;
+        return {};
       }
-      StmtScope scope(upsert_stmt);
-      cache::bind_key(upsert_stmt, row.key);
-      cache::bind_result(upsert_stmt, 6, row.key, row.result);
-      rc = upsert_stmt.step();
-      if (rc != SQLITE_DONE) break;
-      rc = SQLITE_OK;
-      ++(exists ? stats.replaced : stats.added);
+      Stmt& upsert = impl_.file.upsert_stmt();
+      StmtScope scope(upsert);
+      cache::bind_key(upsert, row.key);
+      cache::bind_result(upsert, 6, row.key, row.result);
+      if (int rc = upsert.step(); rc != SQLITE_DONE) return failed(rc);
+      ++(exists ? stats_.replaced : stats_.added);
+      return {};
     }
-    if (rc == SQLITE_OK) rc = cache::exec(db(), "COMMIT");
-    if (rc != SQLITE_OK) {
-      std::string msg = cache::errmsg(db(), rc);
-      Status st(StatusCode::io_error, where() + ": importing: " + msg);
-      if (sqlite3_get_autocommit(db()) == 0) cache::exec(db(), "ROLLBACK");
-      file.on_error(rc, "importing", msg);
+
+    Result<ImportStats> commit() {
+      int rc = cache::exec(impl_.db(), "COMMIT");
+      if (rc != SQLITE_OK) return failed(rc);
+      open_ = false;
+      return std::move(stats_);
+    }
+
+    // Undoes every row written so far (the document turned out to be bad); returns `why`.
+    Status abort(Status why) {
+      if (open_ && impl_.db() != nullptr && sqlite3_get_autocommit(impl_.db()) == 0)
+        cache::exec(impl_.db(), "ROLLBACK");
+      open_ = false;
+      return why;
+    }
+
+   private:
+    // A failed SQLite call `rc`: rolls back and reports (a damaged file is handled as on
+    // load). The failed call's own message: a ROLLBACK after SQLite already rolled back
+    // would replace it.
+    Status failed(int rc) {
+      std::string msg = cache::errmsg(impl_.db(), rc);
+      Status st(StatusCode::io_error, impl_.where() + ": importing: " + msg);
+      if (open_ && sqlite3_get_autocommit(impl_.db()) == 0) cache::exec(impl_.db(), "ROLLBACK");
+      open_ = false;
+      find_ = Stmt();
+      impl_.file.on_error(rc, "importing", msg);
       return st;
     }
-    return stats;
+
+    Impl& impl_;
+    const ImportOptions& opts_;
+    ImportStats stats_;
+    Stmt find_;
+    bool open_ = false;  // inside BEGIN IMMEDIATE
+  };
+
+  Result<ImportStats> import_rows(const std::vector<CacheRow>& rows, const ImportOptions& opts) {
+    Import imp(*this, opts);
+    TUNE_RETURN_IF_ERROR(imp.begin());
+    for (const CacheRow& row : rows) TUNE_RETURN_IF_ERROR(imp.add(row));
+    return imp.commit();
+  }
+
+  // Reads the export format from `in` (a std::streambuf or a std::string_view) row by row
+  // (cache/cache_json.hpp), merging each row before the next is read.
+  template <class Input>
+  Result<ImportStats> import_stream(Input& in, const ImportOptions& opts) {
+    Import imp(*this, opts);
+    TUNE_RETURN_IF_ERROR(imp.begin());
+    CacheJsonSink sink;
+    Status write_error;
+    sink.row = [&](CacheRow&& row) {
+      write_error = imp.add(row);
+      return write_error;
+    };
+    sink.rejected = [&](std::string why) { imp.reject(std::move(why)); };
+    Status st = read_cache_json(in, sink);
+    if (!write_error.ok()) return write_error;  // already rolled back
+    if (!st.ok()) return imp.abort(std::move(st));
+    return imp.commit();
   }
 };
 
@@ -388,12 +461,14 @@ Result<std::string> SqliteStore::export_json(const CacheFilter& filter) {
 }
 
 Result<ImportStats> SqliteStore::import_json(std::string_view text, const ImportOptions& opts) {
-  ImportStats stats;
-  Result<std::vector<CacheRow>> parsed = cache_rows_from_json(text, &stats.problems);
-  if (!parsed.ok()) return parsed.status();
-  stats.rejected = stats.problems.size();
   std::lock_guard lock(impl_->mu);
-  return impl_->import_rows(std::move(*parsed), std::move(stats), opts);
+  return impl_->import_stream(text, opts);
+}
+
+Result<ImportStats> SqliteStore::import_json(std::istream& in, const ImportOptions& opts) {
+  if (in.rdbuf() == nullptr) return Status(StatusCode::invalid_argument, "no input stream");
+  std::lock_guard lock(impl_->mu);
+  return impl_->import_stream(*in.rdbuf(), opts);
 }
 
 Result<ImportStats> SqliteStore::merge_database(const std::string& other,
@@ -426,7 +501,7 @@ Result<ImportStats> SqliteStore::merge_database(const std::string& other,
   Result<std::vector<CacheRow>> rows = source.select({});
   if (!rows.ok()) return refuse(rows.status().code(), rows.status().message());
   std::lock_guard lock(impl_->mu);
-  return impl_->import_rows(std::move(*rows), ImportStats{}, opts);
+  return impl_->import_rows(*rows, opts);
 }
 
 }  // namespace tune
