@@ -22,7 +22,8 @@ namespace {
 #include "vector_add.cu.inc"
 
 std::uint32_t ceil_div(std::int64_t a, std::int64_t b) {
-  return static_cast<std::uint32_t>(std::max<std::int64_t>(1, (a + b - 1) / b));
+  // 0 for an empty problem (a <= 0): a grid that launches nothing (ResultSource::empty).
+  return static_cast<std::uint32_t>(std::max<std::int64_t>(0, (a + b - 1) / b));
 }
 
 KernelSource cuda_hip_source(const char* entry, const char* text) {

@@ -28,7 +28,7 @@ constexpr std::uint32_t kMaxGridX = 32768;  // well under every device's 65535
 // `groups` workgroups as a 2D grid (x first); kernels linearise y * num_x + x and skip the
 // surplus groups of the last row through their bounds checks.
 Dim3 split_grid(std::uint64_t groups) {
-  groups = std::max<std::uint64_t>(groups, 1);
+  if (groups == 0) return {0, 1, 1};  // an empty problem: launches nothing (ResultSource::empty)
   const std::uint64_t x = std::min<std::uint64_t>(groups, kMaxGridX);
   const std::uint64_t y = (groups + x - 1) / x;
   return {static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y), 1};

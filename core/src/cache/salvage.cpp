@@ -16,9 +16,10 @@
 namespace tune::cache {
 namespace {
 
-// Columns of a row of `results` as stored: the key, then the result (17 with the checksum,
-// 16 in a file from before it).
-constexpr int kRowColumns = 17;
+// Columns of a row of `results` as stored: the key, then the result (18 with the checksum
+// and `verified`; a row written before version 2 has 17, one from before the checksum 16:
+// SQLite gives an added column its default without rewriting the rows).
+constexpr int kRowColumns = 18;
 
 // What the salvage found and kept, for its summary.
 struct Tally {
@@ -27,7 +28,7 @@ struct Tally {
   std::size_t invalid = 0;
 };
 
-// Checks the row `s` is positioned on (key at columns 0..4, result at 5..16) like any stored
+// Checks the row `s` is positioned on (key at columns 0..4, result at 5..17) like any stored
 // row (column types, checksum, row rules) and inserts it with `ins` when valid and its
 // primary key was not met before. Returns false when it was met before.
 bool keep_row(sqlite3* into, const Stmt& s, Stmt& ins, Tally* t) {
@@ -88,8 +89,11 @@ std::size_t salvage_pages(sqlite3* into, const std::string& from, Stmt& ins, Tal
   std::size_t found = 0;
   if (values.prepare(mem, sql) == SQLITE_OK) {
     scan_index_records(from, [&](const std::vector<RecordValue>& rec) {
-      if (rec.size() != kRowColumns && rec.size() != kRowColumns - 1) return;
+      if (rec.size() < kRowColumns - 2 || rec.size() > kRowColumns) return;
       StmtScope scope(values);
+      // A row from before `verified` was not checked (the column's default); before the
+      // checksum, it has none (NULL: unbound).
+      sqlite3_bind_int64(values.get(), kRowColumns, 0);
       for (std::size_t i = 0; i < rec.size(); ++i) {
         const RecordValue& v = rec[i];
         sqlite3_stmt* st = values.get();

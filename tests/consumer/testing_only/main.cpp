@@ -22,8 +22,10 @@ tune::Status run() {
     d.block = {64, 1, 1};
     return d;
   };
-  TUNE_ASSIGN_OR_RETURN(auto tuner, tune::Autotuner::make(def, tune::testing::quiet_options()));
+  // The device first: it must outlive the tuner that compiles for it (a SimDevice, like a GPU
+  // backend, refuses to die with compiled kernels alive).
   tune::testing::SimDevice dev;
+  TUNE_ASSIGN_OR_RETURN(auto tuner, tune::Autotuner::make(def, tune::testing::quiet_options()));
   dev.set_cost_model([](const tune::Config& c, tune::ArgList) {
     const auto bm = c.get_int("BM", 0);
     return bm == 64 ? 1000.0 : 5000.0;
