@@ -700,10 +700,11 @@ TEST_CASE("TUNE_CACHE=off and readonly: tuning on Vulkan writes nothing under th
     }
     const auto after = everything();
     CHECK(after.size() == before.size());
-    for (const auto& [name, bytes] : after) {
+    for (const auto& entry : after) {
+      const std::string& name = entry.first;  // not a structured binding: CAPTURE takes it
       CAPTURE(name);
       CHECK(before.count(name) == 1);
-      if (before.count(name)) CHECK(before.at(name) == bytes);
+      if (before.count(name)) CHECK(before.at(name) == entry.second);
     }
     fs::remove_all(run);
   }
