@@ -32,7 +32,7 @@ install(TARGETS tune_testing EXPORT libtune-testingTargets ${_archive})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/testing/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT libtune-testingTargets NAMESPACE tune:: DESTINATION ${_cmake_dir})
 
-# tune::mpi, when built: the `mpi` component (its consumer needs MPI's C library).
+# tune::mpi, when built: the `mpi` component (its consumer needs MPI, found for C++).
 if(TARGET tune_mpi)
   list(APPEND TUNE_COMPONENTS mpi)
   install(TARGETS tune_mpi EXPORT libtune-mpiTargets ${_archive})
