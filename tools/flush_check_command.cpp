@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "flush_check.hpp"
 #include "open_cli_device.hpp"
 #include "tune/backend/last_level_cache.hpp"
 #include "tune/tune.hpp"

@@ -15,9 +15,10 @@
 #include "open_cli_device.hpp"
 #include "stability_judge.hpp"
 #include "stability_reference.hpp"
+#include "stats.hpp"
+#include "sustained_turn.hpp"
 #include "tune/backend/hash.hpp"
 #include "tune/kernels/bundled.hpp"
-#include "tune/sustained_turn.hpp"
 #include "tune/tune.hpp"
 
 namespace tune::cli {

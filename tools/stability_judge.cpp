@@ -6,8 +6,8 @@
 #include <limits>
 #include <utility>
 
-#include "tune/stats.hpp"
-#include "tune/sustained_turn.hpp"
+#include "stats.hpp"
+#include "sustained_turn.hpp"
 
 namespace tune::cli {
 

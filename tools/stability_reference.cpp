@@ -8,7 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "tune/sustained_turn.hpp"
+#include "stats.hpp"
+#include "sustained_turn.hpp"
 
 namespace tune::cli {
 

@@ -28,7 +28,7 @@
 #include "race.hpp"
 #include "showdown.hpp"
 #include "study.hpp"
-#include "tune/sustained_turn.hpp"
+#include "sustained_turn.hpp"
 
 namespace study {
 namespace {

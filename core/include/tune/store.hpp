@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "tune/stats.hpp"
+#include "tune/sample_stats.hpp"
 #include "tune/status.hpp"
 
 namespace tune {
