@@ -1,4 +1,4 @@
-// `tune stability --quality` and `--heat-ms`. See stability_reference.hpp.
+// `tune-lab stability --quality` and `--heat-ms`. See stability_reference.hpp.
 #include "stability_reference.hpp"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// `tune stability --quality`'s judge. See stability_judge.hpp.
+// `tune-lab stability --quality`'s judge. See stability_judge.hpp.
 #include "stability_judge.hpp"
 
 #include <algorithm>

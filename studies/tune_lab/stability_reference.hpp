@@ -1,4 +1,4 @@
-// What `tune stability --quality` compares each tuning's pick against, and the heavy load it
+// What `tune-lab stability --quality` compares each tuning's pick against, and the heavy load it
 // may put on the GPU before each tuning (issue 15: wrong picks after heavy load).
 #pragma once
 
