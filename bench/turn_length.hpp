@@ -1,7 +1,7 @@
 // bench_cuda --turns: does the length of a configuration's turn decide which of two near-equal
 // configurations is faster? (issue 15's wrong picks after heat.)
 //
-// The tuner's race and showdown time a contestant in turns of race_batch (5) launches; `tune
+// The tuner's race and showdown time a contestant in turns of race_batch (5) launches; `tune-lab
 // stability --quality`'s reference gives each configuration 100 ms of launches in one turn.
 // On a power-limited H200 the SM clock follows the load of the last few milliseconds, so a
 // configuration that draws less power may run at a higher clock in a long turn of its own

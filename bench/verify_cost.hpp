@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "stats.hpp"
 #include "tune/tune.hpp"
 
 namespace tune::bench {

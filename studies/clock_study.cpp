@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "stats.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
 

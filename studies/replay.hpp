@@ -49,9 +49,9 @@
 #include <utility>
 #include <vector>
 
+#include "stats.hpp"
 #include "tune/config_space.hpp"
 #include "tune/search.hpp"
-#include "tune/stats.hpp"
 #include "tune/status.hpp"
 
 namespace replay {

@@ -163,7 +163,7 @@ case $phase in
     for kernel in matmul_f16 matmul_wgmma_f16; do
       rm -rf "$TUNE_CACHE_DIR"
       # $OUT/$kernel.log: the JSON between its first '{' and last '}', then the clock summary.
-      run "$kernel.log" 330 scripts/with-clocks.sh "$OUT/$kernel" -- $B/tune stability \
+      run "$kernel.log" 330 scripts/with-clocks.sh "$OUT/$kernel" -- $B/tune-lab stability \
         --device cuda --kernel $kernel --runs 10 --quality --heat-ms 1000 --json \
         --judge-each-pairs 2
       cp "$OUT/$kernel/clocks-summary.txt" "$OUT/${kernel}_clocks.txt"

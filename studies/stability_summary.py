@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Summary of `tune stability --quality --json` runs (issue 15), e.g. studies/run_h200.sh stability.
+"""Summary of `tune-lab stability --quality --json` runs (issue 15), e.g. studies/run_h200.sh stability.
 
   python3 studies/stability_summary.py matmul_f16.log [matmul_wgmma_f16.log ...]
 

@@ -11,11 +11,8 @@
 //   tune run-space <space.json>       tunes a space file's kernel on a device (--list: its points)
 //   tune export-space <space.json>    a space file written back as T1
 //   tune cache ...
-//   tune stability [--device SPEC] [--kernel NAME] [--runs N] [--quick] [--json] [--quality]
-//                  [--heat-ms MS]
-//                                     how often the winner changes when a key is re-tuned
-//   tune flush-check [--device SPEC] [--reps N] [--bytes N] [--json]
-//                                     whether timing's cache flush makes a launch cold
+//
+// The research commands (stability, flush-check) are tune-lab's (studies/tune_lab), not here.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -31,14 +28,12 @@
 
 #include "cache_command.hpp"
 #include "export_space_command.hpp"
-#include "flush_check_command.hpp"
 #include "html_report.hpp"
 #include "import_space_command.hpp"
 #include "open_cli_device.hpp"
 #include "progress_line.hpp"
 #include "report_command.hpp"
 #include "run_space_command.hpp"
-#include "stability_command.hpp"
 
 namespace {
 
@@ -299,8 +294,6 @@ int main(int argc, char** argv) {
   tune::cli::add_import_space_command(app);
   tune::cli::add_run_space_command(app);
   tune::cli::add_export_space_command(app);
-  tune::cli::add_stability_command(app);
-  tune::cli::add_flush_check_command(app);
 
   try {
     app.parse(argc, argv);

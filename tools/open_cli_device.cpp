@@ -16,11 +16,13 @@ CLI::Option* add_device_option(CLI::App& command, std::string& spec) {
       "lavapipe)");
 }
 
-std::unique_ptr<Device> open_cli_device(std::string_view command, const std::string& spec) {
+std::unique_ptr<Device> open_cli_device(std::string_view command, const std::string& spec,
+                                        std::string_view program) {
   auto opened = open_device(spec);
   if (opened.ok()) return std::move(*opened);
   std::fflush(stdout);
-  std::fprintf(stderr, "tune %.*s: %s\n", static_cast<int>(command.size()), command.data(),
+  std::fprintf(stderr, "%.*s %.*s: %s\n", static_cast<int>(program.size()), program.data(),
+               static_cast<int>(command.size()), command.data(),
                opened.status().to_string().c_str());
   return nullptr;
 }

@@ -1,6 +1,7 @@
 #include "tune/benchmark.hpp"
 #include "race.hpp"
 #include "showdown.hpp"
+#include "stats.hpp"
 
 #include <algorithm>
 #include <cmath>

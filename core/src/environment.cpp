@@ -57,7 +57,7 @@ constexpr EnvVariable kVariables[] = {
      "the last-level cache size that timing assumes (`256M`, `96MiB`, bytes): the flush before "
      "each timed launch writes twice it, rotating input copies exceed it (default: as the "
      "device reports it, AMD's Infinity Cache by architecture, else a default per device "
-     "type; `tune flush-check` shows it)"},
+     "type)"},
 };
 
 // The variable's row; std::logic_error when it has none.

@@ -1,4 +1,4 @@
-#include "tune/flush_check.hpp"
+#include "flush_check.hpp"
 
 #include <algorithm>
 #include <array>
@@ -7,8 +7,8 @@
 
 #include "input_rotation.hpp"
 #include "race.hpp"
+#include "stats.hpp"
 #include "tune/backend/last_level_cache.hpp"
-#include "tune/stats.hpp"
 
 namespace tune {
 namespace {

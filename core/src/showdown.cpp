@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "tune/stats.hpp"
-#include "tune/sustained_turn.hpp"
+#include "stats.hpp"
+#include "sustained_turn.hpp"
 #include "tuning/winner_rule.hpp"
 
 namespace tune {

@@ -46,7 +46,7 @@ bool shifted(const std::vector<double>& first, const std::vector<double>& second
 //     pair forward, the same reversed backward: turn_order), up to
 //     showdown_sustain_pairs, until the winner rule's pick is decided on the pairs' means (two
 //     pairs at least: one shows no spread),
-//     leaving out those clearly behind the leader (tune/sustained_turn.hpp);
+//     leaving out those clearly behind the leader (sustained_turn.hpp);
 //     the second half of each turn, levelled to the contender's level against the leader
 //     (turn_levels), decides their order, scaled so that the fastest keeps the fastest's
 //     median from step 3 (the others' samples stay comparable).

@@ -1,10 +1,10 @@
-#include "tune/sustained_turn.hpp"
+#include "sustained_turn.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <random>
 
-#include "tune/stats.hpp"
+#include "stats.hpp"
 
 namespace tune {
 

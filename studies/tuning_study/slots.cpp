@@ -13,7 +13,7 @@
 //    schedules run by this file (forward/backward pairs, a fresh shuffle each round, and each
 //    contender bracketed by turns of the first);
 //  - real: the same designs on five real configurations near the top.
-// Each repetition heats the GPU for a second (like `tune stability --heat-ms 1000`) and runs a
+// Each repetition heats the GPU for a second (like `tune-lab stability --heat-ms 1000`) and runs a
 // showdown without sustained turns first, so the turns start as the tuner's do; the designs
 // take turns within each repetition, so that the session's drift falls on all of them.
 #include <algorithm>
@@ -28,7 +28,7 @@
 #include "race.hpp"
 #include "showdown.hpp"
 #include "study.hpp"
-#include "tune/sustained_turn.hpp"
+#include "sustained_turn.hpp"
 
 namespace study {
 namespace {

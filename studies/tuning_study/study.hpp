@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "stats.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
 

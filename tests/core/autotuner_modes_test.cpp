@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "sim_fixture.hpp"
+#include "stats.hpp"
 
 using namespace tune;
 using namespace tune::testing;

@@ -8,12 +8,12 @@
 #include <set>
 #include <vector>
 
+#include "flush_check.hpp"
 #include "input_rotation.hpp"
 #include "race.hpp"
 #include "scoped_env.hpp"
 #include "sim_fixture.hpp"
 #include "tune/backend/last_level_cache.hpp"
-#include "tune/flush_check.hpp"
 
 using namespace tune;
 using namespace tune::testing;

@@ -11,8 +11,8 @@
 
 #include "race.hpp"
 #include "sim_fixture.hpp"
+#include "stats.hpp"
 #include "tune/benchmark.hpp"
-#include "tune/stats.hpp"
 
 namespace tune::testing {
 

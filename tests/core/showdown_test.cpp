@@ -12,8 +12,8 @@
 #include "showdown.hpp"
 #include "showdown_fixture.hpp"
 #include "sim_fixture.hpp"
+#include "stats.hpp"
 #include "tune/benchmark.hpp"
-#include "tune/stats.hpp"
 
 using namespace tune;
 using namespace tune::testing;

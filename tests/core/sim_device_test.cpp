@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim_fixture.hpp"
+#include "stats.hpp"
 
 using namespace tune;
 using namespace tune::testing;

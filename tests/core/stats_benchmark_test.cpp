@@ -6,8 +6,8 @@
 
 #include "race.hpp"
 #include "sim_fixture.hpp"
+#include "stats.hpp"
 #include "tune/benchmark.hpp"
-#include "tune/stats.hpp"
 
 using namespace tune;
 using namespace tune::testing;

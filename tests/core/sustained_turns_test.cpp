@@ -16,8 +16,8 @@
 #include "showdown.hpp"
 #include "showdown_fixture.hpp"
 #include "sim_fixture.hpp"
+#include "sustained_turn.hpp"
 #include "tune/benchmark.hpp"
-#include "tune/sustained_turn.hpp"
 
 using namespace tune;
 using namespace tune::testing;

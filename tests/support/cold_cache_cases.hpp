@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "flush_check.hpp"
 #include "tune/backend/last_level_cache.hpp"
 #include "tune/tune.hpp"
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "tune/device.hpp"
-#include "tune/stats.hpp"
+#include "tune/sample_stats.hpp"
 
 namespace tune {
 
@@ -104,7 +104,7 @@ struct BenchOptions {
   // Racing (statistical early stopping) when tuning several configurations: time them in
   // rounds of `race_batch` repetitions each and drop a configuration once its median is
   // slower than the leader's beyond noise: the distribution-free `race_confidence` interval
-  // of its median lies wholly above the leader's (see median_interval in stats.hpp), with at
+  // of its median lies wholly above the leader's (median_interval in core/src/stats.hpp), with at
   // least `race_min_samples` samples on both. Never takes more samples than exhaustive timing
   // would. Off: every configuration gets its full repetition budget.
   // A contestant also stops (`settled`) once it cannot be more than `race_tolerance` faster
@@ -166,7 +166,7 @@ struct BenchOptions {
   // are at least two, are timed once more in pairs of rounds (an order drawn from
   // `showdown_seed` and turned each pair forward, the same reversed backward: turn_order) of
   // one turn of `showdown_sustain_ms` each (at least two and
-  // at most max_reps launches: tune/sustained_turn.hpp), and only the second half of each turn
+  // at most max_reps launches: core/src/sustained_turn.hpp), and only the second half of each turn
   // counts (the clock has followed that contestant by then): those samples decide, each
   // contender's turns levelled to the mean of their medians, measured against the leader's
   // over the pairs both ran (turn_levels on pair_medians). Pairs, up to
@@ -174,7 +174,7 @@ struct BenchOptions {
   // gap per pair to the configuration the winner rule would pick on those levels (within
   // tie_tolerance of the leader, the first in canonical order), less Student's t at 95%
   // one-sided times its standard error (pooled over the contenders), is more than
-  // race_tolerance faster (tune/sustained_turn.hpp, pick_decided; t, not 1.645: after two
+  // race_tolerance faster (core/src/sustained_turn.hpp, pick_decided; t, not 1.645: after two
   // pairs of two contenders that is 6.3 standard errors). The unit is the pair, not the round:
   // a contender's two turns of one pair are not independent (the one last forward is first
   // backward), so one pair shows no spread and decides nothing: deciding takes two pairs

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tune/stats.hpp"
+#include "tune/sample_stats.hpp"
 #include "tune/status.hpp"
 
 namespace tune {

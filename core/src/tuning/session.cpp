@@ -17,10 +17,10 @@
 #include "race.hpp"
 #include "search_session.hpp"
 #include "session_kit.hpp"
+#include "stats.hpp"
 #include "stored_results.hpp"
 #include "tune/benchmark.hpp"
 #include "tune/log.hpp"
-#include "tune/stats.hpp"
 #include "user_code.hpp"
 #include "winner_rule.hpp"
 

@@ -50,7 +50,7 @@ struct BundledKernel {
 };
 
 // Whether `k`'s space offers any configuration on `dev` (the sm_90 wgmma matmuls offer none
-// elsewhere): what whole-set runs (`tune demo`, `tune stability`) leave a kernel out by.
+// elsewhere): what whole-set runs (`tune demo`, `tune-lab stability`) leave a kernel out by.
 bool offered_on(const BundledKernel& k, const DeviceInfo& dev);
 
 // The bundled kernels written in `lang`; empty when that language's kernels are not built.

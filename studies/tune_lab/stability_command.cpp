@@ -1,4 +1,4 @@
-// `tune stability`. See stability_command.hpp.
+// `tune-lab stability`. See stability_command.hpp.
 #include "stability_command.hpp"
 
 #include <CLI/CLI.hpp>
@@ -15,9 +15,10 @@
 #include "open_cli_device.hpp"
 #include "stability_judge.hpp"
 #include "stability_reference.hpp"
+#include "stats.hpp"
+#include "sustained_turn.hpp"
 #include "tune/backend/hash.hpp"
 #include "tune/kernels/bundled.hpp"
-#include "tune/sustained_turn.hpp"
 #include "tune/tune.hpp"
 
 namespace tune::cli {
@@ -134,7 +135,7 @@ struct KeyOutcome {
 
 [[noreturn]] void fail(const std::string& message) {
   std::fflush(stdout);
-  std::fprintf(stderr, "tune stability: %s\n", message.c_str());
+  std::fprintf(stderr, "tune-lab stability: %s\n", message.c_str());
   throw CLI::RuntimeError(message, 1);
 }
 
@@ -369,7 +370,7 @@ void print_json(const DeviceInfo& info, const std::vector<KeyOutcome>& keys, int
 }
 
 void cmd_stability(const StabilityArgs& a) {
-  std::unique_ptr<Device> dev = open_cli_device("stability", a.device);
+  std::unique_ptr<Device> dev = open_cli_device("stability", a.device, "tune-lab");
   if (!dev) throw CLI::RuntimeError(1);
   std::vector<KeyOutcome> keys;
   const std::uint64_t seed = a.seed != 0 ? a.seed : fresh_seed();

@@ -1,4 +1,4 @@
-// `tune stability --quality` and `--heat-ms`. See stability_reference.hpp.
+// `tune-lab stability --quality` and `--heat-ms`. See stability_reference.hpp.
 #include "stability_reference.hpp"
 
 #include <algorithm>
@@ -8,7 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "tune/sustained_turn.hpp"
+#include "stats.hpp"
+#include "sustained_turn.hpp"
 
 namespace tune::cli {
 

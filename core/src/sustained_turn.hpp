@@ -6,6 +6,7 @@
 // back sees (issue 15; bench/RESULTS.md, `bench_cuda --turns`). The showdown's sustained turns
 // (BenchOptions::showdown_sustain_ms) and `tune stability --quality`'s reference both time
 // turns through these two functions, so they measure the same thing. Pure; thread-safe.
+// Internal (not installed): the library, tests and studies include it.
 #pragma once
 
 #include <cstddef>
@@ -80,7 +81,7 @@ std::vector<std::vector<double>> pair_medians(const std::vector<std::vector<doub
 // The standard error of a contender's mean gap below comes from the gaps' variance pooled over
 // all contenders but the reference (few units each), with (k-1)(n-1) degrees of freedom for k
 // contenders of n units; the margins it sets use Student's t quantile at those degrees of
-// freedom (student_t_quantile, tune/stats.hpp) for the one-sided `confidence`, not the normal
+// freedom (student_t_quantile, stats.hpp) for the one-sided `confidence`, not the normal
 // one: after two units of two contenders (one degree of freedom) the 95% margin is 6.3
 // standard errors, not 1.6, so two units that happen to agree decide nothing alone. The
 // gaps of different contenders share the reference's noise round by round, so with many

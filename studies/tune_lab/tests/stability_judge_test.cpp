@@ -1,5 +1,6 @@
-// `tune stability --quality`'s judge (tools/stability_judge.hpp): its pure parts on hand-made
-// timings. The head-to-head timing itself runs on lavapipe in vulkan_cli_test.cpp.
+// `tune-lab stability --quality`'s judge (studies/tune_lab/stability_judge.hpp): its pure parts
+// on hand-made timings. The head-to-head timing itself runs on lavapipe in
+// lab_vulkan_cli_test.cpp.
 #include <doctest/doctest.h>
 
 #include <cmath>

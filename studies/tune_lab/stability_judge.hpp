@@ -1,8 +1,8 @@
-// The judge of `tune stability --quality` (issue 15): the picks that a tuning made, timed head to
-// head against the reference's fastest candidates, so that a pick is called wrong on what the
-// GPU does when the two run in the same minute, not on the exhaustive reference, whose passes
-// minutes apart move by 2-11% on a hot, power-limited H200 (2026-12-02, 5eb395d^, 8b2343a) and
-// so cannot tell 2% apart by themselves.
+// The judge of `tune-lab stability --quality` (issue 15): the picks that a tuning made, timed
+// head to head against the reference's fastest candidates, so that a pick is called wrong on
+// what the GPU does when the two run in the same minute, not on the exhaustive reference, whose
+// passes minutes apart move by 2-11% on a hot, power-limited H200 (2026-12-02, 5eb395d^,
+// 8b2343a) and so cannot tell 2% apart by themselves.
 #pragma once
 
 #include <map>

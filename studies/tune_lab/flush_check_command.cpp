@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "flush_check.hpp"
 #include "open_cli_device.hpp"
 #include "tune/backend/last_level_cache.hpp"
 #include "tune/tune.hpp"
@@ -23,12 +24,12 @@ struct FlushCheckArgs {
 
 [[noreturn]] void fail(const std::string& message) {
   std::fflush(stdout);
-  std::fprintf(stderr, "tune flush-check: %s\n", message.c_str());
+  std::fprintf(stderr, "tune-lab flush-check: %s\n", message.c_str());
   throw CLI::RuntimeError(message, 1);
 }
 
 void cmd_flush_check(const FlushCheckArgs& a) {
-  std::unique_ptr<Device> dev = open_cli_device("flush-check", a.device);
+  std::unique_ptr<Device> dev = open_cli_device("flush-check", a.device, "tune-lab");
   if (!dev) throw CLI::RuntimeError(1);
   FlushCheckOptions opts;
   opts.reps = a.reps;

@@ -1,20 +1,13 @@
-// Sample statistics of repeated timings, in one place for every backend.
+// Sample statistics of repeated timings, in one place for every backend (internal: not
+// installed; the public result type is tune/sample_stats.hpp's SampleStats).
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
 #include <span>
-#include <string>
+
+#include "tune/sample_stats.hpp"
 
 namespace tune {
-
-struct SampleStats {
-  std::uint32_t count = 0;
-  double min = 0, p20 = 0, median = 0, p80 = 0, max = 0, mean = 0;
-  // Relative spread (p80 - p20) / median: the noise band of this configuration.
-  double spread() const noexcept { return median > 0 ? (p80 - p20) / median : 0.0; }
-  std::string to_string() const;  // "median 12.3 us [p20 12.1, p80 12.9] n=40"
-};
 
 // Linear-interpolated quantile (q in [0,1]) of unsorted samples; NaN for none.
 double quantile(std::span<const double> samples, double q);

@@ -1,4 +1,4 @@
-// `tune stability --quality`'s judge. See stability_judge.hpp.
+// `tune-lab stability --quality`'s judge. See stability_judge.hpp.
 #include "stability_judge.hpp"
 
 #include <algorithm>
@@ -6,8 +6,8 @@
 #include <limits>
 #include <utility>
 
-#include "tune/stats.hpp"
-#include "tune/sustained_turn.hpp"
+#include "stats.hpp"
+#include "sustained_turn.hpp"
 
 namespace tune::cli {
 

@@ -8,6 +8,7 @@
 // the cold read is clearly slower than the warm one; on a CPU device (lavapipe) the effect
 // may be small or absent, which says the host's caches, not libtune's flush, decide there.
 // `tune flush-check` prints it. Blocks; uses the device's queue like any timing.
+// Internal (not installed): the library, tests and studies include it.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// What `tune stability --quality` compares each tuning's pick against, and the heavy load it
+// What `tune-lab stability --quality` compares each tuning's pick against, and the heavy load it
 // may put on the GPU before each tuning (issue 15: wrong picks after heavy load).
 #pragma once
 
@@ -32,7 +32,7 @@ Result<Candidates> compile_candidates(Device& dev, const kernels::BundledKernel&
 
 // Candidates `which` (indices into c.configs) in `rounds` rounds, in pairs: an order drawn
 // from `seed` and turned each pair forward, the same reversed backward (turn_order,
-// tune/sustained_turn.hpp: the tuner's sustained turns take theirs the same way, so that no
+// core/src/sustained_turn.hpp: the tuner's sustained turns take theirs the same way, so that no
 // contender sits at the same moment of every pair); in each round every one of them runs one
 // turn of `turn_ms` of back-to-back L2-flushed launches and the median of the turn's second
 // half counts. Returns one median per round for each of `which`, in its order; NaN where that
