@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "tune/benchmark.hpp"
+#include "tune/effort.hpp"
 #include "tune/kernel.hpp"
 #include "tune/store.hpp"
 
@@ -180,6 +181,9 @@ struct IsolationOptions {
 enum class VerifyScope : std::uint8_t { winner_candidates, every_configuration };
 
 struct AutotunerOptions {
+  // What a tuning may spend (tune/effort.hpp): the timing budgets and a search's evaluations,
+  // unless `bench` or KernelDef::search set them.
+  Effort effort = Effort::standard;
   BenchOptions bench;
   VerifyScope verify = VerifyScope::winner_candidates;
   // Where results persist. Null: default_store() (TUNE_CACHE decides) when `persistent`,
