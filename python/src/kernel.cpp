@@ -335,6 +335,7 @@ std::shared_ptr<PyKernel> PyKernel::make(const std::string& name, py::object sou
   }
   py::object verify = get(kw, "verify");
   def.verify = make_verify(meta, verify.is_none() ? nullptr : keep(verify));
+  def.verify_applies = make_verify_applies(!verify.is_none());
   return k;
 }
 

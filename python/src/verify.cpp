@@ -76,4 +76,12 @@ DeviceHook make_verify(std::shared_ptr<const ArgMeta> meta, PyRef verify) {
   };
 }
 
+std::function<bool(ArgList)> make_verify_applies(bool has_verify) {
+  if (has_verify) return {};  // always checks
+  return [](ArgList) {
+    const CallContext* ctx = CallContext::current();
+    return ctx != nullptr && !ctx->references.empty();
+  };
+}
+
 }  // namespace tune::python

@@ -9,6 +9,7 @@
 // GIL released, compares with it held.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "callbacks.hpp"
@@ -17,5 +18,8 @@
 namespace tune::python {
 
 DeviceHook make_verify(std::shared_ptr<const ArgMeta> meta, PyRef verify);
+// KernelDef::verify_applies for that hook: without the kernel's `verify`, only a call that
+// passes references is checked, so the others' configurations are reported as not checked.
+std::function<bool(ArgList)> make_verify_applies(bool has_verify);
 
 }  // namespace tune::python

@@ -12,7 +12,9 @@
 #include <cstring>
 #include <optional>
 #include <random>
+#include <stdexcept>
 
+#include "log_capture.hpp"
 #include "sim_fixture.hpp"
 #include "tune/sqlite_store.hpp"
 
@@ -618,5 +620,41 @@ TEST_CASE(
     CAPTURE(row.result.config);
     CHECK(verification_of(row.result.status, row.result.verified) ==
           (row.result.config == "BM=128" ? Verification::wrong_output : Verification::verified));
+  }
+}
+
+// KernelDef::verify_applies: a verify hook that has nothing to compare for a call's arguments
+// (as Python's per-call references) leaves every row not checked, and it is asked once per
+// tuning; a throwing verify_applies is logged and the hook runs and answers for itself.
+TEST_CASE("Verification states: verify_applies false leaves every row not checked") {
+  for (int mode : {0, 1, 2}) {  // 0: says no, 1: says yes, 2: throws
+    CAPTURE(mode);
+    ScaleRig rig;
+    int asked = 0, hook_calls = 0;
+    KernelDef def = scale_kernel(bm_space({8, 16, 32, 64, 128}));
+    def.verify = [&](Device&, ArgList, const Config&) {
+      ++hook_calls;
+      return Status();
+    };
+    def.verify_applies = [&](ArgList args) -> bool {
+      ++asked;
+      CHECK(args.size() == 3);
+      if (mode == 2) throw std::runtime_error("no idea");
+      return mode == 1;
+    };
+    LogCapture log;
+    auto tuner = make_tuner(std::move(def), quiet_options());
+    auto args = rig.args();
+    REQUIRE(tuner->run(rig.dev, args).ok());
+    CHECK(asked == 1);
+    auto report = tuner->last_report(rig.dev, args);
+    REQUIRE(report.has_value());
+    for (const ConfigResult& r : report->results) {
+      CAPTURE(r.config.to_string());
+      const bool winner = r.config.to_string() == report->winner.to_string();
+      CHECK(r.verified == (mode != 0 && winner));
+    }
+    CHECK(hook_calls == (mode == 0 ? 0 : 1));
+    CHECK(log.count(LogLevel::warning, "verify_applies") == (mode == 2 ? 1 : 0));
   }
 }

@@ -87,6 +87,33 @@ def test_reset_to_zero_zeroes_before_the_launch(vulkan_device):
     np.testing.assert_allclose(o, x, rtol=0, atol=0)  # one launch on a zeroed buffer
 
 
+def test_nothing_to_compare_reports_not_checked(vulkan_device):
+    # Neither the kernel's verify nor a call's reference: nothing was compared, so no row may say
+    # verified; a later call with a reference checks the winner it reuses from memory.
+    tuner = libtune.Tuner(saxpy(), **FAST)
+    n = 4000
+    x, y = random_inputs(n)
+    tuner(vulkan_device, x, y, 2.0, n)
+    rows = tuner.report()
+    assert rows and all(r["status"] == "ok" for r in rows), rows
+    assert all(r["verification"] == "not_checked" and not r["verified"] for r in rows), rows
+
+
+def test_verify_callable_reports_verified(vulkan_device):
+    seen = []
+
+    def verify(config, outputs):
+        seen.append(config["ELEMS"])
+        return True
+
+    tuner = libtune.Tuner(saxpy(verify=verify), **FAST)
+    n = 4000
+    x, y = random_inputs(n)
+    tuner(vulkan_device, x, y, 2.0, n)
+    (winner,) = [r for r in tuner.report() if r["winner"]]
+    assert seen and winner["verification"] == "verified", winner
+
+
 def test_reference_drops_the_wrong_variant(vulkan_device):
     tuner = libtune.Tuner(wrong_saxpy(wrong_at=4), **FAST)
     n = 5000

@@ -151,6 +151,12 @@ struct KernelDef {
   // configuration timed with AutotunerOptions::verify = every_configuration. Whether a
   // configuration was checked is reported and stored (ConfigResult::verification).
   DeviceHook verify;
+  // Whether `verify` checks anything for a call's arguments, asked once per tuning; unset: it
+  // always does. For a verify that compares against expectations given per call (Python's
+  // `reference=`), which has nothing to compare on some calls: its configurations are then
+  // reported and stored as not checked rather than verified. A throw counts as "it does" (the
+  // verify hook then runs and answers for itself) and is logged naming the callback.
+  std::function<bool(ArgList)> verify_applies;
   // Expected outputs compared on the device, checked as `verify` is (after it, when both are
   // set).
   Reference reference;

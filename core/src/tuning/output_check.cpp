@@ -107,6 +107,22 @@ Status OutputCheck::run_reference_config(HookRunner& hooks) {
   return dev_.synchronize().with_context(what);
 }
 
+bool OutputCheck::verify_applies() const noexcept {
+  if (verify_applies_) return *verify_applies_;
+  bool applies = static_cast<bool>(def_.verify);
+  if (applies && def_.verify_applies) {
+    Status st =
+        call_user("verify_applies", nullptr, &applies, [&] { return def_.verify_applies(args_); });
+    if (!st.ok()) {
+      log_warning("kernel '" + def_.name + "': " + st.to_string() +
+                  "; its verify hook runs on every check");
+      applies = true;
+    }
+  }
+  verify_applies_ = applies;
+  return applies;
+}
+
 Status OutputCheck::verify(HookRunner& hooks, const CompiledKernel& kernel, const Config& c) {
   TUNE_RETURN_IF_ERROR(hooks.snapshot());  // later calls find every buffer saved
   if (Status st = prepare(hooks); !st.ok())

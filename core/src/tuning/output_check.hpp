@@ -28,7 +28,8 @@ class OutputCheck {
       : dev_(dev), def_(def), args_(args), variants_(variants), src_(src) {}
 
   // Whether anything checks outputs (KernelDef::verify or KernelDef::reference).
-  bool active() const noexcept { return static_cast<bool>(def_.verify) || bool(def_.reference); }
+  // KernelDef::verify counts only where verify_applies (asked once) says it checks this call.
+  bool active() const noexcept { return verify_applies() || bool(def_.reference); }
   // One launch of `kernel` (configuration `c`) with the hooks around it (the post-hook hears
   // the launch's outcome), then KernelDef::verify and each reference output compared on the
   // device. A check failure is wrong_output naming the output and its errors (mismatch count,
@@ -48,6 +49,8 @@ class OutputCheck {
  private:
   // The expected outputs, once (later calls return the first outcome).
   Status prepare(HookRunner& hooks);
+  // KernelDef::verify is set and, per KernelDef::verify_applies, checks this call (cached).
+  bool verify_applies() const noexcept;
   // After one synchronised launch of `c`: verify, then each reference output.
   Status check(const Config& c);
   struct Expected {
@@ -66,6 +69,7 @@ class OutputCheck {
   VariantCache& variants_;
   const KernelSource& src_;
   std::optional<Status> prepared_;
+  mutable std::optional<bool> verify_applies_;
   std::set<std::string> untrusted_;
   std::vector<Expected> expected_;
 };
