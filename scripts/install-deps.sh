@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
 # Installs libtune's build and test dependencies from Debian's packages. Idempotent and quiet:
 # only missing packages are installed. CUDA 13 is expected at /usr/local/cuda (not from apt).
+#   scripts/install-deps.sh          # everything: every backend, tests, docs, MPI, Python
+#   scripts/install-deps.sh --demo   # only what scripts/demo.sh builds: the library with its
+#                                    # Vulkan backend (Mesa's lavapipe as the CPU device) and tune
 set -euo pipefail
 
+# The library, the tune program and the Vulkan backend on lavapipe.
+demo_packages=(
+  cmake ninja-build g++ ccache libsqlite3-dev nlohmann-json3-dev libcli11-dev
+  libvulkan-dev mesa-vulkan-drivers libshaderc-dev glslang-dev spirv-tools
+)
 packages=(
   cmake ninja-build g++ clang clang-format ccache libclang-rt-14-dev
   doctest-dev libbenchmark-dev libsqlite3-dev sqlite3 nlohmann-json3-dev libcli11-dev libfmt-dev
@@ -24,6 +32,14 @@ missing() {
   done
   echo "${out[@]:-}"
 }
+
+if [[ ${1:-} == --demo ]]; then
+  packages=("${demo_packages[@]}")
+  hip_packages=()
+elif [[ $# -gt 0 ]]; then
+  echo "install-deps: unknown argument '$1' (expected --demo or nothing)" >&2
+  exit 2
+fi
 
 need=$(missing "${packages[@]}")
 need_hip=$(missing "${hip_packages[@]}")
