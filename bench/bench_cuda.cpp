@@ -7,8 +7,6 @@
 //                                    --verify-rounds=N, default 3)
 //   bench_cuda --cold-floor[=ROUNDS] the 16-config fp16 matmul 4096^3 tuned cold against its
 //                                    floor (bench/cold_floor.hpp; set CUDA_CACHE_DISABLE=1)
-//   bench_cuda --turns               three near-equal wgmma configurations timed in turns of 1, 5,
-//                                    25 and 100 launches (bench/turn_length.hpp)
 //   bench_cuda --interleaved         the app-stream dispatch pair measured interleaved in one
 //                                    loop (bench/interleaved_pair.hpp); prints a table
 //   bench_cuda --matmul-hopper       issue 16 on an sm_90 GPU: the wgmma matmuls (tuned), the
@@ -55,7 +53,6 @@
 #include "tune/cuda.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
-#include "turn_length.hpp"
 #include "verify_cost.hpp"
 
 namespace {
@@ -783,25 +780,6 @@ int main(int argc, char** argv) {
     return tune::bench::run_verify_cost(*g_dev, mb, tune::bench::verify_rounds_flag(argc, argv, 3));
   if (argc > 1 && std::string(argv[1]) == "--matmul-hopper") {
     const int rc = matmul_hopper();
-    g_flush.reset();
-    g_kernels.clear();
-    return rc;
-  }
-  if (argc > 1 && std::string(argv[1]) == "--turns") {
-    // The configurations the H200 tunings of issue 15 split between (bench/RESULTS.md).
-    const std::vector<std::string> cs = {
-        "BM=128,BN=256,GROUP_M=1,WG_CONSUMERS=2;block=384x1x1,num_stages=4,shared_bytes=197696",
-        "BM=128,BN=256,GROUP_M=8,WG_CONSUMERS=2;block=384x1x1,num_stages=4,shared_bytes=197696",
-        "BM=256,BN=128,GROUP_M=8,WG_CONSUMERS=2;block=384x1x1,num_stages=4,shared_bytes=197696"};
-    int rc = 0;
-    for (std::int64_t n : {8192, 4096}) {
-      const auto st = tune::bench::print_turn_lengths(*g_dev, kernel("matmul_wgmma_f16"), {n, n, n},
-                                                      cs, 1000.0, 200);
-      if (!st.ok()) {
-        std::fprintf(stderr, "bench_cuda --turns: %s\n", st.to_string().c_str());
-        rc = 1;
-      }
-    }
     g_flush.reset();
     g_kernels.clear();
     return rc;

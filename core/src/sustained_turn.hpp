@@ -3,7 +3,7 @@
 // milliseconds, so a kernel timed right after another runs partly at the clock its
 // predecessor left; after a turn of about twice DeviceInfo::power_settle_ms the clock has
 // followed this kernel's own draw, and its second half is what a program running it back to
-// back sees (issue 15; bench/RESULTS.md, `bench_cuda --turns`). The showdown's sustained turns
+// back sees (issue 15; bench/RESULTS.md, `tune-lab turns`). The showdown's sustained turns
 // (BenchOptions::showdown_sustain_ms) and `tune stability --quality`'s reference both time
 // turns through these two functions, so they measure the same thing. Pure; thread-safe.
 // Internal (not installed): the library, tests and studies include it.

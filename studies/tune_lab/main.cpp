@@ -7,6 +7,8 @@
 //                                     (--quality) how far each pick is from the fastest
 //   tune-lab flush-check [--device SPEC] [--reps N] [--bytes N] [--json]
 //                                     whether timing's cache flush makes a launch cold
+//   tune-lab turns [--device SPEC] [--kernel NAME] [--size N] [--config TEXT] ...
+//                                     near-equal configurations timed in turns of 1-100 launches
 #include <CLI/CLI.hpp>
 
 #include <string>
@@ -14,6 +16,7 @@
 #include "flush_check_command.hpp"
 #include "stability_command.hpp"
 #include "tune/version.hpp"
+#include "turns_command.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"tune-lab: libtune's research commands (studies/; not installed)"};
@@ -21,6 +24,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(tune::kVersion));
   tune::cli::add_stability_command(app);
   tune::cli::add_flush_check_command(app);
+  tune::cli::add_turns_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

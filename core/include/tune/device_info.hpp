@@ -67,8 +67,8 @@ struct DeviceInfo {
   // How long (ms of back-to-back work) this device's power management takes to bring its clock
   // to a kernel's own sustained level under a power limit: a configuration that draws more
   // power runs at a lower clock once it has run this long alone (H200: 5-6% between two
-  // 8192^3 matmul tile orders after ~100 ms, visible by 25 ms; bench/RESULTS.md, `bench_cuda
-  // --turns`). The showdown's sustained turns last twice this
+  // 8192^3 matmul tile orders after ~100 ms, visible by 25 ms; bench/RESULTS.md, `tune-lab
+  // turns`). The showdown's sustained turns last twice this
   // (BenchOptions::showdown_sustain_ms). 0 where nothing draws power (CPU devices, simulated).
   double power_settle_ms = 0.0;
 

@@ -16,7 +16,7 @@ using tune::testing::ScratchDir;
 using tune::testing::TuneCli;
 namespace fs = std::filesystem;
 
-TEST_CASE("tune-lab stability and flush-check: user mistakes exit non-zero with a message") {
+TEST_CASE("tune-lab stability, flush-check and turns: user mistakes exit non-zero with a message") {
   ScratchDir scratch;
   TuneCli cli(scratch);
   struct Case {
@@ -37,6 +37,11 @@ TEST_CASE("tune-lab stability and flush-check: user mistakes exit non-zero with 
       {{"stability", "--sizes", "0"}, "--sizes"},
       {{"flush-check", "--device", "nosuchbackend:3"},
        "tune-lab flush-check: not_found: backend 'nosuchbackend' is not compiled"},
+      {{"turns", "--device", "bogus"},
+       "tune-lab turns: not_found: backend 'bogus' is not compiled"},
+      {{"turns", "--samples", "0"}, "--samples"},
+      {{"turns", "--size", "0"}, "--size"},
+      {{"turns", "--heat-ms", "-1"}, "--heat-ms"},
   };
   for (const Case& c : cases) {
     const ProcessResult r = cli.run(c.args);
@@ -48,12 +53,12 @@ TEST_CASE("tune-lab stability and flush-check: user mistakes exit non-zero with 
   CHECK_FALSE(fs::exists(cli.db_path()));
 }
 
-TEST_CASE("tune-lab --help lists its two commands") {
+TEST_CASE("tune-lab --help lists its three commands") {
   ScratchDir scratch;
   TuneCli cli(scratch);
   const ProcessResult r = cli.run({"--help"});
   CHECK_MESSAGE(r.exit_code == 0, r.describe());
-  for (const char* sub : {"stability", "flush-check"})
+  for (const char* sub : {"stability", "flush-check", "turns"})
     CHECK_MESSAGE(r.out.find(sub) != std::string::npos, r.describe());
 }
 

@@ -1,4 +1,4 @@
-// bench_cuda --turns: does the length of a configuration's turn decide which of two near-equal
+// tune-lab turns: does the length of a configuration's turn decide which of two near-equal
 // configurations is faster? (issue 15's wrong picks after heat.)
 //
 // The tuner's race and showdown time a contestant in turns of race_batch (5) launches; `tune-lab
@@ -26,7 +26,7 @@
 #include "tune/device.hpp"
 #include "tune/kernels/bundled.hpp"
 
-namespace tune::bench {
+namespace tune::lab {
 
 struct TurnContender {
   Config config;
@@ -114,4 +114,4 @@ inline Status print_turn_lengths(Device& dev, const kernels::BundledKernel& k,
   return {};
 }
 
-}  // namespace tune::bench
+}  // namespace tune::lab
