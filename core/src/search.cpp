@@ -148,16 +148,8 @@ class Genetic final : public SearchStrategy {
                               const SearchBudget& budget, std::uint64_t seed) const override {
     Explorer x(space, dev, detail::one_by_one(f), budget, seed);
     TUNE_RETURN_IF_ERROR(x.check());
-    struct Individual {
-      std::uint64_t index;
-      double value;
-    };
-    std::vector<Individual> pop;
-    for (int i = 0; i < population_ && !x.exhausted(); ++i) {
-      auto r = x.random_unvisited();
-      if (!r) break;
-      if (auto v = x.eval(*r)) pop.push_back({*r, *v});
-    }
+    using Individual = Explorer::Individual;
+    std::vector<Individual> pop = x.random_population(population_);
     if (pop.empty()) return x.finish();
     const auto& radix = x.radix();
     auto tournament = [&]() -> const Individual& {

@@ -127,6 +127,22 @@ class Explorer {
   double best_value() const { return result_.evaluations == 0 ? kInf : result_.best_value; }
   const SearchResult& so_far() const { return result_; }
 
+  struct Individual {
+    std::uint64_t index;
+    double value;
+  };
+  // Up to `n` random accepted points, evaluated: a population-based strategy's first
+  // generation (fewer when the space or the budget runs out).
+  std::vector<Individual> random_population(int n) {
+    std::vector<Individual> pop;
+    for (int i = 0; i < n && !out_of_budget(); ++i) {
+      auto r = random_unvisited();
+      if (!r) break;
+      if (auto v = eval(*r)) pop.push_back({*r, *v});
+    }
+    return pop;
+  }
+
   // A random accepted point not evaluated yet; nullopt when none can be found.
   std::optional<std::uint64_t> random_unvisited() {
     if (known_accepted_) {

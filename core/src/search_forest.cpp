@@ -90,7 +90,7 @@ void Forest::fit(const std::vector<float>& x, std::size_t features, const std::v
   const std::size_t n = y.size();
   if (n == 0 || features == 0) return;
   for (int t = 0; t < opt.trees; ++t) {
-    std::vector<std::uint32_t> idx(n);
+    std::vector<std::uint32_t> idx(std::min(n, opt.max_samples));
     for (auto& i : idx) i = static_cast<std::uint32_t>(rng() % n);  // bootstrap
     trees_.push_back(grow(x, y, std::move(idx), opt, rng));
   }

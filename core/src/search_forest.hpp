@@ -21,6 +21,9 @@ class Forest {
     int trees = 32;
     int min_leaf = 1;  // samples in a leaf, at least
     int max_depth = 20;
+    // Bootstrap sample per tree, at most (random forests' max_samples): bounds a fit's cost
+    // once a search has evaluated many points; the smaller searches use every sample.
+    std::size_t max_samples = 256;
   };
 
   // Fits `rows` samples of `features` features each (x row-major, rows * features) to `y`.
