@@ -17,6 +17,7 @@ packages=(
   libvulkan-dev mesa-vulkan-drivers glslc libshaderc-dev glslang-dev spirv-tools
   vulkan-validationlayers
   python3-jsonschema  # tests only: T4 export checked against its JSON schema
+  zlib1g-dev  # studies only: search_eval reads the benchmark hub's gzip T4 files
   chromium  # tests only: the HTML report rendered headless (DOM and screenshot checked)
   mkdocs  # the user guide's static site (scripts/docs.sh, CTest docs.site)
   libopenmpi-dev openmpi-bin  # for the optional tune::mpi component and its tests

@@ -46,6 +46,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -391,11 +392,14 @@ struct Replay {
   ConfigSpace space;  // the product of the dimensions, constrained to the recorded points
   std::shared_ptr<const std::unordered_map<std::string, double>> values;  // point -> median
   std::size_t recorded = 0, failed = 0;
+  // With a live space (make_replay's `live`): its accepted points without a row (they evaluate
+  // to +inf, as a configuration that could not be timed), and rows it rejects (never asked for).
+  std::size_t unrecorded = 0, rejected_rows = 0;
   double best = kInf;
   Config best_config;
 
   // Median of a point of `space`; +inf for a failed one (and for a point not recorded, which
-  // the space's constraint keeps strategies from asking for).
+  // the space's constraint keeps strategies from asking for unless a live space accepts it).
   tune::Objective objective() const {
     auto v = values;
     return [v](const Config& c) {
@@ -405,12 +409,31 @@ struct Replay {
   }
 };
 
-inline Replay make_replay(const Recording& rec) {
+// The replay of `rec`. Without `live`, the space is the product of the recording's dimensions
+// constrained to the recorded points ("recorded"). With `live` (a product space over the same
+// dimensions, such as a T1 file's: its parameters and conditions, no derive step), the space
+// is the points `live` accepts on `dev` (constraint "live", its verdicts listed once up front so
+// that a search does not re-evaluate the conditions).
+inline Replay make_replay(const Recording& rec, const ConfigSpace* live = nullptr,
+                          const tune::DeviceInfo& dev = {}) {
   Replay r;
   auto values = std::make_shared<std::unordered_map<std::string, double>>();
+  std::shared_ptr<std::unordered_set<std::string>> accepted;
+  if (live != nullptr) {
+    accepted = std::make_shared<std::unordered_set<std::string>>();
+    for (std::uint64_t i = 0; i < live->raw_size(); ++i) {
+      Config c = live->at(i);
+      if (live->accepts(c, dev)) accepted->insert(project(c, rec.dims).to_string());
+    }
+  }
   for (const auto& row : rec.rows) {
     Config p = project(row.config, rec.dims);
-    (*values)[p.to_string()] = row.median_ns;
+    std::string key = p.to_string();
+    if (accepted && accepted->count(key) == 0) {
+      ++r.rejected_rows;
+      continue;
+    }
+    (*values)[key] = row.median_ns;
     ++r.recorded;
     if (!row.ok()) ++r.failed;
     if (row.median_ns < r.best) {
@@ -420,9 +443,17 @@ inline Replay make_replay(const Recording& rec) {
   }
   for (const auto& d : rec.dims) r.space.param(d.name, d.values);
   std::shared_ptr<const std::unordered_map<std::string, double>> cv = values;
-  r.space.constrain("recorded", [cv](const Config& c, const tune::DeviceInfo&) {
-    return cv->count(c.to_string()) != 0;
-  });
+  if (accepted) {
+    for (const auto& key : *accepted) r.unrecorded += cv->count(key) == 0 ? 1 : 0;
+    std::shared_ptr<const std::unordered_set<std::string>> ca = accepted;
+    r.space.constrain("live", [ca](const Config& c, const tune::DeviceInfo&) {
+      return ca->count(c.to_string()) != 0;
+    });
+  } else {
+    r.space.constrain("recorded", [cv](const Config& c, const tune::DeviceInfo&) {
+      return cv->count(c.to_string()) != 0;
+    });
+  }
   r.values = std::move(cv);
   return r;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "replay.hpp"
+#include "replay_t4.hpp"
 #include "tune/search.hpp"
 
 namespace {
@@ -217,4 +218,62 @@ TEST_CASE("the checked-in recordings parse") {
   REQUIRE(va.ok());
   CHECK(va->rows.size() == va->accepted());
   CHECK(va->dims.size() == 3);
+}
+
+// ---- Kernel Tuner T4 files (replay_t4.hpp) ---------------------------------------------------
+
+TEST_CASE("replay: a T4 document becomes rows, its failed and non-correct rows +inf") {
+  const std::string doc = R"({"schema_version": "1.0.0", "results": [
+    {"configuration": {"A": 1, "B": 10}, "times": {"runtimes": [1.0, 2.0, 3.0]},
+     "invalidity": "correct"},
+    {"configuration": {"A": 2, "B": 10}, "times": {"compilation": 5},
+     "invalidity": "runtime"},
+    {"configuration": {"A": 3, "B": 20}, "times": {"runtimes": ["RuntimeFailedConfig"]},
+     "invalidity": "correct"},
+    {"configuration": {"A": 9, "B": 20}, "times": {"runtimes": [1.0]}, "invalidity": "correct"}]})";
+  std::vector<ConfigSpace::Dimension> dims = {{"A", {1, 2, 3}}, {"B", {10, 20}}};
+  auto rec = replay::parse_t4(doc, dims);
+  REQUIRE(rec.ok());
+  REQUIRE(rec->rows.size() == 3);
+  CHECK(rec->outside == 1);                               // A=9 is outside A's domain
+  CHECK(rec->rows[0].median_ns == doctest::Approx(2e6));  // mean of 1, 2, 3 ms, in ns
+  CHECK(rec->rows[0].ok());
+  CHECK_FALSE(rec->rows[1].ok());
+  CHECK(rec->rows[1].status == "failed: runtime");
+  CHECK_FALSE(rec->rows[2].ok());
+  CHECK(rec->rows[2].status == "failed: no runtimes");
+
+  // Over a live space whose condition rejects A=2: that row is never asked for; the accepted
+  // point without a row (A=1, B=20) evaluates to +inf.
+  ConfigSpace live;
+  live.param("A", {1, 2, 3})
+      .param("B", {10, 20})
+      .constrain("A != 2", [](const Config& c, const DeviceInfo&) { return c.get_int("A") != 2; });
+  replay::Replay r = replay::make_replay(*rec, &live);
+  CHECK(r.rejected_rows == 1);
+  CHECK(r.unrecorded == 2);  // (1,20) and (3,10): accepted, no row
+  CHECK(r.recorded == 2);
+  CHECK(r.failed == 1);  // (3,20)
+  auto all = tune::make_exhaustive_search()->search(r.space, {}, r.objective(), {}, 0);
+  REQUIRE(all.ok());
+  CHECK(all->evaluations == 4);
+  CHECK(all->best.get_int("A") == 1);
+  CHECK(all->best_value == doctest::Approx(2e6));
+
+  CHECK_FALSE(replay::parse_t4("{\"results\": 3}", dims).ok());
+  auto bad = replay::parse_t4(R"({"results": [{"configuration": {"A": null}}]})", dims);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("results[0].configuration.A") != std::string::npos);
+}
+
+TEST_CASE("replay: the gzip T4 fixture reads whole, and a missing file names itself") {
+  auto rec = replay::read_t4(TUNE_STUDIES_DATA "/convolution_subset_A4000_T4.json.gz", {});
+  REQUIRE(rec.ok());
+  CHECK(rec->rows.size() == 538);
+  std::size_t failed = 0;
+  for (const auto& row : rec->rows) failed += row.ok() ? 0 : 1;
+  CHECK(failed == 14);
+  auto missing = replay::read_t4(TUNE_STUDIES_DATA "/no-such.json.gz", {});
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.status().message().find("no-such.json.gz") != std::string::npos);
 }

@@ -6,180 +6,25 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <unordered_map>
 
-#include "elapsed.hpp"
+#include "search_explorer.hpp"
 
 namespace tune {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-// Points of a product space small enough to list the accepted ones up front.
-constexpr std::uint64_t kListLimit = 1u << 20;
-// Consecutive proposals that cost no evaluation before a strategy gives up or restarts.
-constexpr int kStaleLimit = 2000;
-// Consecutive proposals rejected or seen before a local search jumps to a random point.
-constexpr int kJumpAfter = 64;
-
-// The shared machinery: index arithmetic, constraint filtering, memoised evaluation, budget.
-class Explorer {
- public:
-  Explorer(const ConfigSpace& space, const DeviceInfo& dev, const Objective& f,
-           const SearchBudget& budget, std::uint64_t seed)
-      : space_(space),
-        dev_(dev),
-        f_(f),
-        budget_(budget),
-        rng_(seed),
-        t0_(std::chrono::steady_clock::now()) {
-    if (space.is_list()) {
-      radix_.push_back(space.raw_size());
-    } else {
-      for (const auto& d : space.dimensions()) radix_.push_back(d.values.size());
-    }
-    raw_ = space.raw_size();
-    if (raw_ <= kListLimit) {
-      for (std::uint64_t i = 0; i < raw_; ++i)
-        if (space.accepts(space.at(i), dev)) accepted_.push_back(i);
-      known_accepted_ = true;
-    }
-  }
-
-  Status check() const {
-    if (raw_ == 0) return Status(StatusCode::invalid_argument, "search over an empty config space");
-    if (known_accepted_ && accepted_.empty())
-      return Status(StatusCode::invalid_argument,
-                    "search: no configuration of the space passes the constraints");
-    return {};
-  }
-
-  bool out_of_budget() const {
-    if (known_accepted_ && result_.evaluations >= accepted_.size()) return true;
-    if (budget_.max_evaluations != 0 && result_.evaluations >= budget_.max_evaluations) return true;
-    if (budget_.max_ms > 0 && detail::ms_since(t0_) >= budget_.max_ms) return true;
-    return false;
-  }
-
-  // Value of point `index`: memoised; nullopt when the constraints reject it or the budget
-  // is spent. `fresh` tells whether this call spent an evaluation.
-  std::optional<double> eval(std::uint64_t index, bool* fresh = nullptr) {
-    if (fresh) *fresh = false;
-    if (auto it = memo_.find(index); it != memo_.end()) {
-      if (std::isnan(it->second)) return std::nullopt;  // rejected earlier
-      return it->second;
-    }
-    Config c = space_.at(index);
-    if (!space_.accepts(c, dev_)) {
-      memo_[index] = std::numeric_limits<double>::quiet_NaN();
-      return std::nullopt;
-    }
-    if (out_of_budget()) return std::nullopt;
-    double v = f_(c);
-    if (std::isnan(v)) v = kInf;
-    memo_[index] = v;
-    ++result_.evaluations;
-    result_.history.emplace_back(index, v);
-    if (result_.evaluations == 1 || v < result_.best_value) {
-      result_.best_value = v;
-      result_.best = std::move(c);
-      best_index_ = index;
-    }
-    if (fresh) *fresh = true;
-    return v;
-  }
-  bool visited(std::uint64_t index) const { return memo_.count(index) != 0; }
-  std::uint64_t best_index() const { return best_index_; }
-
-  // A random accepted point not evaluated yet; nullopt when none can be found.
-  std::optional<std::uint64_t> random_unvisited() {
-    if (known_accepted_) {
-      if (result_.evaluations >= accepted_.size()) return std::nullopt;
-      for (int tries = 0; tries < 64; ++tries) {
-        std::uint64_t i = accepted_[uniform(accepted_.size())];
-        if (!visited(i)) return i;
-      }
-      for (std::uint64_t i : accepted_)  // dense fallback when most points are visited
-        if (!visited(i)) return i;
-      return std::nullopt;
-    }
-    for (int tries = 0; tries < 10000; ++tries) {
-      std::uint64_t i = uniform(raw_);
-      if (visited(i)) continue;
-      if (space_.accepts(space_.at(i), dev_)) return i;
-      memo_[i] = std::numeric_limits<double>::quiet_NaN();
-    }
-    return std::nullopt;
-  }
-
-  std::vector<std::uint64_t> digits(std::uint64_t index) const {
-    std::vector<std::uint64_t> d(radix_.size());
-    for (std::size_t k = radix_.size(); k-- > 0;) {
-      d[k] = index % radix_[k];
-      index /= radix_[k];
-    }
-    return d;
-  }
-  std::uint64_t index_of(const std::vector<std::uint64_t>& d) const {
-    std::uint64_t i = 0;
-    for (std::size_t k = 0; k < radix_.size(); ++k) i = i * radix_[k] + d[k];
-    return i;
-  }
-  // One dimension moved by one step (reflected at the ends), or to any value for a list.
-  std::uint64_t neighbour(std::uint64_t index) {
-    auto d = digits(index);
-    std::vector<std::size_t> movable;
-    for (std::size_t k = 0; k < radix_.size(); ++k)
-      if (radix_[k] > 1) movable.push_back(k);
-    if (movable.empty()) return index;
-    std::size_t k = movable[uniform(movable.size())];
-    if (space_.is_list()) {
-      d[k] = uniform(radix_[k]);
-    } else if (d[k] == 0) {
-      d[k] = 1;
-    } else if (d[k] + 1 == radix_[k]) {
-      d[k] -= 1;
-    } else {
-      d[k] = uniform(2) == 0 ? d[k] - 1 : d[k] + 1;
-    }
-    return index_of(d);
-  }
-
-  std::uint64_t uniform(std::uint64_t n) { return n <= 1 ? 0 : rng_() % n; }
-  double unit() { return std::uniform_real_distribution<double>(0.0, 1.0)(rng_); }
-  const std::vector<std::uint64_t>& radix() const { return radix_; }
-  bool exhausted() const { return out_of_budget(); }
-
-  SearchResult finish() {
-    result_.accepted_points = known_accepted_ ? accepted_.size() : 0;
-    if (result_.evaluations == 0) result_.best_value = kInf;
-    return std::move(result_);
-  }
-  const std::vector<std::uint64_t>& accepted() const { return accepted_; }
-  bool known_accepted() const { return known_accepted_; }
-  std::uint64_t raw() const { return raw_; }
-
- private:
-  const ConfigSpace& space_;
-  const DeviceInfo& dev_;
-  const Objective& f_;
-  SearchBudget budget_;
-  std::mt19937_64 rng_;
-  std::chrono::steady_clock::time_point t0_;
-  std::vector<std::uint64_t> radix_;
-  std::uint64_t raw_ = 0;
-  bool known_accepted_ = false;
-  std::vector<std::uint64_t> accepted_;
-  std::unordered_map<std::uint64_t, double> memo_;  // NaN marks a rejected point
-  SearchResult result_;
-  std::uint64_t best_index_ = 0;
-};
+using detail::Explorer;
+using detail::kJumpAfter;
+using detail::kStaleLimit;
 
 class Exhaustive final : public SearchStrategy {
  public:
   std::string_view name() const noexcept override { return "exhaustive"; }
   Result<SearchResult> search(const ConfigSpace& space, const DeviceInfo& dev, const Objective& f,
                               const SearchBudget& budget, std::uint64_t seed) const override {
-    Explorer x(space, dev, f, budget, seed);
+    Explorer x(space, dev, detail::one_by_one(f), budget, seed);
     TUNE_RETURN_IF_ERROR(x.check());
     for (std::uint64_t i = 0; i < x.raw() && !x.exhausted(); ++i) x.eval(i);
     return x.finish();
@@ -191,7 +36,7 @@ class RandomSearch final : public SearchStrategy {
   std::string_view name() const noexcept override { return "random"; }
   Result<SearchResult> search(const ConfigSpace& space, const DeviceInfo& dev, const Objective& f,
                               const SearchBudget& budget, std::uint64_t seed) const override {
-    Explorer x(space, dev, f, budget, seed);
+    Explorer x(space, dev, detail::one_by_one(f), budget, seed);
     TUNE_RETURN_IF_ERROR(x.check());
     if (x.known_accepted()) {
       std::vector<std::uint64_t> order = x.accepted();
@@ -218,7 +63,7 @@ class Annealing final : public SearchStrategy {
   std::string_view name() const noexcept override { return "annealing"; }
   Result<SearchResult> search(const ConfigSpace& space, const DeviceInfo& dev, const Objective& f,
                               const SearchBudget& budget, std::uint64_t seed) const override {
-    Explorer x(space, dev, f, budget, seed);
+    Explorer x(space, dev, detail::one_by_one(f), budget, seed);
     TUNE_RETURN_IF_ERROR(x.check());
     auto start = x.random_unvisited();
     if (!start) return x.finish();
@@ -301,18 +146,10 @@ class Genetic final : public SearchStrategy {
   std::string_view name() const noexcept override { return "genetic"; }
   Result<SearchResult> search(const ConfigSpace& space, const DeviceInfo& dev, const Objective& f,
                               const SearchBudget& budget, std::uint64_t seed) const override {
-    Explorer x(space, dev, f, budget, seed);
+    Explorer x(space, dev, detail::one_by_one(f), budget, seed);
     TUNE_RETURN_IF_ERROR(x.check());
-    struct Individual {
-      std::uint64_t index;
-      double value;
-    };
-    std::vector<Individual> pop;
-    for (int i = 0; i < population_ && !x.exhausted(); ++i) {
-      auto r = x.random_unvisited();
-      if (!r) break;
-      if (auto v = x.eval(*r)) pop.push_back({*r, *v});
-    }
+    using Individual = Explorer::Individual;
+    std::vector<Individual> pop = x.random_population(population_);
     if (pop.empty()) return x.finish();
     const auto& radix = x.radix();
     auto tournament = [&]() -> const Individual& {
@@ -377,7 +214,29 @@ std::unique_ptr<SearchStrategy> make_search(std::string_view name) {
   if (name == "random") return make_random_search();
   if (name == "annealing") return make_annealing_search();
   if (name == "genetic") return make_genetic_search();
+  if (name == "model") return make_model_search();
+  if (name == "pattern") return make_pattern_search();
+  if (name == "differential_evolution") return make_differential_evolution_search();
   return nullptr;
+}
+
+std::vector<std::string_view> search_names() {
+  return {
+      "exhaustive", "random", "annealing", "genetic", "model", "pattern", "differential_evolution"};
+}
+
+Result<SearchResult> SearchStrategy::search_batches(const ConfigSpace& space, const DeviceInfo& dev,
+                                                    const BatchObjective& objective,
+                                                    const SearchBudget& budget,
+                                                    std::uint64_t seed) const {
+  Objective one = [&objective](const Config& c) {
+    std::vector<double> v = objective({c});
+    if (v.size() != 1)
+      throw std::length_error("search: the batch objective answered " + std::to_string(v.size()) +
+                              " values for 1 configuration");
+    return v[0];
+  };
+  return search(space, dev, one, budget, seed);
 }
 
 }  // namespace tune

@@ -107,27 +107,35 @@ Result<LaunchDims> space_launch_dims(const SpaceFile& space, const Config& confi
   return d;
 }
 
+ConfigSpace config_space_of(const SpaceFile& space) {
+  ConfigSpace out;
+  for (const auto& p : space.parameters) {
+    std::vector<Value> values;
+    for (const auto& v : p.values) values.push_back(config_value(v));
+    out.param(p.name, std::move(values));
+  }
+  // The constraints hold their own copy of the space (a ConfigSpace is copied into tuners).
+  auto shared = std::make_shared<const SpaceFile>(space);
+  for (std::size_t i = 0; i < space.conditions.size(); ++i) {
+    const std::string field = "ConfigurationSpace.Conditions[" + std::to_string(i) + "]";
+    out.constrain(field, [shared, i, field](const Config& c, const DeviceInfo&) {
+      auto r = eval_python(shared->conditions[i].expression, names_of(*shared, c));
+      if (!r.ok()) throw std::runtime_error(field + ": " + r.status().message());
+      return truthy(*r);
+    });
+  }
+  return out;
+}
+
 Result<KernelDef> kernel_def_from_space(const SpaceFile& space) {
   KernelDef def;
   def.name = space.kernel;
   TUNE_ASSIGN_OR_RETURN(KernelSource src, read_source(space));
   def.sources.push_back(std::move(src));
   TUNE_ASSIGN_OR_RETURN(def.signature, space_signature(space));
-  for (const auto& p : space.parameters) {
-    std::vector<Value> values;
-    for (const auto& v : p.values) values.push_back(config_value(v));
-    def.space.param(p.name, std::move(values));
-  }
-  // Both callbacks hold their own copy of the space (the KernelDef is copied into tuners).
+  def.space = config_space_of(space);
+  // The callbacks hold their own copy of the space (the KernelDef is copied into tuners).
   auto shared = std::make_shared<const SpaceFile>(space);
-  for (std::size_t i = 0; i < space.conditions.size(); ++i) {
-    const std::string field = "ConfigurationSpace.Conditions[" + std::to_string(i) + "]";
-    def.space.constrain(field, [shared, i, field](const Config& c, const DeviceInfo&) {
-      auto r = eval_python(shared->conditions[i].expression, names_of(*shared, c));
-      if (!r.ok()) throw std::runtime_error(field + ": " + r.status().message());
-      return truthy(*r);
-    });
-  }
   // The launch block joins the configuration: Vulkan compiles it into the variant, and
   // Autotuner checks dims().block against it.
   // Only the block: derive runs before the conditions, on points the grid may not suit.

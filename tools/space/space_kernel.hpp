@@ -26,6 +26,10 @@
 
 namespace tune::cli {
 
+// The parameters and conditions of `space` as a ConfigSpace (the KernelDef's space before the
+// launch block joins it): what a search or a replay of the problem needs, no kernel source.
+ConfigSpace config_space_of(const SpaceFile& space);
+
 // The KernelDef of `space`, its source read from space.kernel_file.
 Result<KernelDef> kernel_def_from_space(const SpaceFile& space);
 

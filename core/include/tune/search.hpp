@@ -7,8 +7,8 @@
 // space's constraints are skipped and cost nothing. Every strategy is deterministic for a seed
 // and never evaluates the same point twice.
 //
-// Thread safety: a strategy object holds only its parameters; search() may run concurrently
-// on one object. The objective is called on the calling thread.
+// Thread safety: a strategy object holds only its parameters; search() and search_batches() may
+// run concurrently on one object. The objective is called on the calling thread.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +31,11 @@ struct SearchBudget {
 
 // Run time of a configuration (any unit, lower is better); +inf (or NaN) when it failed.
 using Objective = std::function<double(const Config&)>;
+// Run times of several configurations (one value per configuration, in order; the rules of
+// Objective for each). A strategy that proposes points in batches asks for a batch in one
+// call, so the caller may compile its configurations while it times them. An answer of the
+// wrong length throws std::length_error out of the search.
+using BatchObjective = std::function<std::vector<double>(const std::vector<Config>&)>;
 
 struct SearchResult {
   Config best;
@@ -50,6 +55,12 @@ class SearchStrategy {
   virtual Result<SearchResult> search(const ConfigSpace& space, const DeviceInfo& dev,
                                       const Objective& objective, const SearchBudget& budget,
                                       std::uint64_t seed) const = 0;
+  // The same search, its points asked for in batches. Strategies that propose one point at a
+  // time (all but "model") call `objective` with one configuration; the points evaluated, the
+  // result and its history are those of search() with the same seed.
+  virtual Result<SearchResult> search_batches(const ConfigSpace& space, const DeviceInfo& dev,
+                                              const BatchObjective& objective,
+                                              const SearchBudget& budget, std::uint64_t seed) const;
 };
 
 // Every accepted point in index order, until the budget runs out.
@@ -63,7 +74,23 @@ std::unique_ptr<SearchStrategy> make_annealing_search(int patience = 40);
 // A genetic algorithm: tournament selection, uniform crossover of value indices, mutation by
 // neighbouring steps, elitism; `population` individuals per generation.
 std::unique_ptr<SearchStrategy> make_genetic_search(int population = 16);
-// By name: "exhaustive", "random", "annealing", "genetic"; null for an unknown name.
+// Model-guided search (likelihood-free Bayesian optimisation, as PyTorch Helion's): after
+// `initial` random points, a random forest learns "is this point in the best quantile" from
+// every evaluation (failures are in the worst class) over each dimension's value index and
+// log2 value; each round evaluates the `batch` unvisited points it rates most likely, one of
+// them a random point so the model keeps learning about the whole space.
+std::unique_ptr<SearchStrategy> make_model_search(int batch = 8, int initial = 20);
+// Pattern search: from the best point so far, every dimension moved by +-step; the step halves
+// when no move improves, and at step 1 without improvement the search restarts from a random
+// point.
+std::unique_ptr<SearchStrategy> make_pattern_search();
+// Differential evolution (rand/1/bin over value indices, F = 0.5, CR = 0.7) with `population`
+// individuals; a random immigrant replaces a trial that was already evaluated or rejected.
+std::unique_ptr<SearchStrategy> make_differential_evolution_search(int population = 16);
+// By name, one of search_names(); null for an unknown name.
 std::unique_ptr<SearchStrategy> make_search(std::string_view name);
+// Every name make_search knows: "exhaustive", "random", "annealing", "genetic", "model",
+// "pattern", "differential_evolution".
+std::vector<std::string_view> search_names();
 
 }  // namespace tune
