@@ -407,39 +407,15 @@ class Evaluator {
     list.push_back(std::move(v));
   }
 
-  // The offset of a `for` keyword at this bracket's top level, before its closing ']'; npos
-  // when none (a literal list).
-  std::size_t comprehension_for() const {
-    int depth = 0;
-    char quote = 0;
-    for (std::size_t i = pos_; i < s_.size(); ++i) {
-      const char c = s_[i];
-      if (quote != 0) {
-        if (c == '\\')
-          ++i;
-        else if (c == quote)
-          quote = 0;
-        continue;
-      }
-      if (c == '\'' || c == '"')
-        quote = c;
-      else if (c == '(' || c == '[')
-        ++depth;
-      else if (c == ')' || c == ']') {
-        if (depth == 0) return std::string_view::npos;
-        --depth;
-      } else if (depth == 0 && s_.substr(i, 3) == "for" && i > pos_ &&
-                 std::isspace(static_cast<unsigned char>(s_[i - 1])) && i + 3 < s_.size() &&
-                 std::isspace(static_cast<unsigned char>(s_[i + 3]))) {
-        return i;
-      }
-    }
-    return std::string_view::npos;
-  }
-
-  // The offset of the ']' that closes the bracket the cursor is in (strings and nested
-  // brackets skipped); fails when there is none.
-  std::size_t closing_bracket() {
+  // From the cursor, inside a bracket: the offset of the first `for` keyword at its top level
+  // and of the ']' that closes it (strings and nested brackets skipped); npos for what is not
+  // there (no `for`: a literal list).
+  struct BracketScan {
+    std::size_t for_at = std::string_view::npos;
+    std::size_t close = std::string_view::npos;
+  };
+  BracketScan scan_bracket() const {
+    BracketScan out;
     int depth = 0;
     char quote = 0;
     for (std::size_t i = pos_; i < s_.size(); ++i) {
@@ -453,12 +429,17 @@ class Evaluator {
         quote = c;
       } else if (c == '(' || c == '[') {
         ++depth;
-      } else if ((c == ')' || c == ']') && depth-- == 0) {
-        if (c == ']') return i;
-        break;
+      } else if (c == ')' || c == ']') {
+        if (depth-- > 0) continue;
+        if (c == ']') out.close = i;
+        return out;
+      } else if (depth == 0 && out.for_at == std::string_view::npos && s_.substr(i, 3) == "for" &&
+                 i > pos_ && std::isspace(static_cast<unsigned char>(s_[i - 1])) &&
+                 i + 3 < s_.size() && std::isspace(static_cast<unsigned char>(s_[i + 3]))) {
+        out.for_at = i;
       }
     }
-    fail("expected ']' closing the comprehension");
+    return out;
   }
 
   // The value of s_[begin, end) with `var` bound to `item`, on top of this evaluator's names:
@@ -491,7 +472,8 @@ class Evaluator {
     if (items == nullptr) fail("a comprehension over " + py_repr(source) + ", not a list");
     if (keyword_at("for")) fail("nested comprehensions (a second 'for') are not supported");
     std::size_t condition = std::string_view::npos;
-    const std::size_t close = closing_bracket();
+    const std::size_t close = scan_bracket().close;
+    if (close == std::string_view::npos) fail("expected ']' closing the comprehension");
     if (accept_keyword("if")) {
       condition = pos_;
       pos_ = close;
@@ -513,7 +495,7 @@ class Evaluator {
   PyValue list() {
     PyList out;
     if (accept("]")) return PyValue{out};
-    const std::size_t for_at = comprehension_for();
+    const std::size_t for_at = scan_bracket().for_at;
     if (for_at != std::string_view::npos) return comprehension(for_at);
     push(out, expr(), *this);
     while (accept(",")) {
