@@ -7,16 +7,15 @@
 namespace tune::cli {
 
 CLI::Option* add_effort_option(CLI::App& command, Effort& effort) {
-  return command
-      .add_option_function<std::string>(
-          "--effort",
-          [&effort](const std::string& text) {
-            if (auto e = parse_effort(text)) effort = *e;
-          },
+  return command.add_option("--effort")
+      ->description(
           "what the tuning may spend: quick (about 30 configurations, short timing), standard "
           "(the default: every configuration up to 250, else a model-guided search of 250) or "
           "thorough (every configuration up to 4096, else a search of 1000)")
-      ->check(CLI::IsMember({"quick", "standard", "thorough"}));
+      ->check(CLI::IsMember({"quick", "standard", "thorough"}))
+      ->each([&effort](const std::string& text) {
+        if (auto e = parse_effort(text)) effort = *e;
+      });
 }
 
 }  // namespace tune::cli
