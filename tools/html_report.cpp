@@ -9,6 +9,7 @@
 #include <map>
 #include <tuple>
 
+#include "convergence.hpp"
 #include "host_text.hpp"
 #include "time_text.hpp"
 #include "tune/version.hpp"
@@ -261,6 +262,50 @@ std::string progress_html(const std::vector<ProgressPoint>& pts) {
   return o;
 }
 
+// A search's convergence: the best median so far (log scale) against the evaluations made,
+// one step per improvement, with the improvements listed below.
+std::string convergence_html(const TuningReport& r) {
+  const std::vector<ConvergenceStep> steps = convergence_steps(r);
+  if (steps.empty()) return {};
+  const double W = 640, H = 160, L = 70, R = 40, B = 24;
+  const double n = static_cast<double>(r.results.size());
+  const LogScale ys{steps.back().best_ns, steps.front().best_ns * 1.0001, H - B - 4};
+  auto X = [&](double e) { return L + (n > 1 ? (e - 1) / (n - 1) : 1.0) * (W - L - R); };
+  auto Y = [&](double ns) { return (H - B) - ys.x(ns); };
+  std::vector<std::pair<double, double>> xy;
+  for (const ConvergenceStep& s : steps)
+    xy.emplace_back(X(static_cast<double>(s.evaluation)), Y(s.best_ns));
+  xy.emplace_back(X(n), Y(steps.back().best_ns));
+  std::string o = "<h3>Search convergence</h3><p class=\"convergence-text\">" +
+                  esc(convergence_text(r)) + "</p>";
+  o += "<svg class=\"convergence\" data-strategy=\"" + esc(r.strategy) + "\" data-evaluations=\"" +
+       std::to_string(r.results.size()) + "\" data-improvements=\"" + std::to_string(steps.size()) +
+       "\" data-first-ns=\"" + num(steps.front().best_ns) + "\" data-best-ns=\"" +
+       num(steps.back().best_ns) + "\" data-best-at=\"" + std::to_string(steps.back().evaluation) +
+       "\" width=\"" + px(W) + "\" height=\"" + px(H) + "\" viewBox=\"0 0 " + px(W) + " " + px(H) +
+       "\" role=\"img\" aria-label=\"best median so far against configurations evaluated\">";
+  o += "<line class=\"axis\" x1=\"" + px(L) + "\" y1=\"" + px(H - B) + "\" x2=\"" + px(W - R) +
+       "\" y2=\"" + px(H - B) + "\"/><line class=\"axis\" x1=\"" + px(L) + "\" y1=\"4\" x2=\"" +
+       px(L) + "\" y2=\"" + px(H - B) + "\"/>";
+  o += "<text x=\"" + px(L - 4) + "\" y=\"" + px(Y(steps.front().best_ns) + 4) +
+       "\" text-anchor=\"end\">" + esc(time_text(steps.front().best_ns)) + "</text>";
+  if (steps.size() > 1)
+    o += "<text x=\"" + px(L - 4) + "\" y=\"" + px(Y(steps.back().best_ns) + 4) +
+         "\" text-anchor=\"end\">" + esc(time_text(steps.back().best_ns)) + "</text>";
+  o += "<text x=\"" + px(L) + "\" y=\"" + px(H - 6) + "\">1</text><text x=\"" + px(W - R) +
+       "\" y=\"" + px(H - 6) + "\" text-anchor=\"end\">" + std::to_string(r.results.size()) +
+       " evaluations</text>";
+  o += "<path class=\"best\" d=\"" + step_path(xy) + "\"/>";
+  for (const ConvergenceStep& s : steps)
+    o += "<circle class=\"improvement\" data-evaluation=\"" + std::to_string(s.evaluation) +
+         "\" data-best-ns=\"" + num(s.best_ns) + "\" data-config=\"" + esc(s.config) +
+         "\" r=\"2.5\" cx=\"" + px(X(static_cast<double>(s.evaluation))) + "\" cy=\"" +
+         px(Y(s.best_ns)) + "\"><title>#" + std::to_string(s.evaluation) + " " +
+         esc(time_text(s.best_ns)) + " " + esc(s.config) + "</title></circle>";
+  o += "</svg>";
+  return o;
+}
+
 // Per parameter, per value: the best and the median of the ok configurations' medians.
 std::string sensitivity_html(const std::vector<const ConfigResult*>& ok, double best) {
   std::map<std::string, std::map<std::string, std::vector<double>>> by;
@@ -350,6 +395,7 @@ std::string key_html(const ReportKey& k, std::size_t index) {
   if (k.measured) {
     o += times_html(r);
     o += progress_html(k.progress);
+    o += convergence_html(r);
   }
 
   // Candidates, fastest first, then the failures.
@@ -485,11 +531,11 @@ svg.strip.winner rect.band{fill:#3c9a4b}svg.strip.raced-out rect.band{fill:#c9cc
 .part-candidates{fill:#9c6ade;background:#9c6ade}.part-store{fill:#c9a227;background:#c9a227}.part-compile{fill:#e07b39;background:#e07b39}
 .part-verify{fill:#d64f6a;background:#d64f6a}.part-benchmark{fill:#3c9a4b;background:#3c9a4b}.part-strategy{fill:#2c7fb8;background:#2c7fb8}
 .part-overhead{fill:#8a8f9c;background:#8a8f9c}.swatch{display:inline-block;width:10px;height:10px;margin-right:6px}
-svg.best-so-far path.best{fill:none;stroke:#2c7fb8;stroke-width:2}svg.best-so-far circle{fill:#2c7fb8}
+svg.best-so-far path.best,svg.convergence path.best{fill:none;stroke:#2c7fb8;stroke-width:2}svg.best-so-far circle,svg.convergence circle{fill:#2c7fb8}
 svg.best-so-far path.count{fill:none;stroke-width:1.5;stroke-dasharray:4 2}path.compiled{stroke:#e07b39}path.timed{stroke:#3c9a4b}path.raced{stroke:#8a8f9c}
 .swatch.best{background:#2c7fb8}.swatch.compiled{background:#e07b39}.swatch.timed{background:#3c9a4b}.swatch.raced{background:#8a8f9c}
 p.legend{font-size:12px;color:#556;margin:0}td{white-space:nowrap}td.reason{white-space:normal}
-svg.best-so-far line.axis{stroke:#667}svg text{font-size:11px;fill:#445}
+svg.best-so-far line.axis,svg.convergence line.axis{stroke:#667}svg text{font-size:11px;fill:#445}
 .sensitivity{display:flex;flex-wrap:wrap;gap:16px}rect.sens-bar{fill:#7aa7e0}
 ul.failures li{margin:2px 0}.reason{color:#6b3a36;font-size:12px;white-space:pre-wrap}
 table.heat td.cell{text-align:center;min-width:70px}table.heat td.win{font-weight:700}

@@ -10,7 +10,10 @@
 // ConfigResult::verification, data-verification) and compile time; failures with their reasons;
 // parameter sensitivity (each parameter value's best and typical median); and, for a tuning
 // measured in this process, where the wall time went (TuningTimes) and racing against tuning time
-// (best so far, configurations compiled, timed and raced out). Per kernel with more than one key: a
+// (best so far, configurations compiled, timed and raced out), and for a search (the strategy
+// named in TuningReport::strategy) its convergence: best so far against evaluations. The
+// cache keeps neither the order of evaluation nor the strategy, so keys read back from it show
+// no convergence. Per kernel with more than one key: a
 // heat map of each winning configuration's time relative to the best at each key. The page starts
 // with the device, driver and toolchain identity.
 //

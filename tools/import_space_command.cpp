@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -159,10 +160,13 @@ std::vector<Condition> read_conditions(const json& space, const std::vector<Para
   std::uint64_t total = 1;
   for (const auto& p : params)
     total = total > kMaxCountedPoints * 1000 ? total : total * p.values.size();
-  if (total > kMaxCountedPoints) return {total, -1};
+  // Past kMaxCountedPoints the points are not counted: the walk stops at the first valid one
+  // (for the launch sizes' check), within as many points.
+  const bool counted = total <= kMaxCountedPoints;
   std::int64_t valid = 0;
   std::vector<std::size_t> idx(params.size(), 0);
-  for (std::uint64_t n = 0; n < total; ++n) {
+  for (std::uint64_t n = 0; n < std::min(total, kMaxCountedPoints); ++n) {
+    if (!counted && valid > 0) break;
     PyNames names;
     for (std::size_t i = 0; i < params.size(); ++i)
       names[params[i].name] = params[i].values[idx[i]];
@@ -178,7 +182,7 @@ std::vector<Condition> read_conditions(const json& space, const std::vector<Para
       idx[i] = 0;
     }
   }
-  return {total, valid};
+  return {total, counted ? valid : -1};
 }
 
 json launch_size(const json& spec, const char* name, const PyNames& point) {
@@ -238,8 +242,9 @@ void cmd_import_space(const ImportArgs& a) {
   PyNames first;
   const auto [total, valid] = count_points(params, conds, &first);
   if (valid == 0) fail("ConfigurationSpace.Conditions: no point of the space passes them all");
-  // Launch sizes may read ProblemSize, as Kernel Tuner lets argument sizes do.
-  if (spec.contains("ProblemSize"))
+  // Launch sizes may read ProblemSize, as Kernel Tuner lets argument sizes do. They are checked
+  // on the first valid point, when one was found (an uncounted space may show none early).
+  if (!first.empty() && spec.contains("ProblemSize"))
     first["ProblemSize"] = from_json(spec.at("ProblemSize"), "KernelSpecification.ProblemSize");
 
   json out = {{"format", "libtune-space"}, {"version", 1}, {"from", "T1 1.0.0: " + a.file}};

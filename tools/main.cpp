@@ -2,7 +2,8 @@
 //
 //   tune devices                      devices of every compiled-in backend
 //   tune env                          the environment variables libtune reads, and their values
-//   tune demo [--device SPEC] [--kernel NAME] [--quick] [--no-cache] [--report FILE]
+//   tune demo [--device SPEC] [--kernel NAME] [--quick] [--effort NAME] [--no-cache]
+//             [--report FILE]
 //                                     tunes the bundled kernels on the default device, prints
 //                                     a table per kernel and size, verifies the winner; the
 //                                     HTML report of those tunings into FILE
@@ -27,6 +28,8 @@
 #include "tune/tune.hpp"
 
 #include "cache_command.hpp"
+#include "convergence.hpp"
+#include "effort_option.hpp"
 #include "export_space_command.hpp"
 #include "html_report.hpp"
 #include "import_space_command.hpp"
@@ -93,6 +96,7 @@ struct DemoOptions {
   std::string kernel;
   bool quick = false;
   bool no_cache = false;
+  Effort effort = Effort::standard;
   std::string report;  // the HTML report's file; empty: none
 };
 
@@ -131,6 +135,7 @@ int cmd_demo(const DemoOptions& o) {
   for (const auto& k : ks) {
     AutotunerOptions opts;
     opts.persistent = !o.no_cache;
+    opts.effort = o.effort;
     if (o.quick) {
       opts.bench.warmup_ms = 2;
       opts.bench.rep_ms = 10;
@@ -216,6 +221,8 @@ int cmd_demo(const DemoOptions& o) {
         std::printf("   source: %s, %zu candidates (%zu pruned)%s, %.2f s\n",
                     std::string(to_string(report.source)).c_str(), report.results.size(),
                     report.pruned, report.partial ? ", partial" : "", wall_s);
+        if (const std::string text = cli::convergence_text(report); !text.empty())
+          std::printf("   %s\n", text.c_str());
       }
       if (!best.ok()) {
         std::printf("   tuning failed: %s\n", best.status().to_string().c_str());
@@ -285,6 +292,7 @@ int main(int argc, char** argv) {
       "matmul_wgmma_bf16)");
   demo->add_flag("--quick", demo_opts.quick, "first demo size only, short timing budgets");
   demo->add_flag("--no-cache", demo_opts.no_cache, "do not read or write the tuning cache");
+  tune::cli::add_effort_option(*demo, demo_opts.effort);
   demo->add_option("--report", demo_opts.report,
                    "write an HTML report of these tunings (racing, compile and time "
                    "breakdown included) into this file");

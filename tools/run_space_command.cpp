@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "convergence.hpp"
+#include "effort_option.hpp"
 #include "html_report.hpp"
 #include "open_cli_device.hpp"
 #include "progress_line.hpp"
@@ -28,6 +30,7 @@ struct RunArgs {
   bool list = false;
   bool no_cache = false;
   bool quick = false;
+  Effort effort = Effort::standard;
   std::string report;
 };
 
@@ -87,6 +90,8 @@ void print_results(const TuningReport& report) {
                 r.config.to_string().c_str(),
                 r.status.ok() ? time_text(r.stats.median).c_str() : "-", status.c_str());
   }
+  if (const std::string text = convergence_text(report); !text.empty())
+    std::printf("%s\n", text.c_str());
 }
 
 int run_space(const SpaceFile& space, const KernelDef& def, const RunArgs& a) {
@@ -103,6 +108,7 @@ int run_space(const SpaceFile& space, const KernelDef& def, const RunArgs& a) {
 
   AutotunerOptions opts;
   opts.persistent = !a.no_cache;
+  opts.effort = a.effort;
   if (a.quick) {
     opts.bench.warmup_ms = 2;
     opts.bench.rep_ms = 10;
@@ -184,6 +190,7 @@ void add_run_space_command(CLI::App& app) {
                 "(JSON), without a device");
   cmd->add_flag("--no-cache", args->no_cache, "do not read or write the tuning cache");
   cmd->add_flag("--quick", args->quick, "short timing budgets");
+  add_effort_option(*cmd, args->effort);
   cmd->add_option("--report", args->report, "write the HTML report of the tuning into this file");
   cmd->callback([args] {
     const int rc = cmd_run_space(*args);

@@ -19,7 +19,7 @@ struct Failure {
 
 class Evaluator {
  public:
-  Evaluator(std::string_view text, const PyNames& names) : s_(text), names_(names) {}
+  Evaluator(std::string_view text, const PyNames& names) : s_(text), whole_(text), names_(names) {}
 
   PyValue all() {
     PyValue v = expr();
@@ -30,7 +30,7 @@ class Evaluator {
 
  private:
   [[noreturn]] void fail(const std::string& why) const {
-    throw Failure{why + " at offset " + std::to_string(pos_) + " of '" + std::string(s_) + "'"};
+    throw Failure{why + " at offset " + std::to_string(pos_) + " of '" + std::string(whole_) + "'"};
   }
 
   void skip_space() {
@@ -123,22 +123,50 @@ class Evaluator {
     *comparable = false;
     return 0;
   }
+  // `needle in haystack`: an equal element of a list, or a substring of a string.
+  bool contains(const PyValue& haystack, const PyValue& needle) {
+    if (const auto* list = std::get_if<PyList>(&haystack.v)) {
+      for (const PyValue& e : *list) {
+        bool comparable = false;
+        if (compare(e, needle, &comparable) == 0 && comparable) return true;
+      }
+      return false;
+    }
+    const auto* text = std::get_if<std::string>(&haystack.v);
+    const auto* part = std::get_if<std::string>(&needle.v);
+    if (text == nullptr || part == nullptr)
+      fail("'in' needs a list or a string on its right, not " + py_repr(haystack));
+    return text->find(*part) != std::string::npos;
+  }
+  // The comparison operator at the cursor, consumed ("not in" as one); empty when none.
+  std::string comparison_operator() {
+    for (const char* o : {"==", "!=", "<=", ">=", "<", ">"})
+      if (accept(o)) return o;
+    if (accept_keyword("in")) return "in";
+    const std::size_t at = pos_;
+    if (accept_keyword("not")) {
+      if (accept_keyword("in")) return "not in";
+      pos_ = at;
+    }
+    return {};
+  }
   PyValue comparison() {
     PyValue left = arith();
     bool result = true, any = false;
     for (;;) {
-      std::string op;
-      for (const char* o : {"==", "!=", "<=", ">=", "<", ">"})
-        if (accept(o)) {
-          op = o;
-          break;
-        }
+      const std::string op = comparison_operator();
       if (op.empty()) break;
       any = true;
       PyValue right = arith();
       bool comparable = false;
-      const int c = compare(left, right, &comparable);
       bool holds;
+      if (op == "in" || op == "not in") {
+        holds = contains(right, left) == (op == "in");
+        result = result && holds;
+        left = std::move(right);
+        continue;
+      }
+      const int c = compare(left, right, &comparable);
       if (op == "==" || op == "!=") {
         holds = comparable ? c == 0 : false;
         if (op == "!=") holds = !holds;
@@ -203,6 +231,10 @@ class Evaluator {
     if (op == '+' && std::holds_alternative<std::string>(a.v) &&
         std::holds_alternative<std::string>(b.v))
       return PyValue{std::get<std::string>(a.v) + std::get<std::string>(b.v)};
+    if (op == '+' && std::holds_alternative<PyList>(a.v) && std::holds_alternative<PyList>(b.v))
+      return concatenated(std::get<PyList>(a.v), std::get<PyList>(b.v));
+    if (op == '*' && (std::holds_alternative<PyList>(a.v) || std::holds_alternative<PyList>(b.v)))
+      return repeated(a, b);
     need_num(a, name);
     need_num(b, name);
     if (is_int(a) && is_int(b) && op != '/') {
@@ -257,6 +289,26 @@ class Evaluator {
     }
   }
 
+  // list + list, as Python concatenates ("[1, 2] + list(range(32, 65, 32))").
+  PyValue concatenated(const PyList& a, const PyList& b) {
+    PyList out = a;
+    for (const PyValue& v : b) push(out, v, *this);
+    return PyValue{std::move(out)};
+  }
+
+  // list * n and n * list: the list n times (none for n <= 0), as in Python.
+  PyValue repeated(const PyValue& a, const PyValue& b) {
+    const bool list_first = std::holds_alternative<PyList>(a.v);
+    const PyValue& count = list_first ? b : a;
+    if (!is_int(count)) fail("a list repeated by " + py_repr(count) + ", not an integer");
+    const PyList& items = std::get<PyList>((list_first ? a : b).v);
+    PyList out;
+    if (items.empty()) return PyValue{std::move(out)};
+    for (std::int64_t i = 0; i < as_int(count); ++i)
+      for (const PyValue& v : items) push(out, v, *this);
+    return PyValue{std::move(out)};
+  }
+
   std::string identifier() {
     skip_space();
     const std::size_t start = pos_;
@@ -283,6 +335,7 @@ class Evaluator {
       PyValue element = (*list)[static_cast<std::size_t>(k)];
       v = std::move(element);
     }
+    if (peek(".")) fail("attribute access is not supported");
     return v;
   }
 
@@ -354,9 +407,15 @@ class Evaluator {
     list.push_back(std::move(v));
   }
 
-  // The offset of a `for` keyword at this bracket's top level, before its closing ']'; npos
-  // when none (a literal list).
-  std::size_t comprehension_for() const {
+  // From the cursor, inside a bracket: the offset of the first `for` keyword at its top level
+  // and of the ']' that closes it (strings and nested brackets skipped); npos for what is not
+  // there (no `for`: a literal list).
+  struct BracketScan {
+    std::size_t for_at = std::string_view::npos;
+    std::size_t close = std::string_view::npos;
+  };
+  BracketScan scan_bracket() const {
+    BracketScan out;
     int depth = 0;
     char quote = 0;
     for (std::size_t i = pos_; i < s_.size(); ++i) {
@@ -366,54 +425,78 @@ class Evaluator {
           ++i;
         else if (c == quote)
           quote = 0;
-        continue;
-      }
-      if (c == '\'' || c == '"')
+      } else if (c == '\'' || c == '"') {
         quote = c;
-      else if (c == '(' || c == '[')
+      } else if (c == '(' || c == '[') {
         ++depth;
-      else if (c == ')' || c == ']') {
-        if (depth == 0) return std::string_view::npos;
-        --depth;
-      } else if (depth == 0 && s_.substr(i, 3) == "for" && i > pos_ &&
-                 std::isspace(static_cast<unsigned char>(s_[i - 1])) && i + 3 < s_.size() &&
-                 std::isspace(static_cast<unsigned char>(s_[i + 3]))) {
-        return i;
+      } else if (c == ')' || c == ']') {
+        if (depth-- > 0) continue;
+        if (c == ']') out.close = i;
+        return out;
+      } else if (depth == 0 && out.for_at == std::string_view::npos && s_.substr(i, 3) == "for" &&
+                 i > pos_ && std::isspace(static_cast<unsigned char>(s_[i - 1])) &&
+                 i + 3 < s_.size() && std::isspace(static_cast<unsigned char>(s_[i + 3]))) {
+        out.for_at = i;
       }
     }
-    return std::string_view::npos;
+    return out;
+  }
+
+  // The value of s_[begin, end) with `var` bound to `item`, on top of this evaluator's names:
+  // a comprehension's element or condition, for one item.
+  PyValue evaluate_span(std::size_t begin, std::size_t end, const std::string& var,
+                        const PyValue& item) {
+    Evaluator inner(s_.substr(0, end), names_);
+    inner.whole_ = whole_;
+    inner.bound_ = bound_;
+    inner.bound_[var] = item;
+    inner.depth_ = depth_;
+    inner.pos_ = begin;
+    PyValue v = inner.expr();
+    inner.skip_space();
+    if (inner.pos_ != end)
+      inner.fail("unexpected '" + std::string(s_.substr(inner.pos_, 12)) + "'");
+    return v;
+  }
+
+  // `[ELEMENT for VAR in SOURCE]` or `[ELEMENT for VAR in SOURCE if CONDITION]`, the cursor at
+  // ELEMENT and `for_at` the offset of its `for`: one level (a second `for` is refused).
+  PyValue comprehension(std::size_t for_at) {
+    const std::size_t element = pos_;
+    pos_ = for_at + 3;
+    const std::string var = identifier();
+    if (var.empty()) fail("expected a name after 'for'");
+    if (!accept_keyword("in")) fail("expected 'in'");
+    const PyValue source = expr();
+    const auto* items = std::get_if<PyList>(&source.v);
+    if (items == nullptr) fail("a comprehension over " + py_repr(source) + ", not a list");
+    if (keyword_at("for")) fail("nested comprehensions (a second 'for') are not supported");
+    std::size_t condition = std::string_view::npos;
+    const std::size_t close = scan_bracket().close;
+    if (close == std::string_view::npos) fail("expected ']' closing the comprehension");
+    if (accept_keyword("if")) {
+      condition = pos_;
+      pos_ = close;
+    }
+    expect("]");
+    const std::size_t after = pos_;
+    PyList out;
+    for (const PyValue& item : *items) {
+      if (condition != std::string_view::npos &&
+          !truthy(evaluate_span(condition, close, var, item)))
+        continue;
+      push(out, evaluate_span(element, for_at, var, item), *this);
+    }
+    pos_ = after;
+    return PyValue{out};
   }
 
   // After '[': a literal list or a comprehension.
   PyValue list() {
     PyList out;
     if (accept("]")) return PyValue{out};
-    const std::size_t for_at = comprehension_for();
-    if (for_at != std::string_view::npos) {
-      const std::size_t element = pos_;
-      pos_ = for_at + 3;
-      const std::string var = identifier();
-      if (var.empty()) fail("expected a name after 'for'");
-      if (!accept_keyword("in")) fail("expected 'in'");
-      const PyValue source = expr();
-      expect("]");
-      const auto* items = std::get_if<PyList>(&source.v);
-      if (items == nullptr) fail("a comprehension over " + py_repr(source) + ", not a list");
-      const std::size_t after = pos_;
-      for (const PyValue& item : *items) {
-        Evaluator inner(s_.substr(0, for_at), names_);
-        inner.bound_ = bound_;
-        inner.bound_[var] = item;
-        inner.depth_ = depth_;
-        inner.pos_ = element;
-        PyValue v = inner.expr();
-        inner.skip_space();
-        if (inner.pos_ != for_at) inner.fail("unexpected text before 'for'");
-        push(out, std::move(v), *this);
-      }
-      pos_ = after;
-      return PyValue{out};
-    }
+    const std::size_t for_at = scan_bracket().for_at;
+    if (for_at != std::string_view::npos) return comprehension(for_at);
     push(out, expr(), *this);
     while (accept(",")) {
       if (accept("]")) return PyValue{out};
@@ -470,6 +553,25 @@ class Evaluator {
       }
       return best;
     }
+    if (name == "list") {
+      if (args.size() != 1 || !std::holds_alternative<PyList>(args[0].v))
+        fail("list takes one list (or range), not " +
+             (args.size() == 1 ? py_repr(args[0]) : std::to_string(args.size()) + " arguments"));
+      return args[0];
+    }
+    if (name == "sum") {
+      const auto* l = args.size() == 1 ? std::get_if<PyList>(&args[0].v) : nullptr;
+      if (l == nullptr) fail("sum takes one list of numbers");
+      PyValue total{std::int64_t{0}};
+      for (const PyValue& e : *l) total = binary(total, e, '+');
+      return total;
+    }
+    if (name == "abs") {
+      if (args.size() != 1 || !is_num(args[0])) fail("abs takes one number");
+      if (is_int(args[0]))
+        return binary(PyValue{std::int64_t{0}}, args[0], as_int(args[0]) < 0 ? '-' : '+');
+      return PyValue{std::abs(as_double(args[0]))};
+    }
     if (name == "len") {
       if (args.size() != 1) fail("len takes one argument");
       if (const auto* l = std::get_if<PyList>(&args[0].v))
@@ -485,10 +587,12 @@ class Evaluator {
       if (!(std::abs(d) < 9.2e18)) fail("int of " + py_repr(args[0]));
       return PyValue{static_cast<std::int64_t>(d)};
     }
-    fail("the call '" + name + "(...)' is not supported (range, min, max, len, int are)");
+    fail("the call '" + name +
+         "(...)' is not supported (range, list, min, max, sum, len, abs, int are)");
   }
 
   std::string_view s_;
+  std::string_view whole_;  // the expression errors quote (s_ may end early: a comprehension)
   const PyNames& names_;
   PyNames bound_;  // comprehension variables
   std::size_t pos_ = 0;

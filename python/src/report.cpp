@@ -45,6 +45,7 @@ py::dict report_dict(const TuningReport& r) {
   d["winner_params"] = config_to_dict(r.winner);
   d["pruned"] = r.pruned;
   d["partial"] = r.partial;
+  d["strategy"] = r.strategy;
   d["wall_ms"] = r.wall_ms;
   py::dict times;
   times["candidates"] = r.times.candidates;

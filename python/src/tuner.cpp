@@ -49,7 +49,13 @@ AutotunerOptions make_options(const py::kwargs& kw) {
       o.persistent = v.cast<bool>();
     else if (k == "tuning_budget_ms")
       o.tuning_budget_ms = v.cast<double>();
-    else if (k == "disable")
+    else if (k == "effort") {
+      const auto e = v.cast<std::string>();
+      const std::optional<Effort> parsed = parse_effort(e);
+      if (!parsed)
+        throw py::value_error("effort: '" + e + "' (expected 'quick', 'standard' or 'thorough')");
+      o.effort = *parsed;
+    } else if (k == "disable")
       o.disable = v.cast<bool>();
     else if (k == "strict")
       o.strict = v.cast<bool>();

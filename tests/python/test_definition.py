@@ -36,6 +36,10 @@ def test_binding_errors_name_the_culprit():
         saxpy(space={"block.x": [64], "ELEMS": [1.5]})
     with pytest.raises(TypeError, match="unexpected keyword argument 'warmup'"):
         libtune.Tuner(saxpy(), warmup=3)
+    with pytest.raises(ValueError, match="effort: 'huge'.*'quick', 'standard' or 'thorough'"):
+        libtune.Tuner(saxpy(), effort="huge")
+    for effort in ("quick", "standard", "thorough"):
+        libtune.Tuner(saxpy(), effort=effort, persistent=False).close()
 
 
 def test_autotuner_make_errors_are_tune_errors():

@@ -4,6 +4,8 @@
 // the same from the command line with its HTML report.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "space_files.hpp"
@@ -55,4 +57,40 @@ TEST_CASE("tune run-space tunes the T1 vector add on Vulkan and writes the repor
   const std::string page = tune::testing::read_text(report);
   CHECK(page.find("<html") != std::string::npos);
   CHECK(page.find("vector_add") != std::string::npos);
+}
+
+TEST_CASE("tune run-space --effort quick searches a larger space and shows its convergence") {
+  (void)tune::testing::open_vulkan_or_skip();
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  // t1_vector_add.json over 16 block sizes and 4 element counts: 33 valid points, more than
+  // the quick effort's 30.
+  nlohmann::json doc = nlohmann::json::parse(
+      tune::testing::read_text(tune::testing::t1_example("t1_vector_add.json")));
+  auto& params = doc["ConfigurationSpace"]["TuningParameters"];
+  params[0]["Values"] = "[32*i for i in range(1, 16+1)]";
+  params[1]["Values"] = "list(range(1, 5))";
+  const auto t1 = scratch.path() / "wide_vector_add.json";
+  tune::testing::write_text(t1, doc.dump(2));
+  std::filesystem::copy_file(tune::testing::t1_example("vector_add.comp"),
+                             scratch.path() / "vector_add.comp");
+  const std::string space = (scratch.path() / "wide.space.json").string();
+  ProcessResult r = cli.run({"import-space", t1.string(), "--out", space});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.has("64 points, 33 valid"), r.describe());
+
+  const std::string report = (scratch.path() / "report.html").string();
+  r = cli.run({"run-space", space, "--device", "vulkan", "--quick", "--effort", "quick",
+               "--no-cache", "--report", report});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.has(", 30 evaluations; best so far: #1 "), r.describe());
+  const std::string page = tune::testing::read_text(report);
+  CHECK(page.find("<svg class=\"convergence\"") != std::string::npos);
+  CHECK(page.find("data-evaluations=\"30\"") != std::string::npos);
+  CHECK(page.find("class=\"improvement\" data-evaluation=\"1\"") != std::string::npos);
+
+  // An effort that is not one of the three is refused by the parser, naming them.
+  r = cli.run({"run-space", space, "--effort", "huge", "--list"});
+  CHECK(r.exit_code != 0);
+  CHECK_MESSAGE(r.has("quick"), r.describe());
 }

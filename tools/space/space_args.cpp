@@ -83,7 +83,7 @@ Result<KernelSignature> space_signature(const SpaceFile& space) {
 
 Result<std::vector<std::uint64_t>> argument_counts(const SpaceFile& space) {
   std::vector<std::uint64_t> counts;
-  const PyNames names = expression_names(space, {});
+  const PyNames names = size_names(space);
   for (std::size_t i = 0; i < space.arguments.size(); ++i) {
     const json& arg = space.arguments[i];
     if (arg.value("MemoryType", "") != "Vector") {

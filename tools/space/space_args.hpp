@@ -3,7 +3,8 @@
 //   Type        int8..uint64 -> i8..u64, half -> f16, float -> f32, double -> f64; bool, the
 //               vector types (float4, ...) and custom are refused.
 //   MemoryType  Vector -> a buffer of Size elements (an integer, or an expression over
-//               ProblemSize as Kernel Tuner evaluates it); Scalar -> a scalar (FillValue);
+//               ProblemSize and the parameters, each name its list of values, as Kernel Tuner
+//               evaluates it); Scalar -> a scalar (FillValue);
 //               Local and Symbol are refused.
 //   FillType    Constant -> every element FillValue; Random -> uniform in [0, 1) for floats,
 //               0..99 for integers, from RandomSeed (default 42) so runs are repeatable;

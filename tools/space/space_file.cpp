@@ -138,4 +138,10 @@ PyNames expression_names(const SpaceFile& space, const PyNames& point) {
   return names;
 }
 
+PyNames size_names(const SpaceFile& space) {
+  PyNames lists;
+  for (const SpaceParameter& p : space.parameters) lists[p.name] = PyValue{p.values};
+  return expression_names(space, lists);
+}
+
 }  // namespace tune::cli

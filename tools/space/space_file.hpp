@@ -59,4 +59,9 @@ Result<SpaceFile> read_space_file(const std::string& path);
 // has one (Kernel Tuner binds it in argument sizes).
 PyNames expression_names(const SpaceFile& space, const PyNames& point);
 
+// The names an argument's Size may read: each parameter's name stands for its list of values,
+// as in Kernel Tuner (an argument serves every configuration: "max(filter_width)"), and
+// ProblemSize as in expression_names.
+PyNames size_names(const SpaceFile& space);
+
 }  // namespace tune::cli

@@ -87,6 +87,10 @@ struct TuningReport {
   std::string key;     // KeyBuilder text plus heuristic values
   std::string device;  // DeviceInfo::fingerprint()
   ResultSource source = ResultSource::tuned;
+  // The search strategy that chose the configurations evaluated (SearchStrategy::name(): the
+  // one KernelDef::search names, or the one AutotunerOptions::effort chose); `results` are
+  // then in the order they were evaluated. Empty when every candidate was timed.
+  std::string strategy;
   std::vector<ConfigResult> results;  // every candidate that was considered
   std::size_t pruned = 0;             // candidates removed before timing
   bool partial = false;               // the tuning budget ran out before every candidate was timed

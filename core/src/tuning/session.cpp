@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "candidates.hpp"
+#include "effort_plan.hpp"
 #include "hook_runner.hpp"
 #include "output_check.hpp"
 #include "race.hpp"
@@ -22,6 +23,7 @@
 #include "tune/benchmark.hpp"
 #include "tune/log.hpp"
 #include "user_code.hpp"
+#include "warm_start.hpp"
 #include "winner_rule.hpp"
 
 namespace tune::detail {
@@ -715,8 +717,15 @@ Result<Selection> tune_one_key(const SessionContext& ctx, Device& dev, ArgList a
     } else if (*empty) {
       out = first_candidate(ctx, dev, args, forms);
       report.source = ResultSource::empty;
-    } else if (ctx.def.search.strategy && !ctx.disabled) {
-      out = search_one_key(ctx, dev, args, forms, *src, report);
+    } else if (ctx.disabled) {
+      out = KeySession(ctx, dev, args, forms, *src, report).run();
+    } else if (auto plan =
+                   plan_search(ctx.def, ctx.opts.effort, info, args, forms.heuristics,
+                               [&] { return warm_start_points(ctx.store, forms.store_key); });
+               !plan.ok()) {
+      out = plan.status();
+    } else if (*plan) {
+      out = search_with_plan(ctx, dev, args, forms, *src, std::move(**plan), report);
     } else {
       out = KeySession(ctx, dev, args, forms, *src, report).run();
     }

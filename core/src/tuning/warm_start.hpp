@@ -1,0 +1,23 @@
+// Warm start: what the store already knows of a kernel on a device, as points a search on a
+// new key evaluates early. A prior only: each point is timed again here like any other, and
+// counts against the search's budget.
+//
+// The points are the winners of the same kernel's other keys on the same device (by the one
+// winner rule, among their ok rows), newest key first, at most kWarmStartPoints. Read from an
+// SqliteStore (the one store that can list keys); other stores give none. A store that cannot
+// be read gives none (the search runs cold). Internal to the core.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "tune/config.hpp"
+#include "tune/store.hpp"
+
+namespace tune::detail {
+
+inline constexpr std::size_t kWarmStartPoints = 8;
+
+std::vector<Config> warm_start_points(TuningStore* store, const StoreKey& key);
+
+}  // namespace tune::detail
