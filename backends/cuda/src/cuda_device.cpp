@@ -7,6 +7,7 @@
 
 #include "cuda_driver.hpp"
 #include "cuda_open.hpp"
+#include "device_listing.hpp"
 #include "gpu_device.hpp"
 #include "nvrtc_compiler.hpp"
 #include "tune/backend/last_level_cache.hpp"

@@ -1,7 +1,7 @@
 // GpuApi: the thin adaptor over a vendor runtime whose shape CUDA's driver API and HIP's
-// module API share (contexts aside). GpuDevice (gpu_device.hpp) holds all the logic — buffers,
-// compile-and-load, launch, event timing, error mapping — once for both vendors; a backend only
-// forwards each call to its driver and names it.
+// module API share (contexts aside). GpuDevice (gpu_device.hpp) and the objects it composes
+// hold all the logic — buffers, compile-and-load, launch, event timing, error mapping — once for
+// both vendors; a backend only forwards each call to its driver and names it.
 //
 // Every method returns the vendor's raw result code (0 = success) so that GpuDevice can name
 // the call and classify the error in one place. Handles are the vendor's opaque pointers
@@ -102,7 +102,7 @@ class GpuApi {
   // cuCtxPushCurrent, undone by cuCtxPopCurrent; HIP: hipSetDevice, undone by hipSetDevice of
   // the previous device). Nothing changes (saved->changed false) when the context is already
   // current: one thread-local read, the usual case on a hit. GpuDevice calls these through
-  // CurrentScope (gpu_device.hpp) only.
+  // CurrentScope (current_scope.hpp) only.
   virtual int enter_current(SavedCurrent* saved) = 0;
   virtual void leave_current(const SavedCurrent& saved) noexcept = 0;
   // For loading a module while some stream captures a graph: a capture begun in global (or, on

@@ -1,6 +1,13 @@
 // GpuDevice: the Device implementation shared by the CUDA and HIP backends, over a GpuApi
 // (the vendor runtime) and an RtcCompiler (NVRTC / hiprtc).
 //
+// The device composes objects that each do one job: GpuStatus (gpu_status.hpp: failed calls
+// named, the lost state), CurrentScope (current_scope.hpp: its context bound for one call),
+// ModuleLoader (module_loader.hpp: a binary loaded, checked, fitted to the limits),
+// TensorMaps (tensor_maps.hpp: a kernel's TMA maps), EventTimer (event_timer.hpp: timing
+// events and the cache-flush buffer) and StreamInterop (stream_interop.hpp: the application's
+// streams and memory). What remains here: the Device verbs over them, buffers, launch.
+//
 // Ownership: the device owns its adaptor, compiler, stream, events and cache-flush scratch
 // buffer; buffers and kernels it returns hold a pointer back to it and must be destroyed first.
 // Thread safety: compile() runs without the device lock (several threads may compile at once;
@@ -22,35 +29,20 @@
 #include <vector>
 
 #include "comparison_source.hpp"
+#include "current_scope.hpp"
+#include "event_timer.hpp"
 #include "gpu_api.hpp"
+#include "gpu_status.hpp"
+#include "module_loader.hpp"
 #include "rtc.hpp"
+#include "stream_interop.hpp"
+#include "tensor_maps.hpp"
 #include "tune/backend/comparison_kernel.hpp"
 #include "tune/device.hpp"
-#include "tune/registry.hpp"
 
 namespace tune::gpu {
 
 class GpuDevice;
-
-// The device's context current on the calling thread for one scope; the thread's previous one
-// is put back when the scope ends (an application thread's binding is never changed behind its
-// back). Nests: an inner scope finds the context current and does nothing. rc() is the vendor
-// result of binding it (0: bound); on failure nothing is put back because nothing changed.
-class CurrentScope {
- public:
-  explicit CurrentScope(GpuApi& api) noexcept : api_(api), rc_(api.enter_current(&saved_)) {}
-  ~CurrentScope() {
-    if (rc_ == 0 && saved_.changed) api_.leave_current(saved_);
-  }
-  CurrentScope(const CurrentScope&) = delete;
-  CurrentScope& operator=(const CurrentScope&) = delete;
-  int rc() const noexcept { return rc_; }
-
- private:
-  GpuApi& api_;
-  SavedCurrent saved_;
-  int rc_;
-};
 
 class GpuBuffer final : public DeviceBuffer {
  public:
@@ -69,18 +61,9 @@ class GpuBuffer final : public DeviceBuffer {
   bool owned_ = true;
 };
 
-// One encoded TMA tensor map as a kernel parameter (CUtensorMap: 128 bytes, 64-byte aligned),
-// with what it was encoded from.
-struct EncodedTensorMap {
-  alignas(64) std::uint64_t bytes[16] = {};
-  DevPtr ptr = 0;
-  std::uint64_t rows = 0, cols = 0;
-  ElemType type = ElemType::u8;
-  bool valid = false;
-};
-
 class GpuKernel final : public CompiledKernel {
  public:
+  // Takes over `module` (unloaded by the destructor, with the device's context current).
   GpuKernel(GpuDevice* owner, Handle module, Handle function, std::string name, bool from_cache,
             KernelResources resources, std::string log, std::uint32_t dynamic_shared_limit,
             std::vector<TensorMapSpec> tensor_maps);
@@ -90,6 +73,8 @@ class GpuKernel final : public CompiledKernel {
   const std::string& name() const noexcept { return name_; }  // "entry{config}"
   // The binary cache key of its binary (GpuDevice::evict_binary); empty when none.
   const std::string& cache_key() const noexcept { return cache_key_; }
+  // KernelSource::tensor_maps for this variant, and the last map encoded for each.
+  const TensorMaps& tensor_maps() const noexcept { return tensor_maps_; }
 
  private:
   friend class GpuDevice;
@@ -100,25 +85,8 @@ class GpuKernel final : public CompiledKernel {
   std::string cache_key_;
   // Dynamic shared memory the function is currently allowed (raised on demand above 48 KiB).
   std::atomic<std::uint32_t> dynamic_shared_limit_;
-  // KernelSource::tensor_maps for this variant, and the last map encoded for each: a launch on
-  // the same buffer and sizes reuses it. The mutex guards `encoded_` (launches on application
-  // streams run without the device's queue lock).
-  std::vector<TensorMapSpec> tensor_maps_;
-  mutable std::mutex maps_mutex_;
-  mutable std::vector<EncodedTensorMap> encoded_;
+  TensorMaps tensor_maps_;
 };
-
-// The vendor strings GpuDevice needs in messages.
-struct GpuNames {
-  const char* backend;  // "cuda"
-  const char* flush;    // how the cache flush is done, for messages ("cuMemsetD8Async")
-};
-
-// Why a function whose parameters have these sizes in bytes, in order, is not the kernel of
-// `sig` followed by `maps` TMA tensor maps (a buffer is one device pointer, a scalar its type's
-// size, a tensor map 128 bytes), or empty when it is. Pure.
-std::string parameters_unlike(std::span<const std::size_t> sizes, const KernelSignature& sig,
-                              std::size_t maps);
 
 class GpuDevice : public Device {
  public:
@@ -170,14 +138,14 @@ class GpuDevice : public Device {
   // The vendor stream every queue operation is ordered on (CUstream / hipStream_t).
   Handle stream() const noexcept { return stream_; }
   GpuApi& api() noexcept { return *api_; }
-
-  // Status for a failed call: names the call and the error; sticky errors mark the device lost.
-  Status fail(Call call, int code, StatusCode fallback, std::string_view context = {});
+  // Names failed calls (sticky errors mark the device lost) and holds the lost state.
+  GpuStatus& status() noexcept { return status_; }
+  // This device's buffer behind `b`; invalid_argument naming `what` for any other buffer.
+  Result<const GpuBuffer*> buffer_of(const DeviceBuffer& b, std::string_view what) const;
 
  private:
   GpuDevice(std::unique_ptr<GpuApi> api, std::shared_ptr<RtcCompiler> compiler,
             std::shared_ptr<BinaryCache> cache, DeviceInfo info);
-  Result<const GpuBuffer*> buffer_of(const DeviceBuffer& b, std::string_view what) const;
   // buffer_of without the Status: this device's buffer behind `b`, or null. Inline and
   // allocation-free, for every buffer argument of every launch (buffer_of names a failure).
   const GpuBuffer* own_buffer(const DeviceBuffer& b) const noexcept {
@@ -191,8 +159,13 @@ class GpuDevice : public Device {
   // again past the cache.
   Result<std::unique_ptr<CompiledKernel>> compile_variant(const KernelSource& source,
                                                           const Config& config, bool use_cache);
-  // The sizes of `function`'s parameters; empty where the driver cannot tell.
-  std::vector<std::size_t> parameter_sizes(Handle function) const;
+  // compile_variant's last stages on a loaded module: resources, limits, module globals, then
+  // the kernel (which takes the module over).
+  Result<std::unique_ptr<CompiledKernel>> make_kernel(const KernelSource& source,
+                                                      const Config& config, RtcOutput& out,
+                                                      LoadedModule& module,
+                                                      std::vector<TensorMapSpec> tensor_maps,
+                                                      const std::string& name);
   Result<const GpuKernel*> kernel_of(const CompiledKernel& k) const;
   // kernel_of without the Status, for the launch path (as own_buffer is to buffer_of).
   const GpuKernel* own_kernel(const CompiledKernel& k) const noexcept {
@@ -200,26 +173,20 @@ class GpuDevice : public Device {
     const auto* g = static_cast<const GpuKernel*>(&k);
     return g->owner() == this ? g : nullptr;
   }
-  Status check_lost() const;
-  // Ok when `scope` bound the context; else the failure, naming the call (unavailable).
-  Status entered(const CurrentScope& scope);
   // Launch on `stream` without taking the lock (callers hold it for the device's own stream).
   // Validates dims against the variant.
-  // The kernel's TMA tensor maps for `args` into `out` (one per spec), re-encoded only when the
-  // buffer, its element type or the sizes changed since the kernel's last launch.
-  // invalid_argument naming the map and the culprit for an argument that does not fit TMA.
-  Status tensor_maps_for(const GpuKernel& kernel, ArgList args, EncodedTensorMap* out);
   Status launch_locked(const GpuKernel& kernel, const LaunchDims& dims, ArgList args,
                        Handle stream);
-  // launch_locked's last stage: the driver's launch of packed `params`, its failure named.
+  // launch_locked's stages: the geometry against the variant's and the device's limits (a
+  // partly set block already normalised into `block`), the dynamic shared memory allowed
+  // (raised on demand), the arguments packed as the driver takes them (`params[i]` points at
+  // `storage[i]`), and the driver's launch of packed `params`, its failure named.
+  Status check_geometry(const GpuKernel& kernel, const LaunchDims& dims, const Dim3& block) const;
+  Status allow_dynamic_shared(const GpuKernel& kernel, std::uint32_t bytes);
+  Status pack_arguments(const GpuKernel& kernel, ArgList args, std::uint64_t* storage,
+                        void** params) const;
   Status driver_launch(const GpuKernel& kernel, const LaunchDims& dims, const Dim3& block,
                        Handle stream, void** params);
-  // Work on `waiter` waits for what is queued on `signaller` (an ordering event).
-  Status order(Handle waiter, Handle signaller, std::string_view what);
-  Result<Handle> target_stream(const LaunchTarget& target, std::string_view what) const;
-  Status wait_event(Handle event, double timeout_ms, std::string_view what);
-  Status ensure_flush_buffer();
-  Status ensure_events(std::size_t pairs);
   // invalid_argument unless every buffer of `r` is this device's.
   Status check_resets(const LaunchResets& r) const;
   // Enqueues `r` on the stream (memset, device-to-device copies). Callers hold the lock.
@@ -229,35 +196,19 @@ class GpuDevice : public Device {
   std::shared_ptr<RtcCompiler> compiler_;
   std::shared_ptr<BinaryCache> cache_;
   DeviceInfo info_;
+  GpuStatus status_;
+  ModuleLoader loader_;
+  StreamInterop interop_;
   Handle stream_ = nullptr;
   bool own_stream_ = true;  // false: the application's stream, never destroyed
 
   std::mutex queue_mutex_;  // guards everything below and stream order
-  DevPtr flush_ptr_ = 0;
-  std::uint64_t flush_bytes_ = 0;
-  std::vector<Handle> events_;  // 2 per timed rep: start, end
-  std::atomic<bool> lost_{false};
-  mutable std::mutex lost_mutex_;  // guards lost_reason_
-  std::string lost_reason_;
+  // Timing events and the cache-flush scratch buffer; reset by the destructor with the
+  // context current, after the stream drained.
+  std::unique_ptr<EventTimer> timer_;
 
   // Last: its compiled variants go before everything they use (reset first in the destructor).
   ComparisonKernel comparison_{KernelSource{Language::cuda_hip, "tune_compare", kComparisonSource}};
 };
-
-// The index of the device a registry selector names: empty = 0, a number = that index, else
-// the first device whose name contains the selector. not_found names what was asked.
-Result<int> select_device(const std::vector<DeviceListing>& devices, std::string_view selector,
-                          std::string_view backend);
-
-// The registry line of a device: "sm_90, 132 SMs, 143771 MiB, CUDA 13.0, NVRTC 13.0"; `units`
-// names its compute units ("SMs", "CUs").
-DeviceListing listing_of(const DeviceInfo& info, int index, std::string_view units);
-
-// Raw vendor handles of objects made by a GpuDevice of `backend`; nullptr otherwise.
-Handle native_function(const CompiledKernel& kernel, std::string_view backend);
-Handle native_stream(const Device& device, std::string_view backend);
-// GpuDevice::wrap on a device of `backend`; invalid_argument for any other device.
-Result<Buffer> wrap_buffer(Device& device, std::string_view backend, DevPtr ptr,
-                           std::uint64_t bytes);
 
 }  // namespace tune::gpu

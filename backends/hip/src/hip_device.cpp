@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "device_listing.hpp"
 #include "gpu_device.hpp"
 #include "hip_internal.hpp"
 #include "hip_library.hpp"

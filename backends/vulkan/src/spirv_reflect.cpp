@@ -47,17 +47,14 @@ struct Type {
   std::vector<std::uint32_t> operands;  // everything after the result id
 };
 
-}  // namespace
+struct Var {
+  std::uint32_t id, pointer_type, storage;
+};
 
-Result<SpirvInfo> reflect_spirv(std::span<const std::uint32_t> words) {
-  if (words.size() < 5 || words[0] != 0x07230203u)
-    return Status(StatusCode::internal, "not a SPIR-V module (bad magic number)");
-
+// What reflection needs of a module's instructions, gathered in one pass (scan_module).
+struct ModuleTables {
   std::unordered_map<std::uint32_t, Type> types;
   std::unordered_map<std::uint32_t, std::uint64_t> constants;  // 32-bit integer constants
-  struct Var {
-    std::uint32_t id, pointer_type, storage;
-  };
   std::vector<Var> vars;
   std::unordered_map<std::uint32_t, std::uint32_t> binding_of, set_of;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> member_offset;
@@ -65,186 +62,219 @@ Result<SpirvInfo> reflect_spirv(std::span<const std::uint32_t> words) {
   std::vector<std::uint32_t> spec_composites;     // results of OpSpecConstantComposite
   std::unordered_map<std::uint32_t, std::uint32_t> spec_constants;  // id -> default value
   std::uint32_t local_size_ids[3] = {0, 0, 0};  // LocalSizeId operands (SPIR-V 1.6)
-  SpirvInfo info;
+};
 
+// One instruction `w` of `count` words (opcode `op`) into `m`, or the capabilities and
+// LocalSize execution mode it states into `info`.
+void scan_instruction(const std::uint32_t* w, std::uint32_t count, std::uint32_t op,
+                      ModuleTables& m, SpirvInfo& info) {
+  switch (op) {
+    case kOpCapability:
+      if (count >= 2) info.capabilities.push_back(w[1]);
+      break;
+    case kOpTypeBool:
+    case kOpTypeInt:
+    case kOpTypeFloat:
+    case kOpTypeVector:
+    case kOpTypeMatrix:
+    case kOpTypeImage:
+    case kOpTypeSampler:
+    case kOpTypeSampledImage:
+    case kOpTypeArray:
+    case kOpTypeRuntimeArray:
+    case kOpTypeStruct:
+    case kOpTypePointer:
+      if (count >= 2) m.types[w[1]] = Type{op, std::vector<std::uint32_t>(w + 2, w + count)};
+      break;
+    case kOpConstant:
+      if (count >= 4) m.constants[w[2]] = w[3];
+      break;
+    case kOpSpecConstant:
+      if (count >= 4) m.spec_constants[w[2]] = w[3];
+      break;
+    case kOpExecutionModeId:
+      if (count >= 6 && w[2] == kModeLocalSizeId) {
+        m.local_size_ids[0] = w[3];
+        m.local_size_ids[1] = w[4];
+        m.local_size_ids[2] = w[5];
+      }
+      break;
+    case kOpSpecConstantComposite:
+      if (count >= 3) m.spec_composites.push_back(w[2]);
+      break;
+    case kOpExecutionMode:
+      if (count >= 6 && w[2] == kModeLocalSize) {
+        info.local_size[0] = w[3];
+        info.local_size[1] = w[4];
+        info.local_size[2] = w[5];
+      }
+      break;
+    case kOpVariable:
+      if (count >= 4) m.vars.push_back({w[2], w[1], w[3]});
+      break;
+    case kOpDecorate:
+      if (count >= 4 && w[2] == kDecBinding) m.binding_of[w[1]] = w[3];
+      if (count >= 4 && w[2] == kDecSet) m.set_of[w[1]] = w[3];
+      if (count >= 4 && w[2] == kDecBuiltIn && w[3] == kBuiltInWorkgroupSize)
+        m.workgroup_size_ids.push_back(w[1]);
+      break;
+    case kOpMemberDecorate:
+      if (count >= 5 && w[3] == kDecOffset) m.member_offset[{w[1], w[2]}] = w[4];
+      break;
+    default:
+      break;
+  }
+}
+
+// Every instruction after the header into `m` and `info`; internal for a truncated one.
+Status scan_module(std::span<const std::uint32_t> words, ModuleTables& m, SpirvInfo& info) {
   for (std::size_t i = 5; i < words.size();) {
     const std::uint32_t count = words[i] >> 16;
     const std::uint32_t op = words[i] & 0xffffu;
     if (count == 0 || i + count > words.size())
       return Status(StatusCode::internal,
                     "truncated SPIR-V instruction at word " + std::to_string(i));
-    const std::uint32_t* w = &words[i];
-    switch (op) {
-      case kOpCapability:
-        if (count >= 2) info.capabilities.push_back(w[1]);
-        break;
-      case kOpTypeBool:
-      case kOpTypeInt:
-      case kOpTypeFloat:
-      case kOpTypeVector:
-      case kOpTypeMatrix:
-      case kOpTypeImage:
-      case kOpTypeSampler:
-      case kOpTypeSampledImage:
-      case kOpTypeArray:
-      case kOpTypeRuntimeArray:
-      case kOpTypeStruct:
-      case kOpTypePointer:
-        if (count >= 2) types[w[1]] = Type{op, std::vector<std::uint32_t>(w + 2, w + count)};
-        break;
-      case kOpConstant:
-        if (count >= 4) constants[w[2]] = w[3];
-        break;
-      case kOpSpecConstant:
-        if (count >= 4) spec_constants[w[2]] = w[3];
-        break;
-      case kOpExecutionModeId:
-        if (count >= 6 && w[2] == kModeLocalSizeId) {
-          local_size_ids[0] = w[3];
-          local_size_ids[1] = w[4];
-          local_size_ids[2] = w[5];
-        }
-        break;
-      case kOpSpecConstantComposite:
-        if (count >= 3) spec_composites.push_back(w[2]);
-        break;
-      case kOpExecutionMode:
-        if (count >= 6 && w[2] == kModeLocalSize) {
-          info.local_size[0] = w[3];
-          info.local_size[1] = w[4];
-          info.local_size[2] = w[5];
-        }
-        break;
-      case kOpVariable:
-        if (count >= 4) vars.push_back({w[2], w[1], w[3]});
-        break;
-      case kOpDecorate:
-        if (count >= 4 && w[2] == kDecBinding) binding_of[w[1]] = w[3];
-        if (count >= 4 && w[2] == kDecSet) set_of[w[1]] = w[3];
-        if (count >= 4 && w[2] == kDecBuiltIn && w[3] == kBuiltInWorkgroupSize)
-          workgroup_size_ids.push_back(w[1]);
-        break;
-      case kOpMemberDecorate:
-        if (count >= 5 && w[3] == kDecOffset) member_offset[{w[1], w[2]}] = w[4];
-        break;
-      default:
-        break;
-    }
+    scan_instruction(&words[i], count, op, m, info);
     i += count;
   }
+  return Status::ok_status();
+}
 
+// The workgroup size where the module states it by id, and whether it is specialisable.
+void resolve_local_size(const ModuleTables& m, SpirvInfo& info) {
   // SPIR-V 1.6 (Vulkan 1.3 targets) states the workgroup size with LocalSizeId.
-  if (local_size_ids[0] != 0) {
+  if (m.local_size_ids[0] != 0) {
     for (int d = 0; d < 3; ++d) {
-      const std::uint32_t id = local_size_ids[d];
-      if (auto sc = spec_constants.find(id); sc != spec_constants.end()) {
+      const std::uint32_t id = m.local_size_ids[d];
+      if (auto sc = m.spec_constants.find(id); sc != m.spec_constants.end()) {
         info.local_size_is_spec = true;
         info.local_size[d] = sc->second;
-      } else if (auto c = constants.find(id); c != constants.end()) {
+      } else if (auto c = m.constants.find(id); c != m.constants.end()) {
         info.local_size[d] = static_cast<std::uint32_t>(c->second);
       }
     }
   }
-  for (std::uint32_t id : workgroup_size_ids)
-    if (std::find(spec_composites.begin(), spec_composites.end(), id) != spec_composites.end())
+  for (std::uint32_t id : m.workgroup_size_ids)
+    if (std::find(m.spec_composites.begin(), m.spec_composites.end(), id) !=
+        m.spec_composites.end())
       info.local_size_is_spec = true;
+}
 
-  // Size in bytes of a type (no padding; used for Workgroup memory). nullopt when unknown.
-  auto size_of = [&](auto&& self, std::uint32_t id, int depth) -> std::optional<std::uint64_t> {
-    auto it = types.find(id);
-    if (it == types.end() || depth > 16) return std::nullopt;
-    const Type& t = it->second;
-    switch (t.op) {
-      case kOpTypeBool:
-        return 4;
-      case kOpTypeInt:
-      case kOpTypeFloat:
-        return t.operands.empty() ? std::nullopt : std::optional<std::uint64_t>(t.operands[0] / 8);
-      case kOpTypeVector:
-      case kOpTypeMatrix: {
-        if (t.operands.size() < 2) return std::nullopt;
-        auto e = self(self, t.operands[0], depth + 1);
+// Size in bytes of a type (no padding; used for Workgroup memory). nullopt when unknown.
+std::optional<std::uint64_t> type_size(const ModuleTables& m, std::uint32_t id, int depth) {
+  auto it = m.types.find(id);
+  if (it == m.types.end() || depth > 16) return std::nullopt;
+  const Type& t = it->second;
+  switch (t.op) {
+    case kOpTypeBool:
+      return 4;
+    case kOpTypeInt:
+    case kOpTypeFloat:
+      return t.operands.empty() ? std::nullopt : std::optional<std::uint64_t>(t.operands[0] / 8);
+    case kOpTypeVector:
+    case kOpTypeMatrix: {
+      if (t.operands.size() < 2) return std::nullopt;
+      auto e = type_size(m, t.operands[0], depth + 1);
+      if (!e) return std::nullopt;
+      return *e * t.operands[1];
+    }
+    case kOpTypeArray: {
+      if (t.operands.size() < 2) return std::nullopt;
+      auto e = type_size(m, t.operands[0], depth + 1);
+      auto n = m.constants.find(t.operands[1]);
+      if (!e || n == m.constants.end()) return std::nullopt;  // spec-constant length
+      return *e * n->second;
+    }
+    case kOpTypeStruct: {
+      std::uint64_t total = 0;
+      for (std::uint32_t member : t.operands) {
+        auto e = type_size(m, member, depth + 1);
         if (!e) return std::nullopt;
-        return *e * t.operands[1];
+        total += *e;
       }
-      case kOpTypeArray: {
-        if (t.operands.size() < 2) return std::nullopt;
-        auto e = self(self, t.operands[0], depth + 1);
-        auto n = constants.find(t.operands[1]);
-        if (!e || n == constants.end()) return std::nullopt;  // spec-constant length
-        return *e * n->second;
-      }
-      case kOpTypeStruct: {
-        std::uint64_t total = 0;
-        for (std::uint32_t m : t.operands) {
-          auto e = self(self, m, depth + 1);
-          if (!e) return std::nullopt;
-          total += *e;
-        }
-        return total;
-      }
-      default:
-        return std::nullopt;
+      return total;
     }
-  };
-
-  for (const Var& v : vars) {
-    auto pt = types.find(v.pointer_type);
-    if (pt == types.end() || pt->second.op != kOpTypePointer || pt->second.operands.size() < 2)
-      continue;
-    const std::uint32_t pointee = pt->second.operands[1];
-    switch (v.storage) {
-      case kScStorageBuffer:
-      case kScUniform:
-      case kScUniformConstant: {
-        auto b = binding_of.find(v.id);
-        if (b == binding_of.end()) break;
-        auto s = set_of.find(v.id);
-        if (s != set_of.end() && s->second != 0) info.uses_other_sets = true;
-        // SPIR-V 1.3+ storage buffers live in StorageBuffer; older ones are Uniform+BufferBlock.
-        // Uniform buffers and images/samplers are not supported by this backend.
-        if (v.storage == kScStorageBuffer) {
-          info.bindings.push_back(b->second);
-        } else {
-          info.uses_non_buffer_descriptors = true;
-        }
-        break;
-      }
-      case kScPushConstant: {
-        auto st = types.find(pointee);
-        if (st == types.end() || st->second.op != kOpTypeStruct) break;
-        const auto& members = st->second.operands;
-        for (std::uint32_t m = 0; m < members.size(); ++m) {
-          PushMember pm;
-          auto mt = types.find(members[m]);
-          if (mt != types.end() && (mt->second.op == kOpTypeInt || mt->second.op == kOpTypeFloat) &&
-              !mt->second.operands.empty()) {
-            pm.bytes = mt->second.operands[0] / 8;
-            pm.is_float = mt->second.op == kOpTypeFloat;
-          } else {
-            pm.bytes = 0;  // not a scalar: a launch cannot fill it
-          }
-          auto off = member_offset.find({pointee, m});
-          pm.offset = off == member_offset.end() ? 0 : off->second;
-          info.push.push_back(pm);
-          info.push_bytes =
-              std::max(info.push_bytes, (pm.offset + std::max(pm.bytes, 4u) + 3u) & ~3u);
-        }
-        break;
-      }
-      case kScWorkgroup: {
-        auto s = size_of(size_of, pointee, 0);
-        if (s) {
-          info.shared_bytes += *s;
-        } else {
-          info.shared_bytes_known = false;
-        }
-        break;
-      }
-      default:
-        break;
-    }
+    default:
+      return std::nullopt;
   }
+}
+
+// A descriptor variable `v` (StorageBuffer, Uniform or UniformConstant) into `info`.
+void add_descriptor(const ModuleTables& m, const Var& v, SpirvInfo& info) {
+  auto b = m.binding_of.find(v.id);
+  if (b == m.binding_of.end()) return;
+  auto s = m.set_of.find(v.id);
+  if (s != m.set_of.end() && s->second != 0) info.uses_other_sets = true;
+  // SPIR-V 1.3+ storage buffers live in StorageBuffer; older ones are Uniform+BufferBlock.
+  // Uniform buffers and images/samplers are not supported by this backend.
+  if (v.storage == kScStorageBuffer) {
+    info.bindings.push_back(b->second);
+  } else {
+    info.uses_non_buffer_descriptors = true;
+  }
+}
+
+// The members of the push-constant block of type `pointee` into `info`.
+void add_push_constants(const ModuleTables& m, std::uint32_t pointee, SpirvInfo& info) {
+  auto st = m.types.find(pointee);
+  if (st == m.types.end() || st->second.op != kOpTypeStruct) return;
+  const auto& members = st->second.operands;
+  for (std::uint32_t i = 0; i < members.size(); ++i) {
+    PushMember pm;
+    auto mt = m.types.find(members[i]);
+    if (mt != m.types.end() && (mt->second.op == kOpTypeInt || mt->second.op == kOpTypeFloat) &&
+        !mt->second.operands.empty()) {
+      pm.bytes = mt->second.operands[0] / 8;
+      pm.is_float = mt->second.op == kOpTypeFloat;
+    } else {
+      pm.bytes = 0;  // not a scalar: a launch cannot fill it
+    }
+    auto off = m.member_offset.find({pointee, i});
+    pm.offset = off == m.member_offset.end() ? 0 : off->second;
+    info.push.push_back(pm);
+    info.push_bytes = std::max(info.push_bytes, (pm.offset + std::max(pm.bytes, 4u) + 3u) & ~3u);
+  }
+}
+
+// One module-scope variable into `info`, by its storage class.
+void add_variable(const ModuleTables& m, const Var& v, SpirvInfo& info) {
+  auto pt = m.types.find(v.pointer_type);
+  if (pt == m.types.end() || pt->second.op != kOpTypePointer || pt->second.operands.size() < 2)
+    return;
+  const std::uint32_t pointee = pt->second.operands[1];
+  switch (v.storage) {
+    case kScStorageBuffer:
+    case kScUniform:
+    case kScUniformConstant:
+      add_descriptor(m, v, info);
+      break;
+    case kScPushConstant:
+      add_push_constants(m, pointee, info);
+      break;
+    case kScWorkgroup: {
+      auto s = type_size(m, pointee, 0);
+      if (s) {
+        info.shared_bytes += *s;
+      } else {
+        info.shared_bytes_known = false;
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+}  // namespace
+
+Result<SpirvInfo> reflect_spirv(std::span<const std::uint32_t> words) {
+  if (words.size() < 5 || words[0] != 0x07230203u)
+    return Status(StatusCode::internal, "not a SPIR-V module (bad magic number)");
+  ModuleTables m;
+  SpirvInfo info;
+  TUNE_RETURN_IF_ERROR(scan_module(words, m, info));
+  resolve_local_size(m, info);
+  for (const Var& v : m.vars) add_variable(m, v, info);
   std::sort(info.bindings.begin(), info.bindings.end());
   info.bindings.erase(std::unique(info.bindings.begin(), info.bindings.end()), info.bindings.end());
   return info;

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "argument_binding.hpp"
+#include "compute_pipeline.hpp"
 #include "recorded_memo.hpp"
 #include "tune/backend/hash.hpp"
 #include "tune/definitions.hpp"
@@ -408,7 +409,7 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
     fits = [&](const SpirvInfo& si) { return interface_mismatch(si, source.signature); };
   auto spirv = shaders_->compile(source, *macros, &cached, fits);
   if (!spirv.ok()) return spirv.status();
-  TUNE_RETURN_IF_ERROR(check_spirv((*spirv)->info, block));
+  TUNE_RETURN_IF_ERROR(check_spirv((*spirv)->info, block, opened_.caps, info_.name));
   return create_kernel(**spirv, block, cached);
 }
 
@@ -441,106 +442,14 @@ Status VulkanDevice::check_request(const KernelSource& source, const Config& con
   return Status::ok_status();
 }
 
-// Checks that need the SPIR-V: device features, interface shape, resource limits.
-Status VulkanDevice::check_spirv(const SpirvInfo& si, const Dim3& block) const {
-  for (std::uint32_t cap : si.capabilities) {
-    if (!supports_capability(opened_.caps, cap)) {
-      return Status(StatusCode::unavailable, "the shader needs SPIR-V capability " +
-                                                 capability_name(cap) + ", which " + info_.name +
-                                                 " does not support");
-    }
-  }
-  if (si.uses_other_sets || si.uses_non_buffer_descriptors) {
-    return Status(StatusCode::invalid_argument,
-                  "the Vulkan backend binds storage buffers in descriptor set 0 only (no other "
-                  "sets, uniform buffers, images or samplers)");
-  }
-  if (block.any_set() && !si.local_size_is_spec &&
-      (si.local_size[0] != block.x || si.local_size[1] != block.y || si.local_size[2] != block.z)) {
-    return Status(StatusCode::invalid_argument,
-                  "the shader fixes its workgroup size at " +
-                      to_string(Dim3{si.local_size[0], si.local_size[1], si.local_size[2]}) +
-                      " but the config asks " + to_string(block) +
-                      ": declare layout(local_size_x_id = 0, local_size_y_id = 1, "
-                      "local_size_z_id = 2) in;");
-  }
-  const auto& l = opened_.caps.props.limits;
-  if (si.shared_bytes > l.maxComputeSharedMemorySize) {
-    return Status(StatusCode::out_of_resources,
-                  "the shader uses " + std::to_string(si.shared_bytes) +
-                      " bytes of shared memory; maxComputeSharedMemorySize is " +
-                      std::to_string(l.maxComputeSharedMemorySize));
-  }
-  if (si.push_bytes > l.maxPushConstantsSize) {
-    return Status(StatusCode::out_of_resources,
-                  "the push-constant block takes " + std::to_string(si.push_bytes) +
-                      " bytes; maxPushConstantsSize is " + std::to_string(l.maxPushConstantsSize));
-  }
-  return Status::ok_status();
-}
-
-namespace {
-
-// The bindings the SPIR-V still declares: one whose every use a variant's macros removed was
-// optimised away with its variable, leaving a hole that no descriptor fills.
-Status create_layouts(VkDevice device, const SpirvInfo& si, DescriptorSetLayout* set_layout,
-                      PipelineLayout* layout) {
-  std::vector<VkDescriptorSetLayoutBinding> bindings(si.bindings.size());
-  for (std::size_t i = 0; i < bindings.size(); ++i) {
-    bindings[i] = {si.bindings[i], VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
-                   VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
-  }
-  auto dli = vk_struct<VkDescriptorSetLayoutCreateInfo>(
-      VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
-  dli.bindingCount = static_cast<std::uint32_t>(bindings.size());
-  dli.pBindings = bindings.data();
-  TUNE_VK_RETURN_IF_ERROR(
-      vkCreateDescriptorSetLayout(device, &dli, nullptr, set_layout->receive(device)),
-      "vkCreateDescriptorSetLayout");
-  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, si.push_bytes};
-  const VkDescriptorSetLayout set = set_layout->get();
-  auto pli = vk_struct<VkPipelineLayoutCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
-  pli.setLayoutCount = 1;
-  pli.pSetLayouts = &set;
-  pli.pushConstantRangeCount = si.push_bytes > 0 ? 1 : 0;
-  pli.pPushConstantRanges = &range;
-  TUNE_VK_RETURN_IF_ERROR(vkCreatePipelineLayout(device, &pli, nullptr, layout->receive(device)),
-                          "vkCreatePipelineLayout");
-  return Status::ok_status();
-}
-
-}  // namespace
-
 Result<std::unique_ptr<CompiledKernel>> VulkanDevice::create_kernel(
     const ShaderCompiler::Spirv& spirv, const Dim3& block, bool cached) {
   const SpirvInfo& si = spirv.info;
-  auto smi = vk_struct<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
-  smi.codeSize = spirv.words.size() * sizeof(std::uint32_t);
-  smi.pCode = spirv.words.data();
-  ShaderModule module;
-  TUNE_VK_RETURN_IF_ERROR(vkCreateShaderModule(vk(), &smi, nullptr, module.receive(vk())),
-                          "vkCreateShaderModule");
-  DescriptorSetLayout set_layout;
-  PipelineLayout layout;
-  TUNE_RETURN_IF_ERROR(create_layouts(vk(), si, &set_layout, &layout));
-
-  const std::uint32_t spec_data[3] = {block.x, block.y, block.z};
-  const VkSpecializationMapEntry entries[3] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}};
-  VkSpecializationInfo spec{3, entries, sizeof spec_data, spec_data};
-  auto cpi = vk_struct<VkComputePipelineCreateInfo>(VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
-  cpi.stage = vk_struct<VkPipelineShaderStageCreateInfo>(
-      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO);
-  cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-  cpi.stage.module = module.get();
-  cpi.stage.pName = "main";
-  cpi.stage.pSpecializationInfo = (block.any_set() && si.local_size_is_spec) ? &spec : nullptr;
-  cpi.layout = layout.get();
-  Pipeline pipeline;
-  VkResult r = vkCreateComputePipelines(vk(), pipelines_->handle(), 1, &cpi, nullptr,
-                                        pipeline.receive(vk()));
-  if (r != VK_SUCCESS) {
-    if (r == VK_ERROR_DEVICE_LOST) queue_->mark_lost();
-    return make_error("vkCreateComputePipelines", r, StatusCode::compile_error);
+  bool lost = false;
+  auto objects = create_compute_pipeline(vk(), pipelines_->handle(), spirv, block, &lost);
+  if (!objects.ok()) {
+    if (lost) queue_->mark_lost();
+    return objects.status();
   }
   pipelines_->created();
 
@@ -551,9 +460,9 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::create_kernel(
   res.max_threads = static_cast<std::uint32_t>(compiled_block.product());
   // A note for people reading the log; programs read from_binary_cache().
   std::string log = spirv.from_disk ? "(binary from the spirv cache)\n" + spirv.log : spirv.log;
-  auto kernel =
-      std::make_unique<VulkanKernel>(this, si, compiled_block, cached, std::move(set_layout),
-                                     std::move(layout), std::move(pipeline), std::move(log), res);
+  auto kernel = std::make_unique<VulkanKernel>(
+      this, si, compiled_block, cached, std::move(objects->set_layout), std::move(objects->layout),
+      std::move(objects->pipeline), std::move(log), res);
   kernel->set_cache_key(spirv.key);
   return std::unique_ptr<CompiledKernel>(std::move(kernel));
 }
@@ -612,41 +521,6 @@ Status VulkanDevice::bind_args(const VulkanKernel& k, const LaunchDims& dims, Ar
       out);
 }
 
-Result<VkDescriptorSet> VulkanDevice::make_descriptor_set(const VulkanKernel& k, const BoundArgs& a,
-                                                          VkDescriptorPool* pool) {
-  if (a.buffers.empty()) return VkDescriptorSet{VK_NULL_HANDLE};
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                            static_cast<std::uint32_t>(a.buffers.size())};
-  auto dpi = vk_struct<VkDescriptorPoolCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO);
-  dpi.maxSets = 1;
-  dpi.poolSizeCount = 1;
-  dpi.pPoolSizes = &size;
-  TUNE_VK_RETURN_IF_ERROR(vkCreateDescriptorPool(vk(), &dpi, nullptr, pool),
-                          "vkCreateDescriptorPool");
-  VkDescriptorSetLayout layout = k.set_layout();
-  auto dai = vk_struct<VkDescriptorSetAllocateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO);
-  dai.descriptorPool = *pool;
-  dai.descriptorSetCount = 1;
-  dai.pSetLayouts = &layout;
-  VkDescriptorSet set = VK_NULL_HANDLE;
-  TUNE_VK_RETURN_IF_ERROR(vkAllocateDescriptorSets(vk(), &dai, &set), "vkAllocateDescriptorSets");
-  std::vector<VkDescriptorBufferInfo> infos(a.buffers.size());
-  std::vector<VkWriteDescriptorSet> writes(a.buffers.size());
-  for (std::size_t i = 0; i < infos.size(); ++i) {
-    const auto& [binding, buffer] = a.buffers[i];
-    infos[i] = buffer;
-    writes[i] = vk_struct<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
-    writes[i].dstSet = set;
-    writes[i].dstBinding = binding;
-    writes[i].descriptorCount = 1;
-    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    writes[i].pBufferInfo = &infos[i];
-  }
-  vkUpdateDescriptorSets(vk(), static_cast<std::uint32_t>(writes.size()), writes.data(), 0,
-                         nullptr);
-  return set;
-}
-
 void VulkanDevice::record_dispatch(VkCommandBuffer cmd, const VulkanKernel& k, VkDescriptorSet set,
                                    const BoundArgs& a, const Dim3& grid) {
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline());
@@ -672,7 +546,7 @@ Status VulkanDevice::launch(const CompiledKernel& kernel, const LaunchDims& dims
   if (!cmd.ok()) return cmd.status();
   Submission s;
   s.cmd = *cmd;
-  auto set = make_descriptor_set(**k, bound, &s.descriptors);
+  auto set = make_descriptor_set(vk(), (*k)->set_layout(), bound, &s.descriptors);
   if (!set.ok()) {
     queue_->release(s);
     return set.status();
@@ -768,7 +642,7 @@ Status VulkanDevice::record_batch_locked(const TimingJob& job, int first, int n,
   qpi.queryType = VK_QUERY_TYPE_TIMESTAMP;
   qpi.queryCount = static_cast<std::uint32_t>(2 * n);
   TUNE_VK_RETURN_IF_ERROR(vkCreateQueryPool(vk(), &qpi, nullptr, &s->queries), "vkCreateQueryPool");
-  auto set = make_descriptor_set(*job.kernel, job.bound, &s->descriptors);
+  auto set = make_descriptor_set(vk(), job.kernel->set_layout(), job.bound, &s->descriptors);
   if (!set.ok()) return set.status();
   vkCmdResetQueryPool(s->cmd, s->queries, 0, qpi.queryCount);
   for (int i = 0; i < n; ++i) {
@@ -838,42 +712,7 @@ Result<Buffer> VulkanDevice::wrap(VkBuffer buffer, VkDeviceSize offset, VkDevice
 }
 
 void VulkanDevice::forget_recorded_sets(const VulkanKernel* kernel, VkBuffer buffer) noexcept {
-  std::lock_guard<std::mutex> lock(sets_mu_);
-  // Every thread's RecordedMemo stops matching: the object going away may be named in one.
-  recorded_generation.fetch_add(1, std::memory_order_acq_rel);
-  std::erase_if(recorded_sets_, [&](const RecordedSet& r) {
-    if (kernel != nullptr && r.kernel != kernel) return false;
-    if (buffer == VK_NULL_HANDLE) return true;
-    return std::any_of(r.buffers.begin(), r.buffers.end(),
-                       [&](const auto& b) { return b.second.buffer == buffer; });
-  });
-}
-
-namespace {
-bool same_ranges(const std::vector<std::pair<std::uint32_t, VkDescriptorBufferInfo>>& a,
-                 const std::vector<std::pair<std::uint32_t, VkDescriptorBufferInfo>>& b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
-    return x.first == y.first && x.second.buffer == y.second.buffer &&
-           x.second.offset == y.second.offset && x.second.range == y.second.range;
-  });
-}
-}  // namespace
-
-Result<VkDescriptorSet> VulkanDevice::recorded_set(const VulkanKernel& k, const BoundArgs& a) {
-  if (a.buffers.empty()) return VkDescriptorSet{VK_NULL_HANDLE};
-  std::lock_guard<std::mutex> lock(sets_mu_);
-  for (const RecordedSet& r : recorded_sets_)
-    if (r.kernel == &k && same_ranges(r.buffers, a.buffers)) return r.set;
-  RecordedSet r;
-  r.kernel = &k;
-  r.buffers = a.buffers;
-  VkDescriptorPool pool = VK_NULL_HANDLE;
-  auto set = make_descriptor_set(k, a, &pool);
-  r.pool = DescriptorPool(vk(), pool);  // owns the pool even when the set failed
-  if (!set.ok()) return set.status();
-  r.set = *set;
-  recorded_sets_.push_back(std::move(r));
-  return *set;
+  recorded_sets_.forget(kernel, buffer);
 }
 
 Status VulkanDevice::launch_on(const CompiledKernel& kernel, const LaunchDims& dims, ArgList args,
@@ -897,7 +736,7 @@ Status VulkanDevice::launch_on(const CompiledKernel& kernel, const LaunchDims& d
     const std::uint64_t generation = recorded_generation.load(std::memory_order_acquire);
     memo.device = nullptr;  // stale until remembered again
     TUNE_RETURN_IF_ERROR(bind_args(**k, dims, args, &memo.bound));
-    auto set = recorded_set(**k, memo.bound);
+    auto set = recorded_sets_.get(vk(), **k, (*k)->set_layout(), memo.bound);
     if (!set.ok()) return set.status();
     memo.remember(this, *k, generation, dims, args, *set);
   }

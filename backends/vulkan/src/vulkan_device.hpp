@@ -4,8 +4,10 @@
 // and validation messenger), device facts (device_facts.hpp: DeviceInfo, memory types, flush
 // size), ShaderCompiler (shader_compiler.hpp: GLSL -> SPIR-V and its caches), PipelineCache
 // (pipeline_cache.hpp: the VkPipelineCache and its file), owned handles (vk_handles.hpp),
-// argument binding (argument_binding.hpp), DeviceMemory (device_memory.hpp: buffers) and
-// SubmissionQueue (submission_queue.hpp: command buffers, fences, what is in flight).
+// argument binding (argument_binding.hpp), DeviceMemory (device_memory.hpp: buffers),
+// SubmissionQueue (submission_queue.hpp: command buffers, fences, what is in flight),
+// ComputePipeline (compute_pipeline.hpp: a kernel's layouts and pipeline) and descriptor sets
+// (descriptor_sets.hpp: per submission, and RecordedSets for application command buffers).
 // What remains here: the Device verbs over them, launch and timing.
 //
 // Ownership: a VulkanDevice owns its VkDevice, one compute queue, a command pool, the
@@ -32,6 +34,7 @@
 
 #include "argument_binding.hpp"
 #include "comparison_shader.hpp"
+#include "descriptor_sets.hpp"
 #include "device_facts.hpp"
 #include "device_memory.hpp"
 #include "pipeline_cache.hpp"
@@ -176,10 +179,9 @@ class VulkanDevice final : public Device {
   explicit VulkanDevice(OpenedDevice opened);
   Status init();
   Status create_logical_device();
-  // compile()'s steps: what the request asks of the device, what the SPIR-V needs of it, and
-  // the pipeline objects.
+  // compile()'s steps: what the request asks of the device (then check_spirv,
+  // compute_pipeline.hpp: what the SPIR-V needs of it), and the kernel over its pipeline.
   Status check_request(const KernelSource& source, const Config& config, Dim3* block) const;
-  Status check_spirv(const SpirvInfo& si, const Dim3& block) const;
   // `cached`: the SPIR-V came from a cache, not from shaderc (CompiledKernel::from_binary_cache).
   Result<std::unique_ptr<CompiledKernel>> create_kernel(const ShaderCompiler::Spirv& spirv,
                                                         const Dim3& block, bool cached);
@@ -200,11 +202,6 @@ class VulkanDevice final : public Device {
       VkCommandBuffer cmd, const LaunchResets& r,
       const std::vector<std::pair<const VulkanBuffer*, const VulkanBuffer*>>& restores);
 
-  // A descriptor set for `a` in a new pool of its own, written to `*pool` (freed with it).
-  Result<VkDescriptorSet> make_descriptor_set(const VulkanKernel& k, const BoundArgs& a,
-                                              VkDescriptorPool* pool);
-  // The recorded-dispatch descriptor set of (k, a.buffers), created on first use.
-  Result<VkDescriptorSet> recorded_set(const VulkanKernel& k, const BoundArgs& a);
   static void record_dispatch(VkCommandBuffer cmd, const VulkanKernel& k, VkDescriptorSet set,
                               const BoundArgs& a, const Dim3& grid);
   // The following require queue_mu_.
@@ -239,17 +236,8 @@ class VulkanDevice final : public Device {
   mutable std::mutex queue_mu_;  // guards queue_ and scratch_, and orders device work
   RawBuffer scratch_;
 
-  // Descriptor sets of dispatches recorded into application command buffers, one per
-  // (kernel, bound buffer ranges), each in a pool of its own. Linear search: a program
-  // records few distinct combinations.
-  struct RecordedSet {
-    const VulkanKernel* kernel = nullptr;
-    std::vector<std::pair<std::uint32_t, VkDescriptorBufferInfo>> buffers;
-    DescriptorPool pool;
-    VkDescriptorSet set = VK_NULL_HANDLE;
-  };
-  std::mutex sets_mu_;  // guards recorded_sets_
-  std::vector<RecordedSet> recorded_sets_;
+  // Descriptor sets of dispatches recorded into application command buffers.
+  RecordedSets recorded_sets_;
 
   // Last: its compiled variants go before everything they use (reset first in the destructor).
   ComparisonKernel comparison_{KernelSource{Language::glsl, "main", kComparisonShader}};

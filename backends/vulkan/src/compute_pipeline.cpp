@@ -1,0 +1,113 @@
+// ComputePipeline: layouts and the compute pipeline of one kernel.
+#include "compute_pipeline.hpp"
+
+#include <cstdint>
+#include <vector>
+
+#include "vk_status.hpp"
+
+namespace tune::vk {
+namespace {
+
+// The bindings the SPIR-V still declares: one whose every use a variant's macros removed was
+// optimised away with its variable, leaving a hole that no descriptor fills.
+Status create_layouts(VkDevice device, const SpirvInfo& si, DescriptorSetLayout* set_layout,
+                      PipelineLayout* layout) {
+  std::vector<VkDescriptorSetLayoutBinding> bindings(si.bindings.size());
+  for (std::size_t i = 0; i < bindings.size(); ++i) {
+    bindings[i] = {si.bindings[i], VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                   VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+  }
+  auto dli = vk_struct<VkDescriptorSetLayoutCreateInfo>(
+      VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
+  dli.bindingCount = static_cast<std::uint32_t>(bindings.size());
+  dli.pBindings = bindings.data();
+  TUNE_VK_RETURN_IF_ERROR(
+      vkCreateDescriptorSetLayout(device, &dli, nullptr, set_layout->receive(device)),
+      "vkCreateDescriptorSetLayout");
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, si.push_bytes};
+  const VkDescriptorSetLayout set = set_layout->get();
+  auto pli = vk_struct<VkPipelineLayoutCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
+  pli.setLayoutCount = 1;
+  pli.pSetLayouts = &set;
+  pli.pushConstantRangeCount = si.push_bytes > 0 ? 1 : 0;
+  pli.pPushConstantRanges = &range;
+  TUNE_VK_RETURN_IF_ERROR(vkCreatePipelineLayout(device, &pli, nullptr, layout->receive(device)),
+                          "vkCreatePipelineLayout");
+  return Status::ok_status();
+}
+
+}  // namespace
+
+Status check_spirv(const SpirvInfo& si, const Dim3& block, const DeviceCaps& caps,
+                   const std::string& device_name) {
+  for (std::uint32_t cap : si.capabilities) {
+    if (!supports_capability(caps, cap)) {
+      return Status(StatusCode::unavailable, "the shader needs SPIR-V capability " +
+                                                 capability_name(cap) + ", which " + device_name +
+                                                 " does not support");
+    }
+  }
+  if (si.uses_other_sets || si.uses_non_buffer_descriptors) {
+    return Status(StatusCode::invalid_argument,
+                  "the Vulkan backend binds storage buffers in descriptor set 0 only (no other "
+                  "sets, uniform buffers, images or samplers)");
+  }
+  if (block.any_set() && !si.local_size_is_spec &&
+      (si.local_size[0] != block.x || si.local_size[1] != block.y || si.local_size[2] != block.z)) {
+    return Status(StatusCode::invalid_argument,
+                  "the shader fixes its workgroup size at " +
+                      to_string(Dim3{si.local_size[0], si.local_size[1], si.local_size[2]}) +
+                      " but the config asks " + to_string(block) +
+                      ": declare layout(local_size_x_id = 0, local_size_y_id = 1, "
+                      "local_size_z_id = 2) in;");
+  }
+  const auto& l = caps.props.limits;
+  if (si.shared_bytes > l.maxComputeSharedMemorySize) {
+    return Status(StatusCode::out_of_resources,
+                  "the shader uses " + std::to_string(si.shared_bytes) +
+                      " bytes of shared memory; maxComputeSharedMemorySize is " +
+                      std::to_string(l.maxComputeSharedMemorySize));
+  }
+  if (si.push_bytes > l.maxPushConstantsSize) {
+    return Status(StatusCode::out_of_resources,
+                  "the push-constant block takes " + std::to_string(si.push_bytes) +
+                      " bytes; maxPushConstantsSize is " + std::to_string(l.maxPushConstantsSize));
+  }
+  return Status::ok_status();
+}
+
+Result<ComputePipeline> create_compute_pipeline(VkDevice device, VkPipelineCache cache,
+                                                const ShaderCompiler::Spirv& spirv,
+                                                const Dim3& block, bool* device_lost) {
+  const SpirvInfo& si = spirv.info;
+  auto smi = vk_struct<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
+  smi.codeSize = spirv.words.size() * sizeof(std::uint32_t);
+  smi.pCode = spirv.words.data();
+  ShaderModule module;
+  TUNE_VK_RETURN_IF_ERROR(vkCreateShaderModule(device, &smi, nullptr, module.receive(device)),
+                          "vkCreateShaderModule");
+  ComputePipeline out;
+  TUNE_RETURN_IF_ERROR(create_layouts(device, si, &out.set_layout, &out.layout));
+
+  const std::uint32_t spec_data[3] = {block.x, block.y, block.z};
+  const VkSpecializationMapEntry entries[3] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}};
+  VkSpecializationInfo spec{3, entries, sizeof spec_data, spec_data};
+  auto cpi = vk_struct<VkComputePipelineCreateInfo>(VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
+  cpi.stage = vk_struct<VkPipelineShaderStageCreateInfo>(
+      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO);
+  cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  cpi.stage.module = module.get();
+  cpi.stage.pName = "main";
+  cpi.stage.pSpecializationInfo = (block.any_set() && si.local_size_is_spec) ? &spec : nullptr;
+  cpi.layout = out.layout.get();
+  VkResult r =
+      vkCreateComputePipelines(device, cache, 1, &cpi, nullptr, out.pipeline.receive(device));
+  if (r != VK_SUCCESS) {
+    if (r == VK_ERROR_DEVICE_LOST) *device_lost = true;
+    return make_error("vkCreateComputePipelines", r, StatusCode::compile_error);
+  }
+  return out;
+}
+
+}  // namespace tune::vk
