@@ -152,8 +152,8 @@ struct Autotuner::Impl {
   }
 
   detail::SessionContext context() {
-    return {def,      opts,     disabled,    strict,      store.get(),
-            variants, zero_idx, restore_idx, gpu_lock_dir};
+    return {def,         opts,     opts.bench, disabled,    strict,
+            store.get(), variants, zero_idx,   restore_idx, gpu_lock_dir};
   }
 
   // Keeps the Autotuner alive (the destructor waits) while a call is off the hit path.

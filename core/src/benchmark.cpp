@@ -12,7 +12,7 @@
 namespace tune {
 namespace {
 
-TimingPlan timing_plan(const BenchOptions& opts, int reps, const LaunchResets& resets) {
+TimingPlan timing_plan(const TimingPolicy& opts, int reps, const LaunchResets& resets) {
   TimingPlan plan;
   plan.reps = reps;
   plan.flush_l2 = opts.cache != TimingCache::none;  // rotate without a rotation: flush
@@ -107,7 +107,7 @@ Status validate(const BenchOptions& o) {
 }
 
 Result<double> warm_up(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
-                       ArgList args, const BenchOptions& opts, const BeforeLaunch& before) {
+                       ArgList args, const TimingPolicy& opts, const BeforeLaunch& before) {
   if (opts.rep_count > 0) {
     // Fixed counts: exactly warmup_count launches, no estimate (budgets come from rep_count).
     for (int i = 0; i < opts.warmup_count; ++i) {
@@ -137,7 +137,7 @@ Result<double> warm_up(Device& dev, const CompiledKernel& kernel, const LaunchDi
 }
 
 Result<double> settle_clocks(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
-                             ArgList args, const BenchOptions& opts, double estimate_ns,
+                             ArgList args, const TimingPolicy& opts, double estimate_ns,
                              const BeforeLaunch& before) {
   if (opts.settle_max_ms <= 0 || opts.rep_count > 0) return estimate_ns;
   const double window_ms =
@@ -173,7 +173,7 @@ Result<double> settle_clocks(Device& dev, const CompiledKernel& kernel, const La
   return median;
 }
 
-int reps_for(double estimate_ns, const BenchOptions& opts) noexcept {
+int reps_for(double estimate_ns, const TimingPolicy& opts) noexcept {
   if (opts.rep_count > 0) return opts.rep_count;
   double reps = std::floor(opts.rep_ms * 1e6 / std::max(estimate_ns, 1.0));
   return static_cast<int>(std::clamp(reps, static_cast<double>(std::max(1, opts.min_reps)),
@@ -182,11 +182,11 @@ int reps_for(double estimate_ns, const BenchOptions& opts) noexcept {
 
 Result<std::vector<double>> time_reps(Device& dev, const CompiledKernel& kernel,
                                       const LaunchDims& dims, ArgList args,
-                                      const BenchOptions& opts, int reps,
+                                      const TimingPolicy& opts, int reps,
                                       const BeforeLaunch& before, InputRotation* rotation) {
   if (rotation != nullptr && rotation->active()) {
     // One call per rep: each takes the next argument set, and the sets replace the flush.
-    BenchOptions unflushed = opts;
+    TimingPolicy unflushed = opts;
     unflushed.cache = TimingCache::none;
     std::vector<double> samples;
     samples.reserve(static_cast<std::size_t>(std::max(reps, 0)));
@@ -234,7 +234,7 @@ Result<SampleStats> time_kernel(Device& dev, const CompiledKernel& kernel, const
   return summarize(*samples);
 }
 
-Race::Race(Device& dev, ArgList args, const BenchOptions& opts)
+Race::Race(Device& dev, ArgList args, const TimingPolicy& opts)
     : dev_(dev), args_(args), opts_(opts) {}
 
 void Race::add(RaceEntry e) {
