@@ -27,6 +27,11 @@ Result<double> settle_clocks(Device& dev, const CompiledKernel& kernel, const La
                              ArgList args, const TimingPolicy& opts, double estimate_ns,
                              const BeforeLaunch& before = {});
 
+// time_kernel (tune/benchmark.hpp) on a resolved policy.
+Result<SampleStats> time_kernel(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
+                                ArgList args, const TimingPolicy& opts,
+                                const BeforeLaunch& before = {});
+
 // Repetitions that `rep_ms` buys at `estimate_ns` per launch, within [min_reps, max_reps];
 // rep_count when that is set.
 int reps_for(double estimate_ns, const TimingPolicy& opts) noexcept;

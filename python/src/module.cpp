@@ -141,8 +141,8 @@ A tunable kernel. Kernel(name, source, *, language, signature, space, dims, ...)
   py::class_<PyTuner, std::shared_ptr<PyTuner>>(m, "Tuner", R"doc(
 Tunes a Kernel per key and launches the winner: tuner(device, *args, stream=None,
 command_buffer=None, reference=None, rtol=1e-5, atol=1e-8).
-Options: warmup_ms, rep_ms, warmup_count, rep_count, racing, race_tolerance, tie_tolerance,
-timing_cache, timeout_ms, persistent, tuning_budget_ms, disable, strict, print, gpu_lock, capture_miss,
+Options: effort ('quick', 'standard', 'thorough'), warmup_ms, rep_ms, warmup_count, rep_count,
+racing, tolerance, race_tolerance, tie_tolerance, timing_cache, timeout_ms, persistent, tuning_budget_ms, disable, strict, print, gpu_lock, capture_miss,
 verify ('winner_candidates': only what can win has its output checked, the default;
 'every_configuration': every configuration timed is checked, as Kernel Tuner does).
 report() rows say each configuration's 'verification': verified, not_checked or wrong_output.
