@@ -67,59 +67,59 @@ struct TimingExpert {
   // Warm-up of each configuration after the first within one tuning.
   std::optional<double> warmup_next_ms;
   std::optional<int> estimate_runs;  // timed runs that estimate one launch's cost
-  std::optional<int> min_reps;       // bounds on the repetitions rep_ms buys
-  std::optional<int> max_reps;
+  std::optional<int> min_reps;       // the fewest repetitions rep_ms may buy
+  std::optional<int> max_reps;       // the most
   // TimingCache::rotate: the copies' cap in bytes (0: a quarter of device memory).
   std::optional<std::uint64_t> rotate_max_bytes;
+
   // Clock settling before timing: a window of this much device time over which the time per
   // launch must stop falling (negative: DeviceInfo::clock_settle_ms).
   std::optional<double> settle_window_ms;
   std::optional<double> settle_max_ms;     // at most this much device time (0: off)
   std::optional<double> settle_batch_ms;   // one batch's device time
   std::optional<double> settle_tolerance;  // "stopped falling": by no more than this fraction
-  // Racing: rounds of this many repetitions per contestant.
-  std::optional<int> race_batch;
-  std::optional<int> race_min_samples;    // samples both need before one is dropped
-  std::optional<double> race_confidence;  // of the median intervals compared
+
+  std::optional<int> race_batch;          // racing: repetitions per contestant and round
+  std::optional<int> race_min_samples;    // racing: samples both need before one is dropped
+  std::optional<double> race_confidence;  // racing: of the median intervals it compares
   std::optional<double> race_tolerance;   // racing's share of BenchOptions::tolerance
   std::optional<double> tie_tolerance;    // the winner rule's share of it
-  // The showdown (screen, interleaved rounds, sustained turns): rounds of the finalists
-  // (0: no showdown at all).
-  std::optional<int> showdown_rounds;
-  std::optional<int> showdown_finalists;
-  std::optional<double> showdown_margin;
-  std::optional<int> showdown_retries;
-  std::optional<int> showdown_screen_rounds;  // 0: no screen
-  std::optional<double> showdown_screen_margin;
+
+  std::optional<int> showdown_rounds;            // interleaved rounds (0: no showdown at all)
+  std::optional<int> showdown_finalists;         // the most contestants in it
+  std::optional<double> showdown_margin;         // finalists: within this of the fastest
+  std::optional<int> showdown_retries;           // re-timings of an attempt that shifted
+  std::optional<int> showdown_screen_rounds;     // the screen's rounds (0: no screen)
+  std::optional<double> showdown_screen_margin;  // the screen: within this of the fastest
   // A sustained turn's length (negative: twice DeviceInfo::power_settle_ms; 0: no turns).
   std::optional<double> showdown_sustain_ms;
-  std::optional<double> showdown_sustain_margin;
-  std::optional<int> showdown_sustain_pairs;
-  std::optional<int> showdown_sustain_contenders;
-  std::optional<std::uint64_t> showdown_seed;  // the turns' order (0: a fresh one each time)
+  std::optional<double> showdown_sustain_margin;   // turns: within this of the fastest
+  std::optional<int> showdown_sustain_pairs;       // the most forward/backward pairs of rounds
+  std::optional<int> showdown_sustain_contenders;  // the most contestants in turns
+  std::optional<std::uint64_t> showdown_seed;      // the turns' order (0: a fresh one each time)
 };
 
 // How each configuration is timed: an effort (AutotunerOptions::effort: quick, standard,
 // thorough) plus the fields a user sets. A field left unset takes the effort's value (the
 // options reference lists them; standard's are Triton's budgets, racing on, a 1% tolerance).
 struct BenchOptions {
-  // Budgets: the first configuration's warm-up and each one's timed repetitions, in ms of
-  // device time (the counts follow from a few estimate runs).
+  // The first configuration's warm-up, in ms of device time (launch counts follow from a few
+  // estimate runs).
   std::optional<double> warmup_ms;
-  std::optional<double> rep_ms;
+  std::optional<double> rep_ms;  // each configuration's timed repetitions, in ms
   // Fixed counts instead of the budgets (Triton's do_bench(n_warmup, n_repeat)): exactly
   // `warmup_count` untimed launches, then at most `rep_count` timed ones (exactly, racing off).
   std::optional<int> warmup_count;
   std::optional<int> rep_count;
-  // Racing: drop a configuration once it is slower than the leader beyond noise.
+  // Drop a configuration once it is slower than the leader beyond noise.
   std::optional<bool> racing;
   // A difference this small (a fraction) does not matter: racing stops telling such
   // contestants apart, and the winner rule takes them as equal (the first in canonical order
   // wins). A pick may be this much slower than the best, beyond the timing's own error.
   std::optional<double> tolerance;
-  std::optional<TimingCache> cache;  // keeps the last-level cache cold (flush)
+  std::optional<TimingCache> cache;  // what keeps the last-level cache cold
   std::optional<double> timeout_ms;  // per launch
-  TimingExpert expert;
+  TimingExpert expert;               // every other knob
 };
 
 // Checks every field set (finite, in range) and what they make with the effort's values; the
