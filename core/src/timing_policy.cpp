@@ -168,7 +168,14 @@ TimingPolicy resolve_timing(const BenchOptions& o, Effort effort) {
 }
 
 Status validate(const BenchOptions& opts, Effort effort) {
-  return check_policy(resolve_timing(opts, effort), [&](const char* field, const std::string& why) {
+  const TimingPolicy p = resolve_timing(opts, effort);
+  // The one check between a field set and one left to the effort: name the one set.
+  if (opts.expert.min_reps && !opts.expert.max_reps && p.max_reps < p.min_reps)
+    return Status(StatusCode::invalid_argument,
+                  "BenchOptions::expert.min_reps (" + std::to_string(p.min_reps) +
+                      ") is above the " + std::string(to_string(effort)) + " effort's max_reps (" +
+                      std::to_string(p.max_reps) + "): set expert.max_reps too");
+  return check_policy(p, [&](const char* field, const std::string& why) {
     return Status(StatusCode::invalid_argument, field_name(opts, field) + " " + why);
   });
 }

@@ -123,7 +123,7 @@ TEST_CASE("timing policy: validation names the field where it is set") {
   CHECK(validate(o).message().rfind("BenchOptions::expert.race_batch ", 0) == 0);
   o = {};
   o.expert.min_reps = 2000;  // above every max_reps but thorough's
-  CHECK(validate(o, Effort::standard).code() == StatusCode::invalid_argument);
+  CHECK(validate(o, Effort::standard).message().rfind("BenchOptions::expert.min_reps ", 0) == 0);
   CHECK(validate(o, Effort::thorough).ok());
   o = {};
   o.rep_count = -1;
