@@ -2,7 +2,9 @@
 """Writes the guide's reference pages from the code's own tables, so they cannot drift.
 
   docs/reference/environment.md  from tune::environment_variables() (core/src/environment.cpp)
-  docs/reference/options.md      from every public `struct ...Options` in the installed headers
+  docs/reference/options.md      from every public `struct ...Options` (and TimingExpert) in the
+                                 installed headers; the timing fields' values per effort from
+                                 core/src/timing_policy.hpp and .cpp
   docs/reference/python.md       from the Python module's keyword tables (python/src/)
 
   scripts/gen_reference.py           # rewrite the pages
@@ -120,10 +122,43 @@ def option_structs():
         for header in sorted(ROOT.glob(pattern)):
             text = header.read_text()
             ns = re.search(r"^namespace ([\w:]+) \{", text, re.M)
-            for m in re.finditer(r"^struct (\w+Options) \{\n(.*?)^\};", text, re.M | re.S):
+            for m in re.finditer(r"^struct (\w+(?:Options|Expert)) \{\n(.*?)^\};", text, re.M | re.S):
                 qual = f"{ns.group(1)}::{m.group(1)}" if ns else m.group(1)
                 found.append((qual, header.relative_to(ROOT).as_posix(), struct_fields(m.group(2))))
     return found
+
+
+# Timing fields whose name differs from the TimingPolicy field their unset value comes from.
+TIMING_ALIASES = {"tolerance": "race_tolerance"}
+TIMING_STRUCTS = ("BenchOptions", "TimingExpert")
+
+
+def timing_values():
+    """{TimingPolicy field: {effort: value}}: standard's is the field's default in
+    core/src/timing_policy.hpp, quick's and thorough's where timing_preset (timing_policy.cpp)
+    sets another."""
+    header = (ROOT / "core" / "src" / "timing_policy.hpp").read_text()
+    m = re.search(r"^struct TimingPolicy \{\n(.*?)^\};", header, re.M | re.S)
+    if not m:
+        sys.exit("gen_reference: no struct TimingPolicy in core/src/timing_policy.hpp")
+    values = {name: {"standard": default} for _, name, default, _ in struct_fields(m.group(1))}
+    source = (ROOT / "core" / "src" / "timing_policy.cpp").read_text()
+    m = re.search(r"^TimingPolicy timing_preset\(Effort effort\) \{\n(.*?)^\}", source, re.M | re.S)
+    if not m:
+        sys.exit("gen_reference: no timing_preset() in core/src/timing_policy.cpp")
+    for case in re.finditer(r"case Effort::(\w+):(.*?)break;", m.group(1), re.S):
+        for field, value in re.findall(r"\bp\.(\w+) = ([^;]+);", case.group(2)):
+            if field not in values:
+                sys.exit(f"gen_reference: timing_preset sets {field}, not a TimingPolicy field")
+            values[field][case.group(1)] = value.strip()
+    return values
+
+
+def timing_default(name, values):
+    """The default cell of an unset timing field: standard's value, then the others'."""
+    v = values[TIMING_ALIASES.get(name, name)]
+    others = ", ".join(f"{e} `{v[e]}`" for e in ("quick", "thorough") if e in v)
+    return f"`{v['standard']}`" + (f" ({others})" if others else "")
 
 
 def cell(text):
@@ -146,7 +181,8 @@ def description(comment):
 def options_page():
     structs = option_structs()
     lines = [
-        GENERATED.format(src="every public `struct ...Options` in the installed headers"),
+        GENERATED.format(src="every public `struct ...Options` in the installed headers, "
+                         "and core/src/timing_policy.hpp and .cpp"),
         "# Options reference\n",
         "Every field of every options struct a program can set, with its default, as declared in",
         "the headers (the description is the header's comment, its first sentence where the comment",
@@ -154,11 +190,21 @@ def options_page():
         "[how timing works](../timing.md), [C++ guide](../cpp.md),",
         "[living inside an application](../application.md), [MPI and multi-GPU](../mpi.md).\n",
     ]
+    timing = timing_values()
     for qual, header, fields in structs:
-        lines += [f"## {qual}\n", f"Declared in `{header}`.\n",
-                  "| field | type | default | meaning |", "|---|---|---|---|"]
+        lines += [f"## {qual}\n", f"Declared in `{header}`.\n"]
+        is_timing = qual.split("::")[-1] in TIMING_STRUCTS
+        if is_timing:
+            lines.append("Unset, a field takes the value of the tuner's effort "
+                         "(`AutotunerOptions::effort`): the default column gives standard's, and "
+                         "quick's and thorough's where they differ ([how timing works]"
+                         "(../timing.md#effort)).\n")
+        lines += ["| field | type | default | meaning |", "|---|---|---|---|"]
         for type_, name, default, desc in fields:
-            shown = f"`{default}`" if default else "(empty)"
+            if is_timing and type_.startswith("std::optional<") and not default:
+                shown = timing_default(name, timing)
+            else:
+                shown = f"`{default}`" if default else "(empty)"
             lines.append(f"| `{name}` | `{type_}` | {shown} | {cell(description(desc))} |")
         lines.append("")
     return "\n".join(lines)

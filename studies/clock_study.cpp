@@ -211,7 +211,7 @@ int main(int argc, char** argv) {
     if (!wanted("settle")) break;
     sleep_ms(idle_s * 1e3);
     BenchOptions opts;
-    opts.settle_window_ms = window;
+    opts.expert.settle_window_ms = window;
     const auto t0 = Clock::now();
     auto st = must(time_kernel(*dev, *ck, rig.dims, rig.args, opts), "time_kernel");
     const double wall = ms_since(t0);

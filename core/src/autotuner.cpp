@@ -113,6 +113,7 @@ struct BackgroundJob {
 struct Autotuner::Impl {
   KernelDef def;
   AutotunerOptions opts;
+  TimingPolicy timing;  // opts.bench resolved for opts.effort
   KeyBuilder keys;
   bool print = false;
   bool disabled = false;
@@ -152,8 +153,8 @@ struct Autotuner::Impl {
   }
 
   detail::SessionContext context() {
-    return {def,      opts,     disabled,    strict,      store.get(),
-            variants, zero_idx, restore_idx, gpu_lock_dir};
+    return {def,         opts,     timing,   disabled,    strict,
+            store.get(), variants, zero_idx, restore_idx, gpu_lock_dir};
   }
 
   // Keeps the Autotuner alive (the destructor waits) while a call is off the hit path.
@@ -659,7 +660,7 @@ namespace {
 
 // Options that make no sense, named; Autotuner::make refuses them.
 Status validate_options(const KernelDef& def, const AutotunerOptions& opts) {
-  TUNE_RETURN_IF_ERROR(validate(opts.bench).with_context("AutotunerOptions::bench"));
+  TUNE_RETURN_IF_ERROR(validate(opts.bench, opts.effort).with_context("AutotunerOptions::bench"));
   if (!std::isfinite(opts.tuning_budget_ms) || opts.tuning_budget_ms < 0) {
     return Status(StatusCode::invalid_argument,
                   "AutotunerOptions::tuning_budget_ms must be a finite number >= 0 (0: no "
@@ -746,6 +747,7 @@ Result<std::unique_ptr<Autotuner>> Autotuner::make(KernelDef def, AutotunerOptio
   for (KernelSource& src : def.sources)
     if (src.signature.decls().empty()) src.signature = def.signature;
   impl->def = std::move(def);
+  impl->timing = resolve_timing(opts.bench, opts.effort);
   impl->opts = std::move(opts);
   return std::unique_ptr<Autotuner>(new Autotuner(std::move(impl)));
 }

@@ -12,7 +12,7 @@
 namespace tune {
 namespace {
 
-TimingPlan timing_plan(const BenchOptions& opts, int reps, const LaunchResets& resets) {
+TimingPlan timing_plan(const TimingPolicy& opts, int reps, const LaunchResets& resets) {
   TimingPlan plan;
   plan.reps = reps;
   plan.flush_l2 = opts.cache != TimingCache::none;  // rotate without a rotation: flush
@@ -26,8 +26,6 @@ Status run_before(Device& dev, const BeforeLaunch& before) {
   if (!before.resets.empty()) TUNE_RETURN_IF_ERROR(apply_resets(dev, before.resets));
   return before.host ? before.host() : Status();
 }
-
-bool finite_at_least(double v, double lo) { return std::isfinite(v) && v >= lo; }
 
 }  // namespace
 
@@ -43,71 +41,8 @@ std::string_view to_string(TimingCache c) noexcept {
   return "?";
 }
 
-Status validate(const BenchOptions& o) {
-  auto bad = [](const char* field, const std::string& why) {
-    return Status(StatusCode::invalid_argument, std::string("BenchOptions::") + field + " " + why);
-  };
-  auto text = [](double v) { return std::to_string(v); };
-  const std::pair<const char*, double> non_negative[] = {
-      {"warmup_ms", o.warmup_ms},
-      {"rep_ms", o.rep_ms},
-      {"warmup_next_ms", o.warmup_next_ms},
-      {"settle_max_ms", o.settle_max_ms},
-      {"settle_tolerance", o.settle_tolerance},
-      {"race_tolerance", o.race_tolerance},
-      {"tie_tolerance", o.tie_tolerance},
-      {"showdown_margin", o.showdown_margin},
-      {"showdown_screen_margin", o.showdown_screen_margin},
-      {"showdown_sustain_margin", o.showdown_sustain_margin}};
-  for (const auto& [field, v] : non_negative)
-    if (!finite_at_least(v, 0)) return bad(field, "must be a finite number >= 0, not " + text(v));
-  if (!finite_at_least(o.timeout_ms, 0) || o.timeout_ms == 0)
-    return bad("timeout_ms", "must be a finite number > 0, not " + text(o.timeout_ms));
-  if (!std::isfinite(o.settle_window_ms))
-    return bad("settle_window_ms",
-               "must be finite (negative: the device's default), not " + text(o.settle_window_ms));
-  if (!std::isfinite(o.showdown_sustain_ms))
-    return bad("showdown_sustain_ms", "must be finite (negative: the device's default), not " +
-                                          text(o.showdown_sustain_ms));
-  if (!finite_at_least(o.settle_batch_ms, 0) || o.settle_batch_ms == 0)
-    return bad("settle_batch_ms", "must be a finite number > 0, not " + text(o.settle_batch_ms));
-  if (!(o.race_confidence > 0 && o.race_confidence < 1))
-    return bad("race_confidence", "must be in (0, 1), not " + text(o.race_confidence));
-  if (o.race_tolerance >= 1) return bad("race_tolerance", "must be below 1");
-  if (o.tie_tolerance >= 1) return bad("tie_tolerance", "must be below 1");
-  const std::pair<const char*, int> at_least_one[] = {{"estimate_runs", o.estimate_runs},
-                                                      {"min_reps", o.min_reps},
-                                                      {"max_reps", o.max_reps},
-                                                      {"race_batch", o.race_batch},
-                                                      {"race_min_samples", o.race_min_samples}};
-  for (const auto& [field, v] : at_least_one)
-    if (v < 1) return bad(field, "must be >= 1, not " + std::to_string(v));
-  if (o.max_reps < o.min_reps)
-    return bad("max_reps", "(" + std::to_string(o.max_reps) + ") is below min_reps (" +
-                               std::to_string(o.min_reps) + ")");
-  const std::pair<const char*, int> non_negative_counts[] = {
-      {"showdown_rounds", o.showdown_rounds},
-      {"showdown_retries", o.showdown_retries},
-      {"showdown_screen_rounds", o.showdown_screen_rounds}};
-  for (const auto& [field, v] : non_negative_counts)
-    if (v < 0) return bad(field, "must be >= 0, not " + std::to_string(v));
-  if (o.showdown_sustain_pairs < 1)
-    return bad("showdown_sustain_pairs",
-               "must be >= 1, not " + std::to_string(o.showdown_sustain_pairs));
-  if (o.showdown_finalists < 2)
-    return bad("showdown_finalists", "must be >= 2, not " + std::to_string(o.showdown_finalists));
-  if (o.showdown_sustain_contenders < 2)
-    return bad("showdown_sustain_contenders",
-               "must be >= 2, not " + std::to_string(o.showdown_sustain_contenders));
-  if (o.warmup_count < 0 || o.rep_count < 0)
-    return bad(o.rep_count < 0 ? "rep_count" : "warmup_count", "must be >= 0");
-  if (o.warmup_count > 0 && o.rep_count == 0)
-    return bad("warmup_count", "is set but rep_count is not (fixed counts need both)");
-  return {};
-}
-
 Result<double> warm_up(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
-                       ArgList args, const BenchOptions& opts, const BeforeLaunch& before) {
+                       ArgList args, const TimingPolicy& opts, const BeforeLaunch& before) {
   if (opts.rep_count > 0) {
     // Fixed counts: exactly warmup_count launches, no estimate (budgets come from rep_count).
     for (int i = 0; i < opts.warmup_count; ++i) {
@@ -137,7 +72,7 @@ Result<double> warm_up(Device& dev, const CompiledKernel& kernel, const LaunchDi
 }
 
 Result<double> settle_clocks(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
-                             ArgList args, const BenchOptions& opts, double estimate_ns,
+                             ArgList args, const TimingPolicy& opts, double estimate_ns,
                              const BeforeLaunch& before) {
   if (opts.settle_max_ms <= 0 || opts.rep_count > 0) return estimate_ns;
   const double window_ms =
@@ -173,7 +108,7 @@ Result<double> settle_clocks(Device& dev, const CompiledKernel& kernel, const La
   return median;
 }
 
-int reps_for(double estimate_ns, const BenchOptions& opts) noexcept {
+int reps_for(double estimate_ns, const TimingPolicy& opts) noexcept {
   if (opts.rep_count > 0) return opts.rep_count;
   double reps = std::floor(opts.rep_ms * 1e6 / std::max(estimate_ns, 1.0));
   return static_cast<int>(std::clamp(reps, static_cast<double>(std::max(1, opts.min_reps)),
@@ -182,11 +117,11 @@ int reps_for(double estimate_ns, const BenchOptions& opts) noexcept {
 
 Result<std::vector<double>> time_reps(Device& dev, const CompiledKernel& kernel,
                                       const LaunchDims& dims, ArgList args,
-                                      const BenchOptions& opts, int reps,
+                                      const TimingPolicy& opts, int reps,
                                       const BeforeLaunch& before, InputRotation* rotation) {
   if (rotation != nullptr && rotation->active()) {
     // One call per rep: each takes the next argument set, and the sets replace the flush.
-    BenchOptions unflushed = opts;
+    TimingPolicy unflushed = opts;
     unflushed.cache = TimingCache::none;
     std::vector<double> samples;
     samples.reserve(static_cast<std::size_t>(std::max(reps, 0)));
@@ -214,7 +149,7 @@ Result<std::vector<double>> time_reps(Device& dev, const CompiledKernel& kernel,
 }
 
 Result<SampleStats> time_kernel(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
-                                ArgList args, const BenchOptions& opts,
+                                ArgList args, const TimingPolicy& opts,
                                 const BeforeLaunch& before) {
   auto est = warm_up(dev, kernel, dims, args, opts, before);
   if (!est.ok()) return est.status();
@@ -234,7 +169,14 @@ Result<SampleStats> time_kernel(Device& dev, const CompiledKernel& kernel, const
   return summarize(*samples);
 }
 
-Race::Race(Device& dev, ArgList args, const BenchOptions& opts)
+Result<SampleStats> time_kernel(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
+                                ArgList args, const BenchOptions& opts, const BeforeLaunch& before,
+                                Effort effort) {
+  TUNE_RETURN_IF_ERROR(validate(opts, effort));
+  return time_kernel(dev, kernel, dims, args, resolve_timing(opts, effort), before);
+}
+
+Race::Race(Device& dev, ArgList args, const TimingPolicy& opts)
     : dev_(dev), args_(args), opts_(opts) {}
 
 void Race::add(RaceEntry e) {

@@ -127,7 +127,7 @@ Result<FlushCheck> measure_flush_effect(Device& dev, const FlushCheckOptions& op
   TUNE_RETURN_IF_ERROR(dev.launch(**kernel, dims, args));
   TUNE_RETURN_IF_ERROR(dev.synchronize());
 
-  BenchOptions bench;
+  TimingPolicy bench;
   bench.cache = TimingCache::none;  // warm: each repetition reads what the previous one cached
   TUNE_ASSIGN_OR_RETURN(r.warm_ns,
                         median_of(time_reps(dev, **kernel, dims, args, bench, opts.reps)));

@@ -49,7 +49,7 @@ Result<InputRotation> InputRotation::make(Device& dev, ArgList args, const Launc
                     byte_size_text(rot.input_bytes_) + " of inputs (together twice the " +
                     byte_size_text(info.llc_bytes) + " last-level cache) needs " +
                     byte_size_text(need) + " of copies, over the " + byte_size_text(max_bytes) +
-                    " cap (BenchOptions::rotate_max_bytes)";
+                    " cap (BenchOptions::expert.rotate_max_bytes)";
     return rot;
   }
   rot.sets_.emplace_back(args.begin(), args.end());  // set 0: the caller's own buffers

@@ -1,6 +1,6 @@
 // InputRotation: copies of a kernel's input buffers that timed launches take in turn, so that
 // each launch finds its inputs outside the last-level cache without a flush between launches
-// (BenchOptions::cache == TimingCache::rotate; nvbench's and Triton's rotating buffers).
+// (TimingPolicy::cache == TimingCache::rotate; nvbench's and Triton's rotating buffers).
 //
 // Inputs: every buffer argument that the resets do not name. reset_to_zero / restore_value
 // name the buffers a kernel writes and needs put back; those stay the caller's, and their

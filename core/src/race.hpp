@@ -1,7 +1,7 @@
 // The racing machinery behind time_kernel and the Autotuner (internal: not installed).
 //
 // Warm-up, clock settling, repetition counts and Race, the statistical early stopping of
-// several contestants (BenchOptions::racing, tune/benchmark.hpp).
+// several contestants (TimingPolicy::racing, tune/benchmark.hpp).
 #pragma once
 
 #include <chrono>
@@ -11,27 +11,32 @@
 #include <vector>
 
 #include "input_rotation.hpp"
-#include "tune/benchmark.hpp"
+#include "timing_policy.hpp"
 
 namespace tune {
 
 // The warm-up half of time_kernel: one untimed launch, a timed estimate, then warmup launches
 // for `warmup_ms`. Returns the estimated duration of one launch in nanoseconds.
 Result<double> warm_up(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
-                       ArgList args, const BenchOptions& opts, const BeforeLaunch& before = {});
+                       ArgList args, const TimingPolicy& opts, const BeforeLaunch& before = {});
 
 // Runs `kernel` in back-to-back timed batches until its time per launch stops falling (see
-// BenchOptions::settle_window_ms), starting from `estimate_ns` per launch. Returns the last
+// TimingPolicy::settle_window_ms), starting from `estimate_ns` per launch. Returns the last
 // batch's median in nanoseconds (the estimate itself when settling is off). Blocks.
 Result<double> settle_clocks(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
-                             ArgList args, const BenchOptions& opts, double estimate_ns,
+                             ArgList args, const TimingPolicy& opts, double estimate_ns,
                              const BeforeLaunch& before = {});
+
+// time_kernel (tune/benchmark.hpp) on a resolved policy.
+Result<SampleStats> time_kernel(Device& dev, const CompiledKernel& kernel, const LaunchDims& dims,
+                                ArgList args, const TimingPolicy& opts,
+                                const BeforeLaunch& before = {});
 
 // Repetitions that `rep_ms` buys at `estimate_ns` per launch, within [min_reps, max_reps];
 // rep_count when that is set.
-int reps_for(double estimate_ns, const BenchOptions& opts) noexcept;
+int reps_for(double estimate_ns, const TimingPolicy& opts) noexcept;
 
-// One contestant of a race (see BenchOptions::racing).
+// One contestant of a race (see TimingPolicy::racing).
 struct RaceEntry {
   const CompiledKernel* kernel = nullptr;
   LaunchDims dims;
@@ -75,7 +80,7 @@ class ClockWatch {
 // Not thread-safe; blocks in round() and run(). Borrows the device for its lifetime.
 class Race {
  public:
-  Race(Device& dev, ArgList args, const BenchOptions& opts);
+  Race(Device& dev, ArgList args, const TimingPolicy& opts);
   // A warmed-up contestant; timed from the next round on.
   void add(RaceEntry e);
   // One round. Returns whether any contestant was timed (false: nothing left to time); non-ok
@@ -95,9 +100,9 @@ class Race {
   // In the order they were added, with their samples and outcomes.
   std::vector<RaceEntry>& entries() noexcept { return entries_; }
   const std::vector<RaceEntry>& entries() const noexcept { return entries_; }
-  // What kept the cache cold (BenchOptions::cache, or flush where rotation fell back).
+  // What kept the cache cold (TimingPolicy::cache, or flush where rotation fell back).
   TimingCache timing_cache() const noexcept;
-  // The rotating input copies (BenchOptions::cache == rotate), made at the first round from
+  // The rotating input copies (TimingPolicy::cache == rotate), made at the first round from
   // the first contestant's resets; null before that or for other choices.
   const InputRotation* rotation() const noexcept { return rotation_ ? &*rotation_ : nullptr; }
 
@@ -112,7 +117,7 @@ class Race {
 
   Device& dev_;
   ArgList args_;
-  BenchOptions opts_;
+  TimingPolicy opts_;
   std::vector<RaceEntry> entries_;
   std::vector<int> budget_;  // repetitions each may take in all; -1 until its first round
   ClockWatch clock_;
@@ -125,7 +130,7 @@ class Race {
 // argument set, without a flush; otherwise on `args`, flushed unless opts.cache is none.
 Result<std::vector<double>> time_reps(Device& dev, const CompiledKernel& kernel,
                                       const LaunchDims& dims, ArgList args,
-                                      const BenchOptions& opts, int reps,
+                                      const TimingPolicy& opts, int reps,
                                       const BeforeLaunch& before = {},
                                       InputRotation* rotation = nullptr);
 

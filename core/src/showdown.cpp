@@ -40,13 +40,13 @@ std::vector<std::size_t> pick_finalists(const std::vector<RaceEntry>& entries, d
 }
 
 // How many finalists a showdown holds at first (at least two: a showdown of one decides nothing).
-std::size_t finalist_limit(const BenchOptions& opts) {
+std::size_t finalist_limit(const TimingPolicy& opts) {
   return static_cast<std::size_t>(std::max(2, opts.showdown_finalists));
 }
 
 // One batch of `reps` launches of `e`. Returns non-ok only for device_lost; any other failure
 // drops the contestant with its reason.
-Status time_batch(Device& dev, ArgList args, const BenchOptions& opts, int reps, RaceEntry& e,
+Status time_batch(Device& dev, ArgList args, const TimingPolicy& opts, int reps, RaceEntry& e,
                   std::vector<double>& into, InputRotation* rotation) {
   auto s = time_reps(dev, *e.kernel, e.dims, args, opts, reps, e.before, rotation);
   Status after = e.after_batch ? e.after_batch(s.status()) : Status();
@@ -70,7 +70,7 @@ struct Attempt {
   std::vector<std::vector<std::size_t>> round_start;
 };
 
-Result<Attempt> time_attempt(Device& dev, ArgList args, const BenchOptions& opts,
+Result<Attempt> time_attempt(Device& dev, ArgList args, const TimingPolicy& opts,
                              std::vector<RaceEntry>& entries,
                              const std::vector<std::size_t>& finalists, int rounds,
                              InputRotation* rotation) {
@@ -92,7 +92,7 @@ Result<Attempt> time_attempt(Device& dev, ArgList args, const BenchOptions& opts
 
 // Whether any finalist's first-half rounds differ from its second-half rounds.
 bool attempt_shifted(const Attempt& a, const std::vector<RaceEntry>& entries,
-                     const std::vector<std::size_t>& finalists, const BenchOptions& opts) {
+                     const std::vector<std::size_t>& finalists, const TimingPolicy& opts) {
   for (std::size_t k = 0; k < finalists.size(); ++k) {
     if (!entries[finalists[k]].status.ok()) continue;
     const auto& starts = a.round_start[k];
@@ -124,12 +124,12 @@ std::vector<std::size_t> undercutters(const std::vector<RaceEntry>& entries,
   return out;
 }
 
-// The screen (BenchOptions::showdown_screen_rounds): every contestant within
+// The screen (TimingPolicy::showdown_screen_rounds): every contestant within
 // showdown_screen_margin of the fastest is timed again, interleaved, and those samples replace
 // its race samples, so that the finalists are picked from medians taken under the same
 // conditions. Held only when it could change the finalists: some contestant within the screen
 // margin is not among them. Returns non-ok only for device_lost.
-Status screen(Device& dev, ArgList args, const BenchOptions& opts, std::vector<RaceEntry>& entries,
+Status screen(Device& dev, ArgList args, const TimingPolicy& opts, std::vector<RaceEntry>& entries,
               InputRotation* rotation, ShowdownReport& out) {
   if (opts.showdown_screen_rounds <= 0) return {};
   const std::vector<std::size_t> entrants =
@@ -147,8 +147,8 @@ Status screen(Device& dev, ArgList args, const BenchOptions& opts, std::vector<R
   return {};
 }
 
-// The length of a sustained turn in ms (BenchOptions::showdown_sustain_ms); 0: none.
-double sustain_ms(const Device& dev, const BenchOptions& opts) {
+// The length of a sustained turn in ms (TimingPolicy::showdown_sustain_ms); 0: none.
+double sustain_ms(const Device& dev, const TimingPolicy& opts) {
   return opts.showdown_sustain_ms < 0 ? 2.0 * dev.info().power_settle_ms : opts.showdown_sustain_ms;
 }
 
@@ -156,7 +156,7 @@ double sustain_ms(const Device& dev, const BenchOptions& opts) {
 // forward_order or its reverse): each one's turn's second half is appended to turns[k]; a
 // contender that fails is dropped with its reason (and skipped if it comes again). The
 // round's order, by name, goes into the report. Returns non-ok only for device_lost.
-Status sustain_round(Device& dev, ArgList args, const BenchOptions& opts,
+Status sustain_round(Device& dev, ArgList args, const TimingPolicy& opts,
                      std::vector<RaceEntry>& entries, const std::vector<std::size_t>& contenders,
                      const std::vector<std::size_t>& order, double turn_ms, InputRotation* rotation,
                      std::vector<std::vector<std::vector<double>>>& turns, ShowdownReport& out) {
@@ -218,14 +218,14 @@ void report_turns(const std::vector<RaceEntry>& entries, const std::vector<std::
     out.sustained_medians[name_of(entries[contenders[k]], contenders[k])] = medians[k];
 }
 
-// The seed of the turns' orders: BenchOptions::showdown_seed, or a fresh one when that is 0.
-std::uint64_t turn_seed(const BenchOptions& opts) {
+// The seed of the turns' orders: TimingPolicy::showdown_seed, or a fresh one when that is 0.
+std::uint64_t turn_seed(const TimingPolicy& opts) {
   return opts.showdown_seed != 0 ? opts.showdown_seed : fresh_seed();
 }
 
-// Sustained turns (BenchOptions::showdown_sustain_ms): the contestants still within
+// Sustained turns (TimingPolicy::showdown_sustain_ms): the contestants still within
 // showdown_sustain_margin of the fastest (up to showdown_sustain_contenders) each run alone for
-// a whole turn, in pairs of rounds (an order drawn from BenchOptions::showdown_seed and turned
+// a whole turn, in pairs of rounds (an order drawn from TimingPolicy::showdown_seed and turned
 // each pair forward, the same reversed backward: turn_order), pairs until the pick is
 // decided, at most showdown_sustain_pairs (pick_decided on the pairs' means, pair_medians: no
 // contender likely more than race_tolerance faster than the one the winner rule would pick on
@@ -245,7 +245,7 @@ std::uint64_t turn_seed(const BenchOptions& opts) {
 // order among the contenders, and everyone else's samples (more than the margin slower at the
 // showdown's clock) stay comparable with theirs, whatever the clock the sustained load settled at.
 // Returns non-ok only for device_lost.
-Status sustain(Device& dev, ArgList args, const BenchOptions& opts, std::vector<RaceEntry>& entries,
+Status sustain(Device& dev, ArgList args, const TimingPolicy& opts, std::vector<RaceEntry>& entries,
                InputRotation* rotation, ShowdownReport& out) {
   const double turn_ms = sustain_ms(dev, opts);
   if (!(turn_ms > 0)) return {};
@@ -329,7 +329,7 @@ bool shifted(const std::vector<double>& first, const std::vector<double>& second
   return lo > 0 && hi / lo - 1.0 > std::max(0.0, tolerance);
 }
 
-Result<ShowdownReport> run_showdown(Device& dev, ArgList args, const BenchOptions& opts,
+Result<ShowdownReport> run_showdown(Device& dev, ArgList args, const TimingPolicy& opts,
                                     std::vector<RaceEntry>& entries, InputRotation* rotation) {
   ShowdownReport out;
   if (opts.showdown_rounds <= 0) return out;

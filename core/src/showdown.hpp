@@ -53,7 +53,7 @@ bool shifted(const std::vector<double>& first, const std::vector<double>& second
 // A contestant whose timing fails is dropped with that reason (like a race); device_lost ends
 // the showdown at once. Does nothing with fewer than two finalists. Batches take `rotation`'s
 // argument sets when it is active (time_reps). Blocks; not thread-safe.
-Result<ShowdownReport> run_showdown(Device& dev, ArgList args, const BenchOptions& opts,
+Result<ShowdownReport> run_showdown(Device& dev, ArgList args, const TimingPolicy& opts,
                                     std::vector<RaceEntry>& entries,
                                     InputRotation* rotation = nullptr);
 

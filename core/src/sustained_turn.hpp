@@ -4,7 +4,7 @@
 // predecessor left; after a turn of about twice DeviceInfo::power_settle_ms the clock has
 // followed this kernel's own draw, and its second half is what a program running it back to
 // back sees (issue 15; bench/RESULTS.md, `tune-lab turns`). The showdown's sustained turns
-// (BenchOptions::showdown_sustain_ms) and `tune stability --quality`'s reference both time
+// (TimingPolicy::showdown_sustain_ms) and `tune stability --quality`'s reference both time
 // turns through these two functions, so they measure the same thing. Pure; thread-safe.
 // Internal (not installed): the library, tests and studies include it.
 #pragma once
@@ -65,7 +65,7 @@ std::vector<std::size_t> turn_order(std::size_t n, int round, std::uint64_t seed
 std::vector<std::size_t> forward_order(const std::vector<std::size_t>& among, int pair,
                                        std::uint64_t seed, std::size_t previous);
 
-// A seed for turn_order from std::random_device; never 0 (BenchOptions::showdown_seed's "draw
+// A seed for turn_order from std::random_device; never 0 (TimingPolicy::showdown_seed's "draw
 // one").
 std::uint64_t fresh_seed();
 

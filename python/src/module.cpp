@@ -141,13 +141,15 @@ A tunable kernel. Kernel(name, source, *, language, signature, space, dims, ...)
   py::class_<PyTuner, std::shared_ptr<PyTuner>>(m, "Tuner", R"doc(
 Tunes a Kernel per key and launches the winner: tuner(device, *args, stream=None,
 command_buffer=None, reference=None, rtol=1e-5, atol=1e-8).
-Options: warmup_ms, rep_ms, warmup_count, rep_count, racing, race_tolerance, tie_tolerance,
-timing_cache, timeout_ms, persistent, tuning_budget_ms, disable, strict, print, gpu_lock, capture_miss,
+Options: warmup_ms, rep_ms, warmup_count, rep_count, racing, tolerance, race_tolerance,
+tie_tolerance, timing_cache, timeout_ms, persistent, tuning_budget_ms, disable, strict, print,
+gpu_lock, capture_miss,
 verify ('winner_candidates': only what can win has its output checked, the default;
 'every_configuration': every configuration timed is checked, as Kernel Tuner does),
-effort ('quick': about 30 configurations; 'standard', the default: every configuration up to 250,
-else a model-guided search of 250 evaluations; 'thorough': every configuration up to 4096, else a
-search of 1000; a kernel's own search strategy keeps its budget).
+effort ('quick': short timing budgets and about 30 configurations; 'standard', the default:
+every configuration up to 250, else a model-guided search of 250 evaluations; 'thorough': longer
+timing, every configuration up to 4096, else a search of 1000; a kernel's own search strategy
+keeps its budget, timing options given take precedence).
 report()'s 'strategy' names the search that chose the configurations ('' when all were timed).
 report() rows say each configuration's 'verification': verified, not_checked or wrong_output.
 )doc")

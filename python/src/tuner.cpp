@@ -19,7 +19,13 @@ AutotunerOptions make_options(const py::kwargs& kw) {
   AutotunerOptions o;
   for (auto [key, v] : kw) {
     const auto k = key.cast<std::string>();
-    if (k == "warmup_ms")
+    if (k == "effort") {
+      const auto e = v.cast<std::string>();
+      const std::optional<Effort> parsed = parse_effort(e);
+      if (!parsed)
+        throw py::value_error("effort: '" + e + "' (expected 'quick', 'standard' or 'thorough')");
+      o.effort = *parsed;
+    } else if (k == "warmup_ms")
       o.bench.warmup_ms = v.cast<double>();
     else if (k == "rep_ms")
       o.bench.rep_ms = v.cast<double>();
@@ -29,10 +35,12 @@ AutotunerOptions make_options(const py::kwargs& kw) {
       o.bench.rep_count = v.cast<int>();
     else if (k == "racing")
       o.bench.racing = v.cast<bool>();
+    else if (k == "tolerance")
+      o.bench.tolerance = v.cast<double>();
     else if (k == "race_tolerance")
-      o.bench.race_tolerance = v.cast<double>();
+      o.bench.expert.race_tolerance = v.cast<double>();
     else if (k == "tie_tolerance")
-      o.bench.tie_tolerance = v.cast<double>();
+      o.bench.expert.tie_tolerance = v.cast<double>();
     else if (k == "timing_cache") {
       const auto c = v.cast<std::string>();
       if (c == "flush")
@@ -49,13 +57,7 @@ AutotunerOptions make_options(const py::kwargs& kw) {
       o.persistent = v.cast<bool>();
     else if (k == "tuning_budget_ms")
       o.tuning_budget_ms = v.cast<double>();
-    else if (k == "effort") {
-      const auto e = v.cast<std::string>();
-      const std::optional<Effort> parsed = parse_effort(e);
-      if (!parsed)
-        throw py::value_error("effort: '" + e + "' (expected 'quick', 'standard' or 'thorough')");
-      o.effort = *parsed;
-    } else if (k == "disable")
+    else if (k == "disable")
       o.disable = v.cast<bool>();
     else if (k == "strict")
       o.strict = v.cast<bool>();

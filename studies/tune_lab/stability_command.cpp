@@ -17,6 +17,7 @@
 #include "stability_reference.hpp"
 #include "stats.hpp"
 #include "sustained_turn.hpp"
+#include "timing_policy.hpp"
 #include "tune/backend/hash.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
@@ -36,12 +37,12 @@ struct StabilityArgs {
   bool no_screen = false;    // BenchOptions::showdown_screen_rounds = 0 (likewise)
   bool no_sustain = false;   // BenchOptions::showdown_sustain_ms = 0 (likewise)
   double sustain_ms = -1;    // BenchOptions::showdown_sustain_ms when >= 0 (to compare lengths)
-  int sustain_pairs = BenchOptions{}.showdown_sustain_pairs;
-  int sustain_contenders = BenchOptions{}.showdown_sustain_contenders;
+  int sustain_pairs = TimingPolicy{}.showdown_sustain_pairs;
+  int sustain_contenders = TimingPolicy{}.showdown_sustain_contenders;
   int reference_passes = 2;  // --quality: passes over every candidate (reference_medians)
   int judge_pairs = 3;       // --quality: forward/backward pairs of the judge (head_to_head)
   int judge_each_pairs = 0;  // --quality: pairs of a judge right after each run; 0: none
-  double tie_tolerance = BenchOptions{}.tie_tolerance;
+  double tie_tolerance = TimingPolicy{}.tie_tolerance;
   int sizes = 0;  // the first this many demo sizes of each kernel; 0: all (--quick: 1)
   // Where every order of turns comes from (the reference's, the judges', the tuner's sustained
   // turns' via BenchOptions::showdown_seed): 0: a fresh one, printed (text and JSON).
@@ -151,13 +152,13 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
     fail(k.name + " " + out.size + ": setup failed: " + st.to_string());
   AutotunerOptions opts;
   opts.persistent = false;  // every run tunes from nothing
-  if (a.no_showdown) opts.bench.showdown_rounds = 0;
-  if (a.no_screen) opts.bench.showdown_screen_rounds = 0;
-  if (a.no_sustain) opts.bench.showdown_sustain_ms = 0;
-  if (a.sustain_ms >= 0) opts.bench.showdown_sustain_ms = a.sustain_ms;
-  opts.bench.showdown_sustain_pairs = a.sustain_pairs;
-  opts.bench.showdown_sustain_contenders = a.sustain_contenders;
-  opts.bench.tie_tolerance = a.tie_tolerance;
+  if (a.no_showdown) opts.bench.expert.showdown_rounds = 0;
+  if (a.no_screen) opts.bench.expert.showdown_screen_rounds = 0;
+  if (a.no_sustain) opts.bench.expert.showdown_sustain_ms = 0;
+  if (a.sustain_ms >= 0) opts.bench.expert.showdown_sustain_ms = a.sustain_ms;
+  opts.bench.expert.showdown_sustain_pairs = a.sustain_pairs;
+  opts.bench.expert.showdown_sustain_contenders = a.sustain_contenders;
+  opts.bench.expert.tie_tolerance = a.tie_tolerance;
   if (a.quick) {
     opts.bench.warmup_ms = 2;
     opts.bench.rep_ms = 10;
@@ -181,7 +182,7 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
   std::vector<std::map<std::string, double>> medians;  // each run's report, by config text
   for (int r = 0; r < a.runs; ++r) {
     if (Status st = heat_gpu(dev, a.heat_ms); !st.ok()) fail(st.to_string());
-    opts.bench.showdown_seed = turns.run(r);
+    opts.bench.expert.showdown_seed = turns.run(r);
     auto tuner = Autotuner::make(k.def, opts);
     if (!tuner.ok()) fail(k.name + ": " + tuner.status().to_string());
     auto best = (*tuner)->tune(dev, w->args());

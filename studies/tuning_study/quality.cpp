@@ -48,7 +48,7 @@ struct QualityCase {
 int cmd_quality(const Options& o) {
   auto dev = open(o);
   print_device(dev->info(), o);
-  const BenchOptions lb = long_budget(o);
+  const TimingPolicy lb = long_budget(o);
   auto ks = kernels_for(*dev, o);
   std::vector<QualityCase> cases;
   auto out = open_out(o, "quality.tsv");
@@ -128,7 +128,7 @@ int cmd_quality(const Options& o) {
           pair[static_cast<std::size_t>(j)].kernel = compiled[idx]->get();
           pair[static_cast<std::size_t>(j)].dims = k.def.dims((*all)[idx], w->args());
         }
-        BenchOptions cb = lb;
+        TimingPolicy cb = lb;
         cb.rep_ms *= 2;
         cb.max_reps *= 2;
         st = time_interleaved(*dev, pair, w->args(), cb, o.rounds, before_for(k.def, w->args()));

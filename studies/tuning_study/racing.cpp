@@ -86,7 +86,7 @@ struct RacingCase {
 int cmd_racing(const Options& o) {
   auto dev = open(o);
   print_device(dev->info(), o);
-  const BenchOptions lb = long_budget(o);
+  const TimingPolicy lb = long_budget(o);
   auto ks = kernels_for(*dev, o);
   dev.reset();  // every tuning below opens its own device, so compile caches start empty
   std::vector<RacingCase> cases;

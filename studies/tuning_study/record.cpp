@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "race.hpp"
 #include "replay.hpp"
 #include "study.hpp"
 
@@ -125,7 +126,7 @@ int cmd_record(const Options& o) {
   auto configs = space.enumerate(info);
   if (!configs.ok()) die("enumerate", configs.status());
 
-  BenchOptions b;
+  TimingPolicy b;
   if (o.quick) {
     b.warmup_ms = 1;
     b.rep_ms = 5;

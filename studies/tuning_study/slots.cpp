@@ -46,7 +46,7 @@ void heat(Device& dev, const RaceEntry& e, ArgList args, double ms) {
 }
 
 // Entries with fresh short samples, so that pick_finalists and the turn lengths see them.
-void sample(Device& dev, ArgList args, const BenchOptions& opts, std::vector<RaceEntry>& es) {
+void sample(Device& dev, ArgList args, const TimingPolicy& opts, std::vector<RaceEntry>& es) {
   for (RaceEntry& e : es) {
     auto s = time_reps(dev, *e.kernel, e.dims, args, opts, 20, e.before);
     if (!s.ok()) die("sampling " + e.config_text, s.status());
@@ -56,16 +56,16 @@ void sample(Device& dev, ArgList args, const BenchOptions& opts, std::vector<Rac
 }
 
 // heat, sample, then a showdown without sustained turns: the state the tuner's turns begin in.
-void prelude(Device& dev, ArgList args, const BenchOptions& opts, std::vector<RaceEntry>& es) {
+void prelude(Device& dev, ArgList args, const TimingPolicy& opts, std::vector<RaceEntry>& es) {
   heat(dev, es.front(), args, 1000);
   sample(dev, args, opts, es);
-  BenchOptions no_sustain = opts;
+  TimingPolicy no_sustain = opts;
   no_sustain.showdown_sustain_ms = 0;
   if (auto r = run_showdown(dev, args, no_sustain, es); !r.ok()) die("showdown", r.status());
 }
 
 // One turn of `e`: reps for turn_ms at its median so far; the whole series.
-std::vector<double> turn(Device& dev, ArgList args, const BenchOptions& opts, const RaceEntry& e,
+std::vector<double> turn(Device& dev, ArgList args, const TimingPolicy& opts, const RaceEntry& e,
                          double turn_ms) {
   const int reps = sustained_turn_reps(turn_ms, quantile(e.samples, 0.5), opts.max_reps);
   auto s = time_reps(dev, *e.kernel, e.dims, args, opts, reps, e.before);
@@ -103,7 +103,7 @@ std::vector<std::size_t> bracketed(std::size_t n) {
 }
 
 // Runs a schedule: each turn's second-half median, with its contender.
-json run_schedule(Device& dev, ArgList args, const BenchOptions& opts,
+json run_schedule(Device& dev, ArgList args, const TimingPolicy& opts,
                   const std::vector<RaceEntry>& es, const std::vector<std::size_t>& schedule,
                   double turn_ms) {
   json turns = json::array();
@@ -123,7 +123,7 @@ json showdown_json(const ShowdownReport& r) {
 }
 
 // One repetition of every design over `es`, the designs in the given order.
-json repetition(Device& dev, ArgList args, const BenchOptions& opts, std::vector<RaceEntry>& es,
+json repetition(Device& dev, ArgList args, const TimingPolicy& opts, std::vector<RaceEntry>& es,
                 double turn_ms, const std::vector<std::string>& designs, std::mt19937& rng) {
   json out;
   for (const std::string& d : designs) {
@@ -149,7 +149,7 @@ json repetition(Device& dev, ArgList args, const BenchOptions& opts, std::vector
 }
 
 // Consecutive turns of one contender after the prelude: the clock's course, launch by launch.
-json profile(Device& dev, ArgList args, const BenchOptions& opts, std::vector<RaceEntry>& es,
+json profile(Device& dev, ArgList args, const TimingPolicy& opts, std::vector<RaceEntry>& es,
              double turn_ms, int turns) {
   prelude(dev, args, opts, es);
   json out = json::array();
@@ -181,11 +181,11 @@ int cmd_slots(const Options& o) {
   const Size size = o.size.empty() ? Size{4096, 4096, 4096} : *parse_size(o.size);
   auto w = make_workload(*dev, *k, size);
   ArgList args = w->args();
-  // The tuner's turn (BenchOptions::showdown_sustain_ms's default), or --long-ms.
+  // The tuner's turn (TimingPolicy::showdown_sustain_ms's default), or --long-ms.
   const double turn_ms = o.long_ms > 0 ? o.long_ms : 2.0 * dev->info().power_settle_ms;
   if (!(turn_ms > 0))
     die("slots", Status(StatusCode::unavailable, "no power_settle_ms here: give --long-ms"));
-  BenchOptions opts;
+  TimingPolicy opts;
   opts.showdown_sustain_ms = turn_ms;
 
   auto tuner = Autotuner::make(k->def, AutotunerOptions{});

@@ -122,7 +122,7 @@ std::vector<Result<std::unique_ptr<CompiledKernel>>> compile_many(Device& dev,
 // ---- long, interleaved re-timing ---------------------------------------------------------------
 
 Status time_interleaved(Device& dev, std::vector<Contender>& cs, ArgList args,
-                        const BenchOptions& opts, int rounds, const BeforeLaunch& before) {
+                        const TimingPolicy& opts, int rounds, const BeforeLaunch& before) {
   std::vector<int> per_round(cs.size(), 0);
   for (std::size_t i = 0; i < cs.size(); ++i) {
     auto est = warm_up(dev, *cs[i].kernel, cs[i].dims, args, opts, before);
@@ -158,8 +158,8 @@ Status time_interleaved(Device& dev, std::vector<Contender>& cs, ArgList args,
   return {};
 }
 
-BenchOptions long_budget(const Options& o) {
-  BenchOptions b;
+TimingPolicy long_budget(const Options& o) {
+  TimingPolicy b;
   if (o.quick) {
     b.warmup_ms = 5;
     b.rep_ms = 50;
@@ -179,7 +179,7 @@ BenchOptions long_budget(const Options& o) {
   return b;
 }
 
-std::string budget_text(const BenchOptions& b, int rounds) {
+std::string budget_text(const TimingPolicy& b, int rounds) {
   return "warmup " + fmt("%.0f", b.warmup_ms) + " ms, " + fmt("%.0f", b.rep_ms) + " ms of reps (" +
          std::to_string(b.min_reps) + ".." + std::to_string(b.max_reps) + ") per config in " +
          std::to_string(rounds) + " interleaved rounds, L2 flushed before each rep";

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "stats.hpp"
+#include "timing_policy.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
 
@@ -97,10 +98,10 @@ struct Contender {
 // Warms every contender up, then times them in `rounds` interleaved rounds that together
 // spend opts.rep_ms per contender (so slow drift of clocks or of a shared CPU hits all alike).
 Status time_interleaved(Device& dev, std::vector<Contender>& cs, ArgList args,
-                        const BenchOptions& opts, int rounds, const BeforeLaunch& before);
+                        const TimingPolicy& opts, int rounds, const BeforeLaunch& before);
 // The long budget that re-timings use.
-BenchOptions long_budget(const Options& o);
-std::string budget_text(const BenchOptions& b, int rounds);
+TimingPolicy long_budget(const Options& o);
+std::string budget_text(const TimingPolicy& b, int rounds);
 
 std::vector<kernels::BundledKernel> kernels_for(Device& dev, const Options& o);
 void print_device(const DeviceInfo& info, const Options& o);

@@ -16,6 +16,7 @@
 #include "acc_rig.hpp"
 #include "scoped_env.hpp"
 #include "sim_fixture.hpp"
+#include "timing_policy.hpp"
 #include "watchdog.hpp"
 
 using namespace tune;
@@ -164,9 +165,10 @@ TEST_CASE("options are validated in make, naming the option") {
          o.bench.rep_ms = std::numeric_limits<double>::infinity();
        }},
       {"timeout_ms", [](KernelDef&, AutotunerOptions& o) { o.bench.timeout_ms = 0; }},
-      {"race_confidence", [](KernelDef&, AutotunerOptions& o) { o.bench.race_confidence = 1.5; }},
-      {"min_reps", [](KernelDef&, AutotunerOptions& o) { o.bench.min_reps = 0; }},
-      {"max_reps", [](KernelDef&, AutotunerOptions& o) { o.bench.max_reps = 2; }},
+      {"race_confidence",
+       [](KernelDef&, AutotunerOptions& o) { o.bench.expert.race_confidence = 1.5; }},
+      {"min_reps", [](KernelDef&, AutotunerOptions& o) { o.bench.expert.min_reps = 0; }},
+      {"max_reps", [](KernelDef&, AutotunerOptions& o) { o.bench.expert.max_reps = 2; }},
       {"rep_count", [](KernelDef&, AutotunerOptions& o) { o.bench.rep_count = -1; }},
       {"warmup_count", [](KernelDef&, AutotunerOptions& o) { o.bench.warmup_count = 3; }},
       {"top_fraction",
@@ -211,7 +213,7 @@ TEST_CASE("the Autotuner enforces a strategy's evaluation budget and keeps its o
   // rule, the canonical first (Config text) of those within tie_tolerance of the fastest.
   double best = std::numeric_limits<double>::infinity();
   for (const auto& r : report.results) best = std::min(best, r.stats.median);
-  const double bound = best * (1.0 + quiet_options().bench.tie_tolerance);
+  const double bound = best * (1.0 + TimingPolicy{}.tie_tolerance);
   std::string first;
   for (const auto& r : report.results)
     if (r.stats.median <= bound && (first.empty() || r.config.to_string() < first))

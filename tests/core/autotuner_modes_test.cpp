@@ -12,6 +12,7 @@
 
 #include "sim_fixture.hpp"
 #include "stats.hpp"
+#include "timing_policy.hpp"
 
 using namespace tune;
 using namespace tune::testing;
@@ -21,7 +22,7 @@ namespace {
 BenchOptions racing_bench(bool racing) {
   BenchOptions b = tiny_bench();
   b.rep_ms = 0.5;  // simulated: ~250 repetitions of a ~2 us kernel
-  b.max_reps = 400;
+  b.expert.max_reps = 400;
   b.racing = racing;
   return b;
 }
@@ -85,10 +86,10 @@ TEST_CASE("racing: near-ties stop at the tolerance instead of spending their who
     rig.dev.set_record_events(false);
     auto opts = quiet_options();
     opts.bench = racing_bench(true);
-    opts.bench.race_tolerance = tolerance;
+    opts.bench.expert.race_tolerance = tolerance;
     // The race alone: a showdown would replace the race's samples (counted below) with its own
     // fixed rounds (tests/core/showdown_test.cpp).
-    opts.bench.showdown_rounds = 0;
+    opts.bench.expert.showdown_rounds = 0;
     auto tuner = Autotuner::make(sim_kernel(bm_space({1, 2, 3})), opts).value();
     auto args = rig.args(10);
     Config c = tuner->tune(rig.dev, args).value();
@@ -133,8 +134,8 @@ TEST_CASE("racing: a device whose clock idled is raced at full clock, not at the
     rig.dev.set_record_events(false);
     auto opts = quiet_options();
     opts.bench = racing_bench(racing);
-    opts.bench.settle_batch_ms = 0.05;
-    opts.bench.settle_window_ms = 1.0;
+    opts.bench.expert.settle_batch_ms = 0.05;
+    opts.bench.expert.settle_window_ms = 1.0;
     auto tuner = Autotuner::make(sim_kernel(bm_space({32, 40, 48, 56, 64})), opts).value();
     auto args = rig.args(1000);
     rig.dev.set_clock_ramp(3.0, 2e6, 4);
@@ -220,9 +221,9 @@ TEST_CASE("search strategy: the Autotuner evaluates only the budget and keeps th
   for (const auto& r : report.results) best = std::min(best, r.stats.median);
   const double picked =
       1000.0 + std::pow(c.get_int("BM") - 40, 2) + std::pow(c.get_int("BN") - 9, 2);
-  CHECK(picked <= best * (1.0 + opts.bench.tie_tolerance));
+  CHECK(picked <= best * (1.0 + resolve_timing(opts.bench, opts.effort).tie_tolerance));
   for (const auto& r : report.results)
-    if (r.stats.median <= best * (1.0 + opts.bench.tie_tolerance))
+    if (r.stats.median <= best * (1.0 + resolve_timing(opts.bench, opts.effort).tie_tolerance))
       CHECK(c.to_string() <= r.config.to_string());
   CHECK(store->saved_rows == 200);
 

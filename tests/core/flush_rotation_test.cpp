@@ -158,7 +158,7 @@ TEST_CASE("InputRotation: copies of the inputs, taken in turn, set 0 the caller'
     rig.seen_x.clear();
     const auto flushes = rig.dev.flushes();
     auto k = rig.dev.compile(sim_source(), Config()).value();
-    BenchOptions opts = tiny_bench();
+    TimingPolicy opts = resolve_timing(tiny_bench(), Effort::standard);
     opts.cache = TimingCache::rotate;
     auto t = time_reps(rig.dev, *k, LaunchDims{{1, 1, 1}, {64, 1, 1}, 0}, args, opts, 8, {}, &*rot);
     REQUIRE(t.ok());
@@ -225,7 +225,7 @@ TEST_CASE("Autotuner with rotating inputs over the memory cap: falls back to the
   ScaleRig rig(64ull << 10);
   AutotunerOptions opts = quiet_options();
   opts.bench.cache = TimingCache::rotate;
-  opts.bench.rotate_max_bytes = 32ull << 10;  // 96 KiB of copies needed
+  opts.bench.expert.rotate_max_bytes = 32ull << 10;  // 96 KiB of copies needed
   auto tuner = make_tuner(rig.def(), opts);
   auto args = rig.args();
   REQUIRE(tuner->run(rig.dev, args).ok());
@@ -235,12 +235,12 @@ TEST_CASE("Autotuner with rotating inputs over the memory cap: falls back to the
   CHECK(rig.dev.flushes() == rig.dev.timed_reps());  // every timed launch flushed
   CHECK(std::set<const DeviceBuffer*>(rig.seen_x.begin(), rig.seen_x.end()).size() == 1);
 
-  auto rot = InputRotation::make(rig.dev, args, {}, opts.bench.rotate_max_bytes);
+  auto rot = InputRotation::make(rig.dev, args, {}, *opts.bench.expert.rotate_max_bytes);
   REQUIRE(rot.ok());
   CHECK_FALSE(rot->active());
   CHECK(rot->fallback() ==
         "rotating 4 sets of 32.0 KiB of inputs (together twice the 64.0 KiB last-level cache) "
-        "needs 96.0 KiB of copies, over the 32.0 KiB cap (BenchOptions::rotate_max_bytes)");
+        "needs 96.0 KiB of copies, over the 32.0 KiB cap (BenchOptions::expert.rotate_max_bytes)");
 }
 
 TEST_CASE("InputRotation: a copy the device has no memory for falls back, the copies made freed") {
@@ -327,7 +327,7 @@ TEST_CASE("time_kernel: cache none never flushes, rotate flushes only the estima
   opts.cache = TimingCache::rotate;
   const auto reps_before = rig.dev.timed_reps();
   REQUIRE(time_kernel(rig.dev, *k, LaunchDims{{1, 1, 1}, {64, 1, 1}, 0}, args, opts).ok());
-  CHECK(rig.dev.flushes() == static_cast<std::uint64_t>(opts.estimate_runs));
+  CHECK(rig.dev.flushes() == static_cast<std::uint64_t>(*opts.expert.estimate_runs));
   CHECK(rig.dev.timed_reps() - reps_before > rig.dev.flushes());
 }
 

@@ -31,18 +31,21 @@ inline std::vector<double> samples_around(double centre, double sigma, int n, un
 inline BenchOptions showdown_bench() {
   BenchOptions b = tiny_bench();
   b.racing = true;
-  b.race_batch = 5;
-  b.settle_max_ms = 0;
-  b.showdown_screen_rounds = 0;
+  b.expert.race_batch = 5;
+  b.expert.settle_max_ms = 0;
+  b.expert.showdown_screen_rounds = 0;
   return b;
 }
 
 // showdown_bench with the screen at its defaults.
 inline BenchOptions screened_bench() {
   BenchOptions b = showdown_bench();
-  b.showdown_screen_rounds = BenchOptions{}.showdown_screen_rounds;
+  b.expert.showdown_screen_rounds.reset();
   return b;
 }
+
+// What a Race runs on: `b` resolved for the standard effort.
+inline TimingPolicy policy(const BenchOptions& b) { return resolve_timing(b, Effort::standard); }
 
 // The sim device with a BM cost model from a table, and one compiled kernel per BM.
 struct Contest {

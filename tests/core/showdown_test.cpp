@@ -41,7 +41,7 @@ TEST_CASE("showdown: finalists timed in another clock state are re-timed togethe
   // 10% slower; BM=2's samples came after the change. The race's medians pick BM=2.
   Contest c({{1, 1000.0}, {2, 1030.0}, {3, 1500.0}});
   const auto args = c.rig.args(1024);
-  Race race(c.rig.dev, args, showdown_bench());
+  Race race(c.rig.dev, args, policy(showdown_bench()));
   race.add(c.entry(0, samples_around(1100, 0.001, 20, 1)));
   race.add(c.entry(1, samples_around(1030, 0.001, 20, 2)));
   RaceEntry slow = c.entry(2, samples_around(1500, 0.001, 20, 3));
@@ -76,7 +76,7 @@ TEST_CASE("showdown: a raced-out contestant within the margin is a finalist, one
   // the fastest, so it is re-timed with the others, and wins. BM=3 is 40% slower: left out.
   Contest c({{1, 1000.0}, {2, 1030.0}, {3, 1450.0}});
   const auto args = c.rig.args(1024);
-  Race race(c.rig.dev, args, showdown_bench());
+  Race race(c.rig.dev, args, policy(showdown_bench()));
   RaceEntry early = c.entry(0, samples_around(1100, 0.001, 20, 1));
   early.raced_out = true;
   race.add(early);
@@ -100,7 +100,7 @@ TEST_CASE("showdown: a contestant outside it whose old median could still win jo
   // It joins, and the showdown runs again with all three, on equal terms.
   Contest c({{1, 1000.0}, {2, 1030.0}, {3, 990.0}});
   const auto args = c.rig.args(1024);
-  BenchOptions opts = showdown_bench();
+  TimingPolicy opts = policy(showdown_bench());
   opts.showdown_finalists = 2;
   Race race(c.rig.dev, args, opts);
   race.add(c.entry(0, samples_around(950, 0.001, 20, 1)));
@@ -118,7 +118,7 @@ TEST_CASE("showdown: a contestant outside it whose old median could still win jo
 TEST_CASE("showdown: an attempt whose samples shift is re-timed, and said when it never settles") {
   Contest c({{1, 1000.0}, {2, 1030.0}});
   const auto args = c.rig.args(1024);
-  BenchOptions opts = showdown_bench();
+  TimingPolicy opts = policy(showdown_bench());
   SUBCASE("a clock step inside the first attempt: re-timed once, then stationary") {
     // The first 30 us of timed work run 20% slower, then 1x: the step lands mid-attempt
     // (an attempt is 2 x 6 x 5 repetitions of about 1 us).
@@ -154,7 +154,7 @@ TEST_CASE("showdown: a finalist that fails is dropped with its reason, the other
   Contest c({{1, 1000.0}, {2, 1030.0}, {3, 1040.0}});
   const auto args = c.rig.args(1024);
   c.rig.dev.fail_launch_if([](const Config& cfg) { return cfg.get_int("BM") == 1; });
-  Race race(c.rig.dev, args, showdown_bench());
+  Race race(c.rig.dev, args, policy(showdown_bench()));
   race.add(c.entry(0, samples_around(1000, 0.001, 20, 1)));
   race.add(c.entry(1, samples_around(1030, 0.001, 20, 2)));
   race.add(c.entry(2, samples_around(1040, 0.001, 20, 3)));
@@ -168,7 +168,7 @@ TEST_CASE("showdown: a finalist that fails is dropped with its reason, the other
 TEST_CASE("showdown: not held when off, with fixed counts, without racing or with one left") {
   Contest c({{1, 1000.0}, {2, 1030.0}});
   const auto args = c.rig.args(1024);
-  BenchOptions opts = showdown_bench();
+  TimingPolicy opts = policy(showdown_bench());
   SUBCASE("showdown_rounds 0") { opts.showdown_rounds = 0; }
   SUBCASE("rep_count: exactly the counts asked for") {
     opts.rep_count = 10;
@@ -188,23 +188,25 @@ TEST_CASE("showdown: not held when off, with fixed counts, without racing or wit
 
 TEST_CASE("showdown options are validated, naming the field") {
   BenchOptions b;
-  b.showdown_finalists = 1;
+  b.expert.showdown_finalists = 1;
   auto st = validate(b);
   CHECK(st.code() == StatusCode::invalid_argument);
   CHECK(st.message().find("showdown_finalists") != std::string::npos);
   // Each field out of range, one at a time: the message names it.
   const std::vector<std::pair<std::string, std::function<void(BenchOptions&)>>> bad = {
-      {"showdown_rounds", [](BenchOptions& o) { o.showdown_rounds = -1; }},
-      {"showdown_retries", [](BenchOptions& o) { o.showdown_retries = -2; }},
-      {"showdown_margin", [](BenchOptions& o) { o.showdown_margin = NAN; }},
-      {"showdown_screen_rounds", [](BenchOptions& o) { o.showdown_screen_rounds = -1; }},
-      {"showdown_screen_margin", [](BenchOptions& o) { o.showdown_screen_margin = -0.5; }},
-      {"showdown_screen_margin", [](BenchOptions& o) { o.showdown_screen_margin = INFINITY; }},
-      {"showdown_sustain_margin", [](BenchOptions& o) { o.showdown_sustain_margin = -0.1; }},
-      {"showdown_sustain_ms", [](BenchOptions& o) { o.showdown_sustain_ms = NAN; }},
-      {"showdown_sustain_ms", [](BenchOptions& o) { o.showdown_sustain_ms = INFINITY; }},
-      {"showdown_sustain_pairs", [](BenchOptions& o) { o.showdown_sustain_pairs = 0; }},
-      {"showdown_sustain_contenders", [](BenchOptions& o) { o.showdown_sustain_contenders = 1; }}};
+      {"showdown_rounds", [](BenchOptions& o) { o.expert.showdown_rounds = -1; }},
+      {"showdown_retries", [](BenchOptions& o) { o.expert.showdown_retries = -2; }},
+      {"showdown_margin", [](BenchOptions& o) { o.expert.showdown_margin = NAN; }},
+      {"showdown_screen_rounds", [](BenchOptions& o) { o.expert.showdown_screen_rounds = -1; }},
+      {"showdown_screen_margin", [](BenchOptions& o) { o.expert.showdown_screen_margin = -0.5; }},
+      {"showdown_screen_margin",
+       [](BenchOptions& o) { o.expert.showdown_screen_margin = INFINITY; }},
+      {"showdown_sustain_margin", [](BenchOptions& o) { o.expert.showdown_sustain_margin = -0.1; }},
+      {"showdown_sustain_ms", [](BenchOptions& o) { o.expert.showdown_sustain_ms = NAN; }},
+      {"showdown_sustain_ms", [](BenchOptions& o) { o.expert.showdown_sustain_ms = INFINITY; }},
+      {"showdown_sustain_pairs", [](BenchOptions& o) { o.expert.showdown_sustain_pairs = 0; }},
+      {"showdown_sustain_contenders",
+       [](BenchOptions& o) { o.expert.showdown_sustain_contenders = 1; }}};
   for (const auto& item : bad) {  // no structured binding: clang rejects one in CHECK_MESSAGE
     BenchOptions o;
     item.second(o);
@@ -232,7 +234,7 @@ TEST_CASE("showdown: an Autotuner whose race spans a clock step still picks the 
   auto opts = quiet_options();
   opts.bench = showdown_bench();
   opts.bench.rep_ms = 0.2;
-  opts.bench.max_reps = 200;
+  opts.bench.expert.max_reps = 200;
   auto tuner = make_tuner(sim_kernel(bm_space({16, 32, 64})), opts);
   const auto args = rig.args(1000);
   rig.dev.set_clock_ramp(1.1, 150000.0, 1);  // 10% slow for the first 150 us of timed work
@@ -258,7 +260,7 @@ TEST_CASE("screen: a contestant raced out in a slow phase beyond the margin is b
   // beyond showdown_margin: the showdown alone would never see it again.
   Contest c({{1, 1000.0}, {2, 1030.0}, {3, 1060.0}, {4, 1090.0}, {5, 1800.0}});
   const auto args = c.rig.args(1024);
-  auto race_with = [&](const BenchOptions& opts) {
+  auto race_with = [&](const TimingPolicy& opts) {
     auto race = std::make_unique<Race>(c.rig.dev, args, opts);
     RaceEntry early = c.entry(0, samples_around(1400, 0.001, 40, 1));
     early.raced_out = true;
@@ -272,7 +274,7 @@ TEST_CASE("screen: a contestant raced out in a slow phase beyond the margin is b
     return race;
   };
   SUBCASE("without the screen: BM=1 stays out, and BM=2 would win") {
-    auto race = race_with(showdown_bench());
+    auto race = race_with(policy(showdown_bench()));
     auto out = race->finish();
     REQUIRE(out.ok());
     CHECK(out->screened == 0);
@@ -280,7 +282,7 @@ TEST_CASE("screen: a contestant raced out in a slow phase beyond the margin is b
     CHECK(race->entries()[0].raced_out);
   }
   SUBCASE("with it: everyone within 50% is re-timed together, BM=1 is a finalist and fastest") {
-    auto race = race_with(screened_bench());
+    auto race = race_with(policy(screened_bench()));
     c.rig.dev.clear_events();
     auto out = race->finish();
     REQUIRE(out.ok());
@@ -308,7 +310,7 @@ TEST_CASE("screen: a contestant raced out in a slow phase beyond the margin is b
 TEST_CASE("screen: not held when every contestant within its margin is a finalist already") {
   Contest c({{1, 1000.0}, {2, 1030.0}, {3, 1800.0}});
   const auto args = c.rig.args(1024);
-  Race race(c.rig.dev, args, screened_bench());
+  Race race(c.rig.dev, args, policy(screened_bench()));
   race.add(c.entry(0, samples_around(1000, 0.001, 20, 1)));
   race.add(c.entry(1, samples_around(1030, 0.001, 20, 2)));
   RaceEntry slow = c.entry(2, samples_around(1800, 0.001, 20, 3));
@@ -326,7 +328,7 @@ TEST_CASE("screen: a contestant that fails in it is dropped with its reason") {
   Contest c({{1, 1000.0}, {2, 1030.0}, {3, 1060.0}, {4, 1090.0}});
   const auto args = c.rig.args(1024);
   c.rig.dev.fail_launch_if([](const Config& cfg) { return cfg.get_int("BM") == 4; });
-  Race race(c.rig.dev, args, screened_bench());
+  Race race(c.rig.dev, args, policy(screened_bench()));
   RaceEntry early = c.entry(0, samples_around(1400, 0.001, 20, 1));
   early.raced_out = true;
   race.add(early);
@@ -361,7 +363,7 @@ TEST_CASE("screen: tunings that hit the power limit midway pick within 2% of the
     auto opts = quiet_options();
     opts.bench = screened_bench();
     opts.bench.rep_ms = 0.2;
-    opts.bench.max_reps = 200;
+    opts.bench.expert.max_reps = 200;
     auto tuner = make_tuner(sim_kernel(bm_space({8, 12, 16, 32, 64, 128})), opts);
     const auto args = rig.args(1000);
     rig.dev.set_clock_throttle(1.4, 30000.0 + 4000.0 * run);

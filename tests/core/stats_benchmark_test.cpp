@@ -123,9 +123,9 @@ TEST_CASE("time_kernel: repetitions follow the budgets") {
   BenchOptions opts;
   opts.warmup_ms = 0.05;  // 5 warmup launches
   opts.rep_ms = 0.1;      // 10 timed repetitions
-  opts.estimate_runs = 3;
-  opts.min_reps = 1;
-  opts.max_reps = 1000;
+  opts.expert.estimate_runs = 3;
+  opts.expert.min_reps = 1;
+  opts.expert.max_reps = 1000;
   auto stats = time_kernel(rig.dev, *k, LaunchDims{}, args, opts);
   REQUIRE(stats.ok());
   // rep_ms / estimate = 10; allow one either side for rounding of the estimate.
@@ -143,8 +143,8 @@ TEST_CASE("time_kernel: min_reps and max_reps clamp the repetition count") {
   SimRig rig;
   auto args = rig.args(1024);
   BenchOptions opts = tiny_bench();
-  opts.min_reps = 4;
-  opts.max_reps = 7;
+  opts.expert.min_reps = 4;
+  opts.expert.max_reps = 7;
   SUBCASE("a slow kernel gets min_reps") {
     auto k = constant_kernel(rig.dev, 1e6);  // 1 ms, rep_ms 0.05
     auto stats = time_kernel(rig.dev, *k, LaunchDims{}, args, opts);
@@ -229,7 +229,7 @@ TEST_CASE("time_kernel: seeded noise is reproducible and centred on the model") 
     auto args = rig.args(1024);
     BenchOptions opts = tiny_bench();
     opts.rep_ms = 10.0;
-    opts.max_reps = 200;
+    opts.expert.max_reps = 200;
     return time_kernel(rig.dev, *k, LaunchDims{}, args, opts).value();
   };
   SampleStats a = run(1), b = run(1), c = run(2);
@@ -245,7 +245,7 @@ TEST_CASE("settle_clocks: runs until the time per launch stops falling") {
   SimRig rig;
   auto k = constant_kernel(rig.dev, 10000.0);  // 10 us at full clock
   auto args = rig.args(1024);
-  BenchOptions opts = tiny_bench();
+  TimingPolicy opts = resolve_timing(tiny_bench(), Effort::standard);
   opts.settle_batch_ms = 0.1;  // about 10 launches per batch
   opts.settle_max_ms = 50.0;
   opts.settle_window_ms = 0;  // settle (batch to batch), though the simulated device needs not
@@ -310,10 +310,10 @@ TEST_CASE("time_kernel: a device that idles its clock is timed at full clock") {
   auto k = constant_kernel(rig.dev, 10000.0);
   auto args = rig.args(1024);
   BenchOptions opts = tiny_bench();
-  opts.settle_batch_ms = 0.1;
+  opts.expert.settle_batch_ms = 0.1;
   opts.rep_ms = 1.0;
-  opts.max_reps = 100;
-  opts.settle_window_ms = 1.5;  // longer than the governor's 1 ms steps
+  opts.expert.max_reps = 100;
+  opts.expert.settle_window_ms = 1.5;  // longer than the governor's 1 ms steps
   rig.dev.set_clock_ramp(3.0, 2e6, 2);
   auto settled = time_kernel(rig.dev, *k, LaunchDims{}, args, opts);
   REQUIRE(settled.ok());
@@ -321,7 +321,7 @@ TEST_CASE("time_kernel: a device that idles its clock is timed at full clock") {
 
   // The same without settling measures the idle clock: the test above is not vacuous.
   rig.dev.idle_clock();
-  opts.settle_max_ms = 0;
+  opts.expert.settle_max_ms = 0;
   auto unsettled = time_kernel(rig.dev, *k, LaunchDims{}, args, opts);
   REQUIRE(unsettled.ok());
   CHECK(unsettled->median > 10000.0 * 1.5);
@@ -331,7 +331,7 @@ TEST_CASE("Race: a contestant that joins after the clock settled keeps its own e
   SimRig rig;
   auto k = constant_kernel(rig.dev, 10000.0);
   auto args = rig.args(1024);
-  BenchOptions opts = tiny_bench();
+  TimingPolicy opts = resolve_timing(tiny_bench(), Effort::standard);
   opts.racing = false;  // each contestant takes its whole budget in one round
   opts.rep_ms = 0.5;    // 50 repetitions at 10 us
   opts.max_reps = 1000;

@@ -1,4 +1,4 @@
-// The showdown's sustained turns (BenchOptions::showdown_sustain_ms, core/src/showdown.hpp
+// The showdown's sustained turns (TimingPolicy::showdown_sustain_ms, core/src/showdown.hpp
 // step 5): on a power-limited GPU the clock follows the power of the last few milliseconds,
 // so short interleaved turns time near-equal configurations at one mixed clock, and the one
 // that draws more power looks as fast as the other. Run back to back it is slower. The
@@ -31,7 +31,7 @@ constexpr double kSettleNs = 50000.0;
 double draw_of(const Config& c) { return c.get_int("BM") == 1 ? 1.06 : 1.0; }
 
 // A race that has ended with BM=1 ahead on samples taken in short turns.
-std::unique_ptr<Race> power_race(Contest& c, ArgList args, const BenchOptions& opts) {
+std::unique_ptr<Race> power_race(Contest& c, ArgList args, const TimingPolicy& opts) {
   c.rig.dev.set_power_draw(draw_of, kSettleNs);
   auto race = std::make_unique<Race>(c.rig.dev, args, opts);
   race->add(c.entry(0, samples_around(1030, 0.001, 20, 1)));
@@ -44,13 +44,16 @@ std::unique_ptr<Race> power_race(Contest& c, ArgList args, const BenchOptions& o
 
 // showdown_bench with sustained turns of `turn_ms` (0: off) and room for long turns; the
 // turns' orders from a fixed seed, so that every run of a test times the same sequence.
-BenchOptions sustained_bench(double turn_ms) {
+BenchOptions sustained_options(double turn_ms) {
   BenchOptions b = showdown_bench();
-  b.max_reps = 1000;
-  b.showdown_sustain_ms = turn_ms;
-  b.showdown_seed = 18;
+  b.expert.max_reps = 1000;
+  b.expert.showdown_sustain_ms = turn_ms;
+  b.expert.showdown_seed = 18;
   return b;
 }
+
+// sustained_options as a Race runs on it.
+TimingPolicy sustained_bench(double turn_ms) { return policy(sustained_options(turn_ms)); }
 
 // A race of c's kernels 0, 1 and 2, whose earlier samples put them `step` ns apart from 1000
 // (so the showdown orders them 0, 1, 2), with sustained turns ordered from `seed`, ready to
@@ -95,7 +98,7 @@ bool backward_reverses_forward(const std::vector<std::vector<std::string>>& orde
 }
 
 // A race of c's kernels 0 and 1 whose earlier samples put them at ns0 and ns1, ready to finish.
-std::unique_ptr<Race> two_way_race(Contest& c, ArgList args, const BenchOptions& opts, double ns0,
+std::unique_ptr<Race> two_way_race(Contest& c, ArgList args, const TimingPolicy& opts, double ns0,
                                    double ns1) {
   auto race = std::make_unique<Race>(c.rig.dev, args, opts);
   race->add(c.entry(0, samples_around(ns0, 0.0, 20, 1)));
@@ -401,13 +404,13 @@ TEST_CASE("sustained turns: pairs go on until the pick is decided, up to the lim
     ratio = median_of(race->entries()[0]) / median_of(race->entries()[1]);
   };
   SUBCASE("a near-tie on a clock that swings: every allowed pair (the default, 3)") {
-    CHECK(BenchOptions{}.showdown_sustain_pairs == 3);
+    CHECK(TimingPolicy{}.showdown_sustain_pairs == 3);
     for (std::uint64_t seed = 1; seed <= 10; ++seed) {
       CAPTURE(seed);
       Contest c({{1, 1000.0}, {2, 1000.0}, {3, 1500.0}});
       int held = 0;
       double ratio = 0;
-      near_tie(c, BenchOptions{}.showdown_sustain_pairs, held, ratio, seed);
+      near_tie(c, TimingPolicy{}.showdown_sustain_pairs, held, ratio, seed);
       CHECK(held == 3);
       // Six turns each: forward and backward, three times.
       CHECK(events_with(c.rig.dev.events(), "time ").size() >= 12);
@@ -606,7 +609,7 @@ TEST_CASE("sustained turns: up to showdown_sustain_contenders, beyond the showdo
     REQUIRE(out.ok());
     return out->sustained;
   };
-  CHECK(BenchOptions{}.showdown_sustain_contenders == 5);
+  CHECK(TimingPolicy{}.showdown_sustain_contenders == 5);
   CHECK(held(5) == 4);  // every near-tie, though only two were the showdown's finalists
   CHECK(held(3) == 3);  // the fastest three
   CHECK(held(2) == 2);
@@ -616,7 +619,7 @@ TEST_CASE("sustained turns: their length comes from the device unless set, withi
   const std::map<std::int64_t, double> ns = {{1, 1000.0}, {2, 1015.0}, {3, 1500.0}};
   Contest c(ns);
   // Without a power draw the medians stay at the table's: a turn's length is exact.
-  auto turn_reps = [](Contest& contest, const BenchOptions& opts) {
+  auto turn_reps = [](Contest& contest, const TimingPolicy& opts) {
     const auto args = contest.rig.args(1024);
     auto race = std::make_unique<Race>(contest.rig.dev, args, opts);
     race->add(contest.entry(0, samples_around(1000, 0.0, 20, 1)));
@@ -678,7 +681,7 @@ TEST_CASE(
     rig.dev.set_power_draw([](const Config& c) { return c.get_int("BM") == 8 ? 1.10 : 1.0; },
                            kSettleNs);
     auto opts = quiet_options();
-    opts.bench = sustained_bench(turn_ms);
+    opts.bench = sustained_options(turn_ms);
     opts.bench.rep_ms = 0.2;
     auto tuner = make_tuner(sim_kernel(bm_space({8, 12, 16, 32})), opts);
     auto picked = tuner->tune(rig.dev, rig.args(1000));

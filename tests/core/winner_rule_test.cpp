@@ -114,7 +114,7 @@ TEST_CASE("Autotuner: tie_tolerance 0 makes the strictly fastest win") {
   SimRig rig;
   rig.dev.set_cost_model(near_tie_model());
   AutotunerOptions opts = quiet_options();
-  opts.bench.tie_tolerance = 0;
+  opts.bench.expert.tie_tolerance = 0;
   auto tuner = make_tuner(sim_kernel(bm_space({128, 64, 32, 16})), opts);
   auto best = tuner->tune(rig.dev, rig.args(1000));
   REQUIRE_MESSAGE(best.ok(), best.status().to_string());
@@ -124,14 +124,14 @@ TEST_CASE("Autotuner: tie_tolerance 0 makes the strictly fastest win") {
 TEST_CASE("tie_tolerance is validated, naming the field") {
   for (double bad : {-0.01, 1.0, 2.0, static_cast<double>(NAN), static_cast<double>(INFINITY)}) {
     BenchOptions o;
-    o.tie_tolerance = bad;
+    o.expert.tie_tolerance = bad;
     const Status st = validate(o);
     CAPTURE(bad);
     CHECK(st.code() == StatusCode::invalid_argument);
     CHECK(st.message().find("tie_tolerance") != std::string::npos);
   }
   BenchOptions zero;
-  zero.tie_tolerance = 0;
+  zero.expert.tie_tolerance = 0;
   CHECK(validate(zero).ok());
 }
 

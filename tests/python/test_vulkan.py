@@ -262,3 +262,16 @@ def test_rotating_input_copies_match_the_cpu(vulkan_device):
     np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)
     with pytest.raises(ValueError, match="timing_cache: 'cold'"):
         libtune.Tuner(saxpy(), timing_cache="cold", **FAST)
+
+
+def test_effort_and_tolerance_keywords(vulkan_device):
+    # effort="quick" with a tolerance: the tuner times on the quick preset and still matches
+    # the CPU; a misspelt effort is refused naming the keyword.
+    tuner = libtune.Tuner(saxpy(), effort="quick", tolerance=0.02, persistent=False)
+    n = 1 << 12
+    x, y = random_inputs(n)
+    want = np.float32(3.0) * x + y
+    tuner(vulkan_device, x, y, 3.0, n)
+    np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError, match="effort: 'fast'"):
+        libtune.Tuner(saxpy(), effort="fast", **FAST)

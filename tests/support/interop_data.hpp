@@ -71,9 +71,9 @@ inline AutotunerOptions interop_options() {
   o.print = false;
   o.bench.warmup_ms = 0.5;
   o.bench.rep_ms = 1;
-  o.bench.max_reps = 5;
-  o.bench.settle_window_ms = 0;
-  o.bench.settle_batch_ms = 0.2;
+  o.bench.expert.max_reps = 5;
+  o.bench.expert.settle_window_ms = 0;
+  o.bench.expert.settle_batch_ms = 0.2;
   return o;
 }
 

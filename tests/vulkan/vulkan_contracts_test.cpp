@@ -65,8 +65,8 @@ AutotunerOptions quick() {
   o.print = false;
   o.bench.warmup_ms = 1;
   o.bench.rep_ms = 5;
-  o.bench.min_reps = 3;
-  o.bench.max_reps = 10;
+  o.bench.expert.min_reps = 3;
+  o.bench.expert.max_reps = 10;
   return o;
 }
 

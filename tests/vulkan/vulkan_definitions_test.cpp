@@ -276,8 +276,8 @@ TEST_CASE("vulkan: the autotuner tunes over variants that drop an argument") {
   ao.persistent = false;
   ao.bench.warmup_ms = 1;
   ao.bench.rep_ms = 2;
-  ao.bench.max_reps = 5;
-  ao.bench.settle_window_ms = 0;
+  ao.bench.expert.max_reps = 5;
+  ao.bench.expert.settle_window_ms = 0;
   auto tuner = Autotuner::make(def, ao);
   REQUIRE_MESSAGE(tuner.ok(), tuner.status().to_string());
 

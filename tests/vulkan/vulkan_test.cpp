@@ -461,12 +461,12 @@ TEST_CASE("validation layer: a tuning run produces no validation error") {
     ao.persistent = false;
     ao.bench.warmup_ms = 1;
     ao.bench.rep_ms = 2;
-    ao.bench.max_reps = 10;
+    ao.bench.expert.max_reps = 10;
     // Settling validates the same commands as timing; a batch-to-batch window keeps it to a
     // few batches (on NVIDIA the device's 300 ms window would be tens of thousands of
     // validated launches of these small sizes).
-    ao.bench.settle_window_ms = 0;
-    ao.bench.settle_batch_ms = 0.5;
+    ao.bench.expert.settle_window_ms = 0;
+    ao.bench.expert.settle_batch_ms = 0.5;
     auto tuner = Autotuner::make(k.def, ao);
     REQUIRE(tuner.ok());
     auto w = k.workload(k.test_sizes.front());

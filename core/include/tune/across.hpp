@@ -21,7 +21,7 @@ struct ShareOptions {
   int max_finalists = 4;
   // The finalists' second timings decide by the Autotuner's one winner rule (README, "The same
   // decision everywhere"): within this fraction of the fastest counts as a tie, broken by
-  // configuration text. Set it to the tuner's BenchOptions::race_tolerance (0.01 by default).
+  // configuration text. Set it to the tuner's BenchOptions::tolerance (0.01 by default).
   double tie_tolerance = 0.01;
 };
 // invalid_argument naming the field when the options make no sense.

@@ -57,7 +57,7 @@ struct ConfigResult {
   double compile_ms = 0;
   bool from_store = false;  // timing read back from the TuningStore, not measured now
   bool raced_out = false;   // dropped early: slower than the leader beyond noise
-  bool settled = false;     // stopped early: within BenchOptions::race_tolerance of the leader
+  bool settled = false;     // stopped early: within BenchOptions::tolerance of the leader
   // Its output was checked against the reference or `verify` (passed unless status is
   // wrong_output), in this tuning or, for a row read back from the store (from_store), by the
   // process that stored it. By default only what can win is checked (README, "Only what can
@@ -97,7 +97,7 @@ struct TuningReport {
   Config winner;
   double wall_ms = 0;  // total tuning time of this key, compiling included
   TuningTimes times;
-  ShowdownReport showdown;  // the finalists' re-timing (BenchOptions::showdown_rounds)
+  ShowdownReport showdown;  // the finalists' re-timing (TimingExpert::showdown_rounds)
   // What kept the cache cold while timing: BenchOptions::cache, or flush where rotating input
   // copies fell back to it (over rotate_max_bytes, out of device memory, ...: the warning
   // logged names the reason). For a search strategy's tuning (KernelDef::search),

@@ -61,7 +61,7 @@ struct DeviceInfo {
   double timer_resolution_ns = 1.0;  // one timestamp tick, in nanoseconds
   // Longest time (ms of device work) this device's driver holds a clock level under
   // sustained load before raising it, after lowering it while idle: timing settles the
-  // clock over a window this long (BenchOptions::settle_window_ms). 0 where the clock stays
+  // clock over a window this long (TimingExpert::settle_window_ms). 0 where the clock stays
   // up (CUDA) or where nothing was measured.
   double clock_settle_ms = 0.0;
   // How long (ms of back-to-back work) this device's power management takes to bring its clock
@@ -69,7 +69,7 @@ struct DeviceInfo {
   // power runs at a lower clock once it has run this long alone (H200: 5-6% between two
   // 8192^3 matmul tile orders after ~100 ms, visible by 25 ms; bench/RESULTS.md, `tune-lab
   // turns`). The showdown's sustained turns last twice this
-  // (BenchOptions::showdown_sustain_ms). 0 where nothing draws power (CPU devices, simulated).
+  // (TimingExpert::showdown_sustain_ms). 0 where nothing draws power (CPU devices, simulated).
   double power_settle_ms = 0.0;
 
   // "backend|name|arch|driver": what a tuning result is valid for. Two devices with the same

@@ -91,7 +91,7 @@ struct CacheRow {
 struct CacheEntry {
   StoreKey key;
   // The winner by the one winner rule (README, "The same decision everywhere"; the default
-  // BenchOptions::race_tolerance) among ok rows; empty when none is ok.
+  // BenchOptions::tolerance) among ok rows; empty when none is ok.
   std::string best_config;
   SampleStats best_stats;
   std::size_t rows = 0;          // configs stored for this key

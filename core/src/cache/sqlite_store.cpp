@@ -17,7 +17,7 @@
 #include "cache/row_codec.hpp"
 #include "cache/row_rules.hpp"
 #include "cache/store_schema.hpp"
-#include "tune/benchmark.hpp"
+#include "timing_policy.hpp"
 #include "tune/log.hpp"
 #include "tuning/winner_rule.hpp"
 
@@ -183,7 +183,7 @@ struct SqliteStore::Impl {
   // these rows picks; the rows the rule does not rank (failed, no finite median) follow in
   // SQL's order (ok first, by median, then config).
   static void order_by_winner_rule(std::vector<CacheRow>& rows) {
-    const double tolerance = BenchOptions{}.tie_tolerance;
+    const double tolerance = TimingPolicy{}.tie_tolerance;
     auto same_key = [](const StoreKey& a, const StoreKey& b) {
       return a.kernel == b.kernel && a.key == b.key && a.device == b.device &&
              a.toolchain == b.toolchain && a.source_hash == b.source_hash;

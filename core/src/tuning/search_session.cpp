@@ -48,7 +48,7 @@ class SearchSession {
 
   Result<Selection> run() {
     report_.source = ResultSource::tuned;
-    report_.timing_cache = ctx_.opts.bench.cache;
+    report_.timing_cache = ctx_.timing.cache;
     {
       auto timer = clock_.measure(&TuningTimes::store);
       stored_.rows();
@@ -201,7 +201,7 @@ class SearchSession {
     auto timer = clock_.measure(&TuningTimes::benchmark);
     // Settle the clock for the first evaluation, and again only after a pause (as a race
     // does), not for every point.
-    BenchOptions bench = ctx_.opts.bench;
+    TimingPolicy bench = ctx_.timing;
     if (!clock_watch_.needs_settling()) bench.settle_max_ms = 0;
     auto stats = time_kernel(dev_, kernel, dims, args_, bench, hooks_.before(&c));
     clock_watch_.busy();
@@ -262,7 +262,7 @@ class SearchSession {
         r.status = Status(row.status, row.reason);
       report_.results.push_back(std::move(r));
     }
-    if (rank_by_winner_rule(report_.results, ctx_.opts.bench.tie_tolerance).empty())
+    if (rank_by_winner_rule(report_.results, ctx_.timing.tie_tolerance).empty())
       return strict_refusal(def_, dev_.info(), forms_);
     return choose_winner();
   }
@@ -270,7 +270,7 @@ class SearchSession {
   Result<Selection> choose_winner() {
     // The winner rule (winner_rule.hpp), as for an exhaustive tuning.
     const std::vector<std::size_t> order =
-        rank_by_winner_rule(report_.results, ctx_.opts.bench.tie_tolerance);
+        rank_by_winner_rule(report_.results, ctx_.timing.tie_tolerance);
     for (std::size_t i : order) {
       const Config& c = report_.results[i].config;
       std::shared_ptr<Variant> v;

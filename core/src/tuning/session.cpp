@@ -233,7 +233,7 @@ class KeySession {
     }
     CompileWaiter waiter(ctx_.variants.compile(dev_, src_, configs));
     if (hooks_.active() || checks_.active()) TUNE_RETURN_IF_ERROR(hooks_.snapshot());
-    Race& race = race_.emplace(dev_, args_, ctx_.opts.bench);
+    Race& race = race_.emplace(dev_, args_, ctx_.timing);
     bool racing_now = false;  // the last round timed something: keep the GPU busy
     while (!waiter.empty()) {
       if (deadline_passed()) break;
@@ -302,7 +302,7 @@ class KeySession {
     double estimate = 0;
     if (st.ok()) {
       auto timer = clock_.measure(&TuningTimes::benchmark);
-      BenchOptions warm = ctx_.opts.bench;
+      TimingPolicy warm = ctx_.timing;
       if (!race.entries().empty()) warm.warmup_ms = std::min(warm.warmup_ms, warm.warmup_next_ms);
       auto w = warm_up(dev_, *v->kernel, dims, args_, warm, hooks_.before(&cands_[i]));
       Status post = hooks_.flush_post(w.status());
@@ -392,7 +392,7 @@ class KeySession {
       ruled.push_back({texts.back(), e.samples.empty() ? kInf : quantile(e.samples, 0.5),
                        e.status.ok() && !e.samples.empty()});
     }
-    const auto order = rank_by_winner_rule(ruled, ctx_.opts.bench.tie_tolerance);
+    const auto order = rank_by_winner_rule(ruled, ctx_.timing.tie_tolerance);
     if (order.empty()) return std::nullopt;
     return order.front();
   }
@@ -456,7 +456,7 @@ class KeySession {
   // Candidates with a finite median, the winner first (winner_rule.hpp: near-ties within
   // tie_tolerance go to the first in canonical order, so every process decides alike).
   std::vector<std::size_t> ranked() const {
-    return rank_by_winner_rule(report_.results, ctx_.opts.bench.tie_tolerance);
+    return rank_by_winner_rule(report_.results, ctx_.timing.tie_tolerance);
   }
 
   // Stage 4: the winner, compiled and verified. A winner read from the store was not built by
@@ -682,9 +682,9 @@ Result<std::vector<ConfigResult>> measure_configs(const SessionContext& ctx, Dev
     } else {
       // No store: measuring remembers and persists nothing. Never disabled or strict: the
       // caller asked for timings. The GPU lock still applies: these are timings like any.
-      const SessionContext bare{ctx.def,      ctx.opts,        false,
-                                false,        nullptr,         ctx.variants,
-                                ctx.zero_idx, ctx.restore_idx, ctx.gpu_lock_dir};
+      const SessionContext bare{ctx.def,         ctx.opts,        ctx.timing,   false,
+                                false,           nullptr,         ctx.variants, ctx.zero_idx,
+                                ctx.restore_idx, ctx.gpu_lock_dir};
       out = KeySession(bare, dev, args, forms, *src, report).measure(configs);
     }
   } catch (const std::bad_alloc&) {

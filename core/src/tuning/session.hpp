@@ -19,6 +19,7 @@
 
 #include "gpu_lock.hpp"
 #include "key_builder.hpp"
+#include "timing_policy.hpp"
 #include "tune/autotuner.hpp"
 #include "variants.hpp"
 
@@ -28,6 +29,7 @@ namespace tune::detail {
 struct SessionContext {
   const KernelDef& def;
   const AutotunerOptions& opts;
+  const TimingPolicy& timing;  // opts.bench resolved for opts.effort (timing_policy.hpp)
   bool disabled = false;
   bool strict = false;  // AutotunerOptions::strict: a key without stored results is an error
   TuningStore* store = nullptr;  // null: nothing persists
@@ -65,7 +67,7 @@ GpuLock lock_gpu_for_timing(const SessionContext& ctx, const Device& dev, const 
 Result<Selection> tune_one_key(const SessionContext& ctx, Device& dev, ArgList args,
                                const KeyForms& forms, TuningReport& report);
 
-// Compiles, verifies and times exactly `configs` with the tuning's rules (BenchOptions,
+// Compiles, verifies and times exactly `configs` with the tuning's rules (TimingPolicy,
 // hooks, restores, resets, the race, the tuning budget) and returns one result each, in
 // order. Reads and writes no store and remembers nothing (Autotuner::measure). `report`
 // collects the time ledger. Never throws.

@@ -3,7 +3,7 @@
 // were timed or loaded in and whatever noise separated near-ties.
 //
 // The rule: among the configurations that succeeded with a finite median, those whose median
-// is within BenchOptions::tie_tolerance of the fastest (median <= fastest * (1 + tolerance))
+// is within TimingPolicy::tie_tolerance of the fastest (median <= fastest * (1 + tolerance))
 // are equivalent; of these the one first in canonical order, Config::to_string compared
 // lexicographically (bytewise), wins. The rest follow, fastest first (ties again in canonical
 // order): the order the winner stage falls back in when a winner no longer compiles.

@@ -1,6 +1,6 @@
 // How long a GPU's power management takes to follow one kernel, for backend authors: what
 // DeviceInfo::power_settle_ms holds (the length of the showdown's sustained turns is twice
-// it; BenchOptions::showdown_sustain_ms).
+// it; TimingExpert::showdown_sustain_ms).
 //
 // Measured on an H200 (bench/RESULTS.md, `tune-lab turns`, 2026-12-02): after heat, two
 // 8192^3 wgmma matmul tile orders tie within 0.5% in turns of 1 or 5 launches; in turns of

@@ -11,10 +11,10 @@ inline BenchOptions tiny_bench() {
   BenchOptions b;
   b.warmup_ms = 0.01;
   b.rep_ms = 0.05;
-  b.estimate_runs = 2;
-  b.min_reps = 3;
-  b.max_reps = 20;
-  b.settle_batch_ms = 0.005;  // a few repetitions per settling batch
+  b.expert.estimate_runs = 2;
+  b.expert.min_reps = 3;
+  b.expert.max_reps = 20;
+  b.expert.settle_batch_ms = 0.005;  // a few repetitions per settling batch
   return b;
 }
 
