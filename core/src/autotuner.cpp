@@ -21,6 +21,7 @@
 #include "tune/log.hpp"
 #include "tuning/candidates.hpp"
 #include "tuning/hook_runner.hpp"
+#include "tuning/option_checks.hpp"
 #include "tuning/session.hpp"
 #include "tuning/session_kit.hpp"
 #include "tuning/stored_results.hpp"
@@ -29,35 +30,9 @@
 
 namespace tune {
 
-std::string_view to_string(ResultSource s) noexcept {
-  switch (s) {
-    case ResultSource::memory:
-      return "memory";
-    case ResultSource::disk:
-      return "disk";
-    case ResultSource::tuned:
-      return "tuned";
-    case ResultSource::single:
-      return "single";
-    case ResultSource::disabled:
-      return "disabled";
-    case ResultSource::shared:
-      return "shared";
-    case ResultSource::empty:
-      return "empty";
-  }
-  return "unknown";
-}
-
 namespace {
 
 using detail::Variant;
-
-std::string first_line(const std::string& s, std::size_t max = 160) {
-  std::string out = s.substr(0, s.find('\n'));
-  if (out.size() > max) out = out.substr(0, max) + "...";
-  return out;
-}
 
 std::int64_t value_key(const Value& v) {
   if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
@@ -599,103 +574,6 @@ Status Autotuner::Impl::capture_miss(Device& dev, ArgList args, const TuningKey&
   return launch_on(first->config, *first->variant, dev, args, target);
 }
 
-std::string TuningReport::to_string() const {
-  std::string s = "[libtune] " + kernel + " key {" + key + "} on " + device + ": " +
-                  std::string(tune::to_string(source));
-  char buf[224];
-  std::snprintf(buf, sizeof buf, " in %.1f ms, %zu configs", wall_ms, results.size());
-  s += buf;
-  if (pruned > 0) s += " (" + std::to_string(pruned) + " pruned)";
-  if (partial) s += " [partial: tuning budget reached]";
-  s += "\n";
-  std::snprintf(buf, sizeof buf,
-                "  time: candidates %.1f, store %.1f, compile wait %.1f, verify %.1f, "
-                "benchmark %.1f, strategy %.1f, overhead %.1f ms\n",
-                times.candidates, times.store, times.compile, times.verify, times.benchmark,
-                times.strategy, times.overhead);
-  s += buf;
-  if (showdown.finalists > 0) {
-    std::string screened;
-    if (showdown.screened > 0) screened = std::to_string(showdown.screened) + " screened, ";
-    std::string sustained;
-    if (showdown.sustained > 0)
-      sustained = ", " + std::to_string(showdown.sustained) + " in sustained turns (" +
-                  std::to_string(showdown.sustained_pairs) + " pairs of rounds, " +
-                  std::to_string(showdown.sustained_turns) + " turns, " +
-                  std::to_string(showdown.sustained_ruled_out) + " ruled out early)";
-    std::snprintf(buf, sizeof buf, "  showdown: %s%d finalists, %d interleaved rounds%s%s\n",
-                  screened.c_str(), showdown.finalists, showdown.rounds,
-                  showdown.retimed == 0 ? ""
-                  : showdown.stationary
-                      ? ", re-timed after a shift"
-                      : ", samples still shifting after the retries (timing conditions changed)",
-                  sustained.c_str());
-    s += buf;
-  }
-  for (const auto& r : results) {
-    s += "  {" + r.config.to_string() + "} ";
-    if (!r.status.ok())
-      s += first_line(r.status.to_string());
-    else if (r.stats.count > 0)
-      s += r.stats.to_string();
-    else
-      s += "not timed";
-    if (r.from_store) s += " (stored)";
-    if (r.status.ok() && r.verified) s += " (output verified)";
-    if (r.raced_out) s += " (raced out)";
-    if (r.settled) s += " (within tolerance of the leader)";
-    auto res = r.resources.to_string();
-    if (!res.empty()) s += " " + res;
-    s += "\n";
-  }
-  if (status.ok())
-    s += "  winner {" + winner.to_string() + "}\n";
-  else
-    s += "  failed: " + first_line(status.to_string(), 400) + "\n";
-  return s;
-}
-
-namespace {
-
-// Options that make no sense, named; Autotuner::make refuses them.
-Status validate_options(const KernelDef& def, const AutotunerOptions& opts) {
-  TUNE_RETURN_IF_ERROR(validate(opts.bench).with_context("AutotunerOptions::bench"));
-  if (!std::isfinite(opts.tuning_budget_ms) || opts.tuning_budget_ms < 0) {
-    return Status(StatusCode::invalid_argument,
-                  "AutotunerOptions::tuning_budget_ms must be a finite number >= 0 (0: no "
-                  "limit), not " +
-                      std::to_string(opts.tuning_budget_ms));
-  }
-  const PerfModel& pm = def.perf_model;
-  if (pm) {
-    if (pm.top_k < 0)
-      return Status(StatusCode::invalid_argument,
-                    "perf_model.top_k must be >= 1 (0: unset), not " + std::to_string(pm.top_k));
-    if (!std::isfinite(pm.top_fraction) || pm.top_fraction < 0 || pm.top_fraction > 1)
-      return Status(StatusCode::invalid_argument,
-                    "perf_model.top_fraction must be in (0, 1] (0: unset), not " +
-                        std::to_string(pm.top_fraction));
-    if (pm.top_k <= 0 && pm.top_fraction <= 0)
-      return Status(StatusCode::invalid_argument, "perf model set without top_k or top_fraction");
-  }
-  const IsolationOptions& iso = opts.isolation;
-  for (double v : {iso.call_timeout_ms, iso.compile_timeout_ms}) {
-    if (!std::isfinite(v) || v < 1 || v > 1e9)
-      return Status(StatusCode::invalid_argument,
-                    "isolation.call_timeout_ms and compile_timeout_ms must be in [1, 1e9] ms, "
-                    "not " +
-                        std::to_string(v));
-  }
-  const SearchBudget& sb = def.search.budget;
-  if (!std::isfinite(sb.max_ms) || sb.max_ms < 0)
-    return Status(StatusCode::invalid_argument,
-                  "search.budget.max_ms must be a finite number >= 0 (0: no limit), not " +
-                      std::to_string(sb.max_ms));
-  return {};
-}
-
-}  // namespace
-
 Autotuner::Autotuner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Autotuner::~Autotuner() {
   detail::hit_generation.fetch_add(1, std::memory_order_acq_rel);  // a HitMemo may name this one
@@ -709,7 +587,8 @@ Result<std::unique_ptr<Autotuner>> Autotuner::make(KernelDef def, AutotunerOptio
   if (def.sources.empty()) return bad("no source");
   if (!def.dims) return bad("no dims function (grid and block of a launch)");
   TUNE_RETURN_IF_ERROR(def.space.validate().with_context("kernel '" + def.name + "'"));
-  TUNE_RETURN_IF_ERROR(validate_options(def, opts).with_context("kernel '" + def.name + "'"));
+  TUNE_RETURN_IF_ERROR(
+      detail::validate_options(def, opts).with_context("kernel '" + def.name + "'"));
   TUNE_RETURN_IF_ERROR(check_names(def).with_context("kernel '" + def.name + "'"));
   auto kb = KeyBuilder::make(def.signature, def.key);
   if (!kb.ok()) return Status(kb.status()).with_context("kernel '" + def.name + "'");
