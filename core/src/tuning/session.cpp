@@ -372,7 +372,7 @@ class KeySession final : public WinnerStage {
       auto& r = report_.results[i];
       r.status = e.status;
       r.raced_out = e.raced_out;
-      r.settled = e.settled;
+      r.settled = e.within_tolerance;
       if (r.status.ok() && !e.samples.empty()) r.stats = summarize(e.samples);
     }
     for (std::size_t i = 0; i < cands_.size(); ++i) {
