@@ -1,26 +1,27 @@
-// Autotuner: the published results (a lock-free table read by every call), the keys in flight
-// (who tunes, who waits), background tunings, and the public API. One key's tuning itself is
-// tuning/session.cpp.
+// Autotuner: the published results (tuning/published.hpp, read lock-free by every call), the
+// keys in flight (who tunes, who waits), background tunings, and the public API. A call's key
+// is tuning/call_keys.hpp; one key's tuning itself is tuning/session.cpp.
+//
+// A call: run() builds the key (CallKeys) and looks it up (the hit path); a key not found is a
+// miss (Impl::miss, its stages in order below it).
 #include "tune/autotuner.hpp"
-#include "key_builder.hpp"
 
-#include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
 #include <thread>
 #include <unordered_map>
 
-#include "cache/cache_validation.hpp"
 #include "hit_memo.hpp"
 #include "isolation/isolated_tuning.hpp"
 #include "isolation/worker_pool.hpp"
-#include "tune/backend/hash.hpp"
 #include "tune/environment.hpp"
 #include "tune/log.hpp"
+#include "tuning/call_keys.hpp"
 #include "tuning/candidates.hpp"
 #include "tuning/hook_runner.hpp"
+#include "tuning/option_checks.hpp"
+#include "tuning/published.hpp"
 #include "tuning/session.hpp"
 #include "tuning/session_kit.hpp"
 #include "tuning/stored_results.hpp"
@@ -29,72 +30,10 @@
 
 namespace tune {
 
-std::string_view to_string(ResultSource s) noexcept {
-  switch (s) {
-    case ResultSource::memory:
-      return "memory";
-    case ResultSource::disk:
-      return "disk";
-    case ResultSource::tuned:
-      return "tuned";
-    case ResultSource::single:
-      return "single";
-    case ResultSource::disabled:
-      return "disabled";
-    case ResultSource::shared:
-      return "shared";
-    case ResultSource::empty:
-      return "empty";
-  }
-  return "unknown";
-}
-
 namespace {
 
+using detail::Entry;
 using detail::Variant;
-
-std::string first_line(const std::string& s, std::size_t max = 160) {
-  std::string out = s.substr(0, s.find('\n'));
-  if (out.size() > max) out = out.substr(0, max) + "...";
-  return out;
-}
-
-std::int64_t value_key(const Value& v) {
-  if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
-  if (const auto* b = std::get_if<bool>(&v)) return *b ? 1 : 0;
-  return static_cast<std::int64_t>(stable_hash(std::get<std::string>(v)));
-}
-
-// A remembered decision for one (device, key). Immutable once published.
-struct Entry {
-  TuningKey key;
-  const Device* device = nullptr;
-  Config config;
-  std::shared_ptr<Variant> variant;
-};
-
-// Open-addressing table of published entries. Readers load slots with acquire and never lock;
-// writers (under Impl::mu) fill empty slots with release, or publish a bigger copy.
-struct Table {
-  explicit Table(std::size_t cap) : slots(cap), mask(cap - 1) {}
-  std::vector<std::atomic<const Entry*>> slots;
-  std::size_t mask;
-  std::size_t count = 0;  // written under Impl::mu only
-
-  const Entry* find(const TuningKey& key, const Device* dev) const noexcept {
-    for (std::size_t i = key.hash & mask;; i = (i + 1) & mask) {
-      const Entry* e = slots[i].load(std::memory_order_acquire);
-      if (e == nullptr) return nullptr;
-      if (e->device == dev && e->key == key) return e;
-    }
-  }
-  void insert(const Entry* e) noexcept {
-    std::size_t i = e->key.hash & mask;
-    while (slots[i].load(std::memory_order_relaxed) != nullptr) i = (i + 1) & mask;
-    slots[i].store(e, std::memory_order_release);
-    ++count;
-  }
-};
 
 // A key being tuned. Waiters read `status` once `done`.
 struct Inflight {
@@ -114,27 +53,22 @@ struct Autotuner::Impl {
   KernelDef def;
   AutotunerOptions opts;
   TimingPolicy timing;  // opts.bench resolved for opts.effort
-  KeyBuilder keys;
+  detail::CallKeys keys{def};
   bool print = false;
   bool disabled = false;
   bool strict = false;       // opts.strict, else TUNE_STRICT
   std::string gpu_lock_dir;  // empty: no per-GPU timing lock (opts.gpu_lock, TUNE_GPU_LOCK)
   std::shared_ptr<TuningStore> store;
   std::vector<int> zero_idx, restore_idx;  // buffer argument positions of the hooks
-  std::vector<int> float_key_idx;          // float scalars among the key arguments
-  bool key_calls_user_code = false;        // heuristics or custom buckets: no HitMemo
 
-  std::atomic<const Table*> table{nullptr};
   // Isolated tuning: one worker proxy per device, spawned on its first call. Declared before
-  // `variants` so the proxies outlive the proxy kernels the cache holds.
+  // `variants` and `published` so the proxies outlive the proxy kernels they hold.
   detail::WorkerPool workers;
   detail::VariantCache variants;
+  detail::PublishedEntries published;  // read lock-free; written under mu
 
-  std::mutex mu;  // guards everything below
+  std::mutex mu;  // guards everything below, and the writes to `published`
   std::condition_variable cv;
-  std::vector<std::unique_ptr<Table>> tables;  // current and retired; readers may hold any
-  std::vector<std::unique_ptr<Entry>> entries;
-  std::vector<std::unique_ptr<Entry>> released;  // entries of released devices, never probed
   std::unordered_map<std::uint64_t, std::shared_ptr<Inflight>> inflight;
   std::map<std::pair<const Device*, std::uint64_t>, TuningReport> reports;
   std::vector<BackgroundJob> jobs;
@@ -178,6 +112,11 @@ struct Autotuner::Impl {
     Impl& m_;
     bool admitted_ = false;
   };
+  // What a call that CallGuard did not admit returns.
+  Status being_destroyed() const {
+    return Status(StatusCode::unavailable,
+                  "kernel " + def.name + ": the Autotuner is being destroyed");
+  }
 
   void join_jobs(const Device* dev) {
     std::vector<std::thread> to_join;
@@ -193,52 +132,6 @@ struct Autotuner::Impl {
       }
     }
     for (auto& t : to_join) t.join();
-  }
-
-  // The numeric key of a call. May throw (a heuristic or custom key function): callers guard.
-  TuningKey make_key(const Device& dev, ArgList args) const {
-    TuningKey k = keys.build(args, reinterpret_cast<std::uintptr_t>(&dev));
-    if (!def.heuristics.empty()) {
-      for (const auto& h : def.heuristics) {
-        Value v;
-        try {
-          v = h.fn(args, dev.info());
-        } catch (...) {
-          throw Error(detail::callback_failure("heuristic '" + h.param + "'", nullptr,
-                                               detail::describe_current_exception()));
-        }
-        k.push(value_key(v));
-      }
-      k.rehash();
-    }
-    return k;
-  }
-
-  // Arguments checked, key built: everything a call does before the table lookup.
-  Status key_of(const Device& dev, ArgList args, TuningKey* out) const {
-    if (Status st = def.signature.check(args); !st.ok())
-      return st.with_context("kernel " + def.name);
-    for (int i : float_key_idx) {
-      const double v = args[static_cast<std::size_t>(i)].as_double();
-      if (!std::isfinite(v)) {
-        return Status(StatusCode::invalid_argument,
-                      "kernel " + def.name + ": key argument '" +
-                          def.signature.decls()[static_cast<std::size_t>(i)].name + "' is " +
-                          std::to_string(v) + "; a key must be a finite number");
-      }
-    }
-    try {
-      *out = make_key(dev, args);
-    } catch (...) {
-      return detail::current_exception_status("building the key", nullptr)
-          .with_context("kernel " + def.name);
-    }
-    return {};
-  }
-
-  const Entry* find(const TuningKey& key, const Device& dev) const noexcept {
-    const Table* t = table.load(std::memory_order_acquire);
-    return t == nullptr ? nullptr : t->find(key, &dev);
   }
 
   // def.dims for one configuration and the call's arguments, its block filled in
@@ -266,305 +159,77 @@ struct Autotuner::Impl {
     return launch_dims(v, dims, dev, args, target);
   }
 
-  // The tuned entry of `dev` nearest to `key`: same buffer types and heuristic values, least
-  // distance over the key arguments in log2 space. Caller holds mu.
+  // The tuned entry of `dev` nearest to `key` (PublishedEntries::nearest). Caller holds mu.
   const Entry* nearest(const Device& dev, const TuningKey& key) const {
-    const int n = static_cast<int>(keys.specs().size());
-    const Entry* best = nullptr;
-    double best_d = 0;
-    for (const auto& e : entries) {
-      if (e->device != &dev || e->key.size != key.size) continue;
-      bool same = true;
-      for (int i = n; i < key.size; ++i) same = same && e->key.values[i] == key.values[i];
-      if (!same) continue;
-      double d = 0;
-      for (int i = 0; i < n; ++i) {
-        auto lg = [](std::int64_t v) {
-          return std::log2(static_cast<double>(std::max<std::int64_t>(v, 1)));
-        };
-        d += std::fabs(lg(e->key.values[i]) - lg(key.values[i]));
-      }
-      if (best == nullptr || d < best_d) {
-        best = e.get();
-        best_d = d;
-      }
-    }
-    return best;
+    return published.nearest(dev, key, keys.key_args());
   }
 
-  // A new key's forms, built once: heuristic values, key text, store key.
-  Status build_forms(const Device& dev, ArgList args, const TuningKey& key,
-                     detail::KeyForms* forms) const {
-    forms->key = key;
-    auto heur = detail::heuristic_values(def, dev.info(), args);
-    if (!heur.ok()) return heur.status();
-    forms->heuristics = std::move(*heur);
-    TuningKey base = key;
-    base.size = static_cast<int>(keys.specs().size()) + 1;
-    forms->text = keys.to_string(base);
-    for (const auto& [name, value] : forms->heuristics.params())
-      forms->text += "," + name + "=" + value_to_text(value);
-    const KernelSource* src = def.source_for(dev.language());
-    const DeviceInfo& info = dev.info();
-    forms->store_key = StoreKey{def.name, src == nullptr ? 0 : src->hash(), forms->text,
-                                info.fingerprint(), info.toolchain_fingerprint()};
-    return {};
-  }
+  // The miss path, stage by stage (each defined below, in this order).
+  Status miss(Device& dev, ArgList args, const TuningKey& key, const LaunchTarget& target,
+              bool launch_it, const Entry** out);
+  Status capture_miss(Device& dev, ArgList args, const TuningKey& key, const LaunchTarget& target);
+  Status wait_or_claim(Device& dev, ArgList args, const TuningKey& key, const Entry** out,
+                       std::shared_ptr<Inflight>* mine);
+  Status tune_here(Device& dev, ArgList args, const TuningKey& key, Inflight& mine,
+                   const Entry** out, bool* launched_on_args);
+  Result<detail::Selection> tune_key(Device& dev, ArgList args, const TuningKey& key,
+                                     TuningReport& report);
+  const Entry* conclude(Device& dev, const TuningKey& key, Inflight& job,
+                        Result<detail::Selection>& selected, const TuningReport& report);
+  void announce(const TuningReport& report) const;
 
-  // Tunes the key (forms built here) and reports: listener, TUNE_PRINT_AUTOTUNING.
-  Result<detail::Selection> tune_and_report(Device& dev, ArgList args, const TuningKey& key,
-                                            TuningReport& report) {
-    detail::KeyForms forms;
-    Status st = build_forms(dev, args, key, &forms);
-    if (!st.ok()) {
-      report.kernel = def.name;
-      report.status = st.with_context("kernel " + def.name);
-      return report.status;
-    }
-    auto ctx = context();
-    // Disabled and strict tuning time nothing: no worker is needed.
-    if (opts.isolation.enabled && !disabled && !strict)
-      return detail::tune_isolated(ctx, workers, dev, args, forms, report);
-    return detail::tune_one_key(ctx, dev, args, forms, report);
-  }
-
-  void announce(const TuningReport& report) const {
-    if (print) std::fprintf(stderr, "%s", report.to_string().c_str());
-    if (!opts.listener) return;
-    Status st = detail::call_user_status("listener", nullptr, [&] {
-      opts.listener(report);
-      return Status();
-    });
-    if (!st.ok()) log_warning("kernel " + def.name + ": " + st.message() + " (ignored)");
-  }
-
-  void publish(std::unique_ptr<Entry> e) {
-    // Caller holds mu.
-    const Table* cur = table.load(std::memory_order_relaxed);
-    if (cur == nullptr || (cur->count + 1) * 2 > cur->slots.size()) {
-      std::size_t cap = cur == nullptr ? 16 : cur->slots.size() * 2;
-      auto t = std::make_unique<Table>(cap);
-      for (const auto& old : entries) t->insert(old.get());
-      table.store(t.get(), std::memory_order_release);
-      tables.push_back(std::move(t));
-    }
-    tables.back()->insert(e.get());
-    entries.push_back(std::move(e));
-  }
-
-  // Publishes a finished tuning's outcome and wakes its waiters. Caller holds mu.
-  const Entry* settle(Device& dev, const TuningKey& key, Inflight& job,
-                      Result<detail::Selection>& selected, const TuningReport& report) {
-    inflight.erase(key.hash);
-    job.done = true;
-    cv.notify_all();
-    if (!selected.ok()) {
-      job.status = selected.status();
-      return nullptr;
-    }
-    auto e = std::make_unique<Entry>();
-    e->key = key;
-    e->device = &dev;
-    e->config = selected->config;
-    e->variant = selected->variant;
-    const Entry* out = e.get();
-    publish(std::move(e));
-    reports[{&dev, key.hash}] = report;
-    return out;
-  }
-
-  // Whether `c` is one of this key's points: a point of the space with the key's heuristic
-  // values that the constraints accept. invalid_argument naming it and why not.
-  Status check_point_of_key(const Device& dev, const detail::KeyForms& forms,
-                            const Config& c) const {
-    Status st = check_point(c, def.space, &forms.heuristics);
-    std::string by;
-    if (st.ok()) {
-      try {
-        if (!def.space.accepts(c, dev.info(), &by))
-          st = Status(StatusCode::invalid_argument, "constraint '" + by + "' rejects it");
-      } catch (...) {
-        st = detail::current_exception_status("the config space", &c);
-      }
-    }
-    if (st.ok()) return {};
-    return Status(StatusCode::invalid_argument,
-                  "config {" + c.to_string() + "} is not one of kernel " + def.name +
-                      "'s configurations for key {" + forms.text + "}: " + st.message());
-  }
-
-  // Key and forms of a call, for the pieces (key_text, candidates, measure, adopt).
-  Status forms_of(const Device& dev, ArgList args, detail::KeyForms* forms) const {
-    TuningKey key{TuningKey::Unfilled{}};
-    TUNE_RETURN_IF_ERROR(key_of(dev, args, &key));
-    return build_forms(dev, args, key, forms).with_context("kernel " + def.name);
-  }
-
-  // Publishes `e`, replacing an entry of the same device and key (kept allocated: a reader
-  // may still hold it). Caller holds mu.
-  void replace(std::unique_ptr<Entry> e) {
-    auto old = std::find_if(entries.begin(), entries.end(), [&](const auto& x) {
-      return x->device == e->device && x->key == e->key;
-    });
-    if (old != entries.end()) {
-      // A thread's HitMemo may still name the old entry: no memo matches after this.
-      detail::hit_generation.fetch_add(1, std::memory_order_acq_rel);
-      released.push_back(std::move(*old));
-      entries.erase(old);
-      auto t = std::make_unique<Table>(tables.empty() ? 16 : tables.back()->slots.size());
-      for (const auto& x : entries) t->insert(x.get());
-      table.store(t.get(), std::memory_order_release);
-      tables.push_back(std::move(t));
-    }
-    publish(std::move(e));
-  }
-
-  Status resolve_slow(Device& dev, ArgList args, const TuningKey& key, const Entry** out,
-                      bool* launched_on_args);
+  // Background tuning (TuningMode::background): wait_or_claim starts it.
   Status start_background(Device& dev, ArgList args, const TuningKey& key);
   void run_background(Device* dev, TuningKey key, std::shared_ptr<std::vector<Buffer>> copies,
                       std::shared_ptr<std::vector<ArgValue>> args, std::shared_ptr<Inflight> job);
-  Status call_slow(Device& dev, ArgList args, const TuningKey& key, bool launch_it,
-                   const Entry** out, const LaunchTarget& target = {});
-  // A new key met by run(): refused or launched untimed while `target` captures a graph,
-  // else tuned by call_slow.
-  Status run_miss(Device& dev, ArgList args, const TuningKey& key, const LaunchTarget& target);
-  Status capture_miss(Device& dev, ArgList args, const TuningKey& key, const LaunchTarget& target);
 };
 
-// A key not in the table: wait for whoever tunes it, or tune it here.
-Status Autotuner::Impl::resolve_slow(Device& dev, ArgList args, const TuningKey& key,
-                                     const Entry** out, bool* launched_on_args) {
-  std::shared_ptr<Inflight> mine;
-  {
-    std::unique_lock lock(mu);
-    for (;;) {
-      if (const Entry* e = find(key, dev)) {
-        *out = e;
-        return {};
-      }
-      auto it = inflight.find(key.hash);
-      // Strict mode never tunes, in the background either: a new key is read or refused here.
-      const bool background = opts.mode == TuningMode::background && !strict;
-      if (background && (it == inflight.end() || it->second->background)) {
-        // Launch the nearest tuned key's config now; tune this key off the critical path.
-        if (const Entry* near = nearest(dev, key)) {
-          if (it == inflight.end() && !failed_background.count(key.hash)) {
-            Status st = start_background(dev, args, key);
-            if (!st.ok())
-              log_warning("background tuning of " + def.name + " not started: " + st.to_string());
-          }
-          *out = near;
-          return {};
-        }
-      }
-      if (it == inflight.end()) break;
-      auto other = it->second;
-      cv.wait(lock, [&] { return other->done; });
-      // A failure of the definition is everyone's; any other belongs to the call that met
-      // it (a throwing callback, a lost device, a budget): tune the key here instead.
-      if (!other->status.ok() && detail::is_definition_error(other->status)) return other->status;
-    }
-    mine = std::make_shared<Inflight>();
-    inflight.emplace(key.hash, mine);
+// The miss path: a key not in the table, met by run() (`launch_it`: the call launches) or by
+// tune(). In order:
+//   1. admitted: the call keeps the Autotuner alive until it returns (CallGuard);
+//   2. capture_miss: run() on a target capturing a graph tunes nothing (refused, or an untimed
+//      stand-in launched);
+//   3. the device's queue waits for what the caller queued on its target (tuning reads it);
+//   4. wait_or_claim: the key's entry if it was published meanwhile, the nearest key's as a
+//      stand-in while a background tuning runs, or another call's tuning waited for; else the
+//      key is this call's to tune: tune_here (tune_key, conclude, announce);
+//   5. Triton's semantics: after tuning launched on the caller's buffers, the real launch
+//      sees zeroed reset_to_zero buffers;
+//   6. whatever happened on the device's queue, the caller's later work comes after it;
+//   7. the launch.
+Status Autotuner::Impl::miss(Device& dev, ArgList args, const TuningKey& key,
+                             const LaunchTarget& target, bool launch_it, const Entry** out) {
+  CallGuard guard(*this);  // 1.
+  if (!guard.admitted()) return being_destroyed();
+  if (launch_it) {  // 2.
+    auto cap = dev.capturing(target);
+    if (!cap.ok()) return Status(cap.status()).with_context("kernel " + def.name);
+    if (*cap) return capture_miss(dev, args, key, target);
   }
-
-  TuningReport report;
-  auto selected = tune_and_report(dev, args, key, report);
-  {
-    std::lock_guard lock(mu);
-    *out = settle(dev, key, *mine, selected, report);
-  }
-  announce(report);
-  if (!selected.ok()) return selected.status();
-  *launched_on_args = selected->launched_on_args;
-  return {};
-}
-
-Status Autotuner::Impl::start_background(Device& dev, ArgList args, const TuningKey& key) {
-  // Caller holds mu. The tuning times on copies of the caller's buffers, taken now in queue
-  // order, so the caller may reuse or free its buffers at once.
-  auto copies = std::make_shared<std::vector<Buffer>>();
-  auto copied_args = std::make_shared<std::vector<ArgValue>>(args.begin(), args.end());
-  for (auto& a : *copied_args) {
-    if (a.kind != ArgKind::buffer) continue;
-    auto b = dev.alloc(a.buffer->size_bytes());
-    if (!b.ok()) return b.status();
-    TUNE_RETURN_IF_ERROR(dev.copy(**b, *a.buffer, a.buffer->size_bytes()));
-    a.buffer = b->get();
-    copies->push_back(std::move(*b));
-  }
-  auto job = std::make_shared<Inflight>();
-  job->background = true;
-  inflight.emplace(key.hash, job);
-  Device* d = &dev;
-  jobs.push_back({&dev, std::thread([this, d, key, copies, copied_args, job] {
-                    run_background(d, key, copies, copied_args, job);
-                  })});
-  return {};
-}
-
-void Autotuner::Impl::run_background(Device* dev, TuningKey key,
-                                     std::shared_ptr<std::vector<Buffer>> copies,
-                                     std::shared_ptr<std::vector<ArgValue>> args,
-                                     std::shared_ptr<Inflight> job) {
-  TuningReport report;
-  auto selected = tune_and_report(*dev, *args, key, report);
-  copies->clear();
-  {
-    std::lock_guard lock(mu);
-    settle(*dev, key, *job, selected, report);
-    // A definition error would fail every retry; anything else is retried by a later call.
-    if (!selected.ok() && detail::is_definition_error(selected.status()))
-      failed_background.insert(key.hash);
-  }
-  if (!selected.ok()) {
-    log_warning("background tuning failed; the nearest key's config stays: " +
-                selected.status().to_string());
-  }
-  announce(report);
-}
-
-Status Autotuner::Impl::call_slow(Device& dev, ArgList args, const TuningKey& key, bool launch_it,
-                                  const Entry** out, const LaunchTarget& target) {
-  CallGuard guard(*this);
-  if (!guard.admitted())
-    return Status(StatusCode::unavailable,
-                  "kernel " + def.name + ": the Autotuner is being destroyed");
   const auto where = [&] { return "kernel " + def.name + " on " + target.to_string(); };
-  // Tuning (or the background copies) reads what the caller queued on its target so far.
-  if (!target.is_queue()) TUNE_RETURN_IF_ERROR(dev.queue_waits_for(target).with_context(where()));
+  if (!target.is_queue())  // 3.
+    TUNE_RETURN_IF_ERROR(dev.queue_waits_for(target).with_context(where()));
+  std::shared_ptr<Inflight> mine;
   bool launched_on_args = false;
-  Status st = resolve_slow(dev, args, key, out, &launched_on_args);
-  // Triton's semantics: after tuning, the real launch sees zeroed reset_to_zero buffers.
-  if (st.ok() && launch_it && launched_on_args) st = detail::zero_buffers(dev, args, zero_idx);
-  // Whatever happened on the device's queue, the caller's later work comes after it.
-  if (!target.is_queue()) {
+  Status st = wait_or_claim(dev, args, key, out, &mine);  // 4.
+  if (st.ok() && mine != nullptr) st = tune_here(dev, args, key, *mine, out, &launched_on_args);
+  if (st.ok() && launch_it && launched_on_args)  // 5.
+    st = detail::zero_buffers(dev, args, zero_idx);
+  if (!target.is_queue()) {  // 6.
     Status ordered = dev.target_waits_for_queue(target).with_context(where());
     if (st.ok()) st = std::move(ordered);
   }
   TUNE_RETURN_IF_ERROR(st);
   if (!launch_it) return {};
-  return launch_on((*out)->config, *(*out)->variant, dev, args, target);
+  return launch_on((*out)->config, *(*out)->variant, dev, args, target);  // 7.
 }
 
-Status Autotuner::Impl::run_miss(Device& dev, ArgList args, const TuningKey& key,
-                                 const LaunchTarget& target) {
-  auto cap = dev.capturing(target);
-  if (!cap.ok()) return Status(cap.status()).with_context("kernel " + def.name);
-  if (*cap) return capture_miss(dev, args, key, target);
-  const Entry* e = nullptr;
-  return call_slow(dev, args, key, /*launch_it=*/true, &e, target);
-}
-
+// Miss stage 2: a new key while `target` captures a graph: refused (CaptureMiss::error), or the
+// nearest tuned key's config, or (without isolation) the first candidate, launched untimed.
 Status Autotuner::Impl::capture_miss(Device& dev, ArgList args, const TuningKey& key,
                                      const LaunchTarget& target) {
-  CallGuard guard(*this);
-  if (!guard.admitted())
-    return Status(StatusCode::unavailable,
-                  "kernel " + def.name + ": the Autotuner is being destroyed");
   detail::KeyForms forms;
-  TUNE_RETURN_IF_ERROR(build_forms(dev, args, key, &forms).with_context("kernel " + def.name));
+  TUNE_RETURN_IF_ERROR(keys.forms_of(dev, args, key, &forms).with_context("kernel " + def.name));
   const std::string what = "kernel " + def.name + ": key {" + forms.text + "} is not tuned and " +
                            target.to_string() + " is capturing a graph";
   if (opts.capture_miss == CaptureMiss::error) {
@@ -600,102 +265,152 @@ Status Autotuner::Impl::capture_miss(Device& dev, ArgList args, const TuningKey&
   return launch_on(first->config, *first->variant, dev, args, target);
 }
 
-std::string TuningReport::to_string() const {
-  std::string s = "[libtune] " + kernel + " key {" + key + "} on " + device + ": " +
-                  std::string(tune::to_string(source));
-  char buf[224];
-  std::snprintf(buf, sizeof buf, " in %.1f ms, %zu configs", wall_ms, results.size());
-  s += buf;
-  if (pruned > 0) s += " (" + std::to_string(pruned) + " pruned)";
-  if (partial) s += " [partial: tuning budget reached]";
-  s += "\n";
-  std::snprintf(buf, sizeof buf,
-                "  time: candidates %.1f, store %.1f, compile wait %.1f, verify %.1f, "
-                "benchmark %.1f, strategy %.1f, overhead %.1f ms\n",
-                times.candidates, times.store, times.compile, times.verify, times.benchmark,
-                times.strategy, times.overhead);
-  s += buf;
-  if (showdown.finalists > 0) {
-    std::string screened;
-    if (showdown.screened > 0) screened = std::to_string(showdown.screened) + " screened, ";
-    std::string sustained;
-    if (showdown.sustained > 0)
-      sustained = ", " + std::to_string(showdown.sustained) + " in sustained turns (" +
-                  std::to_string(showdown.sustained_pairs) + " pairs of rounds, " +
-                  std::to_string(showdown.sustained_turns) + " turns, " +
-                  std::to_string(showdown.sustained_ruled_out) + " ruled out early)";
-    std::snprintf(buf, sizeof buf, "  showdown: %s%d finalists, %d interleaved rounds%s%s\n",
-                  screened.c_str(), showdown.finalists, showdown.rounds,
-                  showdown.retimed == 0 ? ""
-                  : showdown.stationary
-                      ? ", re-timed after a shift"
-                      : ", samples still shifting after the retries (timing conditions changed)",
-                  sustained.c_str());
-    s += buf;
+// Miss stage 4: under the lock, the key's entry (`*out`) if one can serve now, or this call's claim
+// on tuning it (`*mine`).
+Status Autotuner::Impl::wait_or_claim(Device& dev, ArgList args, const TuningKey& key,
+                                      const Entry** out, std::shared_ptr<Inflight>* mine) {
+  std::unique_lock lock(mu);
+  for (;;) {
+    if (const Entry* e = published.find(key, dev)) {
+      *out = e;
+      return {};
+    }
+    auto it = inflight.find(key.hash);
+    // Strict mode never tunes, in the background either: a new key is read or refused here.
+    const bool background = opts.mode == TuningMode::background && !strict;
+    if (background && (it == inflight.end() || it->second->background)) {
+      // Launch the nearest tuned key's config now; tune this key off the critical path.
+      if (const Entry* near = nearest(dev, key)) {
+        if (it == inflight.end() && !failed_background.count(key.hash)) {
+          Status st = start_background(dev, args, key);
+          if (!st.ok())
+            log_warning("background tuning of " + def.name + " not started: " + st.to_string());
+        }
+        *out = near;
+        return {};
+      }
+    }
+    if (it == inflight.end()) break;
+    auto other = it->second;
+    cv.wait(lock, [&] { return other->done; });
+    // A failure of the definition is everyone's; any other belongs to the call that met
+    // it (a throwing callback, a lost device, a budget): tune the key here instead.
+    if (!other->status.ok() && detail::is_definition_error(other->status)) return other->status;
   }
-  for (const auto& r : results) {
-    s += "  {" + r.config.to_string() + "} ";
-    if (!r.status.ok())
-      s += first_line(r.status.to_string());
-    else if (r.stats.count > 0)
-      s += r.stats.to_string();
-    else
-      s += "not timed";
-    if (r.from_store) s += " (stored)";
-    if (r.status.ok() && r.verified) s += " (output verified)";
-    if (r.raced_out) s += " (raced out)";
-    if (r.settled) s += " (within tolerance of the leader)";
-    auto res = r.resources.to_string();
-    if (!res.empty()) s += " " + res;
-    s += "\n";
-  }
-  if (status.ok())
-    s += "  winner {" + winner.to_string() + "}\n";
-  else
-    s += "  failed: " + first_line(status.to_string(), 400) + "\n";
-  return s;
-}
-
-namespace {
-
-// Options that make no sense, named; Autotuner::make refuses them.
-Status validate_options(const KernelDef& def, const AutotunerOptions& opts) {
-  TUNE_RETURN_IF_ERROR(validate(opts.bench, opts.effort).with_context("AutotunerOptions::bench"));
-  if (!std::isfinite(opts.tuning_budget_ms) || opts.tuning_budget_ms < 0) {
-    return Status(StatusCode::invalid_argument,
-                  "AutotunerOptions::tuning_budget_ms must be a finite number >= 0 (0: no "
-                  "limit), not " +
-                      std::to_string(opts.tuning_budget_ms));
-  }
-  const PerfModel& pm = def.perf_model;
-  if (pm) {
-    if (pm.top_k < 0)
-      return Status(StatusCode::invalid_argument,
-                    "perf_model.top_k must be >= 1 (0: unset), not " + std::to_string(pm.top_k));
-    if (!std::isfinite(pm.top_fraction) || pm.top_fraction < 0 || pm.top_fraction > 1)
-      return Status(StatusCode::invalid_argument,
-                    "perf_model.top_fraction must be in (0, 1] (0: unset), not " +
-                        std::to_string(pm.top_fraction));
-    if (pm.top_k <= 0 && pm.top_fraction <= 0)
-      return Status(StatusCode::invalid_argument, "perf model set without top_k or top_fraction");
-  }
-  const IsolationOptions& iso = opts.isolation;
-  for (double v : {iso.call_timeout_ms, iso.compile_timeout_ms}) {
-    if (!std::isfinite(v) || v < 1 || v > 1e9)
-      return Status(StatusCode::invalid_argument,
-                    "isolation.call_timeout_ms and compile_timeout_ms must be in [1, 1e9] ms, "
-                    "not " +
-                        std::to_string(v));
-  }
-  const SearchBudget& sb = def.search.budget;
-  if (!std::isfinite(sb.max_ms) || sb.max_ms < 0)
-    return Status(StatusCode::invalid_argument,
-                  "search.budget.max_ms must be a finite number >= 0 (0: no limit), not " +
-                      std::to_string(sb.max_ms));
+  *mine = std::make_shared<Inflight>();
+  inflight.emplace(key.hash, *mine);
   return {};
 }
 
-}  // namespace
+// Miss stage 4, the key claimed: tuned here, published, announced.
+Status Autotuner::Impl::tune_here(Device& dev, ArgList args, const TuningKey& key, Inflight& mine,
+                                  const Entry** out, bool* launched_on_args) {
+  TuningReport report;
+  auto selected = tune_key(dev, args, key, report);
+  {
+    std::lock_guard lock(mu);
+    *out = conclude(dev, key, mine, selected, report);
+  }
+  announce(report);
+  if (!selected.ok()) return selected.status();
+  *launched_on_args = selected->launched_on_args;
+  return {};
+}
+
+// Tunes the key (its forms built here): in a worker process with isolation, else here
+// (tune_one_key). Fills `report`.
+Result<detail::Selection> Autotuner::Impl::tune_key(Device& dev, ArgList args, const TuningKey& key,
+                                                    TuningReport& report) {
+  detail::KeyForms forms;
+  Status st = keys.forms_of(dev, args, key, &forms);
+  if (!st.ok()) {
+    report.kernel = def.name;
+    report.status = st.with_context("kernel " + def.name);
+    return report.status;
+  }
+  auto ctx = context();
+  // Disabled and strict tuning time nothing: no worker is needed.
+  if (opts.isolation.enabled && !disabled && !strict)
+    return detail::tune_isolated(ctx, workers, dev, args, forms, report);
+  return detail::tune_one_key(ctx, dev, args, forms, report);
+}
+
+// A finished tuning's outcome: its waiters woken (with its status when it failed), else its
+// entry and report published. Caller holds mu.
+const Entry* Autotuner::Impl::conclude(Device& dev, const TuningKey& key, Inflight& job,
+                                       Result<detail::Selection>& selected,
+                                       const TuningReport& report) {
+  inflight.erase(key.hash);
+  job.done = true;
+  cv.notify_all();
+  if (!selected.ok()) {
+    job.status = selected.status();
+    return nullptr;
+  }
+  auto e = std::make_unique<Entry>();
+  e->key = key;
+  e->device = &dev;
+  e->config = selected->config;
+  e->variant = selected->variant;
+  const Entry* out = published.publish(std::move(e));
+  reports[{&dev, key.hash}] = report;
+  return out;
+}
+
+// The report to AutotunerOptions::listener and, with TUNE_PRINT_AUTOTUNING, to stderr.
+void Autotuner::Impl::announce(const TuningReport& report) const {
+  if (print) std::fprintf(stderr, "%s", report.to_string().c_str());
+  if (!opts.listener) return;
+  Status st = detail::call_user_status("listener", nullptr, [&] {
+    opts.listener(report);
+    return Status();
+  });
+  if (!st.ok()) log_warning("kernel " + def.name + ": " + st.message() + " (ignored)");
+}
+
+Status Autotuner::Impl::start_background(Device& dev, ArgList args, const TuningKey& key) {
+  // Caller holds mu. The tuning times on copies of the caller's buffers, taken now in queue
+  // order, so the caller may reuse or free its buffers at once.
+  auto copies = std::make_shared<std::vector<Buffer>>();
+  auto copied_args = std::make_shared<std::vector<ArgValue>>(args.begin(), args.end());
+  for (auto& a : *copied_args) {
+    if (a.kind != ArgKind::buffer) continue;
+    auto b = dev.alloc(a.buffer->size_bytes());
+    if (!b.ok()) return b.status();
+    TUNE_RETURN_IF_ERROR(dev.copy(**b, *a.buffer, a.buffer->size_bytes()));
+    a.buffer = b->get();
+    copies->push_back(std::move(*b));
+  }
+  auto job = std::make_shared<Inflight>();
+  job->background = true;
+  inflight.emplace(key.hash, job);
+  Device* d = &dev;
+  jobs.push_back({&dev, std::thread([this, d, key, copies, copied_args, job] {
+                    run_background(d, key, copies, copied_args, job);
+                  })});
+  return {};
+}
+
+void Autotuner::Impl::run_background(Device* dev, TuningKey key,
+                                     std::shared_ptr<std::vector<Buffer>> copies,
+                                     std::shared_ptr<std::vector<ArgValue>> args,
+                                     std::shared_ptr<Inflight> job) {
+  TuningReport report;
+  auto selected = tune_key(*dev, *args, key, report);
+  copies->clear();
+  {
+    std::lock_guard lock(mu);
+    conclude(*dev, key, *job, selected, report);
+    // A definition error would fail every retry; anything else is retried by a later call.
+    if (!selected.ok() && detail::is_definition_error(selected.status()))
+      failed_background.insert(key.hash);
+  }
+  if (!selected.ok()) {
+    log_warning("background tuning failed; the nearest key's config stays: " +
+                selected.status().to_string());
+  }
+  announce(report);
+}
 
 Autotuner::Autotuner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Autotuner::~Autotuner() {
@@ -710,7 +425,8 @@ Result<std::unique_ptr<Autotuner>> Autotuner::make(KernelDef def, AutotunerOptio
   if (def.sources.empty()) return bad("no source");
   if (!def.dims) return bad("no dims function (grid and block of a launch)");
   TUNE_RETURN_IF_ERROR(def.space.validate().with_context("kernel '" + def.name + "'"));
-  TUNE_RETURN_IF_ERROR(validate_options(def, opts).with_context("kernel '" + def.name + "'"));
+  TUNE_RETURN_IF_ERROR(
+      detail::validate_options(def, opts).with_context("kernel '" + def.name + "'"));
   TUNE_RETURN_IF_ERROR(check_names(def).with_context("kernel '" + def.name + "'"));
   auto kb = KeyBuilder::make(def.signature, def.key);
   if (!kb.ok()) return Status(kb.status()).with_context("kernel '" + def.name + "'");
@@ -725,18 +441,10 @@ Result<std::unique_ptr<Autotuner>> Autotuner::make(KernelDef def, AutotunerOptio
       out->push_back(idx);
     }
   }
-  for (const auto& k : def.key) {
-    impl->key_calls_user_code = impl->key_calls_user_code || k.bucket == Bucket::custom;
-    const int idx = def.signature.index_of(k.arg);
-    const auto& decl = def.signature.decls()[static_cast<std::size_t>(idx)];
-    if (decl.kind == ArgKind::scalar && is_float(decl.type)) impl->float_key_idx.push_back(idx);
-  }
   if (def.heuristics.size() + def.key.size() + 1 > static_cast<std::size_t>(kMaxKeyValues))
     return bad("too many key arguments and heuristics together");
   for (const auto& h : def.heuristics)
     if (!h.fn) return bad("heuristic '" + h.param + "' has no function");
-  impl->key_calls_user_code = impl->key_calls_user_code || !def.heuristics.empty();
-  impl->keys = std::move(*kb);
   impl->print = opts.print.value_or(env_flag("TUNE_PRINT_AUTOTUNING"));
   impl->disabled = opts.disable.value_or(env_flag("TUNE_DISABLE"));
   impl->strict = opts.strict.value_or(env_flag("TUNE_STRICT"));
@@ -748,6 +456,7 @@ Result<std::unique_ptr<Autotuner>> Autotuner::make(KernelDef def, AutotunerOptio
     if (src.signature.decls().empty()) src.signature = def.signature;
   impl->def = std::move(def);
   impl->timing = resolve_timing(opts.bench, opts.effort);
+  impl->keys.init(std::move(*kb));
   impl->opts = std::move(opts);
   return std::unique_ptr<Autotuner>(new Autotuner(std::move(impl)));
 }
@@ -759,18 +468,18 @@ Status Autotuner::run(Device& dev, ArgList args, const LaunchTarget& target) {
   // This thread's previous hit with the same arguments (hit_memo.hpp): no key to build, no
   // dims to call; straight to the backend's launch.
   thread_local detail::HitMemo<Entry> memo;
-  if (!m.key_calls_user_code) {
+  if (!m.keys.calls_user_code()) {
     if (const Entry* e = memo.find(&m, &dev, args))
       return Impl::launch_dims(*e->variant, memo.dims, dev, args, target);
   }
   const std::uint64_t generation = detail::hit_generation.load(std::memory_order_acquire);
   TuningKey key{TuningKey::Unfilled{}};
-  TUNE_RETURN_IF_ERROR(m.key_of(dev, args, &key));
-  const Entry* e = m.find(key, dev);
-  if (e == nullptr) return m.run_miss(dev, args, key, target);
+  TUNE_RETURN_IF_ERROR(m.keys.key_of(dev, args, &key));
+  const Entry* e = m.published.find(key, dev);
+  if (e == nullptr) return m.miss(dev, args, key, target, /*launch_it=*/true, &e);
   LaunchDims dims;
   TUNE_RETURN_IF_ERROR(m.dims_of(e->config, args, &dims));
-  if (!m.key_calls_user_code) memo.remember(&m, &dev, generation, args, e, dims);
+  if (!m.keys.calls_user_code()) memo.remember(&m, &dev, generation, args, e, dims);
   return Impl::launch_dims(*e->variant, dims, dev, args, target);
 }
 
@@ -781,8 +490,8 @@ Result<Config> Autotuner::tune(Device& dev, ArgList args) {
 Result<Config> Autotuner::tune(Device& dev, ArgList args, const LaunchTarget& target) {
   Impl& m = *impl_;
   TuningKey key{TuningKey::Unfilled{}};
-  TUNE_RETURN_IF_ERROR(m.key_of(dev, args, &key));
-  if (const Entry* e = m.find(key, dev)) return e->config;
+  TUNE_RETURN_IF_ERROR(m.keys.key_of(dev, args, &key));
+  if (const Entry* e = m.published.find(key, dev)) return e->config;
   auto cap = dev.capturing(target);
   if (!cap.ok()) return Status(cap.status()).with_context("kernel " + m.def.name);
   if (*cap) {
@@ -791,7 +500,7 @@ Result<Config> Autotuner::tune(Device& dev, ArgList args, const LaunchTarget& ta
                       " is capturing a graph; call tune() before the capture begins");
   }
   const Entry* e = nullptr;
-  TUNE_RETURN_IF_ERROR(m.call_slow(dev, args, key, /*launch_it=*/false, &e, target));
+  TUNE_RETURN_IF_ERROR(m.miss(dev, args, key, target, /*launch_it=*/false, &e));
   return e->config;
 }
 
@@ -827,14 +536,14 @@ Status Autotuner::warmup(Device& dev) {
 
 Result<std::string> Autotuner::key_text(const Device& dev, ArgList args) const {
   detail::KeyForms forms;
-  TUNE_RETURN_IF_ERROR(impl_->forms_of(dev, args, &forms));
+  TUNE_RETURN_IF_ERROR(impl_->keys.forms_of(dev, args, &forms));
   return forms.text;
 }
 
 Result<std::vector<Config>> Autotuner::candidates(const Device& dev, ArgList args) const {
   const Impl& m = *impl_;
   detail::KeyForms forms;
-  TUNE_RETURN_IF_ERROR(m.forms_of(dev, args, &forms));
+  TUNE_RETURN_IF_ERROR(m.keys.forms_of(dev, args, &forms));
   auto cands = detail::make_candidates(m.def, dev.info(), args, forms.heuristics);
   if (!cands.ok())
     return Status(cands.status())
@@ -846,12 +555,10 @@ Result<std::vector<ConfigResult>> Autotuner::measure(Device& dev, ArgList args,
                                                      std::span<const Config> configs) {
   Impl& m = *impl_;
   Impl::CallGuard guard(m);
-  if (!guard.admitted())
-    return Status(StatusCode::unavailable,
-                  "kernel " + m.def.name + ": the Autotuner is being destroyed");
+  if (!guard.admitted()) return m.being_destroyed();
   detail::KeyForms forms;
-  TUNE_RETURN_IF_ERROR(m.forms_of(dev, args, &forms));
-  for (const Config& c : configs) TUNE_RETURN_IF_ERROR(m.check_point_of_key(dev, forms, c));
+  TUNE_RETURN_IF_ERROR(m.keys.forms_of(dev, args, &forms));
+  for (const Config& c : configs) TUNE_RETURN_IF_ERROR(m.keys.check_point_of_key(dev, forms, c));
   TuningReport scratch;  // the session's ledger; measure() reports nothing
   return detail::measure_configs(m.context(), dev, args, forms, configs, scratch);
 }
@@ -860,17 +567,16 @@ Status Autotuner::adopt(Device& dev, ArgList args, const Config& config,
                         std::span<const ConfigResult> results) {
   Impl& m = *impl_;
   Impl::CallGuard guard(m);
-  if (!guard.admitted())
-    return Status(StatusCode::unavailable,
-                  "kernel " + m.def.name + ": the Autotuner is being destroyed");
+  if (!guard.admitted()) return m.being_destroyed();
   TuningKey key{TuningKey::Unfilled{}};
-  TUNE_RETURN_IF_ERROR(m.key_of(dev, args, &key));
+  TUNE_RETURN_IF_ERROR(m.keys.key_of(dev, args, &key));
   detail::KeyForms forms;
-  TUNE_RETURN_IF_ERROR(m.build_forms(dev, args, key, &forms).with_context("kernel " + m.def.name));
+  TUNE_RETURN_IF_ERROR(
+      m.keys.forms_of(dev, args, key, &forms).with_context("kernel " + m.def.name));
   const std::string what = "adopting {" + config.to_string() + "} for kernel " + m.def.name;
-  TUNE_RETURN_IF_ERROR(m.check_point_of_key(dev, forms, config));
+  TUNE_RETURN_IF_ERROR(m.keys.check_point_of_key(dev, forms, config));
   for (const ConfigResult& r : results)
-    TUNE_RETURN_IF_ERROR(m.check_point_of_key(dev, forms, r.config).with_context(what));
+    TUNE_RETURN_IF_ERROR(m.keys.check_point_of_key(dev, forms, r.config).with_context(what));
   const KernelSource* src = m.def.source_for(dev.language());
   if (src == nullptr) {
     return Status(StatusCode::unavailable, what + ": no " + std::string(to_string(dev.language())) +
@@ -898,7 +604,7 @@ Status Autotuner::adopt(Device& dev, ArgList args, const Config& config,
   e->variant = std::move(v);
   {
     std::lock_guard lock(m.mu);
-    m.replace(std::move(e));
+    m.published.replace(std::move(e));
     m.reports[{&dev, key.hash}] = report;
   }
   m.announce(report);
@@ -907,15 +613,15 @@ Status Autotuner::adopt(Device& dev, ArgList args, const Config& config,
 
 std::optional<Config> Autotuner::best(const Device& dev, ArgList args) const {
   TuningKey key{TuningKey::Unfilled{}};
-  if (!impl_->key_of(dev, args, &key).ok()) return std::nullopt;
-  const Entry* e = impl_->find(key, dev);
+  if (!impl_->keys.key_of(dev, args, &key).ok()) return std::nullopt;
+  const Entry* e = impl_->published.find(key, dev);
   if (e == nullptr) return std::nullopt;
   return e->config;
 }
 
 std::optional<TuningReport> Autotuner::last_report(const Device& dev, ArgList args) const {
   TuningKey key{TuningKey::Unfilled{}};
-  if (!impl_->key_of(dev, args, &key).ok()) return std::nullopt;
+  if (!impl_->keys.key_of(dev, args, &key).ok()) return std::nullopt;
   std::lock_guard lock(impl_->mu);
   auto it = impl_->reports.find({&dev, key.hash});
   if (it == impl_->reports.end()) return std::nullopt;
@@ -930,22 +636,8 @@ void Autotuner::release(const Device& dev) {
   // The worker proxy's kernels before the proxy itself.
   m.workers.release(dev, [&](detail::WorkerDevice& proxy) { m.variants.release(proxy); });
   std::lock_guard lock(m.mu);
-  // Entries stay allocated (a reader on another device may still probe an old table), but
-  // drop their variants so that every kernel of `dev` is destroyed now.
-  for (auto it = m.entries.begin(); it != m.entries.end();) {
-    if ((*it)->device == &dev) {
-      (*it)->variant.reset();
-      m.released.push_back(std::move(*it));
-      it = m.entries.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  m.published.release(dev);
   std::erase_if(m.reports, [&](const auto& r) { return r.first.first == &dev; });
-  auto t = std::make_unique<Table>(m.tables.empty() ? 16 : m.tables.back()->slots.size());
-  for (const auto& e : m.entries) t->insert(e.get());
-  m.table.store(t.get(), std::memory_order_release);
-  m.tables.push_back(std::move(t));
 }
 
 const KernelDef& Autotuner::kernel() const noexcept { return impl_->def; }

@@ -191,7 +191,7 @@ bool Race::decided() const noexcept {
 
 bool Race::alive(std::size_t i) const {
   const auto& e = entries_[i];
-  return e.status.ok() && !e.raced_out && !e.settled;
+  return e.status.ok() && !e.raced_out && !e.within_tolerance;
 }
 
 Status Race::settle() {
@@ -321,7 +321,7 @@ void Race::decide() {
     if (lo > lead.hi)
       e.raced_out = true;
     else if (opts_.race_tolerance > 0 && lo >= tied_above)
-      e.settled = true;
+      e.within_tolerance = true;
     else
       ++left;
   }

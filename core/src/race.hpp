@@ -53,7 +53,8 @@ struct RaceEntry {
   std::vector<double> samples;
   Status status;           // a failed timing drops the entry with this reason
   bool raced_out = false;  // dropped as slower than the leader beyond noise
-  bool settled = false;    // stopped: within race_tolerance of the leader (may even be faster)
+  // Stopped: within race_tolerance of the leader (may even be faster).
+  bool within_tolerance = false;
 };
 
 // When work last finished on a device, so that timing settles its clock (settle_clocks) once
@@ -109,7 +110,7 @@ class Race {
  private:
   bool alive(std::size_t i) const;
   // The contestant with the lowest median among those timed without error and not raced out
-  // (stopped ones included: a settled entry can still win); none before any is timed.
+  // (stopped ones included: one within tolerance can still win); none before any is timed.
   std::optional<std::size_t> leader() const;
   Status settle();
   Status make_rotation();

@@ -167,6 +167,19 @@ class RawDb {
   sqlite3* db_ = nullptr;
 };
 
+// The parent's side of a forked child that reports through the pipe `fds`: closes the write
+// end, reads the report to its end, waits for the child (its wait status in `*status`).
+inline std::string child_report(const int fds[2], pid_t pid, int* status) {
+  ::close(fds[1]);
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  ::waitpid(pid, status, 0);
+  return out;
+}
+
 // Runs `fn` in a child process as the unprivileged user "nobody" (uid/gid 65534) when this
 // process is root, or as this user otherwise. Returns what `fn` returned (its stdout-style
 // report, passed back through a pipe), or nullopt when privileges cannot be dropped (no
@@ -193,14 +206,8 @@ inline std::optional<std::string> run_unprivileged(const std::function<std::stri
     }
     std::_Exit(0);
   }
-  ::close(fds[1]);
-  std::string out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
-  ::close(fds[0]);
   int status = 0;
-  ::waitpid(pid, &status, 0);
+  std::string out = child_report(fds, pid, &status);
   if (!WIFEXITED(status)) throw std::runtime_error("unprivileged child crashed");
   if (WEXITSTATUS(status) == 42) return std::nullopt;
   if (WEXITSTATUS(status) != 0) throw std::runtime_error("unprivileged child failed");
@@ -208,3 +215,12 @@ inline std::optional<std::string> run_unprivileged(const std::function<std::stri
 }
 
 }  // namespace tune::cache_test
+
+namespace tune {
+// What every cache suite names unqualified.
+using cache_test::LogCapture;
+using cache_test::ok_row;
+using cache_test::RawDb;
+using cache_test::TempDir;
+using cache_test::test_key;
+}  // namespace tune

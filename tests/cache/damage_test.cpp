@@ -17,12 +17,6 @@
 namespace tune {
 namespace {
 
-using cache_test::LogCapture;
-using cache_test::ok_row;
-using cache_test::RawDb;
-using cache_test::TempDir;
-using cache_test::test_key;
-
 // Opens `path` in readwrite mode and checks the common outcome of a damaged file: one warning
 // naming the file and `problem`, the original bytes under tune.db.corrupt-*, and a fresh
 // working database at the same path, holding the `salvaged` rows copied from the damaged one.

@@ -31,11 +31,6 @@
 namespace tune {
 namespace {
 
-using cache_test::LogCapture;
-using cache_test::ok_row;
-using cache_test::RawDb;
-using cache_test::TempDir;
-using cache_test::test_key;
 namespace fs = std::filesystem;
 
 std::vector<StoredResult> rows_of(int n, double base = 1000.0) {
@@ -71,14 +66,8 @@ std::string run_in_child(const std::function<std::string()>& fn) {
     if (::write(fds[1], r.data(), r.size()) != static_cast<ssize_t>(r.size())) std::_Exit(3);
     std::_Exit(0);
   }
-  ::close(fds[1]);
-  std::string out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
-  ::close(fds[0]);
   int status = 0;
-  ::waitpid(pid, &status, 0);
+  std::string out = cache_test::child_report(fds, pid, &status);
   REQUIRE(WIFEXITED(status));
   REQUIRE(WEXITSTATUS(status) == 0);
   return out;

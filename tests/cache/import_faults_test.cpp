@@ -15,11 +15,6 @@
 namespace tune {
 namespace {
 
-using cache_test::LogCapture;
-using cache_test::RawDb;
-using cache_test::TempDir;
-using cache_test::test_key;
-
 // One row of the export format, its members given as raw JSON text; `stats` likewise.
 using Members = std::map<std::string, std::string>;
 

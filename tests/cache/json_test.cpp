@@ -14,10 +14,6 @@
 namespace tune {
 namespace {
 
-using cache_test::ok_row;
-using cache_test::TempDir;
-using cache_test::test_key;
-
 std::string doc(const std::string& rows) {
   return R"({"format": "libtune-cache", "version": 1, "rows": [)" + rows + "]}";
 }

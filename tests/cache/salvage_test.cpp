@@ -17,12 +17,6 @@
 namespace tune {
 namespace {
 
-using cache_test::LogCapture;
-using cache_test::ok_row;
-using cache_test::RawDb;
-using cache_test::TempDir;
-using cache_test::test_key;
-
 constexpr int kRows = 300;
 
 // A closed cache file of kRows rows spread over a few dozen pages; the original medians by

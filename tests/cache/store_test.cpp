@@ -21,12 +21,6 @@
 namespace tune {
 namespace {
 
-using cache_test::LogCapture;
-using cache_test::ok_row;
-using cache_test::RawDb;
-using cache_test::TempDir;
-using cache_test::test_key;
-
 using EnvVar = tune::testing::ScopedEnv;
 
 TEST_CASE("a fresh file round-trips rows across store instances") {

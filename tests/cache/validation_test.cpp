@@ -12,9 +12,6 @@
 namespace tune {
 namespace {
 
-using cache_test::LogCapture;
-using cache_test::ok_row;
-
 ConfigSpace product_space() {
   ConfigSpace s;
   s.param("BM", {32, 64, 128});

@@ -14,12 +14,6 @@
 namespace tune {
 namespace {
 
-using cache_test::LogCapture;
-using cache_test::ok_row;
-using cache_test::RawDb;
-using cache_test::TempDir;
-using cache_test::test_key;
-
 StoredResult verified_row(std::string config, double median, std::uint32_t count = 20) {
   StoredResult r = ok_row(std::move(config), median, count);
   r.verified = true;

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "many_lives.hpp"
 #include "scoped_env.hpp"
 #include "skip.hpp"
 #include "tune/kernels/bundled.hpp"
@@ -87,30 +88,8 @@ void many_lives(Life life, int threads, int lives_each) {
   if (std::string why = cannot_open(); !why.empty()) TUNE_SKIP(why);
   tune::testing::ScopedEnv no_binary_cache("TUNE_CACHE", "off");
   tune::testing::Watchdog dog(std::string("teardown on ") + kBackend + ": " + name_of(life), 240);
-  std::atomic<int> ok{0}, timed_out{0}, other{0};
-  std::mutex mu;
-  std::string other_text;
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      for (int i = 0; i < lives_each; ++i) {
-        const Status st = one_life(life);
-        if (st.ok()) {
-          ++ok;
-        } else if (st.code() == StatusCode::timeout) {
-          ++timed_out;
-        } else {
-          ++other;
-          std::lock_guard lock(mu);
-          other_text = st.to_string();
-        }
-      }
-    });
-  }
-  for (auto& th : pool) th.join();
-  INFO(name_of(life) << ": " << ok << " ok, " << timed_out << " timed out, " << other << " other ("
-                     << other_text << ")");
-  CHECK(other == 0);
+  tune::testing::check_many_lives(name_of(life), threads, lives_each,
+                                  [&] { return one_life(life); });
 }
 
 }  // namespace

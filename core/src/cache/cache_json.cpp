@@ -62,6 +62,57 @@ bool get_string(const json& obj, const char* name, std::string* out, std::string
   return true;
 }
 
+// The "stats" of a row whose status is ok (`ok_row`: every field required) or not (absent
+// fields are +inf); false (with `why`) when malformed.
+bool parse_stats(const json& j, bool ok_row, SampleStats* stats, std::string* why) {
+  const double inf = std::numeric_limits<double>::infinity();
+  SampleStats& s = *stats;
+  s = SampleStats{};
+  if (!ok_row) s.min = s.p20 = s.median = s.p80 = s.max = s.mean = inf;
+  auto st = j.find("stats");
+  if (st == j.end()) {
+    if (ok_row) {
+      *why = "an ok row without 'stats'";
+      return false;
+    }
+  } else {
+    if (!st->is_object()) {
+      *why = "'stats' is not an object";
+      return false;
+    }
+    auto c = st->find("count");
+    if (c != st->end()) {
+      if (!c->is_number_unsigned() ||
+          c->get<std::uint64_t>() > std::numeric_limits<std::uint32_t>::max()) {
+        *why = "'stats.count' is not a 32-bit unsigned integer";
+        return false;
+      }
+      s.count = static_cast<std::uint32_t>(c->get<std::uint64_t>());
+    }
+    struct Field {
+      const char* name;
+      double* dst;
+    } fields[] = {{"min", &s.min}, {"p20", &s.p20}, {"median", &s.median},
+                  {"p80", &s.p80}, {"max", &s.max}, {"mean", &s.mean}};
+    for (const Field& f : fields) {
+      auto v = st->find(f.name);
+      if (v == st->end() || v->is_null()) {
+        if (ok_row) {
+          *why = std::string("an ok row without 'stats.") + f.name + "'";
+          return false;
+        }
+        continue;
+      }
+      if (!v->is_number()) {
+        *why = std::string("'stats.") + f.name + "' is not a number";
+        return false;
+      }
+      *f.dst = v->get<double>();
+    }
+  }
+  return true;
+}
+
 // One element of "rows"; false (with `why`) when it is malformed.
 bool parse_row(const json& j, CacheRow* row, std::string* why) {
   if (!j.is_object()) {
@@ -116,52 +167,7 @@ bool parse_row(const json& j, CacheRow* row, std::string* why) {
     }
     r.verified = v->get<bool>();
   }
-  bool ok_row = r.status == StatusCode::ok;
-  const double inf = std::numeric_limits<double>::infinity();
-  SampleStats& s = r.stats;
-  s = SampleStats{};
-  if (!ok_row) s.min = s.p20 = s.median = s.p80 = s.max = s.mean = inf;
-  auto st = j.find("stats");
-  if (st == j.end()) {
-    if (ok_row) {
-      *why = "an ok row without 'stats'";
-      return false;
-    }
-  } else {
-    if (!st->is_object()) {
-      *why = "'stats' is not an object";
-      return false;
-    }
-    auto c = st->find("count");
-    if (c != st->end()) {
-      if (!c->is_number_unsigned() ||
-          c->get<std::uint64_t>() > std::numeric_limits<std::uint32_t>::max()) {
-        *why = "'stats.count' is not a 32-bit unsigned integer";
-        return false;
-      }
-      s.count = static_cast<std::uint32_t>(c->get<std::uint64_t>());
-    }
-    struct Field {
-      const char* name;
-      double* dst;
-    } fields[] = {{"min", &s.min}, {"p20", &s.p20}, {"median", &s.median},
-                  {"p80", &s.p80}, {"max", &s.max}, {"mean", &s.mean}};
-    for (const Field& f : fields) {
-      auto v = st->find(f.name);
-      if (v == st->end() || v->is_null()) {
-        if (ok_row) {
-          *why = std::string("an ok row without 'stats.") + f.name + "'";
-          return false;
-        }
-        continue;
-      }
-      if (!v->is_number()) {
-        *why = std::string("'stats.") + f.name + "' is not a number";
-        return false;
-      }
-      *f.dst = v->get<double>();
-    }
-  }
+  if (!parse_stats(j, r.status == StatusCode::ok, &r.stats, why)) return false;
   std::string canonical;
   Status check = check_stored_row(r, &canonical);
   if (!check.ok()) {

@@ -105,19 +105,23 @@ std::vector<ValidatedRow> validate_rows(std::span<const StoredResult> rows,
     if (!seen.insert(v->row.config).second) continue;
     out.push_back(std::move(*v));
   }
-  if (!reasons.empty()) {
-    std::string msg = "kernel " + std::string(kernel) + ": ignored " +
-                      std::to_string(reasons.size()) + " stored result" +
-                      (reasons.size() == 1 ? "" : "s") + " that do not fit its config space: ";
-    constexpr std::size_t kShown = 3;
-    for (std::size_t i = 0; i < reasons.size() && i < kShown; ++i) {
-      if (i > 0) msg += "; ";
-      msg += reasons[i];
-    }
-    if (reasons.size() > kShown) msg += "; ...";
-    log_warning(msg);
-  }
+  warn_ignored("kernel " + std::string(kernel), reasons, "stored result",
+               " that do not fit its config space");
   return out;
+}
+
+void warn_ignored(const std::string& where, const std::vector<std::string>& reasons,
+                  const std::string& noun, const std::string& tail) {
+  if (reasons.empty()) return;
+  std::string msg = where + ": ignored " + std::to_string(reasons.size()) + " " + noun +
+                    (reasons.size() == 1 ? "" : "s") + tail + ": ";
+  constexpr std::size_t kShown = 3;
+  for (std::size_t i = 0; i < reasons.size() && i < kShown; ++i) {
+    if (i > 0) msg += "; ";
+    msg += reasons[i];
+  }
+  if (reasons.size() > kShown) msg += "; ...";
+  log_warning(msg);
 }
 
 }  // namespace tune

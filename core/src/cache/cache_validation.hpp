@@ -52,4 +52,9 @@ std::vector<ValidatedRow> validate_rows(std::span<const StoredResult> rows,
                                         const ConfigSpace& space, std::string_view kernel,
                                         const Config* heuristic_values = nullptr);
 
+// Logs one warning for the rows a read ignored: "<where>: ignored <n> <noun>[s]<tail>: " and
+// the first few reasons. Nothing when `reasons` is empty.
+void warn_ignored(const std::string& where, const std::vector<std::string>& reasons,
+                  const std::string& noun, const std::string& tail = "");
+
 }  // namespace tune

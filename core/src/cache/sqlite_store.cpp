@@ -34,20 +34,6 @@ void bind_filter(Stmt& s, const CacheFilter& f) {
   s.bind(3, std::string_view(f.device));
 }
 
-// Logs one warning for the rows a read dropped: the first few reasons and a count.
-void warn_dropped(const std::string& where, const std::vector<std::string>& reasons) {
-  if (reasons.empty()) return;
-  std::string msg = where + ": ignored " + std::to_string(reasons.size()) + " stored row" +
-                    (reasons.size() == 1 ? "" : "s") + ": ";
-  constexpr std::size_t kShown = 3;
-  for (std::size_t i = 0; i < reasons.size() && i < kShown; ++i) {
-    if (i > 0) msg += "; ";
-    msg += reasons[i];
-  }
-  if (reasons.size() > kShown) msg += "; ...";
-  log_warning(msg);
-}
-
 Status validate_in_space(const StoredResult& r, const ConfigSpace& space) {
   Result<ValidatedRow> v = validate_row(r, space);
   return v.ok() ? Status{} : v.status();
@@ -85,7 +71,8 @@ struct SqliteStore::Impl {
       dropped.clear();
       if (db() == nullptr || read_rows(key, &out, &dropped) != SQLITE_DONE) return {};
     }
-    warn_dropped(where() + " (kernel " + key.kernel + ", key " + key.key + ")", dropped);
+    warn_ignored(where() + " (kernel " + key.kernel + ", key " + key.key + ")", dropped,
+                 "stored row");
     return out;
   }
 
@@ -173,7 +160,8 @@ struct SqliteStore::Impl {
       file.on_error(rc, "reading rows", msg);
       return st;
     }
-    for (const auto& [k, reasons] : dropped) warn_dropped(where() + " (" + k + ")", reasons);
+    for (const auto& [k, reasons] : dropped)
+      warn_ignored(where() + " (" + k + ")", reasons, "stored row");
     order_by_winner_rule(out);
     return out;
   }

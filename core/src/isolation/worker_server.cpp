@@ -53,23 +53,8 @@ class Server {
         w.status(*st);
         return true;
       }
-      case WireOp::download: {
-        DeviceBuffer* b = buffer(r.u64());
-        const std::uint64_t offset = r.u64(), n = r.u64();
-        if (!r.done() || b == nullptr) return false;
-        if (n > kMaxFrameBytes - 64) {  // the reply's status and length must fit beside it
-          *st = Status(StatusCode::invalid_argument,
-                       "a download of " + std::to_string(n) + " bytes does not fit one reply");
-          w.status(*st);
-          w.block(nullptr, 0);
-          return true;
-        }
-        std::vector<std::byte> out(n);
-        *st = dev_.download(*b, out.data(), n, offset);
-        w.status(*st);
-        w.block(out.data(), st->ok() ? n : 0);
-        return true;
-      }
+      case WireOp::download:
+        return download(r, w, st);
       case WireOp::fill: {
         DeviceBuffer* b = buffer(r.u64());
         const std::uint32_t pattern = r.u32();
@@ -97,20 +82,8 @@ class Server {
         w.status(*st);
         return true;
       }
-      case WireOp::launch: {
-        const CompiledKernel* k = kernel(r.u64());
-        const LaunchDims dims = get_dims(r);
-        std::vector<ArgValue> args;
-        if (!get_args(r, buffer_fn(), &args) || !r.done() || k == nullptr) return false;
-        *st = dev_.launch(*k, dims, args);
-        // A fault of this launch (an illegal address) is reported by the driver's next call:
-        // synchronizing here puts it in this launch's reply, never in the next request's (a
-        // compile of another configuration). time() synchronizes already (it reads each
-        // repetition's end timestamp).
-        if (st->ok()) *st = dev_.synchronize();
-        w.status(*st);
-        return true;
-      }
+      case WireOp::launch:
+        return launch(r, w, st);
       case WireOp::time:
         return time(r, w, st);
       case WireOp::synchronize:
@@ -134,6 +107,41 @@ class Server {
   }
 
  private:
+  // A download's bytes in one reply (one too big for a frame is refused).
+  bool download(WireReader& r, WireWriter& w, Status* st) {
+    DeviceBuffer* b = buffer(r.u64());
+    const std::uint64_t offset = r.u64(), n = r.u64();
+    if (!r.done() || b == nullptr) return false;
+    if (n > kMaxFrameBytes - 64) {  // the reply's status and length must fit beside it
+      *st = Status(StatusCode::invalid_argument,
+                   "a download of " + std::to_string(n) + " bytes does not fit one reply");
+      w.status(*st);
+      w.block(nullptr, 0);
+      return true;
+    }
+    std::vector<std::byte> out(n);
+    *st = dev_.download(*b, out.data(), n, offset);
+    w.status(*st);
+    w.block(out.data(), st->ok() ? n : 0);
+    return true;
+  }
+
+  // A launch, synchronized so that its fault is its own reply's.
+  bool launch(WireReader& r, WireWriter& w, Status* st) {
+    const CompiledKernel* k = kernel(r.u64());
+    const LaunchDims dims = get_dims(r);
+    std::vector<ArgValue> args;
+    if (!get_args(r, buffer_fn(), &args) || !r.done() || k == nullptr) return false;
+    *st = dev_.launch(*k, dims, args);
+    // A fault of this launch (an illegal address) is reported by the driver's next call:
+    // synchronizing here puts it in this launch's reply, never in the next request's (a
+    // compile of another configuration). time() synchronizes already (it reads each
+    // repetition's end timestamp).
+    if (st->ok()) *st = dev_.synchronize();
+    w.status(*st);
+    return true;
+  }
+
   bool compile(WireReader& r, WireWriter& w, Status* st) {
     const std::uint64_t id = r.u64();
     KernelSource src = get_source(r);

@@ -14,33 +14,51 @@ namespace {
 
 constexpr std::size_t kMaxCandidates = std::size_t{1} << 20;
 
+// Walks the first `raw_limit` points of the space, in order, and calls `visit(c)` for each
+// that every constraint accepts, heuristic values set, until it returns false. `rejected`
+// (may be null) counts the rejections by constraint. A throw of the space or a constraint is
+// its status; so is an error `visit` returns (Result<bool>: true to go on).
+template <class Visit>
+Status for_each_accepted(const KernelDef& def, const DeviceInfo& info, const Config& heuristics,
+                         std::uint64_t raw_limit, std::map<std::string, std::size_t>* rejected,
+                         Visit&& visit) {
+  try {
+    for (std::uint64_t i = 0; i < raw_limit; ++i) {
+      Config c = def.space.at(i);
+      std::string by;
+      if (!def.space.accepts(c, info, &by)) {
+        if (rejected != nullptr) ++(*rejected)[by];
+        continue;
+      }
+      for (const auto& [name, value] : heuristics.params()) c.set(name, value);
+      Result<bool> more = visit(c);
+      if (!more.ok()) return more.status();
+      if (!*more) return {};
+    }
+  } catch (...) {
+    return current_exception_status("the config space", nullptr);
+  }
+  return {};
+}
+
 // Points of the space that every constraint accepts, with heuristic values set, deduplicated.
 Result<std::vector<Config>> accepted_points(const KernelDef& def, const DeviceInfo& info,
                                             const Config& heuristics) {
   std::map<std::string, std::size_t> rejected;
   std::vector<Config> out;
   std::set<std::string> seen;
-  const std::uint64_t raw = def.space.raw_size();
-  try {
-    for (std::uint64_t i = 0; i < raw; ++i) {
-      Config c = def.space.at(i);
-      std::string by;
-      if (!def.space.accepts(c, info, &by)) {
-        ++rejected[by];
-        continue;
-      }
-      for (const auto& [name, value] : heuristics.params()) c.set(name, value);
-      if (!heuristics.params().empty() && !seen.insert(c.to_string()).second) continue;
-      out.push_back(std::move(c));
-      if (out.size() > kMaxCandidates) {
-        return Status(StatusCode::invalid_argument,
-                      "more than 2^20 configurations pass the constraints; prune with a perf "
-                      "model or a smaller space");
-      }
-    }
-  } catch (...) {
-    return current_exception_status("the config space", nullptr);
-  }
+  Status walked = for_each_accepted(
+      def, info, heuristics, def.space.raw_size(), &rejected, [&](Config& c) -> Result<bool> {
+        if (!heuristics.params().empty() && !seen.insert(c.to_string()).second) return true;
+        out.push_back(std::move(c));
+        if (out.size() > kMaxCandidates) {
+          return Status(StatusCode::invalid_argument,
+                        "more than 2^20 configurations pass the constraints; prune with a perf "
+                        "model or a smaller space");
+        }
+        return true;
+      });
+  TUNE_RETURN_IF_ERROR(walked);
   if (out.empty()) {
     std::string why;
     for (const auto& [name, n] : rejected)
@@ -102,25 +120,24 @@ Status apply_perf_model(const KernelDef& def, const DeviceInfo& info, ArgList ar
 Result<bool> empty_problem(const KernelDef& def, const DeviceInfo& info, ArgList args,
                            const Config& heuristics) {
   std::uint64_t seen = 0;
+  bool launches = false;  // a configuration met has a grid with work in it
+  Status walked = Status();
   try {
     const std::uint64_t raw = std::min<std::uint64_t>(def.space.raw_size(), kEmptyScan * 256);
-    for (std::uint64_t i = 0; i < raw && seen < kEmptyScan; ++i) {
-      Config c = def.space.at(i);
-      if (!def.space.accepts(c, info)) continue;
-      for (const auto& [name, value] : heuristics.params()) c.set(name, value);
+    walked = for_each_accepted(def, info, heuristics, raw, nullptr, [&](Config& c) -> Result<bool> {
       ++seen;
-      Dim3 grid;
       try {
-        grid = def.dims(c, args).grid;
+        launches = def.dims(c, args).grid.product() != 0;
       } catch (...) {
         return current_exception_status("dims", &c);
       }
-      if (grid.product() != 0) return false;
-    }
+      return !launches && seen < kEmptyScan;
+    });
   } catch (...) {
     return current_exception_status("the config space", nullptr);
   }
-  return seen > 0;
+  TUNE_RETURN_IF_ERROR(walked);
+  return !launches && seen > 0;
 }
 
 Result<Config> heuristic_values(const KernelDef& def, const DeviceInfo& info, ArgList args) {

@@ -12,6 +12,7 @@
 #include "tune/benchmark.hpp"
 #include "user_code.hpp"
 #include "winner_rule.hpp"
+#include "winner_stage.hpp"
 
 namespace tune::detail {
 namespace {
@@ -20,23 +21,11 @@ namespace {
 // that ignores its budget still stops. Never escapes this file.
 struct BudgetSpent {};
 
-class SearchSession {
+class SearchSession final : public WinnerStage {
  public:
   SearchSession(const SessionContext& ctx, Device& dev, ArgList args, const KeyForms& forms,
                 const KernelSource& src, TuningReport& report)
-      : ctx_(ctx),
-        def_(ctx.def),
-        dev_(dev),
-        args_(args),
-        src_(src),
-        report_(report),
-        clock_(report.times),
-        hooks_(dev, ctx.def, args, ctx.zero_idx, ctx.restore_idx),
-        checks_(dev, ctx.def, args, ctx.variants, src),
-        stored_(ctx.store, forms.store_key, ctx.def, forms.heuristics),
-        heuristics_(forms.heuristics),
-        forms_(forms),
-        key_text_(forms.text) {
+      : WinnerStage(ctx, dev, args, forms, src, report) {
     const SearchBudget& b = def_.search.budget;
     double ms = b.max_ms > 0 ? b.max_ms : 0;
     if (ctx.opts.tuning_budget_ms > 0)
@@ -63,17 +52,11 @@ class SearchSession {
       if (hooks_.active() || checks_.active()) TUNE_RETURN_IF_ERROR(hooks_.snapshot());
       gpu = lock_gpu_for_timing(ctx_, dev_, forms_, deadline_);
       Status searched = search();
-      chosen = searched.ok() ? choose_winner() : Result<Selection>(searched);
+      // The winner rule (winner_rule.hpp), as for an exhaustive tuning.
+      chosen =
+          searched.ok() ? choose_winner(ranked(), /*verify=*/true) : Result<Selection>(searched);
     }
-    Status finished = hooks_.finish(chosen.status());
-    gpu.release();
-    std::erase_if(new_rows_,
-                  [&](const StoredResult& r) { return checks_.untrusted().count(r.config); });
-    if (!new_rows_.empty()) {
-      auto timer = clock_.measure(&TuningTimes::store);
-      stored_.save(new_rows_);
-    }
-    if (chosen.ok() && !finished.ok()) chosen = finished;
+    chosen = finish(gpu, std::move(chosen));
     if (progress_.due(/*done=*/true))
       report_progress(/*done=*/true, chosen.ok() ? &chosen->config : nullptr);
     return chosen;
@@ -113,7 +96,7 @@ class SearchSession {
     ++evaluations_;
     const auto t0 = Clock::now();
     Config c = point;
-    for (const auto& [name, value] : heuristics_.params()) c.set(name, value);
+    for (const auto& [name, value] : forms_.heuristics.params()) c.set(name, value);
     ConfigResult r = measure(c);
     report_.results.push_back(r);
     if (progress_.due(/*done=*/false)) report_progress(/*done=*/false, nullptr);
@@ -129,11 +112,8 @@ class SearchSession {
   // with them, and nothing races. The last event (done) has the chosen configuration as the
   // best (`winner`; null when the search chose none).
   void report_progress(bool done, const Config* winner) {
-    TuningProgress p;
-    p.kernel = def_.name;
-    p.key = key_text_;
+    TuningProgress p = progress_event(done);
     p.candidates = report_.results.size();
-    p.best_ns = kInf;
     for (const ConfigResult& r : report_.results) {
       if (r.from_store) ++p.stored;
       if (!r.from_store) ++p.compiled;
@@ -150,8 +130,6 @@ class SearchSession {
         p.best = r.config;
       }
     }
-    p.elapsed_ms = ms_since(clock_.start());
-    p.done = done;
     progress_.send(p);
   }
 
@@ -164,12 +142,7 @@ class SearchSession {
     if (auto it = stored.find(c.to_string());
         it != stored.end() && !(verify_all_ && checks_.active() &&
                                 it->second.status == StatusCode::ok && !it->second.verified)) {
-      r.from_store = true;
-      r.verified = it->second.verified;
-      if (it->second.status == StatusCode::ok)
-        r.stats = it->second.stats;
-      else
-        r.status = Status(it->second.status, it->second.reason);
+      take_stored_row(it->second, r);
       return r;
     }
     std::shared_ptr<Variant> v;
@@ -182,7 +155,7 @@ class SearchSession {
     if (st.ok()) {
       r.resources = v->kernel->resources();
       built_[c.to_string()] = v;
-      if (verify_all_ && checks_.active()) st = check(c, *v->kernel, &r);
+      if (verify_all_ && checks_.active()) st = check(*v->kernel, r);
       if (st.ok()) st = time_one(c, *v->kernel, &r.stats);
     }
     r.status = st;
@@ -212,35 +185,12 @@ class SearchSession {
     return {};
   }
 
-  // One output check of `c` into `r` (checked, unless the check could not be made: it ends the
-  // tuning, through stop_ while searching). A passed check goes into the rows to store: the
-  // point's new row, or its stored row when that said not checked.
-  Status check(const Config& c, const CompiledKernel& kernel, ConfigResult* r) {
-    Status st;
-    {
-      auto timer = clock_.measure(&TuningTimes::verify);
-      launched_ = true;
-      st = checks_.verify(hooks_, kernel, c);
-    }
-    if (ends_tuning(st) || checks_.reference_failed()) {
-      if (stop_.ok()) stop_ = Status(st).with_context("config {" + c.to_string() + "}");
-      return st;
-    }
-    r->verified = true;
-    const std::string text = c.to_string();
-    checked_here_.insert(text);
-    if (!st.ok()) return st;
-    for (StoredResult& row : new_rows_) {
-      if (row.config != text) continue;
-      row.verified = true;
-      return st;
-    }
-    const auto& stored = stored_.rows();
-    if (auto it = stored.find(text); r->from_store && it != stored.end() && !it->second.verified) {
-      StoredResult row = it->second;
-      row.verified = true;
-      new_rows_.push_back(std::move(row));
-    }
+  // One output check of `r` (WinnerStage::check_output); one that could not be made ends the
+  // search (stop_).
+  Status check(const CompiledKernel& kernel, ConfigResult& r) {
+    const Status st = check_output(r, kernel);
+    if ((ends_tuning(st) || checks_.reference_failed()) && stop_.ok())
+      stop_ = Status(st).with_context("config {" + r.config.to_string() + "}");
     return st;
   }
 
@@ -250,55 +200,19 @@ class SearchSession {
     report_.source = ResultSource::disk;
     for (const auto& [text, row] : stored_.rows()) {
       ConfigResult r;
-      r.from_store = true;
       auto parsed = Config::parse(text);
       if (!parsed.ok()) continue;
       r.config = std::move(*parsed);
-      r.verified = row.verified;
       r.stats.median = kInf;
-      if (row.status == StatusCode::ok)
-        r.stats = row.stats;
-      else
-        r.status = Status(row.status, row.reason);
+      take_stored_row(row, r);
       report_.results.push_back(std::move(r));
     }
-    if (rank_by_winner_rule(report_.results, ctx_.timing.tie_tolerance).empty())
-      return strict_refusal(def_, dev_.info(), forms_);
-    return choose_winner();
+    const std::vector<std::size_t> order = ranked();
+    if (order.empty()) return strict_refusal();
+    return choose_winner(order, /*verify=*/true);
   }
 
-  Result<Selection> choose_winner() {
-    // The winner rule (winner_rule.hpp), as for an exhaustive tuning.
-    const std::vector<std::size_t> order =
-        rank_by_winner_rule(report_.results, ctx_.timing.tie_tolerance);
-    for (std::size_t i : order) {
-      const Config& c = report_.results[i].config;
-      std::shared_ptr<Variant> v;
-      if (auto it = built_.find(c.to_string()); it != built_.end()) {
-        v = it->second;
-      } else {
-        auto timer = clock_.measure(&TuningTimes::compile);
-        v = ctx_.variants.compile(dev_, src_, {c}).front().get();
-      }
-      // A point checked when it was evaluated (verify_all_) is not checked twice; a stored
-      // one is, whatever its row says (the binary launched here is this process's).
-      if (v->status.ok() && checks_.active() && checked_here_.count(c.to_string()) == 0) {
-        const Status st = check(c, *v->kernel, &report_.results[i]);
-        if (ends_tuning(st) || checks_.reference_failed()) return st;
-        if (!st.ok()) {
-          record_failed_check(report_.results[i], st, new_rows_);
-          continue;
-        }
-      }
-      if (v->status.ok()) {
-        Selection s;
-        s.config = c;
-        s.variant = std::move(v);
-        s.launched_on_args = launched_;
-        return s;
-      }
-      report_.results[i].status = v->status;
-    }
+  Status no_winner() const override {
     if (report_.results.empty() && spent_) {
       return Status(StatusCode::timeout,
                     "the search budget was spent before any configuration was evaluated");
@@ -310,32 +224,12 @@ class SearchSession {
     return Status(StatusCode::all_failed, msg);
   }
 
-  const SessionContext& ctx_;
-  const KernelDef& def_;
-  Device& dev_;
-  ArgList args_;
-  const KernelSource& src_;
-  TuningReport& report_;
-  TimeLedger clock_;
-  HookRunner hooks_;
-  OutputCheck checks_;
-  StoredResults stored_;
-  const Config& heuristics_;
-  const KeyForms& forms_;
-  std::string key_text_;  // TuningReport::key
-  ProgressNotifier progress_{ctx_.opts.progress, def_.name};
   Clock::time_point deadline_ = Clock::time_point::max();
   ClockWatch clock_watch_;
   std::uint64_t evaluations_ = 0;
   bool spent_ = false;
-  bool launched_ = false;
   double objective_ms_ = 0;
   Status stop_;
-  std::map<std::string, std::shared_ptr<Variant>> built_;
-  std::vector<StoredResult> new_rows_;
-  // AutotunerOptions::verify asks for every configuration: each point is checked before timing.
-  const bool verify_all_ = ctx_.opts.verify == VerifyScope::every_configuration;
-  std::set<std::string> checked_here_;  // points whose output this tuning checked
 };
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include "user_code.hpp"
 #include "warm_start.hpp"
 #include "winner_rule.hpp"
+#include "winner_stage.hpp"
 
 namespace tune::detail {
 namespace {
@@ -43,25 +44,15 @@ constexpr auto kClaimPoll = std::chrono::milliseconds(50);
 // refused: strict mode, and no stored row gives a winner.
 enum class Plan : std::uint8_t { disabled, single, all_stored, time_the_rest, refused };
 
-class KeySession {
+class KeySession final : public WinnerStage {
  public:
   KeySession(const SessionContext& ctx, Device& dev, ArgList args, const KeyForms& forms,
              const KernelSource& src, TuningReport& report)
-      : ctx_(ctx),
-        def_(ctx.def),
-        dev_(dev),
-        args_(args),
-        forms_(forms),
-        src_(src),
-        report_(report),
-        clock_(report.times),
-        hooks_(dev, ctx.def, args, ctx.zero_idx, ctx.restore_idx),
-        checks_(dev, ctx.def, args, ctx.variants, src),
-        stored_(ctx.store, forms.store_key, ctx.def, forms.heuristics) {}
+      : WinnerStage(ctx, dev, args, forms, src, report) {}
 
   ~KeySession() { stored_.release_claim(); }
 
-  // Times exactly `configs` (Autotuner::measure): stage 3 alone, with no stored rows and no
+  // Times exactly `configs` (Autotuner::measure): stage 4 alone, with no stored rows and no
   // store (the context given has none), then the hooks' restores. A failure that ends a
   // tuning (a callback that threw, a lost device) is returned; one configuration's failure
   // is in its result.
@@ -84,11 +75,10 @@ class KeySession {
   }
 
   Result<Selection> run() {
-    verify_all_ = ctx_.opts.verify == VerifyScope::every_configuration;
     TUNE_RETURN_IF_ERROR(find_candidates());
     load_stored();
     Plan plan = choose_plan();
-    if (plan == Plan::refused) return strict_refusal(def_, dev_.info(), forms_);
+    if (plan == Plan::refused) return strict_refusal();
     Result<Selection> out = run_plan(plan);
     if (plan != Plan::disabled && plan != Plan::single) report_progress(/*done=*/true);
     return out;
@@ -106,22 +96,15 @@ class KeySession {
     if (plan == Plan::time_the_rest) {
       gpu = lock_gpu_for_timing(ctx_, dev_, forms_, deadline());
       Status timed = time_candidates();
-      if (!timed.ok()) {
-        Status finished = hooks_.finish(timed);
-        gpu.release();
-        save_rows();
-        return timed;
-      }
+      if (!timed.ok()) return finish(gpu, timed);
     }
-    Result<Selection> out = choose_winner(plan);
-    Status finished = hooks_.finish(out.status());
-    gpu.release();
-    save_rows();
-    TUNE_RETURN_IF_ERROR(finished);
-    return out;
+    // Stage 5: the winner (WinnerStage::choose_winner). Disabled and single time nothing and
+    // verify nothing: the first candidate, compiled.
+    const bool ranking = plan != Plan::disabled && plan != Plan::single;
+    return finish(gpu, choose_winner(ranking ? ranked() : std::vector<std::size_t>{0}, ranking));
   }
 
-  // Stage 1: the candidates, with a result slot each.
+  // Stage 2: the candidates, with a result slot each.
   Status find_candidates() {
     auto timer = clock_.measure(&TuningTimes::candidates);
     auto cands = make_candidates(def_, dev_.info(), args_, forms_.heuristics);
@@ -136,7 +119,7 @@ class KeySession {
     return {};
   }
 
-  // Stage 2: stored timings cover what they can; only the rest is timed.
+  // Stage 3: stored timings cover what they can; only the rest is timed.
   void load_stored() {
     need_.assign(cands_.size(), true);
     if (ctx_.disabled || cands_.size() <= 1) return;
@@ -222,7 +205,7 @@ class KeySession {
     return Plan::time_the_rest;
   }
 
-  // Stage 3: compile, verify, warm up and race the candidates not stored, under the budget.
+  // Stage 4: compile, verify, warm up and race the candidates not stored, under the budget.
   Status time_candidates() {
     std::vector<std::size_t> to_time;
     std::vector<Config> configs;
@@ -290,13 +273,13 @@ class KeySession {
       return {};
     }
     r.resources = v->kernel->resources();
-    built_[i] = v;
+    built_[cands_[i].to_string()] = v;
     if (deadline_passed() && !race.entries().empty()) return {};  // not timed: partial
     LaunchDims dims;
     Status st = launch_dims(def_, cands_[i], args_, &dims);
     if (st.ok()) launched_ = true;  // the caller's buffers see launches from here on
     if (st.ok() && verify_all_ && checks_.active()) {
-      st = check_output(i, *v->kernel);
+      st = check_output(r, *v->kernel);
       if (checks_.reference_failed()) return st;
     }
     double estimate = 0;
@@ -338,45 +321,11 @@ class KeySession {
     const std::optional<std::size_t> k = race_pick(race);
     if (!k) return {};
     const std::size_t i = racers_[*k];
-    if (checked_here_.count(i) != 0) return {};
-    const Status st = check_output(i, *built_.at(i)->kernel);
+    if (checked_here(cands_[i])) return {};
+    const Status st = check_output(report_.results[i], *built_.at(cands_[i].to_string())->kernel);
     if (ends_tuning(st) || checks_.reference_failed()) return st;
     if (!st.ok()) race.drop(*k, st);
     return {};
-  }
-
-  // One output check of candidate i (OutputCheck::verify: a launch with the hooks around it,
-  // then KernelDef::verify and the reference outputs), timed as verification. Marks the result
-  // verified (checked) unless the check could not be made (it ends the tuning); a passed check
-  // goes into the rows to store. Returns its outcome.
-  Status check_output(std::size_t i, const CompiledKernel& kernel) {
-    auto timer = clock_.measure(&TuningTimes::verify);
-    launched_ = true;  // the check launches on the caller's buffers
-    Status st = checks_.verify(hooks_, kernel, cands_[i]);
-    if (ends_tuning(st) || checks_.reference_failed()) return st;
-    report_.results[i].verified = true;
-    checked_here_.insert(i);
-    if (st.ok()) store_verified(i);
-    return st;
-  }
-
-  // Candidate i passed its check: its row to store says so (collect() copies the flag into
-  // rows made after this), and a stored row that was not checked is stored again as verified,
-  // its timing and time as they were, so no later process takes it for unchecked.
-  void store_verified(std::size_t i) {
-    const std::string text = cands_[i].to_string();
-    for (StoredResult& row : new_rows_) {
-      if (row.config != text) continue;
-      row.verified = true;
-      return;
-    }
-    if (!report_.results[i].from_store) return;
-    const auto& stored = stored_.rows();
-    auto it = stored.find(text);
-    if (it == stored.end() || it->second.verified) return;
-    StoredResult row = it->second;
-    row.verified = true;
-    new_rows_.push_back(std::move(row));
   }
 
   // The entry the winner rule would pick from the race's samples so far (raced-out entries
@@ -425,7 +374,7 @@ class KeySession {
       auto& r = report_.results[i];
       r.status = e.status;
       r.raced_out = e.raced_out;
-      r.settled = e.settled;
+      r.settled = e.within_tolerance;
       if (r.status.ok() && !e.samples.empty()) r.stats = summarize(e.samples);
     }
     for (std::size_t i = 0; i < cands_.size(); ++i) {
@@ -444,73 +393,7 @@ class KeySession {
     return {};
   }
 
-  void save_rows() {
-    std::erase_if(new_rows_,
-                  [&](const StoredResult& r) { return checks_.untrusted().count(r.config); });
-    if (new_rows_.empty()) return;
-    auto timer = clock_.measure(&TuningTimes::store);
-    stored_.save(new_rows_);
-    new_rows_.clear();
-  }
-
-  // Candidates with a finite median, the winner first (winner_rule.hpp: near-ties within
-  // tie_tolerance go to the first in canonical order, so every process decides alike).
-  std::vector<std::size_t> ranked() const {
-    return rank_by_winner_rule(report_.results, ctx_.timing.tie_tolerance);
-  }
-
-  // Stage 4: the winner, compiled and verified. A winner read from the store was not built by
-  // this call: it is compiled now, and one that no longer compiles is recorded (and stored) as
-  // failed, and the next best takes its place; so is one whose output fails verification
-  // (verify only what can win: the configurations the rule puts first, until one passes). A
-  // stored winner is checked here whatever its row says (the binary launched here is this
-  // process's): one stored as not checked is stored again as verified, or as wrong_output.
-  Result<Selection> choose_winner(Plan plan) {
-    std::vector<std::size_t> order;
-    const bool ranking = plan != Plan::disabled && plan != Plan::single;
-    if (!ranking)
-      order = {0};
-    else
-      order = ranked();
-    for (std::size_t i : order) {
-      std::shared_ptr<Variant> v = built_.count(i) ? built_[i] : compile_now(i);
-      // A configuration checked during this tuning (verify_leader_while_idle, or verify_all_)
-      // and still ranked passed its check: it is not checked twice.
-      if (v->status.ok() && ranking && checks_.active() && checked_here_.count(i) == 0) {
-        const Status st = check_output(i, *v->kernel);
-        if (ends_tuning(st) || checks_.reference_failed()) return st;
-        if (!st.ok()) {
-          record_failed_check(report_.results[i], st, new_rows_);
-          ++failed_;
-          continue;
-        }
-      }
-      if (v->status.ok()) {
-        Selection s;
-        s.config = cands_[i];
-        s.variant = std::move(v);
-        s.launched_on_args = launched_;
-        return s;
-      }
-      auto& r = report_.results[i];
-      r.status = v->status;
-      r.stats = SampleStats{};
-      r.stats.median = kInf;
-      ++failed_;
-      if (r.from_store) new_rows_.push_back(row_of(r));
-    }
-    return no_winner();
-  }
-
-  std::shared_ptr<Variant> compile_now(std::size_t i) {
-    auto timer = clock_.measure(&TuningTimes::compile);
-    auto v = ctx_.variants.compile(dev_, src_, {cands_[i]}).front().get();
-    report_.results[i].compile_ms = v->compile_ms;
-    if (v->status.ok()) report_.results[i].resources = v->kernel->resources();
-    return v;
-  }
-
-  Status no_winner() const {
+  Status no_winner() const override {
     const bool budget_hit =
         report_.partial || (ctx_.opts.tuning_budget_ms > 0 && deadline_passed());
     if (budget_hit) {
@@ -534,14 +417,11 @@ class KeySession {
   // compiled).
   void report_progress(bool done) {
     if (!progress_.due(done)) return;
-    TuningProgress p;
-    p.kernel = def_.name;
-    p.key = forms_.text;
+    TuningProgress p = progress_event(done);
     p.candidates = cands_.size();
     p.stored = static_cast<std::size_t>(std::count(need_.begin(), need_.end(), false));
     p.compiled = compiled_;
     p.failed = failed_;
-    p.best_ns = kInf;
     constexpr std::size_t kNone = static_cast<std::size_t>(-1);
     std::size_t best = kNone;
     const auto consider = [&](std::size_t i, double median) {
@@ -568,8 +448,6 @@ class KeySession {
         consider(order.front(), report_.results[order.front()].stats.median);
     }
     if (best != kNone) p.best = cands_[best];
-    p.elapsed_ms = ms_since(clock_.start());
-    p.done = done;
     progress_.send(p);
   }
 
@@ -581,32 +459,12 @@ class KeySession {
   }
   bool deadline_passed() const { return Clock::now() >= deadline(); }
 
-  const SessionContext& ctx_;
-  const KernelDef& def_;
-  Device& dev_;
-  ArgList args_;
-  const KeyForms& forms_;
-  const KernelSource& src_;
-  TuningReport& report_;
-  TimeLedger clock_;
-  HookRunner hooks_;
-  OutputCheck checks_;
-  StoredResults stored_;
   std::vector<Config> cands_;
-  // Every timed configuration is verified (measure(), VerifyScope::every_configuration).
-  bool verify_all_ = false;
-  std::set<std::size_t> checked_here_;  // candidates whose output this tuning checked
-  std::vector<bool> need_;              // per candidate: not covered by a stored row
-  std::map<std::size_t, std::shared_ptr<Variant>> built_;
+  std::vector<bool> need_;           // per candidate: not covered by a stored row
   std::vector<std::size_t> racers_;  // candidate of each race entry
-  std::vector<StoredResult> new_rows_;
-  bool launched_ = false;
   Clock::time_point last_claim_;
   std::optional<Race> race_;  // made when candidates are timed
-  // Progress tallies: compiles finished now, candidates dropped with an error outside the race.
-  std::size_t compiled_ = 0;
-  std::size_t failed_ = 0;
-  ProgressNotifier progress_{ctx_.opts.progress, def_.name};
+  std::size_t compiled_ = 0;  // progress tally: compiles finished now
 };
 
 }  // namespace

@@ -1,11 +1,12 @@
 // One key's tuning: from candidates to the winner, with a full report.
 //
-// Stages, each a function of its own: candidates (candidates.hpp), stored results (the only
-// TuningStore reads and writes), the plan (nothing to time, all stored, or time the rest),
-// timing (compile pool, warm-up, race, under the tuning budget), the winner (a stored winner
-// is compiled here if this call did not build it; the winner rule's first is verified before
-// it is chosen, the next when it fails: output_check.hpp). A search strategy replaces the
-// candidates and timing stages (search_session.cpp).
+// Stages (numbered as in docs/architecture.md), each a function of its own: 1. the key's
+// forms (the Autotuner's, call_keys.hpp); 2. candidates (candidates.hpp); 3. stored results
+// (the only TuningStore reads and writes), then the plan (nothing to time, all stored, or time
+// the rest); 4. timing (compile pool, warm-up, race, under the tuning budget); 5. the winner
+// (winner_stage.hpp: a stored winner is compiled here if this call did not build it; the
+// winner rule's first is verified before it is chosen, the next when it fails). A search
+// strategy replaces stages 2 to 4 (search_session.cpp).
 //
 // Blocking: runs on the calling thread until the key is decided; compiles run on a pool.
 // Never throws: user callbacks that throw become callback_failed (see user_code.hpp).

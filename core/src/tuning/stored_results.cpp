@@ -31,16 +31,18 @@ void StoredResults::apply(const std::vector<Config>& cands, std::vector<ConfigRe
   for (std::size_t i = 0; i < cands.size(); ++i) {
     auto it = stored.find(cands[i].to_string());
     if (it == stored.end()) continue;  // never timed, or pruned for this call
-    const StoredResult& row = it->second;
-    auto& r = results[i];
-    r.from_store = true;
-    r.verified = row.verified;
+    take_stored_row(it->second, results[i]);
     need[i] = false;
-    if (row.status == StatusCode::ok)
-      r.stats = row.stats;
-    else
-      r.status = Status(row.status, row.reason);
   }
+}
+
+void take_stored_row(const StoredResult& row, ConfigResult& r) {
+  r.from_store = true;
+  r.verified = row.verified;
+  if (row.status == StatusCode::ok)
+    r.stats = row.stats;
+  else
+    r.status = Status(row.status, row.reason);
 }
 
 void StoredResults::save(std::span<const StoredResult> rows) {

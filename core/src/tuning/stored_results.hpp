@@ -50,4 +50,7 @@ class StoredResults {
   std::map<std::string, StoredResult> rows_;
 };
 
+// `r` as a stored `row` says: from the store, checked or not, and its timing or its failure.
+void take_stored_row(const StoredResult& row, ConfigResult& r);
+
 }  // namespace tune::detail

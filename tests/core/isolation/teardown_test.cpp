@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "many_lives.hpp"
 #include "sim_fixture.hpp"
 #include "watchdog.hpp"
 
@@ -83,31 +84,7 @@ Status one_life(Life life) {
 
 void many_lives(Life life, int threads, int lives_each) {
   Watchdog dog(std::string("teardown: ") + name_of(life), 120);
-  std::atomic<int> ok{0}, timed_out{0}, other{0};
-  std::string other_text;
-  std::mutex other_mu;
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      for (int i = 0; i < lives_each; ++i) {
-        const Status st = one_life(life);
-        if (st.ok()) {
-          ++ok;
-        } else if (st.code() == StatusCode::timeout) {  // nothing timed within the budget
-          ++timed_out;
-        } else {
-          ++other;
-          std::lock_guard lock(other_mu);
-          other_text = st.to_string();
-        }
-      }
-    });
-  }
-  for (auto& th : pool) th.join();
-  INFO(name_of(life) << ": " << ok << " ok, " << timed_out << " timed out, " << other << " other ("
-                     << other_text << ")");
-  CHECK(other == 0);
-  CHECK(ok + timed_out == threads * lives_each);
+  check_many_lives(name_of(life), threads, lives_each, [&] { return one_life(life); });
 }
 
 }  // namespace

@@ -1,0 +1,63 @@
+// The Autotuner's published decisions: one Entry per (device, key), immutable once published,
+// in an open-addressing table that every call reads without a lock (the hit path). Writers
+// (under the Autotuner's mutex) fill empty slots with release, or publish a bigger copy.
+// Entries and retired tables stay allocated while the Autotuner lives: a reader may still hold
+// one (and a thread's HitMemo may name an entry: hit_memo.hpp). Internal to the core.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "key_builder.hpp"
+#include "tune/device.hpp"
+#include "variants.hpp"
+
+namespace tune::detail {
+
+// A remembered decision for one (device, key). Immutable once published.
+struct Entry {
+  TuningKey key;
+  const Device* device = nullptr;
+  Config config;
+  std::shared_ptr<Variant> variant;
+};
+
+class PublishedEntries {
+ public:
+  // Lock-free: any thread, any time.
+  const Entry* find(const TuningKey& key, const Device& dev) const noexcept;
+
+  // The rest: the caller holds the Autotuner's mutex.
+  // Publishes a new (device, key) and returns it.
+  const Entry* publish(std::unique_ptr<Entry> e);
+  // Publishes `e`, replacing an entry of the same device and key (kept allocated: a reader
+  // may still hold it; no HitMemo matches after this).
+  void replace(std::unique_ptr<Entry> e);
+  // Makes `dev`'s entries unreachable and drops their variants, so that every kernel of
+  // `dev` the table holds is destroyed now.
+  void release(const Device& dev);
+  // The entry of `dev` nearest to `key`: same buffer types and heuristic values (the values
+  // after the first `key_args`), least distance over the key arguments in log2 space.
+  const Entry* nearest(const Device& dev, const TuningKey& key, int key_args) const;
+
+ private:
+  struct Table {
+    explicit Table(std::size_t cap) : slots(cap), mask(cap - 1) {}
+    std::vector<std::atomic<const Entry*>> slots;
+    std::size_t mask;
+    std::size_t count = 0;  // written under the Autotuner's mutex only
+
+    const Entry* find(const TuningKey& key, const Device* dev) const noexcept;
+    void insert(const Entry* e) noexcept;
+  };
+  // A fresh table of `cap` slots holding every live entry, made the one readers load.
+  void rebuild(std::size_t cap);
+
+  std::atomic<const Table*> table_{nullptr};
+  std::vector<std::unique_ptr<Table>> tables_;  // current and retired; readers may hold any
+  std::vector<std::unique_ptr<Entry>> entries_;
+  std::vector<std::unique_ptr<Entry>> released_;  // replaced, or of released devices
+};
+
+}  // namespace tune::detail
