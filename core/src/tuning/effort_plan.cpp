@@ -110,9 +110,9 @@ Result<Selection> search_with_plan(const SessionContext& ctx, Device& dev, ArgLi
                                    SearchOptions plan, TuningReport& report) {
   KernelDef def = ctx.def;  // with the planned search; `src` stays one of ctx.def's sources
   def.search = std::move(plan);
-  const SessionContext searching{def,          ctx.opts,        ctx.disabled,
-                                 ctx.strict,   ctx.store,       ctx.variants,
-                                 ctx.zero_idx, ctx.restore_idx, ctx.gpu_lock_dir};
+  const SessionContext searching{
+      def,       ctx.opts,     ctx.timing,   ctx.disabled,    ctx.strict,
+      ctx.store, ctx.variants, ctx.zero_idx, ctx.restore_idx, ctx.gpu_lock_dir};
   report.strategy = std::string(def.search.strategy->name());
   return search_one_key(searching, dev, args, forms, src, report);
 }
