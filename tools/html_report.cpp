@@ -339,32 +339,17 @@ std::string sensitivity_html(const std::vector<const ConfigResult*>& ok, double 
   return o;
 }
 
-std::string key_html(const ReportKey& k, std::size_t index) {
+// The key's section opening: its identity as data attributes, the winner, the margin to the
+// runner-up, and what was tried.
+std::string key_summary_html(const ReportKey& k, std::size_t index, const ConfigResult* win,
+                             const ConfigResult* runner_up, std::size_t failed) {
   const TuningReport& r = k.report;
-  std::vector<const ConfigResult*> ok, failed;
-  for (const auto& c : r.results) (ok_row(c) ? ok : failed).push_back(&c);
-  std::stable_sort(ok.begin(), ok.end(), [](const ConfigResult* a, const ConfigResult* b) {
-    return a->stats.median < b->stats.median;
-  });
-  const bool has_winner = !ok.empty() && r.status.ok();
-  const Config winner = r.winner;
-  const ConfigResult* win = nullptr;
-  for (const ConfigResult* c : ok)
-    if (has_winner && c->config == winner) win = c;
-  const ConfigResult* runner_up = nullptr;
-  for (const ConfigResult* c : ok)
-    if (c != win) {
-      runner_up = c;
-      break;
-    }
-
   std::string o = "<section class=\"key\" id=\"key-" + std::to_string(index) + "\" data-kernel=\"" +
                   esc(r.kernel) + "\" data-key=\"" + esc(r.key) + "\" data-device=\"" +
                   esc(r.device) + "\" data-winner=\"" +
                   esc(win != nullptr ? win->config.to_string() : "") + "\" data-candidates=\"" +
-                  std::to_string(r.results.size()) + "\" data-failed=\"" +
-                  std::to_string(failed.size()) + "\" data-measured=\"" +
-                  (k.measured ? "true" : "false") + "\">";
+                  std::to_string(r.results.size()) + "\" data-failed=\"" + std::to_string(failed) +
+                  "\" data-measured=\"" + (k.measured ? "true" : "false") + "\">";
   o += "<h2>" + esc(r.kernel) + " <span class=\"keytext\">" + esc(r.key) + "</span></h2>";
   o += "<dl class=\"summary\">";
   if (win != nullptr) {
@@ -382,7 +367,7 @@ std::string key_html(const ReportKey& k, std::size_t index) {
     o += "<dt>winner</dt><dd class=\"winner none\">none: " + esc(r.status.to_string()) + "</dd>";
   }
   o += "<dt>candidates</dt><dd>" + std::to_string(r.results.size()) + " timed or tried, " +
-       std::to_string(r.pruned) + " pruned, " + std::to_string(failed.size()) + " failed" +
+       std::to_string(r.pruned) + " pruned, " + std::to_string(failed) + " failed" +
        (r.partial ? ", partial (tuning budget)" : "") + "</dd>";
   o += "<dt>source</dt><dd>" + esc(std::string(to_string(r.source))) +
        (k.measured ? ", tuned in " + esc(ms_text(r.wall_ms))
@@ -392,13 +377,14 @@ std::string key_html(const ReportKey& k, std::size_t index) {
   if (!k.toolchain.empty()) o += "<dt>toolchain</dt><dd>" + esc(k.toolchain) + "</dd>";
   o += "</dl>";
 
-  if (k.measured) {
-    o += times_html(r);
-    o += progress_html(k.progress);
-    o += convergence_html(r);
-  }
+  return o;
+}
 
-  // Candidates, fastest first, then the failures.
+// The configurations, fastest first, then the failures, each with its distribution strip.
+std::string candidates_html(const ReportKey& k, const std::vector<const ConfigResult*>& ok,
+                            const std::vector<const ConfigResult*>& failed, const Config& winner,
+                            bool has_winner) {
+  std::string o;
   LogScale sc;
   sc.width = 260;
   sc.lo = kInf;
@@ -447,6 +433,12 @@ std::string key_html(const ReportKey& k, std::size_t index) {
   }
   o += "</tbody></table>";
 
+  return o;
+}
+
+// Each failure with its code and message.
+std::string failures_html(const std::vector<const ConfigResult*>& failed) {
+  std::string o;
   if (!failed.empty()) {
     o += "<h3>Failures</h3><ul class=\"failures\">";
     for (const ConfigResult* c : failed) {
@@ -458,6 +450,37 @@ std::string key_html(const ReportKey& k, std::size_t index) {
     }
     o += "</ul>";
   }
+  return o;
+}
+
+std::string key_html(const ReportKey& k, std::size_t index) {
+  const TuningReport& r = k.report;
+  std::vector<const ConfigResult*> ok, failed;
+  for (const auto& c : r.results) (ok_row(c) ? ok : failed).push_back(&c);
+  std::stable_sort(ok.begin(), ok.end(), [](const ConfigResult* a, const ConfigResult* b) {
+    return a->stats.median < b->stats.median;
+  });
+  const bool has_winner = !ok.empty() && r.status.ok();
+  const Config winner = r.winner;
+  const ConfigResult* win = nullptr;
+  for (const ConfigResult* c : ok)
+    if (has_winner && c->config == winner) win = c;
+  const ConfigResult* runner_up = nullptr;
+  for (const ConfigResult* c : ok)
+    if (c != win) {
+      runner_up = c;
+      break;
+    }
+
+  std::string o = key_summary_html(k, index, win, runner_up, failed.size());
+  if (k.measured) {
+    o += times_html(r);
+    o += progress_html(k.progress);
+    o += convergence_html(r);
+  }
+
+  o += candidates_html(k, ok, failed, winner, has_winner);
+  o += failures_html(failed);
   if (win != nullptr) o += sensitivity_html(ok, win->stats.median);
   o += "</section>";
   return o;

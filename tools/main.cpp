@@ -100,6 +100,151 @@ struct DemoOptions {
   std::string report;  // the HTML report's file; empty: none
 };
 
+// The bundled kernels the demo tunes on `info`: the one named, else every one that offers a
+// configuration there (the sm_90 wgmma matmuls are left out elsewhere, and said so).
+std::vector<kernels::BundledKernel> demo_kernels(Language language, const DeviceInfo& info,
+                                                 const std::string& name) {
+  std::vector<kernels::BundledKernel> ks;
+  for (auto& k : kernels::bundled_kernels(language)) {
+    if (!name.empty() && k.name != name) continue;
+    if (name.empty() && !kernels::offered_on(k, info)) {
+      std::printf("(%s: no configuration for %s; left out)\n", k.name.c_str(), info.arch.c_str());
+      continue;
+    }
+    ks.push_back(std::move(k));
+  }
+  return ks;
+}
+
+// Every configuration's median, throughput and status (the winner starred), fastest first,
+// then where the result came from and the search's convergence.
+void print_demo_table(const TuningReport& report, const kernels::Workload& w, double wall_s) {
+  auto rows = report.results;
+  std::stable_sort(rows.begin(), rows.end(), [](const ConfigResult& a, const ConfigResult& b) {
+    return a.stats.median < b.stats.median;
+  });
+  std::printf("   %-52s %11s %14s  %s\n", "config", "median", "throughput", "status");
+  for (const auto& r : rows) {
+    std::string status = r.status.ok() ? (r.raced_out ? "raced out" : "ok") : r.status.to_string();
+    if (r.from_store) status += " (stored)";
+    if (status.size() > 70) status = status.substr(0, 67) + "...";
+    const bool win = r.config == report.winner;
+    std::printf(" %c %-52s %11s %14s  %s\n", win ? '*' : ' ', r.config.to_string().c_str(),
+                r.status.ok() ? human_time(r.stats.median).c_str() : "-",
+                r.status.ok() ? throughput(w, r.stats.median).c_str() : "-", status.c_str());
+  }
+  std::printf("   source: %s, %zu candidates (%zu pruned)%s, %.2f s\n",
+              std::string(to_string(report.source)).c_str(), report.results.size(), report.pruned,
+              report.partial ? ", partial" : "", wall_s);
+  if (const std::string text = cli::convergence_text(report); !text.empty())
+    std::printf("   %s\n", text.c_str());
+}
+
+// The winner launched afresh on poisoned outputs, checked against the CPU reference.
+Status verify_demo_winner(Autotuner& tuner, const kernels::BundledKernel& k, kernels::Workload& w,
+                          Device& dev) {
+  Status v = w.poison_outputs(dev);
+  if (v.ok()) v = k.def.zero_reset_buffers(dev, w.args());
+  if (v.ok()) v = tuner.run(dev, w.args());
+  if (v.ok()) v = w.check(dev);
+  return v;
+}
+
+// Writes the HTML report to `path`; false, with a message, when it cannot.
+bool write_demo_report(const std::string& path, const cli::ReportInput& page) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << cli::html_report(page);
+  out.close();
+  if (!out) {
+    std::fprintf(stderr, "tune demo: cannot write the report %s\n", path.c_str());
+    return false;
+  }
+  std::printf("\nreport: %s\n", path.c_str());
+  return true;
+}
+
+// What one tuning of the demo reports to it: the last report and the progress points.
+struct DemoTuning {
+  TuningReport report;
+  bool have_report = false;
+  cli::ProgressLine* live = nullptr;       // the live line of the size being tuned, if any
+  std::vector<cli::ProgressPoint> points;  // best-so-far of that size, for the HTML report
+};
+
+// The demo's tuner options: the CLI's effort and cache choice, reporting into `t`.
+AutotunerOptions demo_options(const DemoOptions& o, DemoTuning& t) {
+  AutotunerOptions opts;
+  opts.persistent = !o.no_cache;
+  opts.effort = o.effort;
+  if (o.quick) {
+    opts.bench.warmup_ms = 2;
+    opts.bench.rep_ms = 10;
+  }
+  opts.listener = [&t](const TuningReport& r) {
+    t.report = r;
+    t.have_report = true;
+  };
+  // The line stops at the tuning's last event, before TUNE_PRINT_AUTOTUNING's report
+  // (printed after it) could land in the middle of it.
+  opts.progress = [&t](const TuningProgress& p) {
+    t.points.push_back({p.elapsed_ms, p.best_ns, p.candidates, p.compiled, p.timed, p.raced_out});
+    if (t.live == nullptr) return;
+    t.live->update(p);
+    if (p.done) t.live->done();
+  };
+  return opts;
+}
+
+// One size of one kernel: tuned with a live line, its table printed, its winner verified.
+// Returns whether it succeeded; adds its key to `page` when a report is asked for.
+bool demo_one_size(const DemoOptions& o, Device& dev, Autotuner& tuner,
+                   const kernels::BundledKernel& k, std::size_t si, DemoTuning& t,
+                   const std::string& step, cli::ReportInput& page) {
+  auto w = k.workload(k.demo_sizes[si]);
+  const Status setup = w->setup(dev, 42 + si);
+  std::printf("\n== %s  %s  (%.3g MFLOP, %.3g MB)\n", k.name.c_str(), w->size_text().c_str(),
+              w->flops() / 1e6, w->bytes() / 1e6);
+  if (!setup.ok()) {
+    std::printf("   setup failed: %s\n", setup.to_string().c_str());
+    return false;
+  }
+  t.have_report = false;
+  t.points.clear();
+  Result<Config> best = Status(StatusCode::internal, "not tuned");
+  double wall_s = 0;
+  {
+    cli::ProgressLine progress(step + " tuning " + k.name + " " + w->size_text());
+    t.live = &progress;
+    best = tuner.tune(dev, w->args());
+    t.live = nullptr;
+    wall_s = progress.elapsed_s();
+  }
+  if (!t.have_report) {
+    auto last = tuner.last_report(dev, w->args());
+    if (last) t.report = *last, t.have_report = true;
+  }
+  if (t.have_report && !o.report.empty()) {
+    cli::ReportKey key;
+    key.report = t.report;
+    key.toolchain = dev.info().toolchain_fingerprint();
+    key.measured = true;
+    key.progress = t.points;
+    page.keys.push_back(std::move(key));
+  }
+  if (t.have_report) print_demo_table(t.report, *w, wall_s);
+  if (!best.ok()) {
+    std::printf("   tuning failed: %s\n", best.status().to_string().c_str());
+    return false;
+  }
+  std::printf("   chosen: %s\n", best->to_string().c_str());
+  if (Status v = verify_demo_winner(tuner, k, *w, dev); !v.ok()) {
+    std::printf("   VERIFICATION FAILED: %s\n", v.to_string().c_str());
+    return false;
+  }
+  std::printf("   verified: output matches the CPU reference\n");
+  return true;
+}
+
 int cmd_demo(const DemoOptions& o) {
   std::unique_ptr<Device> dev = cli::open_cli_device("demo", o.device);
   if (!dev) return 1;
@@ -107,19 +252,7 @@ int cmd_demo(const DemoOptions& o) {
   std::printf("device : %s (%s, %s, driver %s)\n", info.name.c_str(), info.backend.c_str(),
               info.arch.c_str(), info.driver_version.c_str());
   std::printf("compiler: %s\n", info.compiler_version.c_str());
-
-  auto all = kernels::bundled_kernels(dev->language());
-  std::vector<kernels::BundledKernel> ks;
-  for (auto& k : all) {
-    if (!o.kernel.empty() && k.name != o.kernel) continue;
-    // Kernels for other architectures (the sm_90 wgmma matmuls) offer no configuration here:
-    // left out of the whole-set demo, reported when asked for by name.
-    if (o.kernel.empty() && !kernels::offered_on(k, info)) {
-      std::printf("(%s: no configuration for %s; left out)\n", k.name.c_str(), info.arch.c_str());
-      continue;
-    }
-    ks.push_back(std::move(k));
-  }
+  const std::vector<kernels::BundledKernel> ks = demo_kernels(dev->language(), info, o.kernel);
   if (ks.empty()) {
     std::fprintf(stderr, "tune demo: no bundled kernel%s%s for %s\n",
                  o.kernel.empty() ? "" : " named ", o.kernel.c_str(), info.backend.c_str());
@@ -133,32 +266,8 @@ int cmd_demo(const DemoOptions& o) {
 
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& k : ks) {
-    AutotunerOptions opts;
-    opts.persistent = !o.no_cache;
-    opts.effort = o.effort;
-    if (o.quick) {
-      opts.bench.warmup_ms = 2;
-      opts.bench.rep_ms = 10;
-    }
-    TuningReport report;
-    bool have_report = false;
-    opts.listener = [&](const TuningReport& r) {
-      report = r;
-      have_report = true;
-    };
-    // The live line of the size being tuned (null between tunings).
-    cli::ProgressLine* live = nullptr;
-    // Best-so-far of the size being tuned, for the HTML report.
-    std::vector<cli::ProgressPoint> points;
-    // The line stops at the tuning's last event, before TUNE_PRINT_AUTOTUNING's report
-    // (printed after it) could land in the middle of it.
-    opts.progress = [&live, &points](const TuningProgress& p) {
-      points.push_back({p.elapsed_ms, p.best_ns, p.candidates, p.compiled, p.timed, p.raced_out});
-      if (live == nullptr) return;
-      live->update(p);
-      if (p.done) live->done();
-    };
-    auto tuner = Autotuner::make(k.def, opts);
+    DemoTuning t;
+    auto tuner = Autotuner::make(k.def, demo_options(o, t));
     if (!tuner.ok()) {
       std::printf("\n%s: %s\n", k.name.c_str(), tuner.status().to_string().c_str());
       ++failures;
@@ -166,96 +275,13 @@ int cmd_demo(const DemoOptions& o) {
     }
     const std::size_t nsizes = o.quick ? 1 : k.demo_sizes.size();
     for (std::size_t si = 0; si < nsizes; ++si) {
-      auto w = k.workload(k.demo_sizes[si]);
-      const Status setup = w->setup(*dev, 42 + si);
-      std::printf("\n== %s  %s  (%.3g MFLOP, %.3g MB)\n", k.name.c_str(), w->size_text().c_str(),
-                  w->flops() / 1e6, w->bytes() / 1e6);
-      if (!setup.ok()) {
-        std::printf("   setup failed: %s\n", setup.to_string().c_str());
-        ++failures;
-        continue;
-      }
-      have_report = false;
-      points.clear();
-      Result<Config> best = Status(StatusCode::internal, "not tuned");
-      double wall_s = 0;
-      {
-        char text[160];
-        std::snprintf(text, sizeof text, "[%d/%d] tuning %s %s", ++step, total, k.name.c_str(),
-                      w->size_text().c_str());
-        cli::ProgressLine progress(text);
-        live = &progress;
-        best = (*tuner)->tune(*dev, w->args());
-        live = nullptr;
-        wall_s = progress.elapsed_s();
-      }
-      if (!have_report) {
-        auto last = (*tuner)->last_report(*dev, w->args());
-        if (last) report = *last, have_report = true;
-      }
-      if (have_report && !o.report.empty()) {
-        cli::ReportKey key;
-        key.report = report;
-        key.toolchain = info.toolchain_fingerprint();
-        key.measured = true;
-        key.progress = points;
-        page.keys.push_back(std::move(key));
-      }
-      if (have_report) {
-        auto rows = report.results;
-        std::stable_sort(rows.begin(), rows.end(),
-                         [](const ConfigResult& a, const ConfigResult& b) {
-                           return a.stats.median < b.stats.median;
-                         });
-        std::printf("   %-52s %11s %14s  %s\n", "config", "median", "throughput", "status");
-        for (const auto& r : rows) {
-          std::string status =
-              r.status.ok() ? (r.raced_out ? "raced out" : "ok") : r.status.to_string();
-          if (r.from_store) status += " (stored)";
-          if (status.size() > 70) status = status.substr(0, 67) + "...";
-          const bool win = r.config == report.winner;
-          std::printf(" %c %-52s %11s %14s  %s\n", win ? '*' : ' ', r.config.to_string().c_str(),
-                      r.status.ok() ? human_time(r.stats.median).c_str() : "-",
-                      r.status.ok() ? throughput(*w, r.stats.median).c_str() : "-", status.c_str());
-        }
-        std::printf("   source: %s, %zu candidates (%zu pruned)%s, %.2f s\n",
-                    std::string(to_string(report.source)).c_str(), report.results.size(),
-                    report.pruned, report.partial ? ", partial" : "", wall_s);
-        if (const std::string text = cli::convergence_text(report); !text.empty())
-          std::printf("   %s\n", text.c_str());
-      }
-      if (!best.ok()) {
-        std::printf("   tuning failed: %s\n", best.status().to_string().c_str());
-        ++failures;
-        continue;
-      }
-      std::printf("   chosen: %s\n", best->to_string().c_str());
-      // Verify the winner's output against the CPU reference, from a fresh launch.
-      Status v = w->poison_outputs(*dev);
-      if (v.ok()) v = k.def.zero_reset_buffers(*dev, w->args());
-      if (v.ok()) v = (*tuner)->run(*dev, w->args());
-      if (v.ok()) v = w->check(*dev);
-      if (v.ok()) {
-        std::printf("   verified: output matches the CPU reference\n");
-      } else {
-        std::printf("   VERIFICATION FAILED: %s\n", v.to_string().c_str());
-        ++failures;
-      }
+      const std::string counter = "[" + std::to_string(++step) + "/" + std::to_string(total) + "]";
+      if (!demo_one_size(o, *dev, **tuner, k, si, t, counter, page)) ++failures;
     }
     tuner->reset();  // before the device
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!o.report.empty()) {
-    std::ofstream out(o.report, std::ios::binary | std::ios::trunc);
-    out << cli::html_report(page);
-    out.close();
-    if (out) {
-      std::printf("\nreport: %s\n", o.report.c_str());
-    } else {
-      std::fprintf(stderr, "tune demo: cannot write the report %s\n", o.report.c_str());
-      ++failures;
-    }
-  }
+  if (!o.report.empty() && !write_demo_report(o.report, page)) ++failures;
   std::printf("\n%d kernel/size pairs in %.1f s, %d failure%s\n", total, secs, failures,
               failures == 1 ? "" : "s");
   return failures == 0 ? 0 : 1;

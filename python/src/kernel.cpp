@@ -210,26 +210,15 @@ py::dict args_dict(const ArgMeta& meta, ArgList args) {
   return d;
 }
 
-std::shared_ptr<PyKernel> PyKernel::make(const std::string& name, py::object source,
-                                         const py::kwargs& kw) {
-  for (auto [k, v] : kw)
-    if (!known_keywords().contains(k.cast<std::string>()))
-      throw py::type_error("Kernel() got an unexpected keyword argument '" + k.cast<std::string>() +
-                           "'");
-  for (const char* required : {"signature", "space", "dims"})
-    if (get(kw, required).is_none())
-      throw py::type_error("Kernel '" + name + "': " + required + "= is required");
+namespace {
 
-  auto k = std::make_shared<PyKernel>();
-  KernelDef& def = k->def_;
-  def.name = name;
-  def.sources = make_sources(name, std::move(source), kw);
-
+// The arguments' declarations from signature=, which of them are outputs (outputs=, else every
+// buffer), and the definition's signature.
+std::shared_ptr<ArgMeta> make_arg_meta(const py::kwargs& kw, KernelSignature& signature) {
   auto meta = std::make_shared<ArgMeta>();
   for (auto entry : kw["signature"]) meta->decls.push_back(parse_decl(entry.cast<std::string>()));
   for (const auto& d : meta->decls)
-    d.kind == ArgKind::buffer ? def.signature.buffer(d.name, d.type)
-                              : def.signature.scalar(d.name, d.type);
+    d.kind == ArgKind::buffer ? signature.buffer(d.name, d.type) : signature.scalar(d.name, d.type);
   for (const auto& out : names(get(kw, "outputs"))) {
     const int i = meta->index_of(out);
     if (i < 0 || meta->decls[i].kind != ArgKind::buffer)
@@ -239,9 +228,11 @@ std::shared_ptr<PyKernel> PyKernel::make(const std::string& name, py::object sou
   if (meta->outputs.empty())
     for (std::size_t i = 0; i < meta->decls.size(); ++i)
       if (meta->decls[i].kind == ArgKind::buffer) meta->outputs.push_back(i);
-  k->meta_ = meta;
+  return meta;
+}
 
-  def.space = make_space(kw["space"]);
+// constraints= and derive=: the space's Python callbacks, called with the GIL.
+void add_space_callbacks(KernelDef& def, const py::kwargs& kw) {
   py::object constraints = get(kw, "constraints");
   if (py::isinstance<py::dict>(constraints)) {
     for (auto [cname, fn_obj] : constraints.cast<py::dict>()) {
@@ -266,7 +257,10 @@ std::shared_ptr<PyKernel> PyKernel::make(const std::string& name, py::object sou
       });
     });
   }
+}
 
+// dims=: a grid_1d(...) description, else a callable(config, args) -> dims.
+void set_dims(KernelDef& def, const py::kwargs& kw, std::shared_ptr<const ArgMeta> meta) {
   py::object dims = kw["dims"];
   if (py::isinstance<Grid1D>(dims)) {
     def.dims = grid_1d(dims.cast<Grid1D>(), *meta);
@@ -277,8 +271,11 @@ std::shared_ptr<PyKernel> PyKernel::make(const std::string& name, py::object sou
           [&] { return parse_dims((*fn)(config_to_dict(c), args_dict(*meta, args)), c); });
     };
   }
-  for (auto item : get(kw, "key").is_none() ? py::list() : py::list(kw["key"]))
-    def.key.push_back(make_key(item));
+}
+
+// heuristics=, early_prune= and perf_model= (with top_k/top_fraction): what chooses candidates.
+void add_selection_callbacks(KernelDef& def, const py::kwargs& kw,
+                             std::shared_ptr<const ArgMeta> meta) {
   if (py::object h = get(kw, "heuristics"); !h.is_none()) {
     for (auto [param, fn_obj] : h.cast<py::dict>()) {
       PyRef fn = keep(py::reinterpret_borrow<py::object>(fn_obj));
@@ -314,8 +311,10 @@ std::shared_ptr<PyKernel> PyKernel::make(const std::string& name, py::object sou
     if (kw.contains("top_fraction"))
       def.perf_model.top_fraction = kw["top_fraction"].cast<double>();
   }
-  def.reset_to_zero = names(get(kw, "reset_to_zero"));
-  def.restore_value = names(get(kw, "restore_value"));
+}
+
+// pre_hook=, post_hook= and verify= (with the call's reference=): around each tuning launch.
+void add_launch_hooks(KernelDef& def, const py::kwargs& kw, std::shared_ptr<const ArgMeta> meta) {
   if (py::object pre = get(kw, "pre_hook"); !pre.is_none()) {
     PyRef fn = keep(pre);
     def.pre_hook = [fn, meta](Device&, ArgList args, const Config& c) {
@@ -336,6 +335,36 @@ std::shared_ptr<PyKernel> PyKernel::make(const std::string& name, py::object sou
   py::object verify = get(kw, "verify");
   def.verify = make_verify(meta, verify.is_none() ? nullptr : keep(verify));
   def.verify_applies = make_verify_applies(!verify.is_none());
+}
+
+}  // namespace
+
+std::shared_ptr<PyKernel> PyKernel::make(const std::string& name, py::object source,
+                                         const py::kwargs& kw) {
+  for (auto [k, v] : kw)
+    if (!known_keywords().contains(k.cast<std::string>()))
+      throw py::type_error("Kernel() got an unexpected keyword argument '" + k.cast<std::string>() +
+                           "'");
+  for (const char* required : {"signature", "space", "dims"})
+    if (get(kw, required).is_none())
+      throw py::type_error("Kernel '" + name + "': " + required + "= is required");
+
+  auto k = std::make_shared<PyKernel>();
+  KernelDef& def = k->def_;
+  def.name = name;
+  def.sources = make_sources(name, std::move(source), kw);
+
+  std::shared_ptr<ArgMeta> meta = make_arg_meta(kw, def.signature);
+  k->meta_ = meta;
+  def.space = make_space(kw["space"]);
+  add_space_callbacks(def, kw);
+  set_dims(def, kw, meta);
+  for (auto item : get(kw, "key").is_none() ? py::list() : py::list(kw["key"]))
+    def.key.push_back(make_key(item));
+  add_selection_callbacks(def, kw, meta);
+  def.reset_to_zero = names(get(kw, "reset_to_zero"));
+  def.restore_value = names(get(kw, "restore_value"));
+  add_launch_hooks(def, kw, meta);
   return k;
 }
 

@@ -47,11 +47,10 @@ std::shared_ptr<PyDevice> cuda_device(py::object which) {
 
 }  // namespace
 
-PYBIND11_MODULE(libtune, m) {
-  m.doc() = "libtune: autotuning of GPU kernels (CUDA, HIP, Vulkan) from Python";
-  m.attr("__version__") = std::string(tune::kVersion);
-  register_errors(m);
+namespace {
 
+// The module's functions: backends, open_device, cuda_device, pow2, and grid_1d.
+void bind_functions(py::module_& m) {
   m.def("backends", &tune::compiled_backends, "Backends compiled into this build.");
   m.def("open_device", &open_device, py::arg("spec") = "",
         "Opens a device: 'vulkan', 'cuda:1', 'vulkan:llvmpipe'; '' reads TUNE_DEVICE, else the "
@@ -70,7 +69,10 @@ PYBIND11_MODULE(libtune, m) {
              return Grid1D{std::move(size), std::move(per_block)};
            }),
            py::arg("size"), py::arg("per_block") = std::vector<std::string>{"block.x"});
+}
 
+// Device and DeviceArray.
+void bind_devices(py::module_& m) {
   py::class_<PyDevice, std::shared_ptr<PyDevice>>(m, "Device", "A device libtune tunes on.")
       .def(py::init(&open_device), py::arg("spec") = "")
       .def_property_readonly("info", [](const PyDevice& d) { return device_info_dict(d.info()); })
@@ -111,7 +113,10 @@ PYBIND11_MODULE(libtune, m) {
                              [](const DeviceArray& a) { return std::string(to_string(a.type())); })
       .def_property_readonly("device", &DeviceArray::device)
       .def("__len__", [](const DeviceArray& a) { return a.shape().empty() ? 0 : a.shape()[0]; });
+}
 
+// Kernel: a definition made from Python keywords (kernel.cpp).
+void bind_kernel(py::module_& m) {
   py::class_<PyKernel, std::shared_ptr<PyKernel>>(m, "Kernel", R"doc(
 A tunable kernel. Kernel(name, source, *, language, signature, space, dims, ...):
   source        the kernel's text, or a dict {'cuda': text, 'glsl': text}
@@ -137,7 +142,10 @@ A tunable kernel. Kernel(name, source, *, language, signature, space, dims, ...)
            }),
            py::arg("name"), py::arg("source"))
       .def_property_readonly("name", [](const PyKernel& k) { return k.def().name; });
+}
 
+// Tuner: options from keywords (tuner.cpp), calls, and reports.
+void bind_tuner(py::module_& m) {
   py::class_<PyTuner, std::shared_ptr<PyTuner>>(m, "Tuner", R"doc(
 Tunes a Kernel per key and launches the winner: tuner(device, *args, stream=None,
 command_buffer=None, reference=None, rtol=1e-5, atol=1e-8).
@@ -167,4 +175,17 @@ report() rows say each configuration's 'verification': verified, not_checked or 
            "One dict per configuration of every tuning so far (pandas.DataFrame(rows)).")
       .def("reports", &PyTuner::reports, "One dict per tuning, its results nested.")
       .def("close", &PyTuner::close);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(libtune, m) {
+  m.doc() = "libtune: autotuning of GPU kernels (CUDA, HIP, Vulkan) from Python";
+  m.attr("__version__") = std::string(tune::kVersion);
+  register_errors(m);
+
+  bind_functions(m);
+  bind_devices(m);
+  bind_kernel(m);
+  bind_tuner(m);
 }
