@@ -217,9 +217,9 @@ TEST_CASE("search: batches: the model asks in batches, the others one at a time,
   }
   // An answer of the wrong length is the caller's mistake, named.
   tune::BatchObjective wrong = [](const std::vector<Config>&) { return std::vector<double>{}; };
-  CHECK_THROWS_AS(tune::make_search("model")->search_batches(space, {}, wrong, {10, 0}, 1),
+  CHECK_THROWS_AS((void)tune::make_search("model")->search_batches(space, {}, wrong, {10, 0}, 1),
                   std::length_error);
-  CHECK_THROWS_AS(tune::make_search("random")->search_batches(space, {}, wrong, {10, 0}, 1),
+  CHECK_THROWS_AS((void)tune::make_search("random")->search_batches(space, {}, wrong, {10, 0}, 1),
                   std::length_error);
 }
 
