@@ -7,24 +7,11 @@
 
 namespace tune::detail {
 
-const Entry* PublishedEntries::Table::find(const TuningKey& key, const Device* dev) const noexcept {
-  for (std::size_t i = key.hash & mask;; i = (i + 1) & mask) {
-    const Entry* e = slots[i].load(std::memory_order_acquire);
-    if (e == nullptr) return nullptr;
-    if (e->device == dev && e->key == key) return e;
-  }
-}
-
 void PublishedEntries::Table::insert(const Entry* e) noexcept {
   std::size_t i = e->key.hash & mask;
   while (slots[i].load(std::memory_order_relaxed) != nullptr) i = (i + 1) & mask;
   slots[i].store(e, std::memory_order_release);
   ++count;
-}
-
-const Entry* PublishedEntries::find(const TuningKey& key, const Device& dev) const noexcept {
-  const Table* t = table_.load(std::memory_order_acquire);
-  return t == nullptr ? nullptr : t->find(key, &dev);
 }
 
 void PublishedEntries::rebuild(std::size_t cap) {

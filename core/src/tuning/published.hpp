@@ -25,8 +25,12 @@ struct Entry {
 
 class PublishedEntries {
  public:
-  // Lock-free: any thread, any time.
-  const Entry* find(const TuningKey& key, const Device& dev) const noexcept;
+  // Lock-free: any thread, any time. Inline: every cache-hit call that misses its thread's
+  // HitMemo looks here.
+  const Entry* find(const TuningKey& key, const Device& dev) const noexcept {
+    const Table* t = table_.load(std::memory_order_acquire);
+    return t == nullptr ? nullptr : t->find(key, &dev);
+  }
 
   // The rest: the caller holds the Autotuner's mutex.
   // Publishes a new (device, key) and returns it.
@@ -48,7 +52,13 @@ class PublishedEntries {
     std::size_t mask;
     std::size_t count = 0;  // written under the Autotuner's mutex only
 
-    const Entry* find(const TuningKey& key, const Device* dev) const noexcept;
+    const Entry* find(const TuningKey& key, const Device* dev) const noexcept {
+      for (std::size_t i = key.hash & mask;; i = (i + 1) & mask) {
+        const Entry* e = slots[i].load(std::memory_order_acquire);
+        if (e == nullptr) return nullptr;
+        if (e->device == dev && e->key == key) return e;
+      }
+    }
     void insert(const Entry* e) noexcept;
   };
   // A fresh table of `cap` slots holding every live entry, made the one readers load.
