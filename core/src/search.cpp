@@ -19,25 +19,23 @@ using detail::Explorer;
 using detail::kJumpAfter;
 using detail::kStaleLimit;
 
-class Exhaustive final : public SearchStrategy {
+class Exhaustive final : public detail::ExplorerStrategy {
  public:
   std::string_view name() const noexcept override { return "exhaustive"; }
-  Result<SearchResult> search(const ConfigSpace& space, const DeviceInfo& dev, const Objective& f,
-                              const SearchBudget& budget, std::uint64_t seed) const override {
-    Explorer x(space, dev, detail::one_by_one(f), budget, seed);
-    TUNE_RETURN_IF_ERROR(x.check());
+
+ protected:
+  Result<SearchResult> explore(Explorer& x, std::uint64_t /*seed*/) const override {
     for (std::uint64_t i = 0; i < x.raw() && !x.exhausted(); ++i) x.eval(i);
     return x.finish();
   }
 };
 
-class RandomSearch final : public SearchStrategy {
+class RandomSearch final : public detail::ExplorerStrategy {
  public:
   std::string_view name() const noexcept override { return "random"; }
-  Result<SearchResult> search(const ConfigSpace& space, const DeviceInfo& dev, const Objective& f,
-                              const SearchBudget& budget, std::uint64_t seed) const override {
-    Explorer x(space, dev, detail::one_by_one(f), budget, seed);
-    TUNE_RETURN_IF_ERROR(x.check());
+
+ protected:
+  Result<SearchResult> explore(Explorer& x, std::uint64_t seed) const override {
     if (x.known_accepted()) {
       std::vector<std::uint64_t> order = x.accepted();
       std::mt19937_64 rng(seed);
@@ -57,14 +55,13 @@ class RandomSearch final : public SearchStrategy {
   }
 };
 
-class Annealing final : public SearchStrategy {
+class Annealing final : public detail::ExplorerStrategy {
  public:
   explicit Annealing(int patience) : patience_(std::max(1, patience)) {}
   std::string_view name() const noexcept override { return "annealing"; }
-  Result<SearchResult> search(const ConfigSpace& space, const DeviceInfo& dev, const Objective& f,
-                              const SearchBudget& budget, std::uint64_t seed) const override {
-    Explorer x(space, dev, detail::one_by_one(f), budget, seed);
-    TUNE_RETURN_IF_ERROR(x.check());
+
+ protected:
+  Result<SearchResult> explore(Explorer& x, std::uint64_t /*seed*/) const override {
     auto start = x.random_unvisited();
     if (!start) return x.finish();
     std::uint64_t cur = *start;
@@ -75,7 +72,7 @@ class Annealing final : public SearchStrategy {
     // exp(-0.1 / T). It cools geometrically from 0.2 to 0.002 over the evaluation budget.
     const double t0 = 0.2;
     const double evals =
-        budget.max_evaluations ? static_cast<double>(budget.max_evaluations) : 1000.0;
+        x.budget().max_evaluations ? static_cast<double>(x.budget().max_evaluations) : 1000.0;
     const double decay = std::pow(0.01, 1.0 / evals);
     double temp = t0;
     int since_improvement = 0, stale = 0, restarts = 0;
@@ -140,14 +137,13 @@ class Annealing final : public SearchStrategy {
   int patience_;
 };
 
-class Genetic final : public SearchStrategy {
+class Genetic final : public detail::ExplorerStrategy {
  public:
   explicit Genetic(int population) : population_(std::max(4, population)) {}
   std::string_view name() const noexcept override { return "genetic"; }
-  Result<SearchResult> search(const ConfigSpace& space, const DeviceInfo& dev, const Objective& f,
-                              const SearchBudget& budget, std::uint64_t seed) const override {
-    Explorer x(space, dev, detail::one_by_one(f), budget, seed);
-    TUNE_RETURN_IF_ERROR(x.check());
+
+ protected:
+  Result<SearchResult> explore(Explorer& x, std::uint64_t /*seed*/) const override {
     using Individual = Explorer::Individual;
     std::vector<Individual> pop = x.random_population(population_);
     if (pop.empty()) return x.finish();

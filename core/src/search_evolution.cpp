@@ -16,14 +16,13 @@ using detail::Explorer;
 constexpr double kF = 0.5;
 constexpr double kCR = 0.7;
 
-class DifferentialEvolution final : public SearchStrategy {
+class DifferentialEvolution final : public detail::ExplorerStrategy {
  public:
   explicit DifferentialEvolution(int population) : population_(std::max(4, population)) {}
   std::string_view name() const noexcept override { return "differential_evolution"; }
-  Result<SearchResult> search(const ConfigSpace& space, const DeviceInfo& dev, const Objective& f,
-                              const SearchBudget& budget, std::uint64_t seed) const override {
-    Explorer x(space, dev, detail::one_by_one(f), budget, seed);
-    TUNE_RETURN_IF_ERROR(x.check());
+
+ protected:
+  Result<SearchResult> explore(Explorer& x, std::uint64_t /*seed*/) const override {
     using Individual = Explorer::Individual;
     std::vector<Individual> pop = x.random_population(population_);
     if (pop.size() < 4) return x.finish();

@@ -199,6 +199,7 @@ class Explorer {
   std::uint64_t uniform(std::uint64_t n) { return n <= 1 ? 0 : rng_() % n; }
   double unit() { return std::uniform_real_distribution<double>(0.0, 1.0)(rng_); }
   std::mt19937_64& rng() { return rng_; }
+  const SearchBudget& budget() const noexcept { return budget_; }
   const std::vector<std::uint64_t>& radix() const { return radix_; }
   bool exhausted() const { return out_of_budget(); }
 
@@ -257,6 +258,22 @@ class Explorer {
   std::unordered_map<std::uint64_t, double> memo_;  // NaN marks a rejected point
   SearchResult result_;
   std::uint64_t best_index_ = 0;
+};
+
+// A strategy that asks for one point at a time: search() makes the Explorer over the objective
+// and checks the space (invalid_argument for an empty one), explore() walks it. The base's
+// search_batches() serves batches one point at a time.
+class ExplorerStrategy : public SearchStrategy {
+ public:
+  Result<SearchResult> search(const ConfigSpace& space, const DeviceInfo& dev, const Objective& f,
+                              const SearchBudget& budget, std::uint64_t seed) const final {
+    Explorer x(space, dev, one_by_one(f), budget, seed);
+    TUNE_RETURN_IF_ERROR(x.check());
+    return explore(x, seed);
+  }
+
+ protected:
+  virtual Result<SearchResult> explore(Explorer& x, std::uint64_t seed) const = 0;
 };
 
 }  // namespace tune::detail

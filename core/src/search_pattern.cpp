@@ -12,13 +12,12 @@ namespace {
 
 using detail::Explorer;
 
-class PatternSearch final : public SearchStrategy {
+class PatternSearch final : public detail::ExplorerStrategy {
  public:
   std::string_view name() const noexcept override { return "pattern"; }
-  Result<SearchResult> search(const ConfigSpace& space, const DeviceInfo& dev, const Objective& f,
-                              const SearchBudget& budget, std::uint64_t seed) const override {
-    Explorer x(space, dev, detail::one_by_one(f), budget, seed);
-    TUNE_RETURN_IF_ERROR(x.check());
+
+ protected:
+  Result<SearchResult> explore(Explorer& x, std::uint64_t /*seed*/) const override {
     const auto& radix = x.radix();
     std::optional<std::uint64_t> cur = x.random_unvisited();
     int level = 2, restarts = 0, idle_polls = 0;
