@@ -96,10 +96,33 @@ TEST_CASE("effort: each preset's evaluations on small and large spaces") {
   }
 }
 
-TEST_CASE("effort: the model-guided name, and annealing where the build has no model") {
+TEST_CASE("effort: a search it chooses is the model-guided one") {
   const std::string name = guided_name();
-  // make_search("model") decides: the fallback is simulated annealing, by that name.
   CHECK(name == "model");
+}
+
+// The effort's plan counts the candidates to choose between timing them all and a search;
+// when it times them all, those candidates are the ones timed: early_prune and the perf model
+// (user code) run once per tuning, not once for the plan and again for the timing.
+TEST_CASE("effort: a space timed whole runs early_prune and the perf model once per tuning") {
+  for (Effort effort : {Effort::quick, Effort::standard, Effort::thorough}) {
+    CAPTURE(to_string(effort));
+    int prunes = 0, estimates = 0;
+    KernelDef def = Grid{4, 4}.def();
+    def.early_prune = [&](std::vector<Config> cs, ArgList) {
+      ++prunes;
+      return cs;
+    };
+    def.perf_model.estimate = [&](const Config& c, ArgList, const DeviceInfo&) {
+      ++estimates;
+      return static_cast<double>(c.get_int("BM"));
+    };
+    def.perf_model.top_k = 8;
+    const Tuned t = tune_with(std::move(def), effort, Grid{4, 4}.cost());
+    CHECK(t.report.strategy.empty());  // 8 candidates: timed whole by every effort
+    CHECK(prunes == 1);
+    CHECK(estimates == 16);  // once per point of the 4 x 4 space
+  }
 }
 
 TEST_CASE("effort: a search evaluates the configuration the kernel runs untuned first") {

@@ -67,9 +67,11 @@ Result<std::vector<std::optional<std::uint64_t>>> accepted_indices(
 
 std::shared_ptr<const SearchStrategy> guided_search() { return make_search("model"); }
 
-Result<std::optional<SearchOptions>> plan_search(
-    const KernelDef& def, Effort effort, const DeviceInfo& info, ArgList args,
-    const Config& heuristics, const std::function<std::vector<Config>()>& priors) {
+Result<std::optional<SearchOptions>> plan_search(const KernelDef& def, Effort effort,
+                                                 const DeviceInfo& info, ArgList args,
+                                                 const Config& heuristics,
+                                                 const std::function<std::vector<Config>()>& priors,
+                                                 std::optional<Candidates>* made) {
   SearchOptions plan = def.search;
   std::vector<std::string> wanted;  // the first candidate, then the priors
   std::uint64_t budget = 0;
@@ -77,6 +79,7 @@ Result<std::optional<SearchOptions>> plan_search(
     TUNE_ASSIGN_OR_RETURN(Candidates cands, make_candidates(def, info, args, heuristics));
     wanted.push_back(without_heuristics(cands.configs.front(), heuristics).to_string());
     if (!plan.strategy) budget = search_budget(effort, cands.configs.size());
+    if (made != nullptr) *made = cands;
     if (!plan.strategy && budget == 0) return std::optional<SearchOptions>();
   } else if (!plan.strategy) {
     budget = effort == Effort::quick      ? kQuickBudget

@@ -20,6 +20,7 @@
 #include <optional>
 #include <vector>
 
+#include "candidates.hpp"
 #include "session.hpp"
 #include "tune/autotuner.hpp"
 
@@ -43,10 +44,13 @@ std::shared_ptr<const SearchStrategy> guided_search();
 // the strategy, budget and seed, the strategy seeded with the first candidate and then with
 // `priors()` (asked only when there is a search: warm_start.hpp's points; those that are not
 // accepted points of the space are dropped). Errors are the candidates' (constraints,
-// early_prune, perf model), as the tuning would report them.
+// early_prune, perf model), as the tuning would report them. The candidates it made (a counted
+// space's) go to `*made` when that is not null, so that timing them all does not make them
+// again (early_prune and the perf model are user code: called once per tuning).
 Result<std::optional<SearchOptions>> plan_search(
     const KernelDef& def, Effort effort, const DeviceInfo& info, ArgList args,
-    const Config& heuristics, const std::function<std::vector<Config>()>& priors = {});
+    const Config& heuristics, const std::function<std::vector<Config>()>& priors = {},
+    std::optional<Candidates>* made = nullptr);
 
 // Tunes one key by `plan` (plan_search's), as search_one_key does for KernelDef::search;
 // report.strategy names the strategy.

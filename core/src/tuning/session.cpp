@@ -46,9 +46,12 @@ enum class Plan : std::uint8_t { disabled, single, all_stored, time_the_rest, re
 
 class KeySession final : public WinnerStage {
  public:
+  // `made`: the call's candidates when the caller already made them (plan_search), so that
+  // early_prune and the perf model run once per tuning.
   KeySession(const SessionContext& ctx, Device& dev, ArgList args, const KeyForms& forms,
-             const KernelSource& src, TuningReport& report)
-      : WinnerStage(ctx, dev, args, forms, src, report) {}
+             const KernelSource& src, TuningReport& report,
+             std::optional<Candidates> made = std::nullopt)
+      : WinnerStage(ctx, dev, args, forms, src, report), made_(std::move(made)) {}
 
   ~KeySession() { stored_.release_claim(); }
 
@@ -107,7 +110,9 @@ class KeySession final : public WinnerStage {
   // Stage 2: the candidates, with a result slot each.
   Status find_candidates() {
     auto timer = clock_.measure(&TuningTimes::candidates);
-    auto cands = make_candidates(def_, dev_.info(), args_, forms_.heuristics);
+    Result<Candidates> cands = made_ ? Result<Candidates>(std::move(*made_))
+                                     : make_candidates(def_, dev_.info(), args_, forms_.heuristics);
+    made_.reset();
     if (!cands.ok()) return cands.status();
     cands_ = std::move(cands->configs);
     report_.pruned = cands->pruned;
@@ -459,6 +464,7 @@ class KeySession final : public WinnerStage {
   }
   bool deadline_passed() const { return Clock::now() >= deadline(); }
 
+  std::optional<Candidates> made_;  // the caller's candidates, taken by find_candidates
   std::vector<Config> cands_;
   std::vector<bool> need_;           // per candidate: not covered by a stored row
   std::vector<std::size_t> racers_;  // candidate of each race entry
@@ -577,15 +583,17 @@ Result<Selection> tune_one_key(const SessionContext& ctx, Device& dev, ArgList a
       report.source = ResultSource::empty;
     } else if (ctx.disabled) {
       out = KeySession(ctx, dev, args, forms, *src, report).run();
-    } else if (auto plan =
-                   plan_search(ctx.def, ctx.opts.effort, info, args, forms.heuristics,
-                               [&] { return warm_start_points(ctx.store, forms.store_key); });
-               !plan.ok()) {
-      out = plan.status();
-    } else if (*plan) {
-      out = search_with_plan(ctx, dev, args, forms, *src, std::move(**plan), report);
     } else {
-      out = KeySession(ctx, dev, args, forms, *src, report).run();
+      std::optional<Candidates> made;
+      auto plan = plan_search(
+          ctx.def, ctx.opts.effort, info, args, forms.heuristics,
+          [&] { return warm_start_points(ctx.store, forms.store_key); }, &made);
+      if (!plan.ok())
+        out = plan.status();
+      else if (*plan)
+        out = search_with_plan(ctx, dev, args, forms, *src, std::move(**plan), report);
+      else
+        out = KeySession(ctx, dev, args, forms, *src, report, std::move(made)).run();
     }
   } catch (const std::bad_alloc&) {
     out = Status(StatusCode::out_of_resources, "out of host memory");
