@@ -12,15 +12,7 @@
 
 #include <cstddef>
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-#define TUNE_TEST_SANITIZED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define TUNE_TEST_SANITIZED 1
-#endif
+#include "sanitized.hpp"
 
 #ifndef TUNE_TEST_SANITIZED
 

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "sanitized.hpp"
 #include "skip.hpp"
 #include "tune_process.hpp"
 
@@ -152,16 +153,10 @@ std::uintmax_t write_export(const fs::path& file, std::size_t rows) {
 }
 
 TEST_CASE("faults: tune cache import streams: peak memory does not grow with the file") {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(TUNE_TEST_SANITIZED)
   TUNE_SKIP(
-      "built with AddressSanitizer: its allocator quarantine holds freed memory, so the "
-      "peak says nothing about the import's own (measured in the other presets)");
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  TUNE_SKIP(
-      "built with AddressSanitizer: its allocator quarantine holds freed memory, so the "
-      "peak says nothing about the import's own (measured in the other presets)");
-#endif
+      "built with a sanitizer: its allocator (AddressSanitizer's quarantine) holds freed memory, "
+      "so the peak says nothing about the import's own (measured in the other presets)");
 #endif
   ScratchDir scratch;
   TuneCli cli(scratch);
