@@ -20,6 +20,8 @@
 namespace {
 
 using nlohmann::json;
+using tune::testing::check_mistakes;
+using tune::testing::MistakeCase;
 using tune::testing::ProcessResult;
 using tune::testing::ScratchDir;
 using tune::testing::TuneCli;
@@ -717,11 +719,7 @@ TEST_CASE("cache writes are refused under TUNE_CACHE=readonly") {
 TEST_CASE("user mistakes exit non-zero with a message") {
   ScratchDir scratch;
   TuneCli cli(scratch);
-  struct Case {
-    std::vector<std::string> args;
-    std::string message;  // must appear on stderr
-  };
-  const std::vector<Case> cases = {
+  const std::vector<MistakeCase> cases = {
       {{"bogus"}, "unknown command 'bogus'"},
       {{"cache", "bogus"}, "unknown command 'bogus'"},
       {{"--bogus"}, "unknown option '--bogus'"},
@@ -737,14 +735,7 @@ TEST_CASE("user mistakes exit non-zero with a message") {
       {{"stability"}, "unknown command 'stability'"},
       {{"flush-check"}, "unknown command 'flush-check'"},
   };
-  for (const Case& c : cases) {
-    const ProcessResult r = cli.run(c.args);
-    CAPTURE(r.command);
-    CHECK_MESSAGE(r.exit_code != 0, r.describe());
-    CHECK_MESSAGE(r.err.find(c.message) != std::string::npos, r.describe());
-  }
-  // None of these touched the cache.
-  CHECK_FALSE(fs::exists(cli.db_path()));
+  check_mistakes(cli, cases);  // and none of them touches the cache
 }
 
 TEST_CASE("--version and --help exit 0") {

@@ -173,4 +173,21 @@ class TuneCli {
   std::map<std::string, std::string> env_;
 };
 
+// A command line that must fail, and text its stderr must contain.
+struct MistakeCase {
+  std::vector<std::string> args;
+  std::string message;
+};
+
+// Every case exits non-zero with its message on stderr, and none of them writes the cache.
+inline void check_mistakes(const TuneCli& cli, const std::vector<MistakeCase>& cases) {
+  for (const MistakeCase& c : cases) {
+    const ProcessResult r = cli.run(c.args);
+    CAPTURE(r.command);
+    CHECK_MESSAGE(r.exit_code != 0, r.describe());
+    CHECK_MESSAGE(r.err.find(c.message) != std::string::npos, r.describe());
+  }
+  CHECK_FALSE(fs::exists(cli.db_path()));
+}
+
 }  // namespace tune::testing

@@ -11,6 +11,8 @@
 
 namespace {
 
+using tune::testing::check_mistakes;
+using tune::testing::MistakeCase;
 using tune::testing::ProcessResult;
 using tune::testing::ScratchDir;
 using tune::testing::TuneCli;
@@ -19,11 +21,7 @@ namespace fs = std::filesystem;
 TEST_CASE("tune-lab stability, flush-check and turns: user mistakes exit non-zero with a message") {
   ScratchDir scratch;
   TuneCli cli(scratch);
-  struct Case {
-    std::vector<std::string> args;
-    std::string message;  // must appear on stderr
-  };
-  const std::vector<Case> cases = {
+  const std::vector<MistakeCase> cases = {
       {{}, "subcommand is required"},
       // Both open their device as `tune` does (open_cli_device), named as tune-lab's commands.
       {{"stability", "--device", "bogus"},
@@ -43,14 +41,7 @@ TEST_CASE("tune-lab stability, flush-check and turns: user mistakes exit non-zer
       {{"turns", "--size", "0"}, "--size"},
       {{"turns", "--heat-ms", "-1"}, "--heat-ms"},
   };
-  for (const Case& c : cases) {
-    const ProcessResult r = cli.run(c.args);
-    CAPTURE(r.command);
-    CHECK_MESSAGE(r.exit_code != 0, r.describe());
-    CHECK_MESSAGE(r.err.find(c.message) != std::string::npos, r.describe());
-  }
-  // None of these touched the cache.
-  CHECK_FALSE(fs::exists(cli.db_path()));
+  check_mistakes(cli, cases);  // and none of them touches the cache
 }
 
 TEST_CASE("tune-lab --help lists its three commands") {
