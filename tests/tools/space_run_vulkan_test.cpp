@@ -83,7 +83,9 @@ TEST_CASE("tune run-space --effort quick searches a larger space and shows its c
   r = cli.run({"run-space", space, "--device", "vulkan", "--quick", "--effort", "quick",
                "--no-cache", "--report", report});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
-  CHECK_MESSAGE(r.has(", 30 evaluations; best so far: #1 "), r.describe());
+  // The text keeps the last kShownSteps improvements only, so whether "#1" is printed depends
+  // on how often timing noise improved the best; the page draws every step.
+  CHECK_MESSAGE(r.has("search model, 30 evaluations; best so far: "), r.describe());
   const std::string page = tune::testing::read_text(report);
   CHECK(page.find("<svg class=\"convergence\"") != std::string::npos);
   CHECK(page.find("data-evaluations=\"30\"") != std::string::npos);
