@@ -225,13 +225,7 @@ Result<SearchResult> SearchStrategy::search_batches(const ConfigSpace& space, co
                                                     const BatchObjective& objective,
                                                     const SearchBudget& budget,
                                                     std::uint64_t seed) const {
-  Objective one = [&objective](const Config& c) {
-    std::vector<double> v = objective({c});
-    if (v.size() != 1)
-      throw std::length_error("search: the batch objective answered " + std::to_string(v.size()) +
-                              " values for 1 configuration");
-    return v[0];
-  };
+  Objective one = [&objective](const Config& c) { return detail::ask_batch(objective, {c})[0]; };
   return search(space, dev, one, budget, seed);
 }
 

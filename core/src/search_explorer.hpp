@@ -40,6 +40,17 @@ inline BatchObjective one_by_one(const Objective& f) {
   };
 }
 
+// `f`'s values for `batch`; throws std::length_error when it does not answer one value per
+// configuration.
+inline std::vector<double> ask_batch(const BatchObjective& f, const std::vector<Config>& batch) {
+  std::vector<double> values = f(batch);
+  if (values.size() != batch.size())
+    throw std::length_error("search: the batch objective answered " +
+                            std::to_string(values.size()) + " values for " +
+                            std::to_string(batch.size()) + " configurations");
+  return values;
+}
+
 class Explorer {
  public:
   Explorer(const ConfigSpace& space, const DeviceInfo& dev, BatchObjective f,
@@ -227,11 +238,7 @@ class Explorer {
     std::vector<Config> configs;
     configs.reserve(indices.size());
     for (std::uint64_t i : indices) configs.push_back(space_.at(i));
-    std::vector<double> values = f_(configs);
-    if (values.size() != configs.size())
-      throw std::length_error("search: the batch objective answered " +
-                              std::to_string(values.size()) + " values for " +
-                              std::to_string(configs.size()) + " configurations");
+    std::vector<double> values = ask_batch(f_, configs);
     for (std::size_t k = 0; k < indices.size(); ++k) {
       double v = std::isnan(values[k]) ? kInf : values[k];
       memo_[indices[k]] = v;

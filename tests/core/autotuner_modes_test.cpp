@@ -8,6 +8,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
+#include <set>
+#include <string>
 #include <thread>
 
 #include "sim_fixture.hpp"
@@ -234,6 +237,55 @@ TEST_CASE("search strategy: the Autotuner evaluates only the budget and keeps th
   auto args2 = rig2.args(100);
   REQUIRE(tuner2->tune(rig2.dev, args2).ok());
   CHECK(rig2.dev.compiles() < 200);
+}
+
+TEST_CASE("search strategy: a batch's compiles run while its first point is timed") {
+  // The model-guided search proposes its points in batches (its first: 20 random points). While
+  // the first point of that batch is timed, the kernel body waits (at most 20 s, no timing is
+  // asserted) for a compile of a later point of the same batch to start: it only does if the
+  // batch's compiles were started together. Evaluated one at a time, none starts.
+  SimRig rig;
+  ConfigSpace space;
+  std::vector<Value> v;
+  for (int i = 1; i <= 40; ++i) v.emplace_back(std::int64_t{i});
+  space.param("BM", v).param("BN", v);  // 1600 points
+  rig.dev.set_cost_model([](const Config& c, ArgList) {
+    return 1000.0 + static_cast<double>(c.get_int("BM") + c.get_int("BN"));
+  });
+  rig.dev.set_record_events(false);
+  std::atomic<int> compiles_started{0};
+  rig.dev.compile_delay_if(
+      [&](const Config&) {
+        compiles_started.fetch_add(1);
+        return false;
+      },
+      0.0);
+  std::mutex mu;
+  std::set<std::string> timed;  // configurations whose body ran, in the order first seen
+  int started_when_second_timed = -1;
+  rig.dev.set_kernel_body([&](const Config& c, ArgList, SimDevice&) {
+    std::lock_guard lock(mu);
+    if (!timed.insert(c.to_string()).second || timed.size() != 2) return;
+    // The second configuration timed is the first of the model's first batch (the first was
+    // the untuned configuration, a batch of its own).
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (compiles_started.load() < 3 && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    started_when_second_timed = compiles_started.load();
+  });
+  auto def = sim_kernel(space);
+  def.search.strategy = make_search("model");
+  def.search.budget.max_evaluations = 40;
+  auto opts = quiet_options();
+  opts.store = std::make_shared<MemoryStore>();
+  auto tuner = Autotuner::make(def, opts).value();
+  auto args = rig.args(100);
+  REQUIRE(tuner->tune(rig.dev, args).ok());
+  CHECK(tuner->last_report(rig.dev, args)->results.size() == 40);
+  CHECK_MESSAGE(
+      started_when_second_timed >= 3,
+      "compiles started while the batch's first point was timed: " << started_when_second_timed);
+  CHECK(rig.dev.compiles() == 40);
 }
 
 TEST_CASE("TUNE_DISABLE: the first surviving config is used and nothing is timed") {

@@ -65,12 +65,14 @@ class SearchSession final : public WinnerStage {
  private:
   Status search() {
     const SearchStrategy& strategy = *def_.search.strategy;
-    Objective objective = [this](const Config& point) { return evaluate(point); };
+    BatchObjective objective = [this](const std::vector<Config>& points) {
+      return evaluate(points);
+    };
     const auto t0 = Clock::now();
     Result<SearchResult> found = Status(StatusCode::internal, "search did not run");
     try {
-      found =
-          strategy.search(def_.space, dev_.info(), objective, def_.search.budget, def_.search.seed);
+      found = strategy.search_batches(def_.space, dev_.info(), objective, def_.search.budget,
+                                      def_.search.seed);
     } catch (const BudgetSpent&) {
       found = SearchResult{};
     } catch (...) {
@@ -85,26 +87,73 @@ class SearchSession final : public WinnerStage {
     return {};
   }
 
-  // One point: +inf when it failed. Throws BudgetSpent once a budget is spent.
-  double evaluate(const Config& point) {
-    if (!stop_.ok() || spent_) throw BudgetSpent{};
+  // A batch of points, one value each (+inf: failed), timed in order while the compiles of
+  // those after it run on the variant cache's threads, so a batch's compiles overlap its timing
+  // (strategies that propose one point at a time give batches of one). Throws BudgetSpent once
+  // a budget is spent, the points measured before it kept in the report.
+  std::vector<double> evaluate(const std::vector<Config>& points) {
+    // Compiles only for the points the evaluation budget still allows (a seeded strategy may
+    // propose more): the next point past it ends the search below.
     const std::uint64_t cap = def_.search.budget.max_evaluations;
-    if ((cap != 0 && evaluations_ >= cap) || Clock::now() >= deadline_) {
-      spent_ = true;
-      throw BudgetSpent{};
+    std::size_t allowed = points.size();
+    if (cap != 0)
+      allowed = std::min<std::uint64_t>(allowed, cap > evaluations_ ? cap - evaluations_ : 0);
+    std::vector<Config> batch;
+    for (const Config& point : points) {
+      if (batch.size() == allowed) break;
+      Config c = point;
+      for (const auto& [name, value] : forms_.heuristics.params()) c.set(name, value);
+      batch.push_back(std::move(c));
     }
-    ++evaluations_;
-    const auto t0 = Clock::now();
-    Config c = point;
-    for (const auto& [name, value] : forms_.heuristics.params()) c.set(name, value);
-    ConfigResult r = measure(c);
-    report_.results.push_back(r);
-    if (progress_.due(/*done=*/false)) report_progress(/*done=*/false, nullptr);
-    objective_ms_ += ms_since(t0);
-    if (ends_tuning(r.status) && stop_.ok())
-      stop_ = Status(r.status).with_context("config {" + c.to_string() + "}");
-    if (!stop_.ok()) throw BudgetSpent{};
-    return r.stats.median;
+    std::vector<VariantFuture> compiles = start_compiles(batch);
+    std::vector<double> values;
+    for (std::size_t k = 0; k < points.size(); ++k) {
+      if (!stop_.ok() || spent_) throw BudgetSpent{};
+      if (k == batch.size() || Clock::now() >= deadline_) {
+        spent_ = true;
+        throw BudgetSpent{};
+      }
+      ++evaluations_;
+      const auto t0 = Clock::now();
+      ConfigResult r = measure(batch[k], compiles[k]);
+      report_.results.push_back(r);
+      if (progress_.due(/*done=*/false)) report_progress(/*done=*/false, nullptr);
+      objective_ms_ += ms_since(t0);
+      if (ends_tuning(r.status) && stop_.ok())
+        stop_ = Status(r.status).with_context("config {" + batch[k].to_string() + "}");
+      if (!stop_.ok()) throw BudgetSpent{};
+      values.push_back(r.stats.median);
+    }
+    return values;
+  }
+
+  // The compiles of the points of `batch` that no stored row answers (an empty future for
+  // those), started together on the variant cache's threads.
+  std::vector<VariantFuture> start_compiles(const std::vector<Config>& batch) {
+    std::vector<std::size_t> at;
+    std::vector<Config> todo;
+    for (std::size_t k = 0; k < batch.size(); ++k)
+      if (!stored_row(batch[k])) {
+        at.push_back(k);
+        todo.push_back(batch[k]);
+      }
+    std::vector<VariantFuture> out(batch.size());
+    if (todo.empty()) return out;
+    std::vector<VariantFuture> started = ctx_.variants.compile(dev_, src_, todo);
+    for (std::size_t j = 0; j < at.size(); ++j) out[at[j]] = std::move(started[j]);
+    return out;
+  }
+
+  // The stored row that answers `c` without a compile: none when there is none, or when every
+  // configuration is checked and an ok row was not.
+  const StoredResult* stored_row(const Config& c) {
+    const auto& stored = stored_.rows();
+    auto it = stored.find(c.to_string());
+    if (it == stored.end()) return nullptr;
+    if (verify_all_ && checks_.active() && it->second.status == StatusCode::ok &&
+        !it->second.verified)
+      return nullptr;
+    return &it->second;
   }
 
   // Tells AutotunerOptions::progress where the search stands, from the points evaluated so
@@ -133,22 +182,19 @@ class SearchSession final : public WinnerStage {
     progress_.send(p);
   }
 
-  ConfigResult measure(const Config& c) {
+  // One point: its stored row, or its compile (`compile`, started by start_compiles) timed.
+  ConfigResult measure(const Config& c, const VariantFuture& compile) {
     ConfigResult r;
     r.config = c;
     r.stats.median = kInf;
-    const auto& stored = stored_.rows();
-    // With every configuration checked, a stored ok row that was not is evaluated again.
-    if (auto it = stored.find(c.to_string());
-        it != stored.end() && !(verify_all_ && checks_.active() &&
-                                it->second.status == StatusCode::ok && !it->second.verified)) {
-      take_stored_row(it->second, r);
+    if (const StoredResult* row = stored_row(c)) {
+      take_stored_row(*row, r);
       return r;
     }
     std::shared_ptr<Variant> v;
     {
-      auto timer = clock_.measure(&TuningTimes::compile);
-      v = ctx_.variants.compile(dev_, src_, {c}).front().get();
+      auto timer = clock_.measure(&TuningTimes::compile);  // the wait for it, not its length
+      v = compile.valid() ? compile.get() : ctx_.variants.compile(dev_, src_, {c}).front().get();
     }
     r.compile_ms = v->compile_ms;
     Status st = v->status;
