@@ -51,6 +51,12 @@ std::vector<CacheRow> two_regimes() {
   return rows;
 }
 
+// The fit of every key of `t` with `k` configurations (and `o`'s other options).
+Result<Distilled> fit_all(const DecisionTable& t, std::size_t k, FitOptions o = {}) {
+  o.configs = k;
+  return fit(t, all_keys(t), o);
+}
+
 std::size_t config_index(const DecisionTable& t, const std::string& text) {
   for (std::size_t i = 0; i < t.configs.size(); ++i)
     if (t.configs[i] == text) return i;
@@ -60,7 +66,7 @@ std::size_t config_index(const DecisionTable& t, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("key text: named values before ';', the types after it as one field") {
+TEST_CASE("key text: named values before the semicolon, the types after it as one field") {
   const auto f = key_fields("M=4096,N=64;f32,f32,f32");
   REQUIRE(f.size() == 3);
   CHECK(f[0].name == "M");
@@ -74,7 +80,7 @@ TEST_CASE("key text: named values before ';', the types after it as one field") 
   CHECK(g[1].value == "a");
 }
 
-TEST_CASE("table: slowdowns against each key's best; constant fields dropped; unknown cells") {
+TEST_CASE("table: slowdowns against each key's best, constant fields dropped, unknown cells") {
   std::vector<CacheRow> rows = {row("n=1;f32", "A", 100), row("n=1;f32", "B", 150),
                                 row("n=2;f32", "A", 300),
                                 row("n=2;f32", "B", 0, StatusCode::launch_failed)};
@@ -107,9 +113,7 @@ TEST_CASE("table: errors name the culprit") {
 TEST_CASE("two regimes: k=2 finds both and the tree splits between them at n=4096") {
   auto t = decision_table(two_regimes(), "k");
   REQUIRE(t.ok());
-  FitOptions o;
-  o.configs = 2;
-  auto d = fit(*t, all_keys(*t), o);
+  auto d = fit_all(*t, 2);
   REQUIRE(d.ok());
   REQUIRE(d->configs.size() == 2);
   CHECK(
@@ -123,22 +127,20 @@ TEST_CASE("two regimes: k=2 finds both and the tree splits between them at n=409
   CHECK(e.worst == doctest::Approx(1.0));
   CHECK(e.unknown == 0);
   // More configurations than needed: greedy stops once every key is at its winner.
-  o.configs = 4;
-  CHECK(fit(*t, all_keys(*t), o)->configs.size() == 2);
+  CHECK(fit_all(*t, 4)->configs.size() == 2);
 }
 
 TEST_CASE("k=1 and --single: the best single configuration by geomean, and by worst case") {
   auto t = decision_table(two_regimes(), "k");
   REQUIRE(t.ok());
-  FitOptions o;
-  o.configs = 1;
-  auto greedy = fit(*t, all_keys(*t), o);
+  auto greedy = fit_all(*t, 1);
   REQUIRE(greedy.ok());
   CHECK(t->configs[greedy->configs.at(0)] == "BLOCK=middle");
+  FitOptions o;
   o.single = true;
-  CHECK(t->configs[fit(*t, all_keys(*t), o)->configs.at(0)] == "BLOCK=middle");
+  CHECK(t->configs[fit_all(*t, 1, o)->configs.at(0)] == "BLOCK=middle");
   o.objective = Objective::worst;
-  auto worst = fit(*t, all_keys(*t), o);
+  auto worst = fit_all(*t, 1, o);
   REQUIRE(worst.ok());
   CHECK(t->configs[worst->configs.at(0)] == "BLOCK=steady");
   CHECK(evaluate(*t, *worst, all_keys(*t)).worst == doctest::Approx(1.3));
@@ -192,12 +194,12 @@ TEST_CASE("held out: leave-one-out and a fraction, judged on keys the fit did no
   CHECK(held_out(*t, o, 1.0, 1).status().message().find("--holdout") != std::string::npos);
 }
 
-TEST_CASE("the header: a constexpr pick over the numeric fields; a varying type is refused") {
+TEST_CASE("the header: a constexpr pick over the numeric fields, a varying type refused") {
   auto t = decision_table(two_regimes(), "k");
   REQUIRE(t.ok());
   FitOptions o;
   o.configs = 2;
-  auto d = fit(*t, all_keys(*t), o);
+  auto d = fit_all(*t, 2);
   REQUIRE(d.ok());
   DistillOutput out;
   out.table = &*t;
