@@ -127,7 +127,11 @@ Result<std::string> header_text(const DistillOutput& o, const std::string& ns) {
          identifier(f.name);
   }
   s += ") {\n";
-  for (const Feature& f : t.features) s += "  (void)" + identifier(f.name) + ";\n";
+  for (std::size_t i = 0; i < t.features.size(); ++i) {  // a field no split reads: unused
+    bool used = false;
+    for (const Node& n : o.fit->nodes) used = used || n.feature == static_cast<int>(i);
+    if (!used) s += "  (void)" + identifier(t.features[i].name) + ";\n";
+  }
   write_node(o, 0, 2, s);
   s += "}\n\n}  // namespace " + ns + "\n";
   return s;
@@ -184,7 +188,7 @@ std::string summary_text(const DistillOutput& o) {
     std::size_t used = 0;
     for (std::size_t p : o.training.picks) used += p == i ? 1 : 0;
     s += "  [" + std::to_string(i) + "] " + t.configs[o.fit->configs[i]] + "  (" +
-         std::to_string(used) + " keys)\n";
+         std::to_string(used) + (used == 1 ? " key)\n" : " keys)\n");
   }
   s += "tree:\n";
   tree_lines(o, 0, 2, s);
