@@ -55,7 +55,7 @@ struct DecisionTable {
   std::vector<Feature> features;
   std::vector<std::string> constant;  // fields equal at every key, as "name=value"
   std::vector<std::string> configs;   // Config::to_string() texts, sorted
-  std::vector<KeyRow> keys;           // in the store's order
+  std::vector<KeyRow> keys;           // sorted by key text
   // Keys stored for more than one (source hash, toolchain): the newest one's rows are used.
   std::size_t superseded = 0;
 };
