@@ -110,6 +110,7 @@ void cmd_distill(const DistillArgs& a) {
   o.options = fo;
   o.command = command_text(a);
   o.training = distill::evaluate(*table, *fitted, keys);
+  o.best_of_set = distill::best_of_set_geomean(*table, *fitted, keys);
   if (table->keys.size() >= 2) {
     auto h = distill::held_out(*table, fo, a.holdout, a.seed);
     if (!h.ok()) fail(h.status().message());

@@ -84,7 +84,7 @@ TEST_CASE("tune distill: summary, JSON and a header that compiles and reproduces
   REQUIRE_MESSAGE(sum.exit_code == 0, sum.describe());
   CHECK_MESSAGE(sum.out.find("12 keys, 3 configurations stored") != std::string::npos,
                 sum.describe());
-  CHECK_MESSAGE(sum.out.find("| 2 | 1.000 | 1.000 |") != std::string::npos, sum.describe());
+  CHECK_MESSAGE(sum.out.find("| 2 | 1.000 | 1.000 | 1.000 |") != std::string::npos, sum.describe());
   CHECK_MESSAGE(sum.out.find("leave-one-out") != std::string::npos, sum.describe());
   CHECK_MESSAGE(sum.out.find("if M <= 256:") != std::string::npos, sum.describe());
 
@@ -130,7 +130,7 @@ TEST_CASE("tune distill --single [--worst]: one configuration for every key") {
   const ProcessResult r = cli.run({"distill", "mm", "--single"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
   CHECK_MESSAGE(r.out.find("[0] BM=64  (12 keys)") != std::string::npos, r.describe());
-  CHECK_MESSAGE(r.out.find("| 1 | 1.100 | 1.100 |") != std::string::npos, r.describe());
+  CHECK_MESSAGE(r.out.find("| 1 | 1.100 | 1.100 | 1.100 |") != std::string::npos, r.describe());
   const ProcessResult w = cli.run({"distill", "mm", "--single", "--worst"});
   REQUIRE_MESSAGE(w.exit_code == 0, w.describe());
   CHECK_MESSAGE(w.out.find("[0] BM=64") != std::string::npos, w.describe());

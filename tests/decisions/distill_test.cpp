@@ -128,6 +128,15 @@ TEST_CASE("two regimes: k=2 finds both and the tree splits between them at n=409
   CHECK(e.unknown == 0);
   // More configurations than needed: greedy stops once every key is at its winner.
   CHECK(fit_all(*t, 4)->configs.size() == 2);
+  CHECK(best_of_set_geomean(*t, *d, all_keys(*t)) == doctest::Approx(1.0));
+  // A tree of one leaf returns one configuration: the other chosen one is dropped.
+  FitOptions flat;
+  flat.max_depth = 0;
+  auto one = fit_all(*t, 2, flat);
+  REQUIRE(one.ok());
+  CHECK(one->configs.size() == 1);
+  CHECK(one->nodes.size() == 1);
+  CHECK(one->nodes[0].leaf == 0);
 }
 
 TEST_CASE("k=1 and --single: the best single configuration by geomean, and by worst case") {

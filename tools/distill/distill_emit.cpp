@@ -152,6 +152,7 @@ std::string json_text(const DistillOutput& o) {
   for (std::size_t c : o.fit->configs) j["configs"].push_back(t.configs[c]);
   j["tree"] = node_json(o, 0);
   j["training"] = eval_json(o.training);
+  j["training"]["best_of_set_geomean"] = o.best_of_set;
   j["held_out"] = nullptr;
   if (o.has_held_out) {
     j["held_out"] = eval_json(o.held_out.eval);
@@ -173,10 +174,10 @@ std::string summary_text(const DistillOutput& o) {
                   " keys, " + std::to_string(t.configs.size()) + " configurations stored";
   if (t.superseded > 0)
     s += " (" + std::to_string(t.superseded) + " older tunings of a key ignored)";
-  s += "\n\n| k | training geomean | training max | held-out geomean | held-out max | held-out "
-       "method |\n|---|---|---|---|---|---|\n";
-  s += "| " + std::to_string(o.fit->configs.size()) + " | " + ratio(o.training.geomean) + " | " +
-       ratio(o.training.worst) + " | ";
+  s += "\n\n| k | best-of-set geomean | training geomean | training max | held-out geomean | "
+       "held-out max | held-out method |\n|---|---|---|---|---|---|---|\n";
+  s += "| " + std::to_string(o.fit->configs.size()) + " | " + ratio(o.best_of_set) + " | " +
+       ratio(o.training.geomean) + " | " + ratio(o.training.worst) + " | ";
   s += o.has_held_out ? ratio(o.held_out.eval.geomean) + " | " + ratio(o.held_out.eval.worst) +
                             " | " + o.held_out.method + " |\n"
                       : "- | - | none (one key) |\n";

@@ -16,8 +16,9 @@ struct DistillOutput {
   const DecisionTable* table = nullptr;
   const Distilled* fit = nullptr;
   FitOptions options;
-  std::string command;  // the command line that made it, quoted in the outputs
-  Evaluation training;  // over every key of the table
+  std::string command;     // the command line that made it, quoted in the outputs
+  Evaluation training;     // over every key of the table
+  double best_of_set = 1;  // best_of_set_geomean over every key
   bool has_held_out = false;
   HeldOut held_out;
 };

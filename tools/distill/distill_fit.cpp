@@ -171,6 +171,21 @@ void drop_unneeded(const DecisionTable& t, const std::vector<std::size_t>& keys,
   }
 }
 
+// Removes the chosen configurations no leaf picks (the tree could not separate their keys),
+// so the emitted table lists only what it can return.
+void drop_unpicked(Distilled& d) {
+  std::vector<std::size_t> renumber(d.configs.size(), d.configs.size());
+  std::vector<std::size_t> kept;
+  for (const Node& n : d.nodes) {
+    if (n.feature >= 0 || renumber[n.leaf] != d.configs.size()) continue;
+    renumber[n.leaf] = kept.size();
+    kept.push_back(d.configs[n.leaf]);
+  }
+  for (Node& n : d.nodes)
+    if (n.feature < 0) n.leaf = renumber[n.leaf];
+  d.configs = std::move(kept);
+}
+
 }  // namespace
 
 Result<Distilled> fit(const DecisionTable& t, const std::vector<std::size_t>& keys,
@@ -195,7 +210,22 @@ Result<Distilled> fit(const DecisionTable& t, const std::vector<std::size_t>& ke
   }
   d.nodes.resize(1);
   grow(t, d, 0, keys, 0, opts.single ? FitOptions{1, true, opts.objective, 0, 1} : opts);
+  drop_unpicked(d);
   return d;
+}
+
+double best_of_set_geomean(const DecisionTable& t, const Distilled& d,
+                           const std::vector<std::size_t>& keys) {
+  double log_sum = 0;
+  std::size_t known = 0;
+  for (std::size_t k : keys) {
+    double best = kUnknown;
+    for (std::size_t c : d.configs) best = std::min(best, t.keys[k].slowdown[c]);
+    if (!std::isfinite(best)) continue;
+    log_sum += std::log(best);
+    ++known;
+  }
+  return known > 0 ? std::exp(log_sum / static_cast<double>(known)) : 1.0;
 }
 
 std::size_t pick(const Distilled& d, const KeyRow& k) {

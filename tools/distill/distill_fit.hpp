@@ -12,7 +12,8 @@
 //      configuration best over its keys; a split (numeric feature: value <= threshold, the
 //      threshold a value the keys hold; categorical: value == category) is taken when it
 //      lowers the summed cost of its two sides, within the depth limit and leaving at least
-//      min_leaf keys on each side.
+//      min_leaf keys on each side. Chosen configurations no leaf picks are then dropped
+//      (Distilled::configs lists them in the order the tree's leaves first name them).
 // Costs are compared first by the number of keys whose pick is unknown there (failed or never
 // timed: decision_table.hpp), then by the sum of log-slowdowns (or, for Objective::worst, the
 // largest slowdown). Ties go to the configuration first in the table's (sorted) order, so a
@@ -72,6 +73,10 @@ Result<Distilled> fit(const DecisionTable& t, const std::vector<std::size_t>& ke
 std::size_t pick(const Distilled& d, const KeyRow& k);
 Evaluation evaluate(const DecisionTable& t, const Distilled& d,
                     const std::vector<std::size_t>& keys);
+// The geometric-mean slowdown over `keys` (those with a known one) if each key took its best
+// configuration of d.configs: what the tree could reach with a perfect choice.
+double best_of_set_geomean(const DecisionTable& t, const Distilled& d,
+                           const std::vector<std::size_t>& keys);
 
 // The fit judged on keys it did not see: with fraction 0, leave-one-out (each key in turn
 // held out of a fit of all the others); otherwise one split holding out round(fraction * n)
