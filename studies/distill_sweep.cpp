@@ -6,8 +6,8 @@
 // Tunes matmul_f32 (the GLSL one on Vulkan, the CUDA/HIP one elsewhere) at N shapes (default
 // 36): M, N, K each in {32, 64, 128, 256}, the first N of those 64 triples in an order that
 // spreads them (i * 23 mod 64). The key buckets M, N, K to powers of two, so each shape is its
-// own key. Quick effort and short timing budgets: lavapipe times every configuration of the
-// 24 in well under a second per shape. The rows go to the default cache (TUNE_CACHE_DIR), and
+// own key. Quick effort and short timing budgets (2 ms warm-up, 10 ms of repetitions), since
+// lavapipe is slow. The rows go to the default cache (TUNE_CACHE_DIR), and
 // every winner is checked against the CPU reference. Progress on stderr.
 #include <cstdio>
 #include <cstdlib>
