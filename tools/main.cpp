@@ -12,6 +12,8 @@
 //   tune run-space <space.json>       tunes a space file's kernel on a device (--list: its points)
 //   tune export-space <space.json>    a space file written back as T1
 //   tune cache ...
+//   tune distill <kernel> ...         a few configurations and a decision tree over the key
+//                                     fit to the kernel's stored keys (distill_command.hpp)
 //
 // The research commands (stability, flush-check) are tune-lab's (studies/tune_lab), not here.
 #include <CLI/CLI.hpp>
@@ -29,6 +31,7 @@
 
 #include "cache_command.hpp"
 #include "convergence.hpp"
+#include "distill_command.hpp"
 #include "effort_option.hpp"
 #include "export_space_command.hpp"
 #include "html_report.hpp"
@@ -325,6 +328,7 @@ int main(int argc, char** argv) {
 
   tune::cli::add_cache_command(app);
   tune::cli::add_report_command(app);
+  tune::cli::add_distill_command(app);
   tune::cli::add_import_space_command(app);
   tune::cli::add_run_space_command(app);
   tune::cli::add_export_space_command(app);
