@@ -10,6 +10,7 @@
 #include <set>
 
 #include "sim_fixture.hpp"
+#include "timing_policy.hpp"
 #include "tuning/effort_plan.hpp"
 
 using namespace tune;
@@ -222,4 +223,47 @@ TEST_CASE("warm start: a search on a new key evaluates the store's winners of ot
   const TuningReport cold2 = other->last_report(rig.dev, second_args).value();
   CHECK(cold2.results.size() == 250);
   CHECK(cold2.results[0].config.to_string() == "BM=1,BN=1");
+}
+
+TEST_CASE("warm start: a key new to this device starts from other devices' rankings of it") {
+  Grid g{40, 50};  // 2,000 points: the standard effort searches
+  auto store = SqliteStore::open(":memory:");
+  REQUIRE(store != nullptr);
+  SimRig a;  // the devices outlive the tuner
+  a.dev.set_cost_model(g.cost());
+  a.dev.set_record_events(false);
+  DeviceInfo other = SimDevice::default_info();
+  other.name = "another simulated device";
+  SimRig b(other);
+  b.dev.set_cost_model(g.cost());
+  b.dev.set_record_events(false);
+  AutotunerOptions opts = quiet_options();
+  opts.store = store;
+  auto tuner = make_tuner(g.def(), opts);
+
+  auto args_a = a.args(100);
+  REQUIRE(tuner->tune(a.dev, args_a).ok());
+  const TuningReport on_a = tuner->last_report(a.dev, args_a).value();
+
+  // Another device (another fingerprint), the same key: the untuned configuration, then the
+  // other device's best two, each timed here.
+  auto args_b = b.args(100);
+  REQUIRE(tuner->tune(b.dev, args_b).ok());
+  const TuningReport on_b = tuner->last_report(b.dev, args_b).value();
+  REQUIRE(on_b.results.size() >= 3);
+  CHECK(on_b.results[0].config.to_string() == "BM=1,BN=1");
+  CHECK(on_b.results[1].config == on_a.winner);
+  CHECK_FALSE(on_b.results[1].from_store);
+  CHECK(on_b.results[1].stats.count > 0);
+  // The second: A's runner-up by the winner rule, so no configuration A timed, its winner
+  // aside, was faster there by more than the tie tolerance.
+  const Config second = on_b.results[2].config;
+  double second_on_a = -1;
+  for (const auto& r : on_a.results)
+    if (r.config == second) second_on_a = r.stats.median;
+  REQUIRE(second_on_a > 0);
+  const double tie = resolve_timing(opts.bench, opts.effort).tie_tolerance;
+  for (const auto& r : on_a.results)
+    if (r.status.ok() && !(r.config == on_a.winner) && !(r.config == second))
+      CHECK(second_on_a <= r.stats.median * (1.0 + tie));
 }
