@@ -1,0 +1,65 @@
+// Several "machines" (pg_tune_child processes, each with its own local cache directory) meet
+// the same new key at once through one server: the key is tuned once, by the claim's owner;
+// the others wait for its rows and use them. The children are started with posix_spawn (a fork
+// of this multi-threaded test process can hang under a sanitizer).
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "child_processes.hpp"
+#include "pg_server.hpp"
+#include "temp_dir.hpp"
+
+namespace {
+
+using tune::testing::describe;
+using tune::testing::PgServer;
+using tune::testing::spawn;
+using tune::testing::TempDir;
+using tune::testing::wait_all;
+
+TEST_CASE("four machines meeting one new key through the server tune it once") {
+  PgServer server;
+  const std::string url = server.new_database("fleet");
+  TempDir dir;
+  const std::string go = (dir.path / "go").string();
+  constexpr int kMachines = 4, kConfigs = 12;
+  std::vector<pid_t> pids;
+  std::vector<std::string> outs;
+  for (int m = 0; m < kMachines; ++m) {
+    const auto local = dir.path / ("machine" + std::to_string(m));
+    std::filesystem::create_directories(local);
+    outs.push_back((local / "out.txt").string());
+    pids.push_back(spawn({PG_TUNE_CHILD, local.string(), url, go, outs.back()}));
+  }
+  std::ofstream(go) << "go\n";
+  const std::vector<int> status = wait_all(pids, std::chrono::seconds(120));
+  int tuners = 0;
+  for (int m = 0; m < kMachines; ++m) {
+    const int st = status[static_cast<std::size_t>(m)];
+    const bool exited_ok = st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    REQUIRE_MESSAGE(exited_ok, "machine " << m << ": " << describe(st));
+    std::ifstream in(outs[static_cast<std::size_t>(m)]);
+    std::string compiles_word, timings_word;
+    int compiles = -1, timings = -1;
+    in >> compiles_word >> compiles >> timings_word >> timings;
+    REQUIRE(timings_word == "timings");
+    INFO("machine " << m << ": " << compiles << " compiles, " << timings << " timings");
+    if (timings > 0) {
+      ++tuners;  // the claim's owner: every configuration compiled, the winner among them
+      CHECK(compiles == kConfigs);
+    } else {
+      CHECK(compiles == 1);  // only the winner it read from the server, to launch it
+    }
+  }
+  CHECK(tuners == 1);
+  CHECK(server.scalar("SELECT count(*) FROM tune_results", "fleet") == std::to_string(kConfigs));
+  CHECK(server.scalar("SELECT count(*) FROM tune_claims", "fleet") == "0");  // all released
+}
+
+}  // namespace
