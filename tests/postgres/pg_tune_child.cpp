@@ -1,12 +1,14 @@
 // One "machine" of the shared-store test: its own local cache directory, the shared server.
 //
 //   pg_tune_child <local dir> <server url> <go file> <out file>
+//   pg_tune_child - default <go file> <out file>
 //
 // Waits until <go file> exists (so that every child starts together), then tunes one key of a
 // simulated kernel (12 configurations, each compile 20 ms) through SharedStore (its local
 // tune.db in front of the server), and writes "compiles <n> timings <t>" to <out file>: how many
 // kernels this process compiled (the winner's, to launch it, included) and how many timings
-// it made. Exit status: 0 tuned; 2 a failure
+// it made. With "- default", the Autotuner uses default_store(): the environment
+// (TUNE_CACHE_DIR, TUNE_STORE) decides. Exit status: 0 tuned; 2 a failure
 // (printed).
 #include <unistd.h>
 
@@ -39,13 +41,17 @@ int main(int argc, char** argv) {
   auto x = dev.alloc(4096 * sizeof(float)).value();
   auto y = dev.alloc(4096 * sizeof(float)).value();
 
-  auto store = open_shared_store(SqliteStore::open(std::string(argv[1]) + "/tune.db"), argv[2]);
-  if (!store.ok()) {
-    std::fprintf(stderr, "open_shared_store: %s\n", store.status().to_string().c_str());
-    return 2;
-  }
   AutotunerOptions opts = tune::testing::quiet_options();
-  opts.store = *store;
+  if (std::string(argv[2]) != "default") {
+    auto store = open_shared_store(SqliteStore::open(std::string(argv[1]) + "/tune.db"), argv[2]);
+    if (!store.ok()) {
+      std::fprintf(stderr, "open_shared_store: %s\n", store.status().to_string().c_str());
+      return 2;
+    }
+    opts.store = *store;
+  } else {
+    opts.persistent = true;  // default_store()
+  }
   opts.gpu_lock = false;
   auto tuner = Autotuner::make(iso::listed_kernel("pg_shared"), opts);
   if (!tuner.ok()) {

@@ -13,7 +13,9 @@
 
 #include "child_processes.hpp"
 #include "pg_server.hpp"
+#include "scoped_env.hpp"
 #include "temp_dir.hpp"
+#include "tune/sqlite_store.hpp"
 
 namespace {
 
@@ -63,3 +65,23 @@ TEST_CASE("four machines meeting one new key through the server tune it once") {
 }
 
 }  // namespace
+
+TEST_CASE("TUNE_STORE=postgresql://... puts the server behind the default store") {
+  PgServer server;
+  const std::string url = server.new_database("env");
+  TempDir dir;
+  const std::string go = (dir.path / "go").string();
+  std::ofstream(go) << "go\n";
+  const std::string out = (dir.path / "out.txt").string();
+  tune::testing::ScopedEnv store("TUNE_STORE", url.c_str());
+  tune::testing::ScopedEnv cache("TUNE_CACHE_DIR", dir.path.c_str());
+  const std::vector<int> status =
+      wait_all({spawn({PG_TUNE_CHILD, "-", "default", go, out})}, std::chrono::seconds(120));
+  const bool exited_ok = status[0] != -1 && WIFEXITED(status[0]) && WEXITSTATUS(status[0]) == 0;
+  REQUIRE_MESSAGE(exited_ok, describe(status[0]));
+  CHECK(server.scalar("SELECT count(*) FROM tune_results", "env") == "12");
+  auto local = tune::SqliteStore::open((dir.path / "tune.db").string());
+  auto rows = local->rows();
+  REQUIRE(rows.ok());
+  CHECK(rows->size() == 12);  // the local file in front holds them too
+}

@@ -6,6 +6,7 @@
 #include <random>
 #include <set>
 
+#include "cache/cache_entries.hpp"
 #include "cache/cache_validation.hpp"
 #include "cache/row_rules.hpp"
 #include "pg_connection.hpp"
@@ -229,15 +230,26 @@ Result<std::vector<CacheRow>> PostgresStore::rows(const CacheFilter& f) {
     std::string why;
     if (pg::read_key(*a, i, 0, &row.key, &why) &&
         pg::read_row(*a, i, 5, row.key, &row.result, &why)) {
-      out.push_back(std::move(row));
-      continue;
+      const Status key_ok = check_stored_key(row.key);
+      if (key_ok.ok()) {
+        out.push_back(std::move(row));
+        continue;
+      }
+      why = key_ok.message();
     }
     dropped[row.key.kernel + ", key " + row.key.key].push_back("config '" + row.result.config +
                                                                "': " + why);
   }
   for (const auto& [k, reasons] : dropped)
     warn_ignored(impl_->conn.where() + " (kernel " + k + ")", reasons, "stored row");
+  cache::order_by_winner_rule(out);
   return out;
+}
+
+Result<std::vector<CacheEntry>> PostgresStore::list_entries(const CacheFilter& filter) {
+  Result<std::vector<CacheRow>> all = rows(filter);
+  if (!all.ok()) return all.status();
+  return cache::summarize_entries(*all);
 }
 
 const std::string& PostgresStore::where() const noexcept { return impl_->conn.where(); }

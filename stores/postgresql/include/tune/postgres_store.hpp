@@ -83,8 +83,10 @@ class PostgresStore final : public TuningStore {
   Result<bool> claim(const StoreKey& key, std::chrono::milliseconds ttl);
   Status unclaim(const StoreKey& key);
   // Every row matching `filter` (checked; bad rows dropped with one warning per key), ordered
-  // by kernel, key, device, toolchain, source hash, then ok rows by median, then failures.
+  // as SqliteStore::rows orders them (each key's rows in the winner rule's order).
   Result<std::vector<CacheRow>> rows(const CacheFilter& filter = {});
+  // One entry per key, as SqliteStore::list_entries (`tune cache list --store`).
+  Result<std::vector<CacheEntry>> list_entries(const CacheFilter& filter = {});
 
   // The server as messages name it: "postgresql://user@host:port/db", never a password.
   const std::string& where() const noexcept;
@@ -128,6 +130,23 @@ class SharedStore final : public TuningStore {
   explicit SharedStore(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// What push_rows / pull_rows did: rows `sent` (new to the receiver or of better provenance
+// than its row of the same config: SqliteStore::import_json's rule), `kept` (the receiver's
+// row was as good), over `keys` keys.
+struct TransferStats {
+  std::size_t keys = 0;
+  std::size_t sent = 0;
+  std::size_t kept = 0;
+};
+// `tune cache push`: the local file's rows matching `filter` to the server. Stops at the first
+// failure of the server (returned: unavailable, failed_precondition when read-only).
+Result<TransferStats> push_rows(SqliteStore& local, PostgresStore& remote,
+                                const CacheFilter& filter = {});
+// `tune cache pull`: the server's rows matching `filter` into the local file (invalid_argument
+// when it is not writable).
+Result<TransferStats> pull_rows(PostgresStore& remote, SqliteStore& local,
+                                const CacheFilter& filter = {});
 
 // The store TUNE_STORE asks for, in C++: `url` ("postgresql://...", "postgres://...") behind
 // `local` (null: the server alone); `mode` readonly never writes to the server. What
