@@ -268,6 +268,7 @@ TEST_CASE("the server killed mid-way and restarted: no hang, queued writes arriv
   auto next = SharedStore::open(SqliteStore::open(db), PostgresStore::open(options(url)));
   CHECK(next->queued() == 2);
   CHECK(next->flush() == 0);
+  CHECK_FALSE(std::filesystem::exists(db + ".pg-outbox"));  // removed once empty
   CHECK(server.scalar("SELECT count(*) FROM tune_results", "outage") == "3");
   CHECK(server.scalar("SELECT config FROM tune_results WHERE key = 'n=3'", "outage") == "BM=16");
 }

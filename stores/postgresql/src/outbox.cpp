@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,11 +40,20 @@ bool parse_line(const std::string& line, StoreKey* k) {
   return !k->kernel.empty();
 }
 
-// The outbox file, locked for the life of this object; fd < 0 when it cannot be opened.
+// The outbox file, locked for the life of this object; fd < 0 when it cannot be opened. The
+// lock is on the file now at `path`: a drain that emptied the file removed it (under its
+// lock), so a file found removed or replaced once locked is opened again.
 struct LockedFile {
   explicit LockedFile(const std::string& path) {
-    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd >= 0 && ::flock(fd, LOCK_EX) != 0) {
+    for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+      fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (fd < 0) return;
+      struct stat held {
+      }, now{};
+      if (::flock(fd, LOCK_EX) == 0 && ::fstat(fd, &held) == 0 &&
+          ::lstat(path.c_str(), &now) == 0 && held.st_ino == now.st_ino &&
+          held.st_dev == now.st_dev)
+        return;
       ::close(fd);
       fd = -1;
     }
@@ -143,7 +153,10 @@ std::size_t Outbox::drain(const Sender& send) {
   std::size_t sent = 0;
   while (sent < keys.size() && send(keys[sent], nullptr)) ++sent;
   keys.erase(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(sent));
-  write_locked(f.fd, keys);
+  if (keys.empty())
+    ::unlink(path_.c_str());  // under the lock: nothing is waiting, and saves skip the file
+  else
+    write_locked(f.fd, keys);
   return keys.size();
 }
 
