@@ -5,16 +5,19 @@
 //
 // The programs: $TUNE_PG_BINDIR, else the newest /usr/lib/postgresql/<version>/bin (Debian's
 // postgresql package). initdb refuses root, so as root the server runs as `nobody` (runuser),
-// its directory handed to that user. Authentication is trust on 127.0.0.1 and the socket; the
-// superuser is "tune".
+// its directory handed to that user. A server left behind by a test process that died without
+// its destructors is stopped by the next PgServer. Authentication is trust on 127.0.0.1 and the
+// socket; the superuser is "tune".
 #pragma once
 
 #include <libpq-fe.h>
 #include <netinet/in.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -32,12 +35,13 @@ class PgServer {
       skip_test(
           "no PostgreSQL server programs (install Debian's postgresql package or set "
           "TUNE_PG_BINDIR)");
+    stop_orphans();
     static int counter = 0;
     dir_ = std::filesystem::temp_directory_path() /
            ("libtune-pg-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
-    as_user_ = ::geteuid() == 0 ? "runuser -u nobody -- " : "";
+    as_user_ = run_as();
     if (::geteuid() == 0) {
       const passwd* pw = ::getpwnam("nobody");
       if (pw == nullptr || ::chown(dir_.c_str(), pw->pw_uid, pw->pw_gid) != 0)
@@ -99,6 +103,24 @@ class PgServer {
   }
 
  private:
+  // Servers left by a test process that ended without its destructors (a watchdog's exit, a
+  // crash): their directory names a process that is gone. Stopped and removed here.
+  void stop_orphans() const {
+    std::error_code ec;
+    for (const auto& e :
+         std::filesystem::directory_iterator(std::filesystem::temp_directory_path(), ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind("libtune-pg-", 0) != 0) continue;
+      const long pid = std::strtol(name.c_str() + 11, nullptr, 10);
+      if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+      if (std::filesystem::exists(e.path() / "data" / "postmaster.pid"))
+        (void)std::system((run_as() + bindir_ + "/pg_ctl -s -D " + (e.path() / "data").string() +
+                           " -m immediate stop >/dev/null 2>&1")
+                              .c_str());
+      std::filesystem::remove_all(e.path(), ec);
+    }
+  }
+  static std::string run_as() { return ::geteuid() == 0 ? "runuser -u nobody -- " : ""; }
   static std::string find_bindir() {
     if (const char* d = std::getenv("TUNE_PG_BINDIR"); d != nullptr && *d != '\0')
       return std::filesystem::exists(std::string(d) + "/initdb") ? d : "";

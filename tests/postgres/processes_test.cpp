@@ -85,3 +85,25 @@ TEST_CASE("TUNE_STORE=postgresql://... puts the server behind the default store"
   REQUIRE(rows.ok());
   CHECK(rows->size() == 12);  // the local file in front holds them too
 }
+
+TEST_CASE("a machine tunes with the server down, exits, and a later process sends its rows") {
+  PgServer server;
+  const std::string url = server.new_database("later");
+  TempDir dir;
+  const std::string go = (dir.path / "go").string();
+  std::ofstream(go) << "go\n";
+  const std::string out = (dir.path / "out.txt").string();
+  server.stop();
+  auto run_child = [&] {
+    const std::vector<int> status = wait_all(
+        {spawn({PG_TUNE_CHILD, dir.path.string(), url, go, out})}, std::chrono::seconds(120));
+    const bool exited_ok = status[0] != -1 && WIFEXITED(status[0]) && WEXITSTATUS(status[0]) == 0;
+    REQUIRE_MESSAGE(exited_ok, describe(status[0]));
+  };
+  run_child();  // tunes from the local file alone: no hang, exit 0
+  CHECK(std::filesystem::exists(dir.path / "tune.db.pg-outbox"));
+  server.start();
+  run_child();  // reads its rows from the local file; sends the queue before it exits
+  CHECK(server.scalar("SELECT count(*) FROM tune_results", "later") == "12");
+  CHECK_FALSE(std::filesystem::exists(dir.path / "tune.db.pg-outbox"));
+}
