@@ -4,10 +4,10 @@
 // 77, the reason printed) when the server programs are absent.
 //
 // The programs: $TUNE_PG_BINDIR, else the newest /usr/lib/postgresql/<version>/bin (Debian's
-// postgresql package). initdb refuses root, so as root the server runs as `nobody` (runuser),
-// its directory handed to that user. A server left behind by a test process that died without
-// its destructors is stopped by the next PgServer. Authentication is trust on 127.0.0.1 and the
-// socket; the superuser is "tune".
+// postgresql package); in CI (CI=true) their absence is a failure, not a skip. initdb refuses root,
+// so as root the server runs as `nobody` (runuser), its directory handed to that user. A server
+// left behind by a test process that died without its destructors is stopped by the next PgServer.
+// Authentication is trust on 127.0.0.1 and the socket; the superuser is "tune".
 #pragma once
 
 #include <libpq-fe.h>
@@ -31,10 +31,13 @@ namespace tune::testing {
 class PgServer {
  public:
   PgServer() : bindir_(find_bindir()) {
-    if (bindir_.empty())
-      skip_test(
+    if (bindir_.empty()) {
+      const std::string why =
           "no PostgreSQL server programs (install Debian's postgresql package or set "
-          "TUNE_PG_BINDIR)");
+          "TUNE_PG_BINDIR)";
+      if (in_ci()) throw std::runtime_error(why + ": CI installs them (scripts/install-deps.sh)");
+      skip_test(why);
+    }
     stop_orphans();
     static int counter = 0;
     dir_ = std::filesystem::temp_directory_path() /
