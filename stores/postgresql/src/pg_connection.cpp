@@ -137,8 +137,7 @@ Status Connection::connect() {
                                                " ms ago)");
   // connect_timeout first, so that the connection string's own (expanded from dbname) wins;
   // libpq counts whole seconds, at least 2: the poll loop below keeps the exact deadline.
-  const auto seconds = std::max<long long>(
-      2, (opts_.connect_timeout.count() + 999) / 1000);  // NOLINT(readability-magic-numbers)
+  const auto seconds = std::max<long long>(2, (opts_.connect_timeout.count() + 999) / 1000);
   const std::string timeout_text = std::to_string(seconds);
   const char* keys[] = {"connect_timeout", "application_name", "dbname", nullptr};
   const char* values[] = {timeout_text.c_str(), "libtune", opts_.conninfo.c_str(), nullptr};

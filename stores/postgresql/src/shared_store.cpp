@@ -2,7 +2,6 @@
 #include <atomic>
 #include <utility>
 
-#include "cache/db_file.hpp"
 #include "outbox.hpp"
 #include "tune/log.hpp"
 #include "tune/postgres_store.hpp"
