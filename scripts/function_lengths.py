@@ -25,7 +25,7 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LIBRARY = ["core/src", "core/include", "backends", "mpi", "python/src", "tools"]
+LIBRARY = ["core/src", "core/include", "backends", "mpi", "stores", "python/src", "tools"]
 EXTENSIONS = (".cpp", ".cc", ".cxx", ".hpp", ".hh", ".hxx", ".h", ".cu", ".cuh", ".inl")
 CONTROL = {"if", "for", "while", "switch", "catch", "return", "sizeof", "alignof", "decltype",
            "alignas", "noexcept", "__attribute__", "__declspec", "static_assert", "requires"}

@@ -19,6 +19,8 @@ packages=(
   python3-jsonschema  # tests only: T4 export checked against its JSON schema
   zlib1g-dev  # studies only: search_eval reads the benchmark hub's gzip T4 files
   chromium  # tests only: the HTML report rendered headless (DOM and screenshot checked)
+  libpq-dev  # the optional tune::postgresql component (TUNE_POSTGRESQL)
+  postgresql  # tests only: the postgres label starts a server of its own (initdb + pg_ctl)
   mkdocs  # the user guide's static site (scripts/docs.sh, CTest docs.site)
   libopenmpi-dev openmpi-bin  # for the optional tune::mpi component and its tests
   python3-dev pybind11-dev python3-pybind11 python3-numpy python3-pytest  # the Python module

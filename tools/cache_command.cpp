@@ -23,9 +23,11 @@
 #include <string>
 #include <vector>
 
+#include "cache_server.hpp"
 #include "t4_export.hpp"
 #include "time_text.hpp"
 #include "tune/device.hpp"
+#include "tune/environment.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/sqlite_store.hpp"
 
@@ -41,6 +43,7 @@ struct CacheArgs {
   std::string file;                // export / import / merge
   std::string format = "libtune";  // export: libtune | t4
   std::string metadata;            // export --format t4: the metadata file
+  std::string store;               // list / push / pull: the server (default: TUNE_STORE)
 };
 
 // Prints the message, then ends the command with `code`. CLI11's App::exit() prints nothing for
@@ -109,9 +112,21 @@ json stats_json(const SampleStats& s) {
           {"p80", num(s.p80)}, {"max", num(s.max)}, {"mean", num(s.mean)}};
 }
 
+// --store, else TUNE_STORE; empty when neither names a server.
+std::string server_of(const CacheArgs& a) {
+  return a.store.empty() ? env_text("TUNE_STORE") : a.store;
+}
+
 void cmd_list(const CacheArgs& a) {
-  auto store = open_for(a, false);
-  auto entries = store->list_entries(a.filter);
+  std::string source;
+  Result<std::vector<CacheEntry>> entries = std::vector<CacheEntry>{};
+  if (!a.store.empty()) {
+    entries = server_entries(a.store, a.filter, &source);
+  } else {
+    auto store = open_for(a, false);
+    source = store->path();
+    entries = store->list_entries(a.filter);
+  }
   if (!entries.ok()) fail(entries.status());
   if (a.json) {
     json out = json::array();
@@ -134,7 +149,7 @@ void cmd_list(const CacheArgs& a) {
     return print_json(out);
   }
   if (entries->empty()) {
-    std::printf("no tuning results in %s\n", store->path().c_str());
+    std::printf("no tuning results in %s\n", source.c_str());
     return;
   }
   std::vector<std::vector<std::string>> rows;
@@ -388,6 +403,20 @@ void cmd_merge(const CacheArgs& a) {
   print_import_stats(a, *store, *stats);
 }
 
+// push (the local file's rows to the server) or pull (the server's into the local file).
+void cmd_transfer(const CacheArgs& a, bool push) {
+  const std::string url = server_of(a);
+  if (url.empty()) fail("no server: give --store postgresql://... or set TUNE_STORE", 2);
+  auto store = open_for(a, !push);
+  Result<ServerTransfer> t =
+      push ? push_to_server(*store, url, a.filter) : pull_from_server(url, *store, a.filter);
+  if (!t.ok()) fail(t.status());
+  if (a.json) return print_json({{"keys", t->keys}, {"sent", t->sent}, {"kept", t->kept}});
+  std::printf("%s %s %s: %zu rows sent, %zu kept (the receiver's rows as good), %zu keys\n",
+              push ? store->path().c_str() : t->server.c_str(), "->",
+              push ? t->server.c_str() : store->path().c_str(), t->sent, t->kept, t->keys);
+}
+
 void cmd_path(const CacheArgs& a) {
   std::string path = db_path(a);
   CacheMode mode = cache_mode_from_env();
@@ -418,6 +447,8 @@ void add_cache_command(CLI::App& app) {
 
   CLI::App* list = cache->add_subcommand("list", "Kernel, key, device, best config and age");
   add_filter(list, true);
+  list->add_option("--store", args->store,
+                   "List a shared PostgreSQL server's results instead (postgresql://...)");
   list->callback([args] { cmd_list(*args); });
 
   CLI::App* show = cache->add_subcommand("show", "Every config's timing for a kernel's keys");
@@ -461,6 +492,20 @@ void add_cache_command(CLI::App& app) {
       ->required();
   merge->add_flag("--json", args->json, "Machine-readable output");
   merge->callback([args] { cmd_merge(*args); });
+
+  auto add_transfer = [&](CLI::App* t, bool push) {
+    t->add_option("--store", args->store, "The server (postgresql://...; default: TUNE_STORE)");
+    add_filter(t, true);
+    t->callback([args, push] { cmd_transfer(*args, push); });
+  };
+  add_transfer(cache->add_subcommand("push",
+                                     "Send the local file's rows to a shared PostgreSQL server "
+                                     "(import's provenance rule decides each config)"),
+               true);
+  add_transfer(cache->add_subcommand("pull",
+                                     "Copy a shared PostgreSQL server's rows into the local "
+                                     "file (import's provenance rule decides each config)"),
+               false);
 
   CLI::App* path = cache->add_subcommand("path", "Print the database file in use");
   path->add_flag("--json", args->json, "Machine-readable output");

@@ -33,6 +33,11 @@ constexpr EnvVariable kVariables[] = {
     {"TUNE_CACHE_DIR",
      "where the caches live (default `$XDG_CACHE_HOME/libtune`, else `~/.cache/libtune`): "
      "`tune.db`, `cubin/`, `hsaco/`, `spirv/`, `vkpipeline/`"},
+    {"TUNE_STORE",
+     "a PostgreSQL server shared by many machines (`postgresql://user@host/db`, "
+     "`postgres://...`; libtune built with `TUNE_POSTGRESQL`): the local `tune.db` stays in "
+     "front, misses are asked of the server, new results go to both (docs: \"Sharing results "
+     "across machines\")"},
     {"TUNE_DISABLE",
      "boolean: never time: use heuristics or the first configuration that survives pruning "
      "(`AutotunerOptions::disable` wins)"},

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cache/cache_env.hpp"
+#include "cache/shared_tier.hpp"
 #include "cache/store_schema.hpp"
 #include "cache_test_util.hpp"
 #include "scoped_env.hpp"
@@ -251,6 +252,36 @@ TEST_CASE("open_store_from_env honours TUNE_CACHE and TUNE_CACHE_DIR") {
     REQUIRE(store != nullptr);
     CHECK(store->mode() == CacheMode::readonly);
     CHECK(store->load(test_key()).size() == 1);
+  }
+}
+
+// cache_tests link the core alone: TUNE_STORE naming a server is one warning, and the local
+// file is used (tests/postgres checks the component linked).
+TEST_CASE("TUNE_STORE: unset keeps the local store; a server without the component warns") {
+  auto local = SqliteStore::open(":memory:");
+  {
+    EnvVar s("TUNE_STORE", nullptr);
+    LogCapture log;
+    CHECK(with_shared_tier(local) == local);
+    CHECK(log.warnings().empty());
+  }
+  for (const char* url : {"postgresql://u:hunter2@db/x", "postgres://u:hunter2@db/x"}) {
+    EnvVar s("TUNE_STORE", url);
+    LogCapture log;
+    CHECK(with_shared_tier(local) == local);
+    REQUIRE(log.warnings().size() == 1);
+    CHECK(
+        log.any_contains("built without its PostgreSQL component (CMake option "
+                         "TUNE_POSTGRESQL)"));
+    CHECK_FALSE(log.any_contains("hunter2"));
+  }
+  {
+    EnvVar s("TUNE_STORE", "redis://u:hunter2@cache/0");
+    LogCapture log;
+    CHECK(with_shared_tier(local) == local);
+    REQUIRE(log.warnings().size() == 1);
+    CHECK(log.any_contains("TUNE_STORE is not a postgresql:// or postgres://"));
+    CHECK_FALSE(log.any_contains("hunter2"));
   }
 }
 

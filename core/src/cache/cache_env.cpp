@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "cache/db_file.hpp"
+#include "cache/shared_tier.hpp"
 #include "tune/environment.hpp"
 #include "tune/log.hpp"
 
@@ -83,7 +84,8 @@ std::shared_ptr<SqliteStore> open_store_from_env() {
 
 std::shared_ptr<TuningStore> default_store() {
   // Thread-safe lazy initialisation; opened on first use, shared by every Autotuner.
-  static const std::shared_ptr<TuningStore> store = open_store_from_env();
+  // TUNE_STORE may put a shared server behind the local file (cache/shared_tier.hpp).
+  static const std::shared_ptr<TuningStore> store = with_shared_tier(open_store_from_env());
   return store;
 }
 

@@ -20,26 +20,6 @@ std::uint64_t double_bits(double v) noexcept {
   return u;
 }
 
-// A row's checksum over its key and every stored column, as stored (a statistic stored as
-// NULL, i.e. NaN, hashes as NaN). Protects against damage, not against a deliberate writer.
-// `verified` counts only when set, so that the checksums of rows written before the column
-// (all not checked) still match, and a row that claims a check it never had does not.
-std::int64_t row_checksum(const StoreKey& k, const StoredResult& r) noexcept {
-  std::uint64_t h = stable_hash(k.kernel);
-  for (std::string_view t :
-       {std::string_view(k.key), std::string_view(k.device), std::string_view(k.toolchain),
-        std::string_view(r.config), to_string(r.status), std::string_view(r.reason)})
-    h = hash_combine(stable_hash(t, h), t.size());
-  h = hash_combine(h, k.source_hash);
-  h = hash_combine(h, r.stats.count);
-  for (double v :
-       {r.stats.min, r.stats.p20, r.stats.median, r.stats.p80, r.stats.max, r.stats.mean})
-    h = hash_combine(h, std::isnan(v) ? 0x7ff8000000000000ULL : double_bits(v));
-  h = hash_combine(h, static_cast<std::uint64_t>(r.unix_time));
-  if (r.verified) h = hash_combine(h, 0x76657269666965ULL);  // "verifie"
-  return to_db(h);
-}
-
 const char* type_name(int t) noexcept {
   switch (t) {
     case SQLITE_INTEGER:
@@ -88,6 +68,22 @@ bool check_column_types(const Stmt& s, int first, std::string* why) {
 }
 
 }  // namespace
+
+std::int64_t row_checksum(const StoreKey& k, const StoredResult& r) noexcept {
+  std::uint64_t h = stable_hash(k.kernel);
+  for (std::string_view t :
+       {std::string_view(k.key), std::string_view(k.device), std::string_view(k.toolchain),
+        std::string_view(r.config), to_string(r.status), std::string_view(r.reason)})
+    h = hash_combine(stable_hash(t, h), t.size());
+  h = hash_combine(h, k.source_hash);
+  h = hash_combine(h, r.stats.count);
+  for (double v :
+       {r.stats.min, r.stats.p20, r.stats.median, r.stats.p80, r.stats.max, r.stats.mean})
+    h = hash_combine(h, std::isnan(v) ? 0x7ff8000000000000ULL : double_bits(v));
+  h = hash_combine(h, static_cast<std::uint64_t>(r.unix_time));
+  if (r.verified) h = hash_combine(h, 0x76657269666965ULL);  // "verifie"
+  return to_db(h);
+}
 
 void bind_key(Stmt& s, const StoreKey& k) {
   s.bind(1, std::string_view(k.kernel));

@@ -10,12 +10,20 @@
 // Stateless functions over a statement the caller owns; no I/O beyond the statement's.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "cache/sqlite_db.hpp"
 #include "tune/store.hpp"
 
 namespace tune::cache {
+
+// A row's checksum over its key and every stored column, as stored (a statistic stored as
+// NULL, i.e. NaN, hashes as NaN). Protects against damage, not against a deliberate writer.
+// `verified` counts only when set, so that the checksums of rows written before the column
+// (all not checked) still match, and a row that claims a check it never had does not. Every
+// store that keeps rows (the SQLite file, a PostgreSQL server) stores and checks this one.
+std::int64_t row_checksum(const StoreKey& k, const StoredResult& r) noexcept;
 
 // Binds `k` at ?1..?5 (the order of kKeyColumns).
 void bind_key(Stmt& s, const StoreKey& k);

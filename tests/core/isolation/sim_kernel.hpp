@@ -12,8 +12,11 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "tune/kernel.hpp"
 #include "tune/testing/sim_device.hpp"
 
 namespace tune::testing::isolation {
@@ -39,6 +42,30 @@ inline void configure(SimDevice& dev) {
   dev.set_cost_model(y_cost);
   dev.set_kernel_body(y_body);
   dev.set_record_events(false);
+}
+
+// A kernel named `name` of the simulated language over (x, y, n), keyed by n, whose space
+// lists twelve BM values (F = 0: no fault): what the multi-process tests tune.
+inline KernelDef listed_kernel(std::string name) {
+  KernelDef def;
+  def.name = std::move(name);
+  KernelSource src;
+  src.language = Language::simulated;
+  src.entry = "y";
+  src.text = "// simulated";
+  def.sources = {src};
+  def.signature.buffer("x", ElemType::f32).buffer("y", ElemType::f32).scalar("n", ElemType::i32);
+  std::vector<Config> configs;
+  for (int bm : {8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 96, 128})
+    configs.push_back(Config().set("BM", bm).set("F", 0));
+  def.space = ConfigSpace::list(std::move(configs));
+  def.key = {KeySpec::exact("n")};
+  def.dims = [](const Config& c, ArgList args) {
+    const auto bm = static_cast<std::uint32_t>(c.get_int("BM"));
+    return LaunchDims{
+        {static_cast<std::uint32_t>((args[2].as_int() + bm - 1) / bm), 1, 1}, {bm, 1, 1}, 0};
+  };
+  return def;
 }
 
 inline std::vector<float> reference(const std::vector<float>& x) {

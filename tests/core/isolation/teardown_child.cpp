@@ -23,32 +23,6 @@ using namespace tune;
 using tune::testing::SimDevice;
 namespace iso = tune::testing::isolation;
 
-namespace {
-
-KernelDef child_kernel() {
-  KernelDef def;
-  def.name = "teardown_child";
-  KernelSource src;
-  src.language = Language::simulated;
-  src.entry = "y";
-  src.text = "// simulated";
-  def.sources = {src};
-  def.signature.buffer("x", ElemType::f32).buffer("y", ElemType::f32).scalar("n", ElemType::i32);
-  std::vector<Config> configs;
-  for (int bm : {8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 96, 128})
-    configs.push_back(Config().set("BM", bm).set("F", 0));
-  def.space = ConfigSpace::list(std::move(configs));
-  def.key = {KeySpec::exact("n")};
-  def.dims = [](const Config& c, ArgList args) {
-    const auto bm = static_cast<std::uint32_t>(c.get_int("BM"));
-    return LaunchDims{
-        {static_cast<std::uint32_t>((args[2].as_int() + bm - 1) / bm), 1, 1}, {bm, 1, 1}, 0};
-  };
-  return def;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   if (argc != 3) {
     std::fprintf(stderr, "usage: teardown_child <cache dir> <keys>\n");
@@ -66,7 +40,7 @@ int main(int argc, char** argv) {
   opts.store = SqliteStore::open(dir + "/tune.db");
   opts.gpu_lock = false;
   opts.tuning_budget_ms = 1;
-  auto tuner = Autotuner::make(child_kernel(), opts);
+  auto tuner = Autotuner::make(iso::listed_kernel("teardown_child"), opts);
   if (!tuner.ok()) {
     std::fprintf(stderr, "make: %s\n", tuner.status().to_string().c_str());
     return 2;

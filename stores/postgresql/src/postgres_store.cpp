@@ -1,0 +1,262 @@
+// PostgresStore: the rows and claims on the server. See tune/postgres_store.hpp.
+#include <unistd.h>
+
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+
+#include "cache/cache_entries.hpp"
+#include "cache/cache_validation.hpp"
+#include "cache/row_rules.hpp"
+#include "pg_connection.hpp"
+#include "pg_rows.hpp"
+#include "pg_schema.hpp"
+#include "tune/log.hpp"
+#include "tune/postgres_store.hpp"
+
+namespace tune {
+
+using pg::Answer;
+using pg::Param;
+
+namespace {
+
+// "<host>:<pid>:<nonce>": one owner per store, so two stores of one process (two "machines"
+// in a test) are different owners, and a reused pid on another boot is a new owner.
+std::string new_owner() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '?';
+  std::random_device rd;
+  const std::uint64_t nonce = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+  return std::string(host) + ":" + std::to_string(::getpid()) + ":" + std::to_string(nonce);
+}
+
+std::string upsert_sql(std::size_t rows) {
+  std::string sql = "INSERT INTO tune_results (" + std::string(pg::kKeyColumns) + ", " +
+                    std::string(pg::kRowColumns) + ") VALUES ";
+  int p = 1;
+  for (std::size_t r = 0; r < rows; ++r) {
+    sql += r == 0 ? "(" : ", (";
+    for (int c = 0; c < 18; ++c) sql += (c == 0 ? "$" : ", $") + std::to_string(p++);
+    sql += ")";
+  }
+  sql += " ON CONFLICT (key_id, config) DO UPDATE SET ";
+  constexpr const char* kSet[] = {"status", "reason", "count", "min",       "p20",      "median",
+                                  "p80",    "max",    "mean",  "unix_time", "checksum", "verified"};
+  for (const char* c : kSet) sql += std::string(c == kSet[0] ? "" : ", ") + c + " = EXCLUDED." + c;
+  return sql;
+}
+
+}  // namespace
+
+struct PostgresStore::Impl {
+  explicit Impl(PostgresOptions o) : opts(o), conn(std::move(o)), owner(new_owner()) {}
+
+  PostgresOptions opts;
+  mutable std::mutex mu;
+  pg::Connection conn;
+  std::string owner;
+  bool schema_ready = false;  // for the current connection
+  bool writable = false;
+  std::set<std::string> warned;  // kinds already warned about
+
+  // Connected with a usable schema.
+  Status ready() {
+    if (!conn.connected()) schema_ready = false;
+    if (schema_ready) return {};
+    if (Status s = conn.connect(); !s.ok()) return s;
+    bool may_write = false;
+    if (Status s = pg::ensure_schema(conn, &may_write); !s.ok()) {
+      if (s.code() == StatusCode::failed_precondition) conn.rest();
+      return s;
+    }
+    schema_ready = true;
+    writable = may_write && !opts.read_only;
+    return {};
+  }
+
+  Result<Answer> exec(const std::string& sql, std::span<const Param> params) {
+    if (Status s = ready(); !s.ok()) return s;
+    return conn.exec(sql, params);
+  }
+
+  void warn_once(const std::string& kind, const Status& s) {
+    if (!warned.insert(kind).second) return;
+    log_warning(s.message() + "; " + kind + " (further failures of this kind are not reported)");
+  }
+
+  Result<std::vector<StoredResult>> fetch(const StoreKey& key) {
+    std::vector<Param> params;
+    pg::append_key(key, &params);
+    Result<Answer> a = exec("SELECT " + std::string(pg::kRowColumns) + " FROM tune_results WHERE " +
+                                std::string(pg::kKeyMatch),
+                            params);
+    if (!a.ok()) return a.status();
+    std::vector<StoredResult> out;
+    std::vector<std::string> dropped;
+    for (int i = 0; i < a->rows(); ++i) {
+      StoredResult r;
+      std::string why;
+      if (pg::read_row(*a, i, 0, key, &r, &why))
+        out.push_back(std::move(r));
+      else
+        dropped.push_back("config '" + r.config + "': " + why);
+    }
+    warn_ignored(conn.where() + " (kernel " + key.kernel + ", key " + key.key + ")", dropped,
+                 "stored row");
+    return out;
+  }
+
+  Status put(const StoreKey& key, std::span<const StoredResult> rows) {
+    if (rows.empty()) return {};
+    if (Status s = ready(); !s.ok()) return s;
+    if (!writable)
+      return Status(StatusCode::failed_precondition,
+                    conn.where() + ": read-only (" +
+                        (opts.read_only ? "TUNE_CACHE=readonly" : "this role may not write") + ")");
+    // One statement: atomic, one round trip. A config given twice keeps its last row.
+    std::map<std::string, const StoredResult*> unique;
+    for (const StoredResult& r : rows) unique[r.config] = &r;
+    std::vector<Param> params;
+    for (const auto& [config, r] : unique) {
+      pg::append_key(key, &params);
+      pg::append_row(key, *r, &params);
+    }
+    Result<Answer> a = conn.exec(upsert_sql(unique.size()), params);
+    return a.ok() ? Status{} : a.status();
+  }
+
+  Result<bool> claim(const StoreKey& key, std::chrono::milliseconds ttl) {
+    std::vector<Param> params;
+    pg::append_key(key, &params);
+    params.emplace_back(owner);
+    params.emplace_back(std::to_string(ttl.count()));
+    // The server's clock decides expiry, so machines with skewed clocks agree.
+    Result<Answer> a = exec(
+        "INSERT INTO tune_claims (key_id, kernel, key, owner, expires_at) VALUES "
+        "(tune_key_id($1::text, $2::bigint, $3::text, $4::text, $5::text), $1, $3, $6, "
+        "clock_timestamp() + $7::bigint * interval '1 millisecond') "
+        "ON CONFLICT (key_id) DO UPDATE SET owner = EXCLUDED.owner, kernel = EXCLUDED.kernel, "
+        "key = EXCLUDED.key, expires_at = EXCLUDED.expires_at "
+        "WHERE tune_claims.owner = EXCLUDED.owner OR tune_claims.expires_at < clock_timestamp() "
+        "RETURNING owner",
+        params);
+    if (!a.ok()) return a.status();
+    return a->rows() == 1;
+  }
+
+  Status release(const StoreKey& key) {
+    std::vector<Param> params;
+    pg::append_key(key, &params);
+    params.emplace_back(owner);
+    Result<Answer> a = exec(
+        "DELETE FROM tune_claims WHERE key_id = tune_key_id($1::text, $2::bigint, $3::text, "
+        "$4::text, $5::text) AND owner = $6",
+        params);
+    return a.ok() ? Status{} : a.status();
+  }
+};
+
+std::shared_ptr<PostgresStore> PostgresStore::open(PostgresOptions opts) {
+  return std::shared_ptr<PostgresStore>(new PostgresStore(std::make_unique<Impl>(std::move(opts))));
+}
+
+PostgresStore::PostgresStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PostgresStore::~PostgresStore() = default;
+
+Result<std::vector<StoredResult>> PostgresStore::fetch(const StoreKey& key) {
+  std::lock_guard lock(impl_->mu);
+  return impl_->fetch(key);
+}
+
+Status PostgresStore::put(const StoreKey& key, std::span<const StoredResult> rows) {
+  std::lock_guard lock(impl_->mu);
+  return impl_->put(key, rows);
+}
+
+Result<bool> PostgresStore::claim(const StoreKey& key, std::chrono::milliseconds ttl) {
+  std::lock_guard lock(impl_->mu);
+  return impl_->claim(key, ttl);
+}
+
+Status PostgresStore::unclaim(const StoreKey& key) {
+  std::lock_guard lock(impl_->mu);
+  return impl_->release(key);
+}
+
+std::vector<StoredResult> PostgresStore::load(const StoreKey& key) {
+  std::lock_guard lock(impl_->mu);
+  Result<std::vector<StoredResult>> r = impl_->fetch(key);
+  if (r.ok()) return std::move(*r);
+  impl_->warn_once("reading from it failed: tuning as if nothing were stored", r.status());
+  return {};
+}
+
+void PostgresStore::save(const StoreKey& key, std::span<const StoredResult> rows) {
+  std::lock_guard lock(impl_->mu);
+  if (Status s = impl_->put(key, rows); !s.ok())
+    impl_->warn_once("saving to it failed: results kept in memory only", s);
+}
+
+bool PostgresStore::try_claim(const StoreKey& key, std::chrono::milliseconds ttl) {
+  std::lock_guard lock(impl_->mu);
+  Result<bool> r = impl_->claim(key, ttl);
+  if (r.ok()) return *r;
+  impl_->warn_once("claiming a key failed: tuning it anyway", r.status());
+  return true;
+}
+
+void PostgresStore::release_claim(const StoreKey& key) {
+  std::lock_guard lock(impl_->mu);
+  if (Status s = impl_->release(key); !s.ok())
+    impl_->warn_once("releasing a claim failed: it expires by itself", s);
+}
+
+Result<std::vector<CacheRow>> PostgresStore::rows(const CacheFilter& f) {
+  std::lock_guard lock(impl_->mu);
+  const std::vector<Param> params{f.kernel, f.key, f.device};
+  Result<Answer> a = impl_->exec(
+      "SELECT " + std::string(pg::kKeyColumns) + ", " + std::string(pg::kRowColumns) +
+          " FROM tune_results WHERE ($1 = '' OR kernel = $1) AND ($2 = '' OR key = $2) AND "
+          "($3 = '' OR strpos(device, $3) > 0) ORDER BY kernel, key, device, toolchain, "
+          "source_hash, status <> 'ok', median, config",
+      params);
+  if (!a.ok()) return a.status();
+  std::vector<CacheRow> out;
+  std::map<std::string, std::vector<std::string>> dropped;  // per key, as the file warns
+  for (int i = 0; i < a->rows(); ++i) {
+    CacheRow row;
+    std::string why;
+    if (pg::read_key(*a, i, 0, &row.key, &why) &&
+        pg::read_row(*a, i, 5, row.key, &row.result, &why)) {
+      const Status key_ok = check_stored_key(row.key);
+      if (key_ok.ok()) {
+        out.push_back(std::move(row));
+        continue;
+      }
+      why = key_ok.message();
+    }
+    dropped[row.key.kernel + ", key " + row.key.key].push_back("config '" + row.result.config +
+                                                               "': " + why);
+  }
+  for (const auto& [k, reasons] : dropped)
+    warn_ignored(impl_->conn.where() + " (kernel " + k + ")", reasons, "stored row");
+  cache::order_by_winner_rule(out);
+  return out;
+}
+
+Result<std::vector<CacheEntry>> PostgresStore::list_entries(const CacheFilter& filter) {
+  Result<std::vector<CacheRow>> all = rows(filter);
+  if (!all.ok()) return all.status();
+  return cache::summarize_entries(*all);
+}
+
+const std::string& PostgresStore::where() const noexcept { return impl_->conn.where(); }
+
+bool PostgresStore::writable() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->schema_ready && impl_->writable;
+}
+
+}  // namespace tune
