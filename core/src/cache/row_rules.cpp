@@ -5,7 +5,9 @@
 #include <cmath>
 #include <utility>
 
+#include "timing_policy.hpp"
 #include "tune/config.hpp"
+#include "tuning/winner_rule.hpp"
 
 namespace tune {
 namespace {
@@ -83,6 +85,32 @@ Status check_stored_row(const StoredResult& row, std::string* canonical) {
   }
   if (canonical != nullptr) *canonical = c->to_string();
   return {};
+}
+
+void order_by_winner_rule(std::vector<CacheRow>& rows) {
+  const double tolerance = TimingPolicy{}.tie_tolerance;
+  auto same_key = [](const StoreKey& a, const StoreKey& b) {
+    return a.kernel == b.kernel && a.key == b.key && a.device == b.device &&
+           a.toolchain == b.toolchain && a.source_hash == b.source_hash;
+  };
+  for (std::size_t i = 0; i < rows.size();) {
+    std::size_t end = i;
+    while (end < rows.size() && same_key(rows[end].key, rows[i].key)) ++end;
+    std::vector<detail::RuledResult> ruled;
+    for (std::size_t r = i; r < end; ++r) {
+      const StoredResult& res = rows[r].result;
+      ruled.push_back({res.config, res.stats.median, res.status == StatusCode::ok});
+    }
+    std::vector<std::size_t> order = detail::rank_by_winner_rule(ruled, tolerance);
+    std::vector<bool> ranked(ruled.size(), false);
+    for (std::size_t k : order) ranked[k] = true;
+    for (std::size_t k = 0; k < ruled.size(); ++k)
+      if (!ranked[k]) order.push_back(k);
+    std::vector<CacheRow> key_rows;
+    for (std::size_t k : order) key_rows.push_back(std::move(rows[i + k]));
+    std::move(key_rows.begin(), key_rows.end(), rows.begin() + static_cast<std::ptrdiff_t>(i));
+    i = end;
+  }
 }
 
 }  // namespace tune

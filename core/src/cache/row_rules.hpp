@@ -10,6 +10,9 @@
 #include <cstdint>
 #include <string>
 
+#include <vector>
+
+#include "tune/sqlite_store.hpp"
 #include "tune/status.hpp"
 #include "tune/store.hpp"
 
@@ -42,6 +45,12 @@ Status check_stored_key(const StoreKey& key);
 // output was not checked; between two rows of the same kind the one with more samples wins,
 // then the newer one; on a full tie the stored row stays.
 bool has_better_provenance(const StoredResult& incoming, const StoredResult& existing) noexcept;
+
+// Puts each key's rows (consecutive in `rows`, as the stores select them) in the order of the
+// one winner rule (core/src/tuning/winner_rule.hpp, with the default tie_tolerance), so that
+// `tune cache list/show` and a bundle's decisions name the winner a tuning of these rows
+// picks; the rows the rule does not rank (failed, no finite median) follow in their order.
+void order_by_winner_rule(std::vector<CacheRow>& rows);
 
 namespace cache {
 
