@@ -12,6 +12,7 @@
 //   tune run-space <space.json>       tunes a space file's kernel on a device (--list: its points)
 //   tune export-space <space.json>    a space file written back as T1
 //   tune cache ...
+//   tune bundle ...                   read-only decision files shipped with an application
 //
 // The research commands (stability, flush-check) are tune-lab's (studies/tune_lab), not here.
 #include <CLI/CLI.hpp>
@@ -27,6 +28,7 @@
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
 
+#include "bundle_command.hpp"
 #include "cache_command.hpp"
 #include "convergence.hpp"
 #include "effort_option.hpp"
@@ -324,6 +326,7 @@ int main(int argc, char** argv) {
                    "breakdown included) into this file");
 
   tune::cli::add_cache_command(app);
+  tune::cli::add_bundle_command(app);
   tune::cli::add_report_command(app);
   tune::cli::add_import_space_command(app);
   tune::cli::add_run_space_command(app);

@@ -64,7 +64,7 @@ TEST_CASE("a bundle serves a fresh process in strict mode, with no timing, and s
   CHECK(tuner->run(rig.dev, rig.args(2000)).code() == StatusCode::failed_precondition);
 }
 
-TEST_CASE("TUNE_BUNDLES is read after AutotunerOptions::bundles; the user's decision wins") {
+TEST_CASE("TUNE_BUNDLES is read after AutotunerOptions::bundles - the user's decision wins") {
   cache_test::TempDir dir;
   const std::string bundle = tuned_bundle(dir, 16);
   SimRig rig;

@@ -131,7 +131,7 @@ TEST_CASE("a truncated bundle or one with flipped bytes is refused") {
   }
 }
 
-TEST_CASE("a row altered after writing fails the content checksum; the bundle is refused") {
+TEST_CASE("a row altered after writing fails the content checksum - the bundle is refused") {
   TempDir dir;
   const std::string path = good_bundle(dir);
   run_sql(path,
@@ -140,7 +140,7 @@ TEST_CASE("a row altered after writing fails the content checksum; the bundle is
   check_refused(path, StatusCode::data_loss, "content checksum mismatch");
 }
 
-TEST_CASE("a resealed bundle still has its rows checked: bad rows are skipped with a warning") {
+TEST_CASE("a resealed bundle still has its rows checked, bad rows skipped with a warning") {
   TempDir dir;
   const std::string path = good_bundle(dir);
   // A writer who knows the format: an implausible row without a row checksum, and a row whose
@@ -191,7 +191,7 @@ TEST_CASE("a cache database, another application's file, a newer format, a hosti
   check_refused(extra, StatusCode::data_loss, "lacks a bundle table");
 }
 
-TEST_CASE("a bundle replaced on disk is read again; a bad one is warned about once") {
+TEST_CASE("a bundle replaced on disk is read again - a bad one is warned about once") {
   TempDir dir;
   const std::string path = good_bundle(dir);
   {

@@ -95,7 +95,7 @@ TEST_CASE("create_bundle carries each decision's rows, winner, runner-up, margin
   CHECK(d.rows == 4);
 }
 
-TEST_CASE("create_bundle selects kernels and devices; nothing selected is an error") {
+TEST_CASE("create_bundle selects kernels and devices - nothing selected is an error") {
   TempDir dir;
   const std::string db = dir.file("tune.db");
   seed_db(db, key_on("cuda|NVIDIA H100|sm_90|550"), {ok_row("BM=16", 100)});
@@ -147,7 +147,7 @@ TEST_CASE("layered lookup: the user's rows first, then bundles in order, per con
   CHECK(stack_stores(user, {}) == user);
 }
 
-TEST_CASE("writes and claims go to the user's store only; a bundle is never modified") {
+TEST_CASE("writes and claims go to the user's store only - a bundle is never modified") {
   TempDir dir;
   const StoreKey k = test_key();
   const std::string b = make_bundle(dir, "app", k, {ok_row("BM=16", 100)});
