@@ -18,12 +18,6 @@ using namespace tune::cache_test;
 
 namespace {
 
-StoreKey key_on(const std::string& device, const std::string& key = "n=1024|f32") {
-  StoreKey k = test_key(key);
-  k.device = device;
-  return k;
-}
-
 StoredResult failed_row(const std::string& config) {
   StoredResult r;
   r.config = config;

@@ -21,17 +21,6 @@
 namespace tune::cache {
 namespace {
 
-// Closes the connection when the scope ends.
-struct Connection {
-  sqlite3* db = nullptr;
-  Connection() = default;
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
-  ~Connection() {
-    if (db != nullptr) sqlite3_close_v2(db);
-  }
-};
-
 Status fail(StatusCode code, const std::string& path, const std::string& what) {
   return Status(code, "bundle " + path + ": " + what);
 }

@@ -25,17 +25,8 @@
 namespace tune {
 namespace {
 
+using cache::Connection;
 using cache::Stmt;
-
-struct Connection {
-  sqlite3* db = nullptr;
-  Connection() = default;
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
-  ~Connection() {
-    if (db != nullptr) sqlite3_close_v2(db);
-  }
-};
 
 struct Meta {
   std::string source;
