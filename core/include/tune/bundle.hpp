@@ -3,9 +3,11 @@
 //
 // A lookup goes through layers: the user's own database (read-write: tune/store.hpp's
 // default_store(), or AutotunerOptions::store), then every bundle in order
-// (AutotunerOptions::bundles, then the TUNE_BUNDLES path list), then tuning. The first layer
-// that holds rows for a key serves it; results are written, and claims taken, in the user's
-// database only. A bundle is never written, created or moved by the library.
+// (AutotunerOptions::bundles, then the TUNE_BUNDLES path list), then tuning. Layers merge per
+// configuration: each configuration's row comes from the first layer that holds one (so a row
+// measured or verified on this machine replaces the shipped one), and the winner rule decides
+// among the merged rows. Results are written, and claims taken, in the user's database only. A
+// bundle is never written, created or moved by the library.
 //
 // A bundle is an SQLite file of its own kind (PRAGMA application_id "ltbn", user_version the
 // bundle format) holding, for each decision (kernel, source hash, key, device fingerprint,
