@@ -34,6 +34,18 @@ std::string tuned_bundle(const cache_test::TempDir& dir, std::int64_t best) {
   return out;
 }
 
+// An Autotuner in strict mode over `user` then `bundle`, after its run of n=1000.
+std::unique_ptr<Autotuner> served_by(std::shared_ptr<TuningStore> user, const std::string& bundle,
+                                     SimRig& rig) {
+  AutotunerOptions o = quiet_options();
+  o.store = std::move(user);
+  o.bundles = {bundle};
+  o.strict = true;
+  auto tuner = make_tuner(sim_kernel(bm_space({16, 32, 64})), o);
+  REQUIRE(tuner->run(rig.dev, rig.args(1000)).ok());
+  return tuner;
+}
+
 }  // namespace
 
 TEST_CASE("a bundle serves a fresh process in strict mode, with no timing, and says so") {
@@ -43,13 +55,7 @@ TEST_CASE("a bundle serves a fresh process in strict mode, with no timing, and s
 
   SimRig rig;
   rig.dev.set_cost_model(bm_model(64));  // this device would pick BM=64 if it tuned
-  auto user = SqliteStore::open(dir.file("user.db"));
-  AutotunerOptions o = quiet_options();
-  o.store = user;
-  o.bundles = {bundle};
-  o.strict = true;
-  auto tuner = make_tuner(sim_kernel(bm_space({16, 32, 64})), o);
-  REQUIRE(tuner->run(rig.dev, rig.args(1000)).ok());
+  auto tuner = served_by(SqliteStore::open(dir.file("user.db")), bundle, rig);
   CHECK(rig.dev.time_calls() == 0);
   CHECK(best_of(*tuner, rig.dev, rig.args(1000)) == "BM=32");
   auto report = tuner->last_report(rig.dev, rig.args(1000));
@@ -90,11 +96,6 @@ TEST_CASE("TUNE_BUNDLES is read after AutotunerOptions::bundles - the user's dec
     REQUIRE(tuner->run(rig.dev, rig.args(1000)).ok());
     CHECK(best_of(*tuner, rig.dev, rig.args(1000)) == "BM=64");
   }
-  AutotunerOptions o = quiet_options();
-  o.store = user;
-  o.bundles = {bundle};
-  o.strict = true;
-  auto tuner = make_tuner(sim_kernel(bm_space({16, 32, 64})), o);
-  REQUIRE(tuner->run(rig.dev, rig.args(1000)).ok());
+  auto tuner = served_by(user, bundle, rig);
   CHECK(best_of(*tuner, rig.dev, rig.args(1000)) == "BM=64");
 }
