@@ -5,6 +5,9 @@
 //                       (no events, no argument checks: a type check and one atomic add).
 //   BM_AutotunerHit     Autotuner::run on a known key: signature check, key, lock-free table
 //                       lookup, dims(), then the same SimDevice::launch.
+//   BM_AutotunerHitBundled  the same hit by an Autotuner whose key was served by a bundle
+//                       (tune/bundle.hpp: an empty database in front of one bundle, strict
+//                       mode): a bundle must cost nothing on the hit path (target <= 1.02x).
 //   BM_KeyBuild         KeyBuilder::build alone (bucketing, buffer types, hash).
 //   BM_SignatureCheck   KernelSignature::check alone (BM_SignatureCheckReference: the same
 //                       checks with no message built on success, for comparison).
@@ -13,8 +16,11 @@
 //
 // Run: build-core/bench/bench_core --benchmark_min_time=0.2 (see bench/RESULTS.md).
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "key_builder.hpp"
@@ -34,6 +40,7 @@ struct Harness {
   tune::Buffer a, b, c;
   std::unique_ptr<tune::CompiledKernel> kernel;  // for BM_SimLaunch
   std::unique_ptr<tune::Autotuner> tuner;
+  std::unique_ptr<tune::Autotuner> bundled;  // the same kernel, its key served by a bundle
   tune::KeyBuilder keys;
   tune::KernelSignature signature;
 
@@ -70,9 +77,30 @@ struct Harness {
     opts.print = false;
     opts.bench.warmup_ms = 0.01;
     opts.bench.rep_ms = 0.05;
-    tuner = tune::Autotuner::make(std::move(def), opts).value();
+    tuner = tune::Autotuner::make(def, opts).value();
     auto args = make_args();
     tune::throw_if_error(tuner->run(dev, args));  // tune once: every later call is a hit
+    make_bundled(std::move(def), opts);
+  }
+
+  // Tunes into a database, bundles it, then serves the key from the bundle alone.
+  void make_bundled(tune::KernelDef def, tune::AutotunerOptions opts) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("bench_core-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string db = (dir / "tune.db").string();
+    const std::string bundle = (dir / "app.tunebundle").string();
+    opts.store = tune::SqliteStore::open(db);
+    auto farm = tune::Autotuner::make(def, opts).value();
+    auto args = make_args();
+    tune::throw_if_error(farm->run(dev, args));
+    tune::throw_if_error(tune::create_bundle(db, bundle).status());
+    opts.store = tune::SqliteStore::open(":memory:");
+    opts.bundles = {bundle};
+    opts.strict = true;
+    bundled = tune::Autotuner::make(std::move(def), opts).value();
+    tune::throw_if_error(bundled->run(dev, args));  // served by the bundle, not timed
+    fs::remove_all(dir);
   }
 
   std::vector<ArgValue> make_args() {
@@ -103,6 +131,16 @@ void BM_AutotunerHit(benchmark::State& state) {
   const auto args = h.make_args();
   for (auto _ : state) {
     tune::Status st = h.tuner->run(h.dev, args);
+    benchmark::DoNotOptimize(st);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_AutotunerHitBundled(benchmark::State& state) {
+  Harness& h = harness();
+  const auto args = h.make_args();
+  for (auto _ : state) {
+    tune::Status st = h.bundled->run(h.dev, args);
     benchmark::DoNotOptimize(st);
   }
   state.SetItemsProcessed(state.iterations());
@@ -155,6 +193,7 @@ void BM_SignatureCheckReference(benchmark::State& state) {
 
 BENCHMARK(BM_SimLaunch)->Threads(1)->Threads(8)->UseRealTime();
 BENCHMARK(BM_AutotunerHit)->Threads(1)->Threads(8)->UseRealTime();
+BENCHMARK(BM_AutotunerHitBundled)->Threads(1)->Threads(8)->UseRealTime();
 BENCHMARK(BM_KeyBuild)->Threads(1)->Threads(8)->UseRealTime();
 BENCHMARK(BM_SignatureCheck)->Threads(1)->Threads(8)->UseRealTime();
 BENCHMARK(BM_SignatureCheckReference)->Threads(1)->Threads(8)->UseRealTime();

@@ -14,7 +14,9 @@
 //   bench_vulkan --cold-floor[=ROUNDS]          matmul_f16 tuned cold against its floor
 //                                               (bench/cold_floor.hpp); prints a table
 //   bench_vulkan --interleaved                  the same pair measured interleaved in one loop
-//                                               (bench/interleaved_pair.hpp); prints a table
+//                                               (bench/interleaved_pair.hpp); prints a table,
+//                                               with the hit of a key a bundle served against
+//                                               the same hit without bundles
 //
 // The device is tune::open_device("vulkan") (TUNE_VULKAN_DEVICE selects one). Tuning uses the
 // persistent cache like any program (TUNE_CACHE=off to disable). Each iteration is one
@@ -23,10 +25,12 @@
 // work), then 100 ms of launches, each after an L2 flush outside the timed span; the
 // iteration's time is their median. Five iterations per benchmark.
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -182,6 +186,9 @@ struct App {
   std::unique_ptr<Device> dev;  // libtune on the application's device
   Buffer wrapped[3];
   std::unique_ptr<Autotuner> tuner;
+  // The same kernel, its key served by a bundle (an empty database in front of it, strict
+  // mode): --interleaved times its hit against `tuner`'s (tune/bundle.hpp: target <= 1.02x).
+  std::unique_ptr<Autotuner> bundled;
   std::vector<ArgValue> args;
   std::unique_ptr<CompiledKernel> best;  // the winner, compiled again for the raw case
   LaunchDims dims;
@@ -190,6 +197,7 @@ struct App {
   Status setup();
   Status make_buffers();
   Status make_raw_set();
+  Status make_bundled(const KernelDef& def);
   Status begin();
   ~App();
 };
@@ -267,7 +275,31 @@ Status App::setup() {
   TUNE_ASSIGN_OR_RETURN(best, dev->compile(*k->def.source_for(Language::glsl), config));
   dims = k->def.dims(config, args);
   TUNE_RETURN_IF_ERROR(make_raw_set());
+  TUNE_RETURN_IF_ERROR(make_bundled(k->def));
   return begin();
+}
+
+// Tunes `def` into a database of its own, bundles it, and makes `bundled` serve the key from
+// the bundle alone (nothing timed: strict mode would refuse a tuning).
+Status App::make_bundled(const KernelDef& def) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("bench_vulkan-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string db = (dir / "tune.db").string();
+  const std::string bundle = (dir / "app.tunebundle").string();
+  AutotunerOptions opts;
+  opts.store = SqliteStore::open(db);
+  TUNE_ASSIGN_OR_RETURN(auto farm, Autotuner::make(def, opts));
+  TUNE_RETURN_IF_ERROR(farm->run(*dev, args));
+  TUNE_RETURN_IF_ERROR(create_bundle(db, bundle).status());
+  opts.store = SqliteStore::open(":memory:");
+  opts.bundles = {bundle};
+  opts.strict = true;
+  TUNE_ASSIGN_OR_RETURN(bundled, Autotuner::make(def, opts));
+  TUNE_RETURN_IF_ERROR(bundled->run(*dev, args));
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return Status::ok_status();
 }
 
 // vector_add's a, b, c: device memory of the application, filled with 1.0f through libtune.
@@ -342,6 +374,7 @@ App::~App() {
   if (cb != VK_NULL_HANDLE && status.ok()) (void)vkEndCommandBuffer(cb);  // recording
   best.reset();
   tuner.reset();
+  bundled.reset();
   for (auto& w : wrapped) w.reset();
   dev.reset();  // libtune's objects before the application's
   if (device != VK_NULL_HANDLE) {
@@ -457,11 +490,13 @@ int record_pair_interleaved() {
   auto hit = [&] { return report(app.tuner->run(*app.dev, app.args, target)); };
   auto backend = [&] { return report(app.dev->launch_on(*app.best, app.dims, app.args, target)); };
   auto hand = [&] { return report(record_raw(app)); };
+  auto bundled_hit = [&] { return report(app.bundled->run(*app.dev, app.args, target)); };
   const int calls = static_cast<int>(kRecordsPerBuffer / 2);
-  bench::PairFigure f, fb, fc;
+  bench::PairFigure f, fb, fc, fd;
   if (!bench::measure_pair(400, calls, 20, hit, hand, between, &f) ||
       !bench::measure_pair(400, calls, 20, backend, hand, between, &fb) ||
-      !bench::measure_pair(400, calls, 20, hand, hand, between, &fc))
+      !bench::measure_pair(400, calls, 20, hand, hand, between, &fc) ||
+      !bench::measure_pair(400, calls, 20, bundled_hit, hit, between, &fd))
     return 1;
   std::printf("device: %s, driver %s\n", g_device->info().name.c_str(),
               g_device->info().driver_version.c_str());
@@ -469,6 +504,7 @@ int record_pair_interleaved() {
   bench::print_pair("recorded vector_add: Autotuner::run on a command buffer vs hand-recorded", f);
   bench::print_pair("  the backend alone: Device::launch_on vs hand-recorded", fb);
   bench::print_pair("  control: hand-recorded vs itself (the harness's bias)", fc);
+  bench::print_pair("a key served by a bundle: its hit vs the same hit without bundles", fd);
   return 0;
 }
 

@@ -14,6 +14,7 @@
 //   tune cache ...
 //   tune distill <kernel> ...         a few configurations and a decision tree over the key
 //                                     fit to the kernel's stored keys (distill_command.hpp)
+//   tune bundle ...                   read-only decision files shipped with an application
 //
 // The research commands (stability, flush-check) are tune-lab's (studies/tune_lab), not here.
 #include <CLI/CLI.hpp>
@@ -29,6 +30,7 @@
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
 
+#include "bundle_command.hpp"
 #include "cache_command.hpp"
 #include "convergence.hpp"
 #include "distill_command.hpp"
@@ -327,6 +329,7 @@ int main(int argc, char** argv) {
                    "breakdown included) into this file");
 
   tune::cli::add_cache_command(app);
+  tune::cli::add_bundle_command(app);
   tune::cli::add_report_command(app);
   tune::cli::add_distill_command(app);
   tune::cli::add_import_space_command(app);

@@ -12,6 +12,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "cache/cache_env.hpp"
 #include "hit_memo.hpp"
 #include "isolation/isolated_tuning.hpp"
 #include "isolation/worker_pool.hpp"
@@ -450,7 +451,7 @@ Result<std::unique_ptr<Autotuner>> Autotuner::make(KernelDef def, AutotunerOptio
   impl->strict = opts.strict.value_or(env_flag("TUNE_STRICT"));
   if (opts.gpu_lock.value_or(env_flag("TUNE_GPU_LOCK", true)))
     impl->gpu_lock_dir = detail::gpu_lock_dir();
-  impl->store = opts.store ? opts.store : (opts.persistent ? default_store() : nullptr);
+  impl->store = build_store_stack({opts.store, opts.persistent, opts.bundles});
   // Every module the backends build for this kernel is checked against its signature.
   for (KernelSource& src : def.sources)
     if (src.signature.decls().empty()) src.signature = def.signature;

@@ -33,6 +33,9 @@ constexpr EnvVariable kVariables[] = {
     {"TUNE_CACHE_DIR",
      "where the caches live (default `$XDG_CACHE_HOME/libtune`, else `~/.cache/libtune`): "
      "`tune.db`, `cubin/`, `hsaco/`, `spirv/`, `vkpipeline/`"},
+    {"TUNE_BUNDLES",
+     "read-only bundles of tuning decisions (`tune bundle create`), separated by `:`, looked up "
+     "after the user's database and `AutotunerOptions::bundles`, in order"},
     {"TUNE_STORE",
      "a PostgreSQL server shared by many machines (`postgresql://user@host/db`, "
      "`postgres://...`; libtune built with `TUNE_POSTGRESQL`): the local `tune.db` stays in "

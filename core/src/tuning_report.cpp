@@ -76,7 +76,7 @@ std::string TuningReport::to_string() const {
       s += r.stats.to_string();
     else
       s += "not timed";
-    if (r.from_store) s += " (stored)";
+    if (r.from_store) s += r.origin.empty() ? " (stored)" : " (stored, bundle " + r.origin + ")";
     if (r.status.ok() && r.verified) s += " (output verified)";
     if (r.raced_out) s += " (raced out)";
     if (r.settled) s += " (within tolerance of the leader)";
@@ -84,9 +84,12 @@ std::string TuningReport::to_string() const {
     if (!res.empty()) s += " " + res;
     s += "\n";
   }
-  if (status.ok())
-    s += "  winner {" + winner.to_string() + "}\n";
-  else
+  if (status.ok()) {
+    s += "  winner {" + winner.to_string() + "}";
+    for (const auto& r : results)
+      if (r.from_store && !r.origin.empty() && r.config == winner) s += " from bundle " + r.origin;
+    s += "\n";
+  } else
     s += "  failed: " + first_line(status.to_string(), 400) + "\n";
   return s;
 }

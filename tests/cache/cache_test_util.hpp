@@ -92,6 +92,13 @@ inline StoreKey test_key(std::string key = "n=1024|f32") {
                   "simc 1|libtune 0.1.0"};
 }
 
+// test_key() on another device.
+inline StoreKey key_on(const std::string& device, const std::string& key = "n=1024|f32") {
+  StoreKey k = test_key(key);
+  k.device = device;
+  return k;
+}
+
 inline StoredResult ok_row(std::string config, double median, std::uint32_t count = 20,
                            std::int64_t when = 1700000000) {
   StoredResult r;

@@ -17,12 +17,6 @@ using namespace tune::cache_test;
 
 namespace {
 
-StoreKey key_on(const std::string& device, const std::string& key = "n=1024|f32") {
-  StoreKey k = test_key(key);
-  k.device = device;
-  return k;
-}
-
 // Every row as comparable text: identity, status, statistics and time.
 std::vector<std::string> dump(SqliteStore& store) {
   auto rows = store.rows();

@@ -56,8 +56,10 @@ struct ConfigResult {
   KernelResources resources;
   double compile_ms = 0;
   bool from_store = false;  // timing read back from the TuningStore, not measured now
-  bool raced_out = false;   // dropped early: slower than the leader beyond noise
-  bool settled = false;     // stopped early: within BenchOptions::tolerance of the leader
+  // For a from_store row served by a bundle (tune/bundle.hpp), the bundle's path; else empty.
+  std::string origin;
+  bool raced_out = false;  // dropped early: slower than the leader beyond noise
+  bool settled = false;    // stopped early: within BenchOptions::tolerance of the leader
   // Its output was checked against the reference or `verify` (passed unless status is
   // wrong_output), in this tuning or, for a row read back from the store (from_store), by the
   // process that stored it. By default only what can win is checked (README, "Only what can
@@ -194,6 +196,11 @@ struct AutotunerOptions {
   // else memory only.
   std::shared_ptr<TuningStore> store;
   bool persistent = true;
+  // Read-only bundles of decisions shipped with the application (tune/bundle.hpp), looked up
+  // in order after `store` (or default_store()) and before the TUNE_BUNDLES list, for every
+  // configuration that store does not hold. Never written. Empty with TUNE_BUNDLES unset:
+  // `store` alone, as before.
+  std::vector<std::string> bundles;
   // Called after each tuning, successful or not (TuningReport::status), on the tuning thread,
   // after the result is published (so a slow listener holds up no caller but its own). An
   // exception it throws is logged and ignored.

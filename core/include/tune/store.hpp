@@ -51,6 +51,9 @@ struct StoredResult {
   // Its output was checked (and passed unless status is wrong_output): verification_of(status,
   // verified) is the row's Verification. False in rows of a libtune that did not record it.
   bool verified = false;
+  // Which layer served the row (tune/bundle.hpp): empty for the user's own store, else the
+  // path of the bundle it was read from. Not stored: a store's load() sets it.
+  std::string origin;
 };
 
 class TuningStore {

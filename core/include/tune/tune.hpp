@@ -9,6 +9,7 @@
 #include "tune/args.hpp"
 #include "tune/autotuner.hpp"
 #include "tune/benchmark.hpp"
+#include "tune/bundle.hpp"
 #include "tune/config.hpp"
 #include "tune/config_space.hpp"
 #include "tune/definitions.hpp"

@@ -9,6 +9,7 @@
 
 #include "cache/db_file.hpp"
 #include "cache/shared_tier.hpp"
+#include "tune/bundle.hpp"
 #include "tune/environment.hpp"
 #include "tune/log.hpp"
 
@@ -80,6 +81,27 @@ std::shared_ptr<SqliteStore> open_store_from_env() {
   SqliteStore::Options opts;
   opts.mode = mode;
   return SqliteStore::open(std::move(path), opts);
+}
+
+std::vector<std::string> bundle_paths_from_env() {
+  std::vector<std::string> paths;
+  const std::string v = env_text("TUNE_BUNDLES");
+  std::size_t begin = 0;
+  while (begin <= v.size()) {
+    std::size_t end = v.find(':', begin);
+    if (end == std::string::npos) end = v.size();
+    if (end > begin) paths.push_back(v.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return paths;
+}
+
+std::shared_ptr<TuningStore> build_store_stack(const StoreStackRequest& request) {
+  std::shared_ptr<TuningStore> user =
+      request.store ? request.store : (request.persistent ? default_store() : nullptr);
+  std::vector<std::string> bundles = request.bundles;
+  for (std::string& p : bundle_paths_from_env()) bundles.push_back(std::move(p));
+  return stack_stores(std::move(user), bundles);
 }
 
 std::shared_ptr<TuningStore> default_store() {

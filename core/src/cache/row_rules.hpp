@@ -10,6 +10,9 @@
 #include <cstdint>
 #include <string>
 
+#include <vector>
+
+#include "tune/sqlite_store.hpp"
 #include "tune/status.hpp"
 #include "tune/store.hpp"
 

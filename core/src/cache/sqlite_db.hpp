@@ -83,6 +83,17 @@ class Stmt {
   sqlite3_stmt* s_ = nullptr;
 };
 
+// A connection closed when the scope ends (sqlite3_close_v2: its statements may outlive it).
+struct Connection {
+  sqlite3* db = nullptr;
+  Connection() = default;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  ~Connection() {
+    if (db != nullptr) sqlite3_close_v2(db);
+  }
+};
+
 // Rewinds a statement when the scope ends, so an early return never leaves it mid-step
 // (which would keep a read transaction open).
 class StmtScope {

@@ -39,6 +39,7 @@ void StoredResults::apply(const std::vector<Config>& cands, std::vector<ConfigRe
 void take_stored_row(const StoredResult& row, ConfigResult& r) {
   r.from_store = true;
   r.verified = row.verified;
+  r.origin = row.origin;
   if (row.status == StatusCode::ok)
     r.stats = row.stats;
   else

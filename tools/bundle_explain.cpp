@@ -1,0 +1,139 @@
+// `tune bundle explain`: which layer of the lookup (the user's database, or which bundle)
+// serves each configuration of a kernel's keys, and the winner the Autotuner would take from
+// them. The stack is the library's (stack_stores): the same rows, in the same precedence, as
+// a run of the application with these bundles.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cli_print.hpp"
+#include "time_text.hpp"
+#include "tune/bundle.hpp"
+#include "tune/sqlite_store.hpp"
+
+namespace tune::cli {
+namespace {
+
+using nlohmann::json;
+using KeyId = std::tuple<std::string, std::uint64_t, std::string, std::string, std::string>;
+
+struct ExplainArgs {
+  CacheFilter filter;
+  std::string db;
+  std::vector<std::string> bundles;
+  bool json = false;
+};
+
+KeyId id_of(const StoreKey& k) { return {k.kernel, k.source_hash, k.key, k.device, k.toolchain}; }
+
+bool matches(const CacheFilter& f, const StoreKey& k) {
+  return (f.kernel.empty() || f.kernel == k.kernel) && (f.key.empty() || f.key == k.key) &&
+         (f.device.empty() || k.device.find(f.device) != std::string::npos);
+}
+
+// The keys the filter selects in the database and in every bundle that can be read.
+std::map<KeyId, StoreKey> selected_keys(const std::shared_ptr<SqliteStore>& db,
+                                        const std::vector<std::string>& bundles,
+                                        const CacheFilter& f) {
+  std::map<KeyId, StoreKey> keys;
+  if (db) {
+    Result<std::vector<CacheRow>> rows = db->rows(f);
+    if (rows.ok())
+      for (const CacheRow& r : *rows) keys.emplace(id_of(r.key), r.key);
+  }
+  for (const std::string& b : bundles) {
+    Result<BundleInfo> info = read_bundle(b);
+    if (!info.ok()) continue;  // the stack warns about it, naming the file
+    for (const BundleDecision& d : info->decisions)
+      if (matches(f, d.key)) keys.emplace(id_of(d.key), d.key);
+  }
+  return keys;
+}
+
+// The winner rule's pick among `rows` (the library's, through an in-memory store).
+std::string winner_of(const StoreKey& key, const std::vector<StoredResult>& rows) {
+  auto ranked = SqliteStore::open(":memory:");
+  ranked->save(key, rows);
+  Result<std::vector<CacheEntry>> entries = ranked->list_entries();
+  return entries.ok() && !entries->empty() ? entries->front().best_config : std::string();
+}
+
+void cmd_explain(const ExplainArgs& a) {
+  const std::string db_path = a.db.empty() ? default_cache_path() : a.db;
+  std::shared_ptr<SqliteStore> db;
+  if (!db_path.empty() && std::filesystem::exists(db_path)) {
+    SqliteStore::Options opts;
+    opts.mode = CacheMode::readonly;
+    db = SqliteStore::open(db_path, opts);
+  }
+  std::vector<std::string> bundles = a.bundles;
+  for (std::string& b : bundle_paths_from_env()) bundles.push_back(std::move(b));
+  std::shared_ptr<TuningStore> stack = stack_stores(db, bundles);
+  const std::string mine = "database " + (db ? db_path : std::string("(none)"));
+  json out = json::array();
+  const std::map<KeyId, StoreKey> keys = selected_keys(db, bundles, a.filter);
+  for (const auto& [id, key] : keys) {
+    const std::vector<StoredResult> rows = stack ? stack->load(key) : std::vector<StoredResult>{};
+    const std::string winner = winner_of(key, rows);
+    std::string winner_layer = "-";
+    json jrows = json::array();
+    std::vector<std::vector<std::string>> table;
+    for (const StoredResult& r : rows) {
+      const std::string layer = r.origin.empty() ? mine : "bundle " + r.origin;
+      if (r.config == winner) winner_layer = layer;
+      const bool ok = r.status == StatusCode::ok;
+      table.push_back(
+          {r.config, ok ? time_text(r.stats.median) : std::string(to_string(r.status)), layer});
+      jrows.push_back({{"config", r.config},
+                       {"status", std::string(to_string(r.status))},
+                       {"stats", stats_json(r.stats)},
+                       {"layer", r.origin.empty() ? "database" : "bundle"},
+                       {"origin", r.origin.empty() ? (db ? db_path : "") : r.origin}});
+    }
+    if (a.json) {
+      out.push_back({{"kernel", key.kernel},
+                     {"key", key.key},
+                     {"device", key.device},
+                     {"toolchain", key.toolchain},
+                     {"winner", winner},
+                     {"served_by", winner_layer},
+                     {"rows", jrows}});
+      continue;
+    }
+    std::printf("%s  key %s\n  device %s\n  toolchain %s\n  winner {%s} served by %s\n",
+                key.kernel.c_str(), key.key.c_str(), key.device.c_str(), key.toolchain.c_str(),
+                winner.c_str(), winner_layer.c_str());
+    print_table({"CONFIG", "MEDIAN", "LAYER"}, table);
+  }
+  if (a.json)
+    print_json(out);
+  else if (keys.empty())
+    std::printf("no decision for %s in %s or in %zu bundles\n", a.filter.kernel.c_str(),
+                mine.c_str(), bundles.size());
+}
+
+}  // namespace
+
+void add_bundle_explain(CLI::App& bundle) {
+  auto args = std::make_shared<ExplainArgs>();
+  CLI::App* c = bundle.add_subcommand(
+      "explain",
+      "Which layer (your database, or which bundle) serves each configuration of a "
+      "kernel's keys, and the winner taken from them");
+  c->add_option("kernel", args->filter.kernel, "Kernel name")->required();
+  c->add_option("--key", args->filter.key, "Only this tuning key (exact text)");
+  c->add_option("--device", args->filter.device,
+                "Only devices whose fingerprint contains this text");
+  c->add_option("--db", args->db, "The user's database (default: the TUNE_CACHE_DIR one)");
+  c->add_option("--bundle", args->bundles, "A bundle, looked up before TUNE_BUNDLES (repeatable)");
+  c->add_flag("--json", args->json, "Machine-readable output");
+  c->callback([args] { cmd_explain(*args); });
+}
+
+}  // namespace tune::cli
