@@ -4,7 +4,8 @@
 //
 //   bench_vulkan                          small sizes (the demo sizes; fine on lavapipe)
 //   bench_vulkan --large                  or TUNE_BENCH_LARGE=1: vector_add and reduce_sum
-//                                         at 2^26, the matmuls at 4096^3 (for a real GPU)
+//                                         at 2^26, the matmuls at 4096^3 (for a real GPU),
+//                                         matmul_f16_coopmat at 4096^3 and 8192^3
 //   bench_vulkan --benchmark_filter=matmul_f32
 //   bench_vulkan --benchmark_filter=BM_record   host time per dispatch recorded into an
 //                                               application's command buffer (issue 13)
@@ -574,6 +575,11 @@ int main(int argc, char** argv) {
       ->Repetitions(5)
       ->ReportAggregatesOnly(true);
   for (const auto& k : g_kernels) {
+    if (!kernels::offered_on(k, info)) {  // matmul_f16_coopmat without matrix units (lavapipe)
+      std::printf("%s: not offered on %s (no configuration passes the space's constraints)\n",
+                  k.name.c_str(), info.name.c_str());
+      continue;
+    }
     for (const auto& size : sizes_for(k, large)) {
       auto c = std::make_unique<Case>();
       c->kernel = &k;

@@ -32,8 +32,8 @@ struct Named {
 std::string clash(const Named& p, const KernelSignature& sig) {
   if (is_reserved_name(p.name)) {
     // Name the libtune definition it would shadow when there is one.
-    for (std::string_view launch :
-         {kBlockX, kBlockY, kBlockZ, kNumWarps, kNumStages, kMaxRegisters, kSharedBytes}) {
+    for (std::string_view launch : {kBlockX, kBlockY, kBlockZ, kNumWarps, kNumStages, kMaxRegisters,
+                                    kSharedBytes, kSubgroupSize}) {
       if (p.name == launch_option_macro(launch)) {
         return p.origin + " has the name of libtune's definition " + p.name +
                " (the launch option " + std::string(launch) + "); names starting with " +

@@ -40,7 +40,8 @@ std::string to_string(const Dim3& d) {
 
 bool is_launch_option_name(std::string_view name) noexcept {
   return name == kBlockX || name == kBlockY || name == kBlockZ || name == kNumWarps ||
-         name == kNumStages || name == kMaxRegisters || name == kSharedBytes;
+         name == kNumStages || name == kMaxRegisters || name == kSharedBytes ||
+         name == kSubgroupSize;
 }
 
 namespace {
@@ -63,6 +64,7 @@ bool set_launch(LaunchOptions& l, std::string_view name, const Value& value) {
   if (name == kNumStages) l.num_stages = i32;
   if (name == kMaxRegisters) l.max_registers = i32;
   if (name == kSharedBytes) l.shared_bytes = u32;
+  if (name == kSubgroupSize) l.subgroup_size = u32;
   return true;
 }
 
@@ -139,6 +141,7 @@ std::string Config::to_string() const {
   if (launch_.num_stages != 0) add(kNumStages, std::to_string(launch_.num_stages));
   if (launch_.max_registers != 0) add(kMaxRegisters, std::to_string(launch_.max_registers));
   if (launch_.shared_bytes != 0) add(kSharedBytes, std::to_string(launch_.shared_bytes));
+  if (launch_.subgroup_size != 0) add(kSubgroupSize, std::to_string(launch_.subgroup_size));
   if (!launch.empty()) out += ";" + launch;
   return out;
 }

@@ -19,6 +19,7 @@ std::string_view launch_option_macro(std::string_view launch_name) noexcept {
   if (launch_name == kNumStages) return "TUNE_NUM_STAGES";
   if (launch_name == kMaxRegisters) return "TUNE_MAX_REGISTERS";
   if (launch_name == kSharedBytes) return "TUNE_SHARED_BYTES";
+  if (launch_name == kSubgroupSize) return "TUNE_SUBGROUP_SIZE";
   return {};
 }
 
@@ -120,6 +121,7 @@ Result<std::vector<Definition>> definitions(const Config& config, const KernelSo
   add(kNumStages, l.num_stages);
   add(kMaxRegisters, l.max_registers);
   add(kSharedBytes, l.shared_bytes);
+  add(kSubgroupSize, l.subgroup_size);
   return out;
 }
 

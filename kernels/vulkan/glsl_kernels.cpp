@@ -6,7 +6,8 @@
 //   vector_add : exact (c[i] == a[i] + b[i], IEEE addition);
 //   reduce_sum : |out - sum| <= n * 2^-23 * sum|x| (any summation order);
 //   matmul_f32 : per element |C - ref| <= K * 2^-23 * sum_k |a_ik b_kj| (any order, FMA or not);
-//   matmul_f16 : the same plus |ref| * 2^-10 for the final f16 rounding.
+//   matmul_f16 : the same plus |ref| * 2^-10 for the final f16 rounding;
+//   matmul_f16_coopmat : as matmul_f16 (f16 products are exact in f32; f32 accumulation).
 #include <algorithm>
 #include <cstdint>
 
@@ -19,6 +20,7 @@ extern const char* const k_vector_add_comp;
 extern const char* const k_reduce_sum_comp;
 extern const char* const k_matmul_f32_comp;
 extern const char* const k_matmul_f16_comp;
+extern const char* const k_matmul_f16_coopmat_comp;
 }  // namespace glsl
 
 namespace {
@@ -183,6 +185,90 @@ BundledKernel matmul_f16() {
   return k;
 }
 
+// ---- matmul_f16_coopmat: the matrix units through VK_NV_cooperative_matrix. One config: the
+// shape LM x LN x LK, SGM x SGN subgroups of 32 each holding WM x WN accumulators, BK columns
+// of A per shared tile, STAGES 1 or 2 (see the shader).
+Config coopmat_config(MatrixShape s, int sgm, int sgn, int wm, int wn, int bk, int stages) {
+  Config c;
+  c.set("LM", static_cast<std::int64_t>(s.m))
+      .set("LN", static_cast<std::int64_t>(s.n))
+      .set("LK", static_cast<std::int64_t>(s.k))
+      .set("SGM", sgm)
+      .set("SGN", sgn)
+      .set("WM", wm)
+      .set("WN", wn)
+      .set("BK", bk)
+      .set("STAGES", stages);
+  c.launch().block = {static_cast<std::uint32_t>(32 * sgm * sgn), 1, 1};
+  return c;
+}
+
+std::int64_t coopmat_tile_m(const Config& c) {
+  return c.get_int("SGM") * c.get_int("WM") * c.get_int("LM");
+}
+std::int64_t coopmat_tile_n(const Config& c) {
+  return c.get_int("SGN") * c.get_int("WN") * c.get_int("LN");
+}
+
+// The shader's shared arrays: STAGES x (A tile + B tile) in f16 with 8-element row padding,
+// and one f32 accumulator scratch per subgroup.
+std::uint64_t coopmat_shared_bytes(const Config& c) {
+  const auto bm = static_cast<std::uint64_t>(coopmat_tile_m(c));
+  const auto bn = static_cast<std::uint64_t>(coopmat_tile_n(c));
+  const auto bk = static_cast<std::uint64_t>(c.get_int("BK"));
+  const auto stages = static_cast<std::uint64_t>(c.get_int("STAGES"));
+  const auto subgroups = static_cast<std::uint64_t>(c.get_int("SGM") * c.get_int("SGN"));
+  const auto lmn = static_cast<std::uint64_t>(c.get_int("LM") * c.get_int("LN"));
+  return stages * (bm * (bk + 8) + bk * (bn + 8)) * 2 + subgroups * lmn * 4;
+}
+
+bool coopmat_shape_offered(const Config& c, const DeviceInfo& dev) {
+  const MatrixShape s{static_cast<std::uint32_t>(c.get_int("LM")),
+                      static_cast<std::uint32_t>(c.get_int("LN")),
+                      static_cast<std::uint32_t>(c.get_int("LK"))};
+  return std::find(dev.matrix_shapes_f16.begin(), dev.matrix_shapes_f16.end(), s) !=
+         dev.matrix_shapes_f16.end();
+}
+
+// 3 shapes x 10 subgroup layouts x BK {16, 32} x STAGES {1, 2} = 120 points; a device keeps
+// those of the shapes it reports (NVIDIA: 16x8x16, 16x8x8 and 16x16x16 are the usual ones).
+BundledKernel matmul_f16_coopmat() {
+  BundledKernel k = detail::contract("matmul_f16_coopmat");
+  KernelDef& d = k.def;
+  d.sources = {glsl_source(glsl::k_matmul_f16_coopmat_comp)};
+  struct Layout {
+    int sgm, sgn, wm, wn;
+  };
+  const Layout layouts[] = {{2, 2, 2, 2}, {2, 2, 4, 2}, {2, 2, 2, 4}, {2, 2, 4, 4}, {4, 2, 2, 2},
+                            {2, 4, 2, 2}, {4, 2, 2, 4}, {2, 4, 4, 2}, {1, 2, 4, 4}, {4, 4, 2, 2}};
+  std::vector<Config> configs;
+  for (MatrixShape s : {MatrixShape{16, 8, 16}, MatrixShape{16, 16, 16}, MatrixShape{16, 8, 8}})
+    for (const Layout& l : layouts)
+      for (int bk : {16, 32})
+        for (int stages : {1, 2})
+          configs.push_back(coopmat_config(s, l.sgm, l.sgn, l.wm, l.wn, bk, stages));
+  d.space = ConfigSpace::list(std::move(configs));
+  d.space
+      .constrain(
+          "the device runs the cooperative-matrix shape (f16 x f16 + f32, "
+          "VK_NV_cooperative_matrix)",
+          coopmat_shape_offered)
+      .constrain("subgroups of 32 invocations",
+                 [](const Config&, const DeviceInfo& dev) { return dev.warp_size == 32; })
+      .constrain("workgroup fits the device", workgroup_fits)
+      .constrain("shared memory fits", [](const Config& c, const DeviceInfo& dev) {
+        return coopmat_shared_bytes(c) <= dev.shared_bytes_per_block;
+      });
+  d.dims = [](const Config& c, ArgList args) {
+    return matmul_dims(c, args, coopmat_tile_m(c), coopmat_tile_n(c));
+  };
+  k.demo_sizes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
+  // Whole tiles with 16-byte loads, edge tiles, and K or N not a multiple of 8 (element loads).
+  k.test_sizes = {{128, 256, 64}, {33, 47, 65}, {64, 32, 16}, {200, 136, 100}, {129, 264, 40}};
+  k.default_config = coopmat_config(MatrixShape{16, 8, 16}, 2, 2, 2, 2, 32, 2);
+  return k;
+}
+
 }  // namespace
 
 std::vector<BundledKernel> glsl_kernels() {
@@ -191,6 +277,7 @@ std::vector<BundledKernel> glsl_kernels() {
   out.push_back(reduce_sum());
   out.push_back(matmul_f32());
   out.push_back(matmul_f16());
+  out.push_back(matmul_f16_coopmat());
   return out;
 }
 

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "tune/backend/hash.hpp"
+#include "tune/backend/subgroup_size.hpp"
 #include "tune/config.hpp"
 #include "tune/status.hpp"
 
@@ -74,15 +75,18 @@ TEST_CASE("Config: reserved launch names set launch options, not parameters") {
       .set(kNumWarps, 8)
       .set(kNumStages, 3)
       .set(kMaxRegisters, 128)
-      .set(kSharedBytes, 16384);
+      .set(kSharedBytes, 16384)
+      .set(kSubgroupSize, 16);
   CHECK(c.params().size() == 1);
   CHECK(c.launch().block == Dim3{256, 1, 1});
   CHECK(c.launch().num_warps == 8);
   CHECK(c.launch().num_stages == 3);
   CHECK(c.launch().max_registers == 128);
   CHECK(c.launch().shared_bytes == 16384u);
+  CHECK(c.launch().subgroup_size == 16u);
   CHECK(c.to_string() ==
-        "BM=64;block=256x1x1,num_warps=8,num_stages=3,max_registers=128,shared_bytes=16384");
+        "BM=64;block=256x1x1,num_warps=8,num_stages=3,max_registers=128,shared_bytes=16384,"
+        "subgroup_size=16");
   CHECK(is_launch_option_name("block.y"));
   CHECK(is_launch_option_name("num_stages"));
   CHECK_FALSE(is_launch_option_name("BM"));
@@ -93,7 +97,7 @@ TEST_CASE("Config: parse round trip") {
   Config c;
   c.set("BM", 64).set("NEG", -3).set("SPLIT", Value{true}).set("OFF", Value{false});
   c.set("LAYOUT", "a \"quoted\" \\ str,ing;x").set(kBlockX, 128).set(kBlockY, 2);
-  c.set(kNumStages, 4);
+  c.set(kNumStages, 4).set(kSubgroupSize, 32);
   const std::string text = c.to_string();
   auto parsed = Config::parse(text);
   REQUIRE(parsed.ok());
@@ -105,6 +109,35 @@ TEST_CASE("Config: parse round trip") {
   REQUIRE(empty.ok());
   CHECK(*empty == Config{});
   CHECK(Config{}.to_string().empty());
+}
+
+TEST_CASE("check_subgroup_size: 0 or a power of two in the device's range, else unavailable") {
+  DeviceInfo amd;
+  amd.name = "RDNA";
+  amd.backend = "vulkan";
+  amd.min_subgroup_size = 32;
+  amd.max_subgroup_size = 64;
+  CHECK(check_subgroup_size(0, amd).ok());
+  CHECK(check_subgroup_size(32, amd).ok());
+  CHECK(check_subgroup_size(64, amd).ok());
+  for (std::uint32_t bad : {1u, 16u, 48u, 128u}) {
+    const Status s = check_subgroup_size(bad, amd);
+    CHECK(s.code() == StatusCode::unavailable);
+    CHECK(s.message().find("subgroup_size " + std::to_string(bad) + " on RDNA") !=
+          std::string::npos);
+    CHECK(s.message().find("powers of two from 32 to 64") != std::string::npos);
+  }
+  DeviceInfo cuda;
+  cuda.name = "H200";
+  cuda.min_subgroup_size = cuda.max_subgroup_size = 32;
+  CHECK(check_subgroup_size(32, cuda).ok());
+  CHECK(check_subgroup_size(64, cuda).message().find("allows only 32") != std::string::npos);
+  DeviceInfo fixed;  // Vulkan without subgroup size control
+  fixed.backend = "vulkan";
+  CHECK(check_subgroup_size(0, fixed).ok());
+  const Status none = check_subgroup_size(32, fixed);
+  CHECK(none.code() == StatusCode::unavailable);
+  CHECK(none.message().find("subgroupSizeControl") != std::string::npos);
 }
 
 TEST_CASE("Config: parse rejects malformed text with invalid_argument") {

@@ -58,7 +58,7 @@ TEST_CASE("definitions: parameters in the Config's order, then each set launch o
   c.set("SPLIT", Value{true}).set("BM", 64).set("OFF", Value{false}).set("LAYOUT", "tn");
   c.set("NEG", Value{std::int64_t{-3}});
   c.set(kBlockX, 128).set(kNumWarps, 4).set(kNumStages, 3).set(kMaxRegisters, 64);
-  c.set(kSharedBytes, 4096);
+  c.set(kSharedBytes, 4096).set(kSubgroupSize, 32);
   const std::vector<Definition> want = {
       {"BM", "64"},
       {"LAYOUT", "tn"},
@@ -72,6 +72,7 @@ TEST_CASE("definitions: parameters in the Config's order, then each set launch o
       {"TUNE_NUM_STAGES", "3"},
       {"TUNE_MAX_REGISTERS", "64"},
       {"TUNE_SHARED_BYTES", "4096"},
+      {"TUNE_SUBGROUP_SIZE", "32"},
   };
   CHECK(defs(c) == want);
   // The same for a GLSL source: one list for every backend.
@@ -150,6 +151,7 @@ TEST_CASE("reserved names: the TUNE_ prefix and the launch options' macros") {
   CHECK_FALSE(is_reserved_name("BM"));
   CHECK(launch_option_macro(kBlockZ) == "TUNE_BLOCK_Z");
   CHECK(launch_option_macro(kSharedBytes) == "TUNE_SHARED_BYTES");
+  CHECK(launch_option_macro(kSubgroupSize) == "TUNE_SUBGROUP_SIZE");
   CHECK(launch_option_macro("BM").empty());
 }
 

@@ -356,6 +356,7 @@ Result<DeviceInfo> query_info(const Driver& d, CUdevice dev) {
   info.shared_bytes_per_block_optin = std::max(u(11), u(10));
   info.registers_per_block = u(12);
   info.warp_size = u(13);
+  info.min_subgroup_size = info.max_subgroup_size = info.warp_size;  // fixed by the hardware
   info.l2_bytes = u(14);
   set_last_level_cache(info, info.l2_bytes, CacheSizeSource::reported);  // L2 is the last level
   std::size_t total = 0;

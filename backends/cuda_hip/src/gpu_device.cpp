@@ -4,6 +4,7 @@
 
 #include <typeinfo>
 
+#include "tune/backend/subgroup_size.hpp"
 #include "variant_callback.hpp"
 
 namespace tune::gpu {
@@ -214,6 +215,7 @@ Result<std::unique_ptr<CompiledKernel>> GpuDevice::compile_variant(const KernelS
                                                                    const Config& config,
                                                                    bool use_cache) {
   TUNE_RETURN_IF_ERROR(status_.check_lost());
+  TUNE_RETURN_IF_ERROR(check_subgroup_size(config.launch().subgroup_size, info_));
   const std::string name = source.entry + "{" + config.to_string() + "}";
   // TMA tensor maps (KernelSource::tensor_maps): this variant's specs, before compiling.
   auto tensor_maps = tensor_map_specs(*api_, info_.backend, source, config, name);

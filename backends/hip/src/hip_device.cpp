@@ -266,6 +266,8 @@ Result<DeviceInfo> query_info(const HipLibrary& h, int ordinal) {
   info.shared_bytes_per_block_optin = info.shared_bytes_per_block;
   info.registers_per_block = u(p.regsPerBlock);
   info.warp_size = u(p.warpSize);
+  // The wavefront size the runtime compiles for (hiprtc offers no per-kernel wave32/wave64).
+  info.min_subgroup_size = info.max_subgroup_size = info.warp_size;
   info.l2_bytes = static_cast<std::uint64_t>(p.l2CacheSize);
   // HIP reports the L2 only; a part with an Infinity Cache has it behind the L2, far larger.
   if (std::uint64_t mall = amd_infinity_cache_bytes(info.arch); mall > info.l2_bytes)

@@ -79,7 +79,8 @@ Status check_spirv(const SpirvInfo& si, const Dim3& block, const DeviceCaps& cap
 
 Result<ComputePipeline> create_compute_pipeline(VkDevice device, VkPipelineCache cache,
                                                 const ShaderCompiler::Spirv& spirv,
-                                                const Dim3& block, bool* device_lost) {
+                                                const Dim3& block, std::uint32_t subgroup_size,
+                                                bool* device_lost) {
   const SpirvInfo& si = spirv.info;
   auto smi = vk_struct<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
   smi.codeSize = spirv.words.size() * sizeof(std::uint32_t);
@@ -100,6 +101,10 @@ Result<ComputePipeline> create_compute_pipeline(VkDevice device, VkPipelineCache
   cpi.stage.module = module.get();
   cpi.stage.pName = "main";
   cpi.stage.pSpecializationInfo = (block.any_set() && si.local_size_is_spec) ? &spec : nullptr;
+  auto required = vk_struct<VkPipelineShaderStageRequiredSubgroupSizeCreateInfo>(
+      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO);
+  required.requiredSubgroupSize = subgroup_size;
+  if (subgroup_size != 0) cpi.stage.pNext = &required;
   cpi.layout = out.layout.get();
   VkResult r =
       vkCreateComputePipelines(device, cache, 1, &cpi, nullptr, out.pipeline.receive(device));

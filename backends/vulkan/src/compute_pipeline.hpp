@@ -35,11 +35,14 @@ Status check_spirv(const SpirvInfo& si, const Dim3& block, const DeviceCaps& cap
                    const std::string& device_name);
 
 // The pipeline of `spirv`, its workgroup size set to `block` through specialization constants
-// where the shader takes them and `block` is set. The failed call's Status otherwise
+// where the shader takes them and `block` is set, and its subgroup size required to be
+// `subgroup_size` when not 0 (checked against the device beforehand: check_subgroup_size).
+// The failed call's Status otherwise
 // (compile_error when the pipeline itself fails); `*device_lost` is set when the pipeline's
 // creation reported VK_ERROR_DEVICE_LOST (the caller marks its queue lost).
 Result<ComputePipeline> create_compute_pipeline(VkDevice device, VkPipelineCache cache,
                                                 const ShaderCompiler::Spirv& spirv,
-                                                const Dim3& block, bool* device_lost);
+                                                const Dim3& block, std::uint32_t subgroup_size,
+                                                bool* device_lost);
 
 }  // namespace tune::vk

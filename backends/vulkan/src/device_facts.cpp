@@ -38,6 +38,78 @@ void query_features(VkPhysicalDevice pd, DeviceCaps& c) {
   c.int8 = f16.shaderInt8;
   c.storage8 = s8.storageBuffer8BitAccess;
   c.uniform_storage8 = s8.uniformAndStorageBuffer8BitAccess;
+  if (c.props.apiVersion >= VK_API_VERSION_1_2) {
+    auto mm = vk_struct<VkPhysicalDeviceVulkanMemoryModelFeatures>(
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES);
+    auto only =
+        vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &mm);
+    vkGetPhysicalDeviceFeatures2(pd, &only);
+    c.memory_model = mm.vulkanMemoryModel;
+  }
+}
+
+bool has_device_extension(VkPhysicalDevice pd, std::string_view name) {
+  std::uint32_t n = 0;
+  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> exts(n);
+  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, exts.data()) != VK_SUCCESS)
+    return false;
+  for (const VkExtensionProperties& e : exts)
+    if (name == e.extensionName) return true;
+  return false;
+}
+
+// Vulkan 1.3's subgroup size control, for compute pipelines only.
+void query_subgroup_control(VkPhysicalDevice pd, DeviceCaps& c) {
+  if (c.props.apiVersion < VK_API_VERSION_1_3) return;
+  auto f = vk_struct<VkPhysicalDeviceSubgroupSizeControlFeatures>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES);
+  auto f2 = vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f);
+  vkGetPhysicalDeviceFeatures2(pd, &f2);
+  auto p = vk_struct<VkPhysicalDeviceSubgroupSizeControlProperties>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES);
+  auto p2 =
+      vk_struct<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &p);
+  vkGetPhysicalDeviceProperties2(pd, &p2);
+  if (!f.subgroupSizeControl || (p.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) == 0 ||
+      p.minSubgroupSize == 0 || p.maxSubgroupSize < p.minSubgroupSize)
+    return;
+  c.subgroup_size_control = true;
+  c.min_subgroup_size = p.minSubgroupSize;
+  c.max_subgroup_size = p.maxSubgroupSize;
+}
+
+// VK_NV_cooperative_matrix: the feature and the subgroup-scope f16 x f16 + f32 shapes. The
+// Debian 12 toolchain (glslang 12, headers 1.3.239) predates VK_KHR_cooperative_matrix, so the
+// NV extension is the one libtune's shaders are written for.
+void query_cooperative_matrix(VkInstance instance, VkPhysicalDevice pd, DeviceCaps& c) {
+  if (instance == VK_NULL_HANDLE ||
+      !has_device_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME))
+    return;
+  auto f = vk_struct<VkPhysicalDeviceCooperativeMatrixFeaturesNV>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV);
+  auto f2 = vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f);
+  vkGetPhysicalDeviceFeatures2(pd, &f2);
+  auto list = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+  if (!f.cooperativeMatrix || list == nullptr) return;
+  std::uint32_t n = 0;
+  if (list(pd, &n, nullptr) != VK_SUCCESS) return;
+  std::vector<VkCooperativeMatrixPropertiesNV> props(
+      n, vk_struct<VkCooperativeMatrixPropertiesNV>(
+             VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV));
+  if (list(pd, &n, props.data()) != VK_SUCCESS) return;
+  c.coopmat_nv = true;
+  for (const VkCooperativeMatrixPropertiesNV& m : props) {
+    if (m.AType != VK_COMPONENT_TYPE_FLOAT16_NV || m.BType != VK_COMPONENT_TYPE_FLOAT16_NV ||
+        m.CType != VK_COMPONENT_TYPE_FLOAT32_NV || m.DType != VK_COMPONENT_TYPE_FLOAT32_NV ||
+        m.scope != VK_SCOPE_SUBGROUP_NV)
+      continue;
+    const MatrixShape s{m.MSize, m.NSize, m.KSize};
+    if (std::find(c.coopmat_shapes_f16.begin(), c.coopmat_shapes_f16.end(), s) ==
+        c.coopmat_shapes_f16.end())
+      c.coopmat_shapes_f16.push_back(s);
+  }
 }
 
 void query_properties(VkPhysicalDevice pd, DeviceCaps& c) {
@@ -125,7 +197,8 @@ VkSubgroupFeatureFlags subgroup_feature(std::uint32_t cap) {
 
 }  // namespace
 
-DeviceCaps query_caps(VkPhysicalDevice pd, std::string* why, std::uint32_t max_api) {
+DeviceCaps query_caps(VkInstance instance, VkPhysicalDevice pd, std::string* why,
+                      std::uint32_t max_api) {
   DeviceCaps c;
   vkGetPhysicalDeviceProperties(pd, &c.props);
   if (max_api != 0) c.props.apiVersion = std::min(c.props.apiVersion, max_api);
@@ -137,6 +210,8 @@ DeviceCaps query_caps(VkPhysicalDevice pd, std::string* why, std::uint32_t max_a
   }
   query_properties(pd, c);
   query_features(pd, c);
+  query_subgroup_control(pd, c);
+  query_cooperative_matrix(instance, pd, c);
   pick_queue(pd, c, why);
   if (why->empty() && c.props.limits.timestampPeriod <= 0.0f) *why = "timestampPeriod is 0";
   return c;
@@ -258,6 +333,9 @@ DeviceInfo device_info(const DeviceCaps& caps, std::string compiler_version) {
   info.shared_bytes_per_block_optin = l.maxComputeSharedMemorySize;
   info.registers_per_block = 0;
   info.warp_size = caps.subgroup_size;
+  info.min_subgroup_size = caps.min_subgroup_size;
+  info.max_subgroup_size = caps.max_subgroup_size;
+  info.matrix_shapes_f16 = caps.coopmat_shapes_f16;
   info.l2_bytes = 0;  // unknown in Vulkan
   set_last_level_cache(info, caps);
   std::uint64_t local = 0;
@@ -297,6 +375,10 @@ bool supports_capability(const DeviceCaps& c, std::uint32_t cap) {
       return c.storage8;
     case spv_cap::kUniformAndStorageBuffer8BitAccess:
       return c.uniform_storage8;
+    case spv_cap::kVulkanMemoryModel:
+      return c.memory_model;
+    case spv_cap::kCooperativeMatrixNV:
+      return c.coopmat_nv;
     default:
       break;
   }

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tune/device_info.hpp"
 #include "tune/status.hpp"
@@ -32,14 +33,24 @@ struct DeviceCaps {
   bool int64 = false, float64 = false, int16 = false;
   bool float16 = false, int8 = false;
   bool storage16 = false, uniform_storage16 = false, storage8 = false, uniform_storage8 = false;
+  bool memory_model = false;  // vulkanMemoryModel (Vulkan 1.2): cooperative-matrix shaders use it
+  // VK_NV_cooperative_matrix is present and its cooperativeMatrix feature on; its subgroup-scope
+  // shapes for f16 x f16 + f32 (what DeviceInfo::matrix_shapes_f16 reports).
+  bool coopmat_nv = false;
+  std::vector<MatrixShape> coopmat_shapes_f16;
+  // Vulkan 1.3 subgroupSizeControl with compute among requiredSubgroupSizeStages: compute
+  // pipelines may require a subgroup size in [min, max] (both 0 otherwise).
+  bool subgroup_size_control = false;
+  std::uint32_t min_subgroup_size = 0, max_subgroup_size = 0;
   std::string driver_name, driver_info;
   std::string uuid;  // VkPhysicalDeviceIDProperties::deviceUUID (format_uuid); empty: unknown
 };
 
-// Queries what `pd` supports. `why` explains why it is unusable (empty when usable).
-// `max_api` (0: none) caps the API version used, and reported in props.apiVersion: an
+// Queries what `pd` (of `instance`) supports. `why` explains why it is unusable (empty when
+// usable). `max_api` (0: none) caps the API version used, and reported in props.apiVersion: an
 // application's instance of a lower version may not be asked for newer structures.
-DeviceCaps query_caps(VkPhysicalDevice pd, std::string* why, std::uint32_t max_api = 0);
+DeviceCaps query_caps(VkInstance instance, VkPhysicalDevice pd, std::string* why,
+                      std::uint32_t max_api = 0);
 
 // Stable names used in DeviceInfo and listings.
 std::string vendor_name(std::uint32_t vendor_id);

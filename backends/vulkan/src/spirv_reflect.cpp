@@ -316,6 +316,10 @@ std::string capability_name(std::uint32_t cap) {
       return "StorageBuffer8BitAccess";
     case spv_cap::kUniformAndStorageBuffer8BitAccess:
       return "UniformAndStorageBuffer8BitAccess";
+    case spv_cap::kVulkanMemoryModel:
+      return "VulkanMemoryModel";
+    case spv_cap::kCooperativeMatrixNV:
+      return "CooperativeMatrixNV (VK_NV_cooperative_matrix)";
     default:
       return "capability " + std::to_string(cap);
   }

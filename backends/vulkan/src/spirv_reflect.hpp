@@ -62,6 +62,8 @@ inline constexpr std::uint32_t kUniformAndStorageBuffer16BitAccess = 4434;
 inline constexpr std::uint32_t kStoragePushConstant16 = 4435;
 inline constexpr std::uint32_t kStorageBuffer8BitAccess = 4448;
 inline constexpr std::uint32_t kUniformAndStorageBuffer8BitAccess = 4449;
+inline constexpr std::uint32_t kVulkanMemoryModel = 5345;
+inline constexpr std::uint32_t kCooperativeMatrixNV = 5357;
 }  // namespace spv_cap
 
 }  // namespace tune::vk

@@ -98,7 +98,7 @@ Result<std::vector<DeviceListing>> list_devices() {
   std::vector<DeviceListing> out;
   for (std::size_t i = 0; i < devs->size(); ++i) {
     std::string why;
-    vk::DeviceCaps c = vk::query_caps((*devs)[i], &why);
+    vk::DeviceCaps c = vk::query_caps((*inst)->get(), (*devs)[i], &why);
     DeviceListing d;
     d.backend = "vulkan";
     d.index = static_cast<int>(i);
@@ -140,7 +140,7 @@ Result<std::unique_ptr<Device>> open_device(std::string_view selector_in,
   std::vector<std::string> why(devs->size());
   std::string names;
   for (std::size_t i = 0; i < devs->size(); ++i) {
-    caps[i] = vk::query_caps((*devs)[i], &why[i]);
+    caps[i] = vk::query_caps((*inst)->get(), (*devs)[i], &why[i]);
     names += "\n  " + std::to_string(i) + ": " + caps[i].props.deviceName +
              (why[i].empty() ? "" : " (unusable: " + why[i] + ")");
   }

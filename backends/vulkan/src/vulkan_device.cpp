@@ -11,8 +11,10 @@
 
 #include "argument_binding.hpp"
 #include "compute_pipeline.hpp"
+#include "logical_device.hpp"
 #include "recorded_memo.hpp"
 #include "tune/backend/hash.hpp"
+#include "tune/backend/subgroup_size.hpp"
 #include "tune/definitions.hpp"
 #include "tune/log.hpp"
 #include "vk_status.hpp"
@@ -70,42 +72,7 @@ Result<std::unique_ptr<VulkanDevice>> VulkanDevice::create(OpenedDevice opened) 
 }
 
 Status VulkanDevice::create_logical_device() {
-  const DeviceCaps& caps = opened_.caps;
-  const float priority = 1.0f;
-  auto qci = vk_struct<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
-  qci.queueFamilyIndex = caps.queue_family;
-  qci.queueCount = 1;
-  qci.pQueuePriorities = &priority;
-
-  // Enable exactly the optional features kernels may need and the device has.
-  auto features =
-      vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
-  features.features.shaderInt64 = caps.int64 ? VK_TRUE : VK_FALSE;
-  features.features.shaderFloat64 = caps.float64 ? VK_TRUE : VK_FALSE;
-  features.features.shaderInt16 = caps.int16 ? VK_TRUE : VK_FALSE;
-  auto s16 = vk_struct<VkPhysicalDevice16BitStorageFeatures>(
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES);
-  s16.storageBuffer16BitAccess = caps.storage16 ? VK_TRUE : VK_FALSE;
-  s16.uniformAndStorageBuffer16BitAccess = caps.uniform_storage16 ? VK_TRUE : VK_FALSE;
-  features.pNext = &s16;
-  auto f16 = vk_struct<VkPhysicalDeviceShaderFloat16Int8Features>(
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES);
-  auto s8 = vk_struct<VkPhysicalDevice8BitStorageFeatures>(
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES);
-  if (caps.props.apiVersion >= VK_API_VERSION_1_2) {
-    f16.shaderFloat16 = caps.float16 ? VK_TRUE : VK_FALSE;
-    f16.shaderInt8 = caps.int8 ? VK_TRUE : VK_FALSE;
-    s8.storageBuffer8BitAccess = caps.storage8 ? VK_TRUE : VK_FALSE;
-    s8.uniformAndStorageBuffer8BitAccess = caps.uniform_storage8 ? VK_TRUE : VK_FALSE;
-    s16.pNext = &f16;
-    f16.pNext = &s8;
-  }
-
-  auto dci = vk_struct<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
-  dci.pNext = &features;
-  dci.queueCreateInfoCount = 1;
-  dci.pQueueCreateInfos = &qci;
-  TUNE_VK_RETURN_IF_ERROR(vkCreateDevice(opened_.physical, &dci, nullptr, device_.receive()),
+  TUNE_VK_RETURN_IF_ERROR(create_vk_device(opened_.physical, opened_.caps, device_.receive()),
                           "vkCreateDevice");
   return Status::ok_status();
 }
@@ -410,7 +377,7 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
   auto spirv = shaders_->compile(source, *macros, &cached, fits);
   if (!spirv.ok()) return spirv.status();
   TUNE_RETURN_IF_ERROR(check_spirv((*spirv)->info, block, opened_.caps, info_.name));
-  return create_kernel(**spirv, block, cached);
+  return create_kernel(**spirv, block, config.launch().subgroup_size, cached);
 }
 
 Status VulkanDevice::check_request(const KernelSource& source, const Config& config,
@@ -439,14 +406,16 @@ Status VulkanDevice::check_request(const KernelSource& source, const Config& con
     return Status(StatusCode::invalid_argument,
                   "Vulkan has no dynamic shared memory: declare shared arrays in the shader");
   }
-  return Status::ok_status();
+  return check_subgroup_size(config.launch().subgroup_size, info_);
 }
 
 Result<std::unique_ptr<CompiledKernel>> VulkanDevice::create_kernel(
-    const ShaderCompiler::Spirv& spirv, const Dim3& block, bool cached) {
+    const ShaderCompiler::Spirv& spirv, const Dim3& block, std::uint32_t subgroup_size,
+    bool cached) {
   const SpirvInfo& si = spirv.info;
   bool lost = false;
-  auto objects = create_compute_pipeline(vk(), pipelines_->handle(), spirv, block, &lost);
+  auto objects =
+      create_compute_pipeline(vk(), pipelines_->handle(), spirv, block, subgroup_size, &lost);
   if (!objects.ok()) {
     if (lost) queue_->mark_lost();
     return objects.status();

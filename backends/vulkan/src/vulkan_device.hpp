@@ -183,8 +183,10 @@ class VulkanDevice final : public Device {
   // compute_pipeline.hpp: what the SPIR-V needs of it), and the kernel over its pipeline.
   Status check_request(const KernelSource& source, const Config& config, Dim3* block) const;
   // `cached`: the SPIR-V came from a cache, not from shaderc (CompiledKernel::from_binary_cache).
+  // `subgroup_size`: LaunchOptions::subgroup_size, already checked (0: the driver's choice).
   Result<std::unique_ptr<CompiledKernel>> create_kernel(const ShaderCompiler::Spirv& spirv,
-                                                        const Dim3& block, bool cached);
+                                                        const Dim3& block,
+                                                        std::uint32_t subgroup_size, bool cached);
 
   Result<const VulkanBuffer*> own_buffer(const DeviceBuffer& b, std::string_view what) const;
   Result<const VulkanKernel*> own_kernel(const CompiledKernel& k) const;

@@ -55,6 +55,15 @@ Status adopt_caps(const ExternalDevice& e, vk::DeviceCaps& caps) {
   caps.storage16 = caps.storage16 && f.storage_buffer_16bit;
   caps.uniform_storage16 = false;
   caps.storage8 = caps.storage8 && f.storage_buffer_8bit;
+  caps.memory_model = caps.memory_model && f.vulkan_memory_model;
+  if (!f.cooperative_matrix_nv) {
+    caps.coopmat_nv = false;
+    caps.coopmat_shapes_f16.clear();
+  }
+  if (!f.subgroup_size_control) {
+    caps.subgroup_size_control = false;
+    caps.min_subgroup_size = caps.max_subgroup_size = 0;
+  }
   caps.uniform_storage8 = false;
   return Status::ok_status();
 }
@@ -73,7 +82,7 @@ Result<std::unique_ptr<Device>> open_device(const ExternalDevice& e) {
                   "vulkan::ExternalDevice: set both lock_queue and unlock_queue, or neither");
   }
   std::string why;  // query_caps' own queue choice is replaced by the application's
-  vk::DeviceCaps caps = vk::query_caps(e.physical_device, &why, e.api_version);
+  vk::DeviceCaps caps = vk::query_caps(e.instance, e.physical_device, &why, e.api_version);
   TUNE_RETURN_IF_ERROR(adopt_caps(e, caps));
   vk::OpenedDevice opened;
   opened.instance = vk::Instance::borrow(e.instance);

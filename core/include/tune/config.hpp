@@ -56,6 +56,10 @@ struct LaunchOptions {
   std::int32_t num_stages = 0;     // software-pipeline depth hint, visible to the kernel
   std::int32_t max_registers = 0;  // per-thread register cap passed to the compiler
   std::uint32_t shared_bytes = 0;  // dynamic shared memory per block
+  // The subgroup (warp, wavefront) size the kernel must run with; 0 = the device's choice.
+  // A power of two in [DeviceInfo::min_subgroup_size, max_subgroup_size]; any other value is
+  // refused (unavailable) before compiling, with the device's range in the reason.
+  std::uint32_t subgroup_size = 0;
   friend bool operator==(const LaunchOptions&, const LaunchOptions&) = default;
 };
 
@@ -67,6 +71,7 @@ inline constexpr std::string_view kNumWarps = "num_warps";
 inline constexpr std::string_view kNumStages = "num_stages";
 inline constexpr std::string_view kMaxRegisters = "max_registers";
 inline constexpr std::string_view kSharedBytes = "shared_bytes";
+inline constexpr std::string_view kSubgroupSize = "subgroup_size";
 bool is_launch_option_name(std::string_view name) noexcept;
 
 class Config {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tune/config.hpp"
 
@@ -21,6 +22,12 @@ enum class CacheSizeSource : std::uint8_t {
   user,          // TUNE_LLC_BYTES
 };
 std::string_view to_string(CacheSizeSource s) noexcept;  // "reported", "table", "default", "user"
+
+// One matrix multiply-accumulate shape: an M x K times K x N product per subgroup.
+struct MatrixShape {
+  std::uint32_t m = 0, n = 0, k = 0;
+  friend bool operator==(const MatrixShape&, const MatrixShape&) = default;
+};
 
 struct DeviceInfo {
   std::string backend;  // "cuda", "hip", "vulkan" (or "simulated" in tests)
@@ -49,7 +56,17 @@ struct DeviceInfo {
   std::uint32_t shared_bytes_per_block_optin = 0;  // with opt-in (CUDA); else == default
   std::uint32_t registers_per_block = 0;           // 0 when unknown (Vulkan)
   std::uint32_t warp_size = 0;                     // warp / wavefront / subgroup size
-  std::uint64_t l2_bytes = 0;                      // as the driver reports it, 0 when unknown
+  // The subgroup sizes a kernel may require (LaunchOptions::subgroup_size): the powers of two
+  // in [min, max]. CUDA and HIP: the warp size alone. Vulkan: the range of
+  // VK_EXT_subgroup_size_control (Vulkan 1.3) when the device lets compute shaders choose;
+  // both 0 where it does not (then every request is refused).
+  std::uint32_t min_subgroup_size = 0;
+  std::uint32_t max_subgroup_size = 0;
+  // Matrix-unit shapes for f16 inputs with f32 accumulation (Vulkan: the device's
+  // cooperative-matrix list, VK_NV_cooperative_matrix, subgroup scope); empty where the device
+  // has none or the backend exposes none. Kernels on matrix units pick their shape from it.
+  std::vector<MatrixShape> matrix_shapes_f16;
+  std::uint64_t l2_bytes = 0;  // as the driver reports it, 0 when unknown
   // The last-level cache that a timed launch must not find warm: L2 on NVIDIA GPUs and on AMD
   // GPUs without an Infinity Cache, the Infinity Cache (MALL) where there is one (MI300: 256
   // MiB, far above its 4 MiB L2s). Never 0 once a backend opened the device: a size it cannot

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "elapsed.hpp"
+#include "tune/backend/subgroup_size.hpp"
 
 namespace tune::detail {
 namespace {
@@ -31,7 +32,7 @@ Status check_limits(const Config& c, const DeviceInfo& info) {
                   "dynamic shared memory " + std::to_string(c.launch().shared_bytes) +
                       " B exceeds the device's " + std::to_string(smem_limit) + " B");
   }
-  return {};
+  return check_subgroup_size(c.launch().subgroup_size, info);
 }
 
 std::shared_ptr<Variant> build(Device& dev, const KernelSource& src, const Config& c) {

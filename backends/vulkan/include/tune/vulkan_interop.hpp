@@ -79,6 +79,12 @@ struct EnabledFeatures {
   bool shader_float16 = false, shader_int8 = false;  // VkPhysicalDeviceShaderFloat16Int8Features
   bool storage_buffer_16bit = false;                 // storageBuffer16BitAccess
   bool storage_buffer_8bit = false;                  // storageBuffer8BitAccess
+  bool vulkan_memory_model = false;                  // vulkanMemoryModel (Vulkan 1.2)
+  // VK_NV_cooperative_matrix enabled with its cooperativeMatrix feature (the bundled
+  // matmul_f16_coopmat needs it and vulkan_memory_model).
+  bool cooperative_matrix_nv = false;
+  // subgroupSizeControl (Vulkan 1.3): lets LaunchOptions::subgroup_size be honoured.
+  bool subgroup_size_control = false;
 };
 
 // An application's Vulkan objects, borrowed: the application creates them before open_device
