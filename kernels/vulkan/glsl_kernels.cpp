@@ -187,8 +187,9 @@ BundledKernel matmul_f16() {
 
 // ---- matmul_f16_coopmat: the matrix units through VK_NV_cooperative_matrix. One config: the
 // shape LM x LN x LK, SGM x SGN subgroups of 32 each holding WM x WN accumulators, BK columns
-// of A per shared tile, STAGES 1 or 2 (see the shader).
-Config coopmat_config(MatrixShape s, int sgm, int sgn, int wm, int wn, int bk, int stages) {
+// of A per shared tile, STAGES 1 or 2, VSH: shared tiles as 16-byte words or f16 (see the shader).
+Config coopmat_config(MatrixShape s, int sgm, int sgn, int wm, int wn, int bk, int stages,
+                      bool vsh) {
   Config c;
   c.set("LM", static_cast<std::int64_t>(s.m))
       .set("LN", static_cast<std::int64_t>(s.n))
@@ -198,7 +199,8 @@ Config coopmat_config(MatrixShape s, int sgm, int sgn, int wm, int wn, int bk, i
       .set("WM", wm)
       .set("WN", wn)
       .set("BK", bk)
-      .set("STAGES", stages);
+      .set("STAGES", stages)
+      .set("VSH", Value{vsh});
   c.launch().block = {static_cast<std::uint32_t>(32 * sgm * sgn), 1, 1};
   return c;
 }
@@ -230,7 +232,7 @@ bool coopmat_shape_offered(const Config& c, const DeviceInfo& dev) {
          dev.matrix_shapes_f16.end();
 }
 
-// 3 shapes x 10 subgroup layouts x BK {16, 32} x STAGES {1, 2} = 120 points; a device keeps
+// 3 shapes x 10 subgroup layouts x BK {16, 32} x STAGES {1, 2} x VSH = 240 points; a device keeps
 // those of the shapes it reports (NVIDIA: 16x8x16, 16x8x8 and 16x16x16 are the usual ones).
 BundledKernel matmul_f16_coopmat() {
   BundledKernel k = detail::contract("matmul_f16_coopmat");
@@ -246,7 +248,8 @@ BundledKernel matmul_f16_coopmat() {
     for (const Layout& l : layouts)
       for (int bk : {16, 32})
         for (int stages : {1, 2})
-          configs.push_back(coopmat_config(s, l.sgm, l.sgn, l.wm, l.wn, bk, stages));
+          for (bool vsh : {false, true})
+            configs.push_back(coopmat_config(s, l.sgm, l.sgn, l.wm, l.wn, bk, stages, vsh));
   d.space = ConfigSpace::list(std::move(configs));
   d.space
       .constrain(
@@ -265,7 +268,7 @@ BundledKernel matmul_f16_coopmat() {
   k.demo_sizes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
   // Whole tiles with 16-byte loads, edge tiles, and K or N not a multiple of 8 (element loads).
   k.test_sizes = {{128, 256, 64}, {33, 47, 65}, {64, 32, 16}, {200, 136, 100}, {129, 264, 40}};
-  k.default_config = coopmat_config(MatrixShape{16, 8, 16}, 2, 2, 2, 2, 32, 2);
+  k.default_config = coopmat_config(MatrixShape{16, 8, 16}, 2, 2, 2, 2, 32, 2, false);
   return k;
 }
 

@@ -67,6 +67,11 @@ py::dict device_info_dict(const DeviceInfo& info) {
   d["shared_bytes_per_block_optin"] = info.shared_bytes_per_block_optin;
   d["registers_per_block"] = info.registers_per_block;
   d["warp_size"] = info.warp_size;
+  d["min_subgroup_size"] = info.min_subgroup_size;
+  d["max_subgroup_size"] = info.max_subgroup_size;
+  py::list shapes;
+  for (const MatrixShape& s : info.matrix_shapes_f16) shapes.append(py::make_tuple(s.m, s.n, s.k));
+  d["matrix_shapes_f16"] = shapes;
   d["l2_bytes"] = info.l2_bytes;
   d["llc_bytes"] = info.llc_bytes;
   d["llc_source"] = std::string(tune::to_string(info.llc_source));
