@@ -75,8 +75,8 @@ tune::Status run(const std::string& url, const std::filesystem::path& dir) {
 
 int main() {
   tune::testing::PgServer server;  // exits 77 when the server programs are absent
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("libtune-pg-consumer-" + std::to_string(::getpid()));
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("libtune-pg-consumer-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const tune::Status s = run(server.new_database("consumer"), dir);
