@@ -2,9 +2,6 @@
 // roles, timeouts, outages and claims. Label postgres; skipped when the server programs are
 // absent.
 #include <doctest/doctest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <limits>
@@ -14,6 +11,7 @@
 
 #include "../cache/cache_test_util.hpp"
 #include "log_capture.hpp"
+#include "loopback_listener.hpp"
 #include "pg_server.hpp"
 #include "temp_dir.hpp"
 #include "tune/config.hpp"
@@ -174,25 +172,16 @@ TEST_CASE("a read-only role reads, is never written through, and claims are gran
   CHECK(shared->try_claim(key_of("n=5"), std::chrono::milliseconds(1000)));  // cannot record
 }
 
-TEST_CASE("a server that never answers costs one connect timeout, one warning, no password") {
-  // A listening socket nobody accepts on: the connection is made by the kernel, the server's
-  // greeting never comes.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  REQUIRE(::listen(fd, 16) == 0);
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
-  const std::string url =
-      "postgresql://tune:s3cret-pw@127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/db";
+// A SharedStore whose server at 127.0.0.1:`port` never answers (`what` it does): every call
+// goes on from the local file within the connect timeout, with one warning and no password.
+void expect_one_connect_timeout(int port, const std::string& what) {
+  const std::string url = "postgresql://tune:s3cret-pw@127.0.0.1:" + std::to_string(port) + "/db";
   PostgresOptions o = options(url);
   o.connect_timeout = std::chrono::milliseconds(500);
   o.retry_after = std::chrono::milliseconds(60000);
   TempDir dir;
   LogCapture log;
-  Watchdog dog("a black-holed server", 30);
+  Watchdog dog(what, 30);  // a hang would last minutes
   auto shared =
       SharedStore::open(SqliteStore::open((dir.path / "tune.db").string()), PostgresStore::open(o));
   CHECK(shared->load(key_of("n=1")).empty());
@@ -201,10 +190,24 @@ TEST_CASE("a server that never answers costs one connect timeout, one warning, n
   shared->release_claim(key_of("n=2"));
   CHECK(shared->load(key_of("n=1")).size() == 1);  // from the local file
   CHECK(shared->queued() == 1);
+  CHECK(log.count(LogLevel::warning, "") == 1);
   CHECK(log.count(LogLevel::warning, "connect timeout") == 1);
   CHECK(log.count(LogLevel::warning, "postgresql://tune@127.0.0.1:") == 1);
   CHECK(log.all().find("s3cret") == std::string::npos);
-  ::close(fd);
+}
+
+TEST_CASE("a server that never answers costs one connect timeout, one warning, no password") {
+  // A listening socket nobody accepts on: the connection is made by the kernel, the server's
+  // greeting never comes.
+  testing::LoopbackListener silent(16);
+  expect_one_connect_timeout(silent.port(), "a black-holed server");
+}
+
+TEST_CASE("an address that drops the connection costs one connect timeout, one warning") {
+  // Every SYN dropped, as by an unreachable or firewalled address: the TCP connection itself
+  // never completes.
+  testing::DroppingPort dropping;
+  expect_one_connect_timeout(dropping.port(), "an address that drops connections");
 }
 
 TEST_CASE("a statement slower than the statement timeout is given up, the call goes on") {

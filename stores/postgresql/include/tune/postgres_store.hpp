@@ -21,10 +21,10 @@
 // unless the connection string asks otherwise).
 //
 // Thread safety: every member may be called concurrently; calls to the server are serialised
-// on one connection. No call blocks beyond the connect timeout plus the statement timeout (a
-// host name is resolved by the system's resolver first, outside them: use an address or a
-// local resolver where DNS may hang), and after a failure the server is not asked again for
-// `retry_after` (calls go on locally).
+// on one connection. No call blocks beyond the connect timeout plus the statement timeout (the
+// connect timeout covers the host name lookup, a resolver that never answers included; a host
+// named only through a pg_service.conf service is looked up by libpq, outside it), and after a
+// failure the server is not asked again for `retry_after` (calls go on locally).
 #pragma once
 
 #include <chrono>
