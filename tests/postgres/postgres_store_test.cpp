@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "../cache/cache_test_util.hpp"
+#include "cache/row_rules.hpp"
 #include "log_capture.hpp"
 #include "loopback_listener.hpp"
 #include "pg_server.hpp"
@@ -86,10 +87,131 @@ TEST_CASE("rows saved on the server read back the same, on a fresh schema of ver
   StoreKey other = key_of("n=1");
   other.device = "sim|other|s1|1";
   CHECK(store->fetch(other)->empty());
-  // Saving again replaces (one row per config).
-  REQUIRE(store->put(key_of("n=1"), std::vector<StoredResult>{ok_row(64, 1100.0)}).ok());
+  // Saving again: a row of the same kind replaces only when newer (one row per config).
+  StoredResult again = ok_row(64, 1100.0);
+  REQUIRE(store->put(key_of("n=1"), std::vector{again}).ok());  // a full tie: the stored row stays
+  CHECK(by_config(*store->fetch(key_of("n=1"))).at("BM=64").stats.median == 1200.5);
+  again.unix_time += 1;
+  REQUIRE(store->put(key_of("n=1"), std::vector{again}).ok());
   CHECK(by_config(*store->fetch(key_of("n=1"))).at("BM=64").stats.median == 1100.0);
   CHECK(server.scalar("SELECT count(*) FROM tune_results", "rows") == "3");
+}
+
+// Every kind of row a machine writes: failed or measured, with the verified flag or not (the
+// rule ignores it on a failure); few or many samples; older or newer.
+std::vector<StoredResult> row_kinds() {
+  std::vector<StoredResult> kinds;
+  for (bool ok : {false, true})
+    for (bool verified : {false, true})
+      for (std::uint32_t count : {5u, 20u})
+        for (std::int64_t when : {1'780'000'000, 1'780'000'100}) {
+          StoredResult r = ok ? ok_row(1, 100.0 + count) : failed_row(1);
+          r.stats.count = count;  // a failure's: its attempts
+          r.verified = verified;
+          r.unix_time = when;
+          kinds.push_back(r);
+        }
+  return kinds;
+}
+
+TEST_CASE("the server keeps import's provenance rule on every kind of pair of rows") {
+  PgServer server;
+  auto store = PostgresStore::open(options(server.new_database("provenance")));
+  const std::vector<StoredResult> kinds = row_kinds();
+  // One config per ordered pair (stored, incoming).
+  std::vector<StoredResult> stored, incoming, expected;
+  std::size_t expect_kept = 0;
+  for (std::size_t a = 0; a < kinds.size(); ++a)
+    for (std::size_t b = 0; b < kinds.size(); ++b) {
+      const std::string config = Config().set("BM", static_cast<int>(a * 100 + b)).to_string();
+      StoredResult s = kinds[a], in = kinds[b];
+      s.config = in.config = config;
+      // Tells which row the server holds.
+      if (in.status == StatusCode::ok)
+        in.stats.median += 0.5;
+      else
+        in.reason = "incoming";
+      stored.push_back(s);
+      incoming.push_back(in);
+      const bool better = has_better_provenance(in, s);
+      expected.push_back(better ? in : s);
+      expect_kept += better ? 0 : 1;
+    }
+  REQUIRE(store->put(key_of("n=1"), stored).ok());
+  std::size_t kept = 0;
+  REQUIRE(store->put(key_of("n=1"), incoming, &kept).ok());
+  CHECK(kept == expect_kept);
+  const auto held = by_config(*store->fetch(key_of("n=1")));
+  REQUIRE(held.size() == expected.size());
+  for (const StoredResult& e : expected) {
+    CAPTURE(e.config);
+    const StoredResult& h = held.at(e.config);
+    CHECK(h.status == e.status);
+    CHECK(h.verified == e.verified);
+    CHECK(h.stats.count == e.stats.count);
+    CHECK(h.unix_time == e.unix_time);
+    CHECK(h.reason == e.reason);
+    if (e.status == StatusCode::ok) CHECK(h.stats.median == e.stats.median);
+  }
+}
+
+TEST_CASE("two machines writing one key never replace the better-measured row") {
+  PgServer server;
+  const std::string url = server.new_database("conflict");
+  TempDir dir;
+  auto a = SharedStore::open(SqliteStore::open((dir.path / "a.db").string()),
+                             PostgresStore::open(options(url)));
+  auto b = SharedStore::open(SqliteStore::open((dir.path / "b.db").string()),
+                             PostgresStore::open(options(url)));
+  StoredResult a64 = ok_row(64, 1000);  // verified, 10 samples
+  a64.stats.count = 50;
+  a->save(key_of("n=1"), std::vector{a64});
+  // Machine B measured BM=64 worse (fewer samples, unchecked) and BM=32 first.
+  StoredResult b64 = ok_row(63, 900);
+  b64.config = a64.config;
+  b64.unix_time += 10;  // newer, but of worse provenance
+  b->save(key_of("n=1"), std::vector{b64, ok_row(32, 1500)});
+  auto server_rows = by_config(*b->remote()->fetch(key_of("n=1")));
+  REQUIRE(server_rows.size() == 2);
+  CHECK(server_rows.at(a64.config).stats.count == 50);  // A's row stays
+  CHECK(server_rows.at(a64.config).verified);
+  CHECK(server_rows.count("BM=32") == 1);  // B's new config arrives
+  // B's local file adopts the fleet's better row, so its next process decides as A does.
+  auto b_local = by_config(b->local()->load(key_of("n=1")));
+  CHECK(b_local.at(a64.config).stats.count == 50);
+  CHECK(b_local.at("BM=32").stats.median == 1500);
+  // A failure on A does not replace B's measurement; a better measurement on B does replace A's.
+  StoredResult a32 = failed_row(32);
+  a32.unix_time += 1'000'000;
+  a->save(key_of("n=1"), std::vector{a32});
+  StoredResult b64_better = a64;
+  b64_better.stats.count = 80;
+  b64_better.stats.median = 950;
+  b->save(key_of("n=1"), std::vector{b64_better});
+  server_rows = by_config(*a->remote()->fetch(key_of("n=1")));
+  CHECK(server_rows.at("BM=32").status == StatusCode::ok);
+  CHECK(server_rows.at(a64.config).stats.count == 80);
+  CHECK(a->queued() == 0);
+  CHECK(b->queued() == 0);
+}
+
+TEST_CASE("a damaged row on the server is replaced by a valid one of any provenance") {
+  PgServer server;
+  const std::string url = server.new_database("repair");
+  auto store = PostgresStore::open(options(url));
+  StoredResult many = ok_row(64, 1000);
+  many.stats.count = 500;
+  REQUIRE(store->put(key_of("n=1"), std::vector{many}).ok());
+  server.sql("UPDATE tune_results SET median = 1.5", "repair");  // the checksum no longer matches
+  LogCapture log;
+  std::size_t kept = 9;
+  REQUIRE(store->put(key_of("n=1"), std::vector{ok_row(64, 1200)}, &kept).ok());  // 10 samples
+  CHECK(kept == 0);
+  const auto held = by_config(*store->fetch(key_of("n=1")));
+  REQUIRE(held.size() == 1);
+  CHECK(held.at("BM=64").stats.count == 10);
+  CHECK(held.at("BM=64").stats.median == 1200);
+  CHECK(log.count(LogLevel::warning, "") == 0);  // the damaged row was replaced, never read
 }
 
 TEST_CASE("a server whose schema is newer is refused with a clear error, and not written") {

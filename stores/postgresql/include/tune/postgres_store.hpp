@@ -80,8 +80,15 @@ class PostgresStore final : public TuningStore {
   // down, too slow or skipped after a recent failure; failed_precondition for a schema it
   // cannot use, or for put() on a read-only server; io_error for another refusal of the
   // server. fetch() drops bad rows with the warning load() gives.
+  //
+  // put() and save() write by import's provenance rule (has_better_provenance: a measured row
+  // before a failure, a verified one before an unchecked one, then more samples, then newer),
+  // decided by the server per row and atomically: a row replaces the server's row of its
+  // config only when better, or when the server's row fails the checks. Two machines writing
+  // one key never replace a better-measured row; `kept` (when given) counts the server's rows
+  // that stayed.
   Result<std::vector<StoredResult>> fetch(const StoreKey& key);
-  Status put(const StoreKey& key, std::span<const StoredResult> rows);
+  Status put(const StoreKey& key, std::span<const StoredResult> rows, std::size_t* kept = nullptr);
   Result<bool> claim(const StoreKey& key, std::chrono::milliseconds ttl);
   Status unclaim(const StoreKey& key);
   // Every row matching `filter` (checked; bad rows dropped with one warning per key), ordered
