@@ -17,7 +17,7 @@ using Clock = std::chrono::steady_clock;
 
 // libpq's connection keywords from `conninfo`; null when it does not parse.
 struct ParsedConninfo {
-  std::string user, host, hostaddr, port, dbname, password, connect_timeout;
+  std::string user, host, hostaddr, port, dbname, password, connect_timeout, sslrootcert;
 };
 
 // libpq's own parse error can quote the string (and so a password): quoted parts are removed.
@@ -53,6 +53,7 @@ bool parse_conninfo(const std::string& conninfo, ParsedConninfo* out, std::strin
                          : k == "dbname"          ? &out->dbname
                          : k == "password"        ? &out->password
                          : k == "connect_timeout" ? &out->connect_timeout
+                         : k == "sslrootcert"     ? &out->sslrootcert
                                                   : nullptr;
     if (field != nullptr) *field = o->val;
   }
@@ -80,6 +81,11 @@ Connection::Connection(PostgresOptions opts) : opts_(std::move(opts)) {
   if (parse_conninfo(opts_.conninfo, &parsed, &parse_error_)) {
     where_ = describe(parsed);
     password_ = parsed.password;
+    // libpq's order: the string, PGSSLROOTCERT, then its default file.
+    const char* env_ca = std::getenv("PGSSLROOTCERT");
+    ca_file_ = !parsed.sslrootcert.empty()            ? parsed.sslrootcert
+               : env_ca != nullptr && *env_ca != '\0' ? env_ca
+                                                      : "~/.postgresql/root.crt";
     // What libpq would look up: the string's hosts, else PGHOST's (libpq's own default is a
     // Unix socket, never looked up). Nothing when an address is given (hostaddr, PGHOSTADDR).
     const char* env_addr = std::getenv("PGHOSTADDR");
@@ -119,6 +125,16 @@ void Connection::rest() {
   if (conn_ != nullptr) PQfinish(conn_);
   conn_ = nullptr;
   resting_until_ = Clock::now() + opts_.retry_after;
+}
+
+std::string Connection::with_tls_culprit(std::string message) const {
+  // libpq says the check failed, not against what: name the CA file (a path, no secret).
+  if (message.find("certificate verify failed") != std::string::npos) {
+    while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
+      message.pop_back();
+    message += " (the server's certificate is not signed by a CA of sslrootcert " + ca_file_ + ")";
+  }
+  return message;
 }
 
 Status Connection::fail(std::string why) {
@@ -175,7 +191,7 @@ Status Connection::connect() {
   if (conn_ == nullptr) return fail("out of memory");
   if (PQstatus(conn_) == CONNECTION_BAD) return fail(PQerrorMessage(conn_));
   for (PostgresPollingStatusType st = PGRES_POLLING_WRITING; st != PGRES_POLLING_OK;) {
-    if (st == PGRES_POLLING_FAILED) return fail(PQerrorMessage(conn_));
+    if (st == PGRES_POLLING_FAILED) return fail(with_tls_culprit(PQerrorMessage(conn_)));
     if (!wait_socket(st == PGRES_POLLING_WRITING, deadline).ok())
       return fail("no connection within " + std::to_string(opts_.connect_timeout.count()) +
                   " ms (connect timeout)");

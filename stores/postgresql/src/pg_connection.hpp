@@ -69,11 +69,14 @@ class Connection {
   Status wait_socket(bool for_write, std::chrono::steady_clock::time_point deadline);
   Result<Answer> collect(std::chrono::steady_clock::time_point deadline);
   std::string scrub(std::string message) const;
+  // `message` with the CA file named when libpq says the server's certificate failed its check.
+  std::string with_tls_culprit(std::string message) const;
 
   PostgresOptions opts_;
   std::string where_;
   std::string password_;  // only to scrub it from messages
   std::string parse_error_;
+  std::string ca_file_;        // sslrootcert as libpq finds it, for messages
   std::string hosts_, ports_;  // to look up within the deadline; empty: nothing to look up
   PGconn* conn_ = nullptr;
   std::chrono::steady_clock::time_point resting_until_{};

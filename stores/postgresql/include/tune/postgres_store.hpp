@@ -18,7 +18,8 @@
 // Credentials come only from the connection string, PGPASSFILE (~/.pgpass) or the libpq
 // environment (PGPASSWORD, PGUSER, ...): they are never logged; every message names the server
 // as user@host:port/database. TLS is used when the server offers it (libpq's sslmode=prefer,
-// unless the connection string asks otherwise).
+// unless the connection string asks otherwise); a server certificate that fails verify-full
+// is reported naming the CA file it was checked against (sslrootcert).
 //
 // Thread safety: every member may be called concurrently; calls to the server are serialised
 // on one connection. No call blocks beyond the connect timeout plus the statement timeout (the
