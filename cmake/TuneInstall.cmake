@@ -1,5 +1,5 @@
 # Install rules and the CMake package, one export set per component:
-#   find_package(libtune [COMPONENTS cuda hip vulkan testing]) then link tune::tune
+#   find_package(libtune [COMPONENTS cuda hip vulkan testing mpi postgresql]) then link tune::tune
 # (the core, the registry and the backends asked for), and tune::testing for the simulated
 # device. Asking for no component loads every component this build installed. A component
 # loads only its own dependencies (find_dependency): a Vulkan-only consumer needs no CUDA or
@@ -40,6 +40,18 @@ if(TARGET tune_mpi)
   install(EXPORT libtune-mpiTargets NAMESPACE tune:: DESTINATION ${_cmake_dir})
   install(FILES ${PROJECT_SOURCE_DIR}/mpi/package.cmake DESTINATION ${_cmake_dir}
           RENAME libtune-mpi-deps.cmake)
+endif()
+
+# tune::postgresql, when built: the `postgresql` component (its consumer needs libpq). Loading
+# it adds it to tune::tune, as in the build tree, so default_store() honours TUNE_STORE.
+if(TARGET tune_postgresql)
+  list(APPEND TUNE_COMPONENTS postgresql)
+  install(TARGETS tune_postgresql EXPORT libtune-postgresqlTargets ${_archive})
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/stores/postgresql/include/
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(EXPORT libtune-postgresqlTargets NAMESPACE tune:: DESTINATION ${_cmake_dir})
+  install(FILES ${PROJECT_SOURCE_DIR}/stores/postgresql/package.cmake DESTINATION ${_cmake_dir}
+          RENAME libtune-postgresql-deps.cmake)
 endif()
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/libtuneConfig.cmake.in

@@ -52,6 +52,16 @@ namespace {
 // The module's functions: backends, open_device, cuda_device, pow2, and grid_1d.
 void bind_functions(py::module_& m) {
   m.def("backends", &tune::compiled_backends, "Backends compiled into this build.");
+  m.def(
+      "has_postgresql",
+      [] {
+#if defined(TUNE_HAVE_POSTGRESQL)
+        return true;
+#else
+        return false;
+#endif
+      },
+      "Whether this build has the PostgreSQL component (Tuner(store='postgresql://...')).");
   m.def("open_device", &open_device, py::arg("spec") = "",
         "Opens a device: 'vulkan', 'cuda:1', 'vulkan:llvmpipe'; '' reads TUNE_DEVICE, else the "
         "first backend that opens.");
@@ -152,6 +162,9 @@ command_buffer=None, reference=None, rtol=1e-5, atol=1e-8).
 Options: warmup_ms, rep_ms, warmup_count, rep_count, racing, tolerance, race_tolerance,
 tie_tolerance, timing_cache, timeout_ms, persistent, tuning_budget_ms, disable, strict, print,
 gpu_lock, capture_miss,
+store (where results persist: 'postgresql://...' shares them through a PostgreSQL server behind
+this machine's local file, as TUNE_STORE does; else an SQLite database path; default: the
+default store), bundles (a list of bundle paths read after the store, before TUNE_BUNDLES),
 verify ('winner_candidates': only what can win has its output checked, the default;
 'every_configuration': every configuration timed is checked, as Kernel Tuner does),
 effort ('quick': short timing budgets and about 30 configurations; 'standard', the default:

@@ -21,6 +21,7 @@ py::dict result_dict(const ConfigResult& c, const Config& winner) {
   d["samples"] = c.stats.count;
   d["compile_ms"] = c.compile_ms;
   d["from_store"] = c.from_store;
+  d["origin"] = c.origin;  // the bundle a from_store row came from, else ""
   d["raced_out"] = c.raced_out;
   d["settled"] = c.settled;
   d["verified"] = c.verified;  // checked (passed unless status is wrong_output)

@@ -11,6 +11,7 @@
 #include "errors.hpp"
 #include "external_array.hpp"
 #include "host_array.hpp"
+#include "store_options.hpp"
 
 namespace tune::python {
 namespace {
@@ -55,6 +56,10 @@ AutotunerOptions make_options(const py::kwargs& kw) {
       o.bench.timeout_ms = v.cast<double>();
     else if (k == "persistent")
       o.persistent = v.cast<bool>();
+    else if (k == "store")
+      o.store = store_option(v);
+    else if (k == "bundles")
+      o.bundles = bundles_option(v);
     else if (k == "tuning_budget_ms")
       o.tuning_budget_ms = v.cast<double>();
     else if (k == "disable")

@@ -76,6 +76,32 @@ class PgServer {
     run(as_user_ + bindir_ + "/pg_ctl -s -D " + data() + " -m immediate stop");
   }
 
+  // Restarts the server with TLS only on TCP (ssl = on; pg_hba.conf accepts TCP connections
+  // with TLS only, the Unix socket as before): a self-signed certificate for 127.0.0.1, made
+  // with openssl. Returns its path (the CA that verifies it). Skips without openssl.
+  std::string enable_tls() {
+    if (std::system("openssl version > /dev/null 2>&1") != 0) skip_test("no openssl program");
+    run(as_user_ + "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 " +
+        "-addext subjectAltName=IP:127.0.0.1 -keyout " + data() + "/server.key -out " + data() +
+        "/server.crt > " + (dir_ / "openssl.log").string() + " 2>&1");
+    run(as_user_ + "chmod 600 " + data() + "/server.key");
+    std::ofstream(data() + "/postgresql.conf", std::ios::app)
+        << "ssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n";
+    std::ofstream(data() + "/pg_hba.conf") << "local all all trust\n"
+                                              "hostssl all all 127.0.0.1/32 trust\n";
+    stop();
+    start();
+    return data() + "/server.crt";
+  }
+  // Another self-signed certificate, of a CA that signed nothing the server holds.
+  std::string unrelated_ca() const {
+    const std::string crt = (dir_ / "unrelated-ca.crt").string();
+    run("openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=unrelated-ca -keyout " +
+        (dir_ / "unrelated-ca.key").string() + " -out " + crt + " > " +
+        (dir_ / "openssl.log").string() + " 2>&1");
+    return crt;
+  }
+
   int port() const { return port_; }
   // A connection string for `db` over TCP (extra: "&key=value..." appended as parameters).
   std::string url(const std::string& db = "postgres", const std::string& user = "tune") const {
@@ -150,7 +176,7 @@ class PgServer {
   void run(const std::string& command) const {
     if (std::system(command.c_str()) != 0) {
       std::string log;
-      for (const char* f : {"initdb.log", "server.log"}) {
+      for (const char* f : {"initdb.log", "server.log", "openssl.log"}) {
         std::ifstream in(dir_ / f);
         log += std::string(std::istreambuf_iterator<char>(in), {});
       }

@@ -2,9 +2,6 @@
 // roles, timeouts, outages and claims. Label postgres; skipped when the server programs are
 // absent.
 #include <doctest/doctest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <limits>
@@ -13,7 +10,9 @@
 #include <thread>
 
 #include "../cache/cache_test_util.hpp"
+#include "cache/row_rules.hpp"
 #include "log_capture.hpp"
+#include "loopback_listener.hpp"
 #include "pg_server.hpp"
 #include "temp_dir.hpp"
 #include "tune/config.hpp"
@@ -88,10 +87,131 @@ TEST_CASE("rows saved on the server read back the same, on a fresh schema of ver
   StoreKey other = key_of("n=1");
   other.device = "sim|other|s1|1";
   CHECK(store->fetch(other)->empty());
-  // Saving again replaces (one row per config).
-  REQUIRE(store->put(key_of("n=1"), std::vector<StoredResult>{ok_row(64, 1100.0)}).ok());
+  // Saving again: a row of the same kind replaces only when newer (one row per config).
+  StoredResult again = ok_row(64, 1100.0);
+  REQUIRE(store->put(key_of("n=1"), std::vector{again}).ok());  // a full tie: the stored row stays
+  CHECK(by_config(*store->fetch(key_of("n=1"))).at("BM=64").stats.median == 1200.5);
+  again.unix_time += 1;
+  REQUIRE(store->put(key_of("n=1"), std::vector{again}).ok());
   CHECK(by_config(*store->fetch(key_of("n=1"))).at("BM=64").stats.median == 1100.0);
   CHECK(server.scalar("SELECT count(*) FROM tune_results", "rows") == "3");
+}
+
+// Every kind of row a machine writes: failed or measured, with the verified flag or not (the
+// rule ignores it on a failure); few or many samples; older or newer.
+std::vector<StoredResult> row_kinds() {
+  std::vector<StoredResult> kinds;
+  for (bool ok : {false, true})
+    for (bool verified : {false, true})
+      for (std::uint32_t count : {5u, 20u})
+        for (std::int64_t when : {1'780'000'000, 1'780'000'100}) {
+          StoredResult r = ok ? ok_row(1, 100.0 + count) : failed_row(1);
+          r.stats.count = count;  // a failure's: its attempts
+          r.verified = verified;
+          r.unix_time = when;
+          kinds.push_back(r);
+        }
+  return kinds;
+}
+
+TEST_CASE("the server keeps import's provenance rule on every kind of pair of rows") {
+  PgServer server;
+  auto store = PostgresStore::open(options(server.new_database("provenance")));
+  const std::vector<StoredResult> kinds = row_kinds();
+  // One config per ordered pair (stored, incoming).
+  std::vector<StoredResult> stored, incoming, expected;
+  std::size_t expect_kept = 0;
+  for (std::size_t a = 0; a < kinds.size(); ++a)
+    for (std::size_t b = 0; b < kinds.size(); ++b) {
+      const std::string config = Config().set("BM", static_cast<int>(a * 100 + b)).to_string();
+      StoredResult s = kinds[a], in = kinds[b];
+      s.config = in.config = config;
+      // Tells which row the server holds.
+      if (in.status == StatusCode::ok)
+        in.stats.median += 0.5;
+      else
+        in.reason = "incoming";
+      stored.push_back(s);
+      incoming.push_back(in);
+      const bool better = has_better_provenance(in, s);
+      expected.push_back(better ? in : s);
+      expect_kept += better ? 0 : 1;
+    }
+  REQUIRE(store->put(key_of("n=1"), stored).ok());
+  std::size_t kept = 0;
+  REQUIRE(store->put(key_of("n=1"), incoming, &kept).ok());
+  CHECK(kept == expect_kept);
+  const auto held = by_config(*store->fetch(key_of("n=1")));
+  REQUIRE(held.size() == expected.size());
+  for (const StoredResult& e : expected) {
+    CAPTURE(e.config);
+    const StoredResult& h = held.at(e.config);
+    CHECK(h.status == e.status);
+    CHECK(h.verified == e.verified);
+    CHECK(h.stats.count == e.stats.count);
+    CHECK(h.unix_time == e.unix_time);
+    CHECK(h.reason == e.reason);
+    if (e.status == StatusCode::ok) CHECK(h.stats.median == e.stats.median);
+  }
+}
+
+TEST_CASE("two machines writing one key never replace the better-measured row") {
+  PgServer server;
+  const std::string url = server.new_database("conflict");
+  TempDir dir;
+  auto a = SharedStore::open(SqliteStore::open((dir.path / "a.db").string()),
+                             PostgresStore::open(options(url)));
+  auto b = SharedStore::open(SqliteStore::open((dir.path / "b.db").string()),
+                             PostgresStore::open(options(url)));
+  StoredResult a64 = ok_row(64, 1000);  // verified, 10 samples
+  a64.stats.count = 50;
+  a->save(key_of("n=1"), std::vector{a64});
+  // Machine B measured BM=64 worse (fewer samples, unchecked) and BM=32 first.
+  StoredResult b64 = ok_row(63, 900);
+  b64.config = a64.config;
+  b64.unix_time += 10;  // newer, but of worse provenance
+  b->save(key_of("n=1"), std::vector{b64, ok_row(32, 1500)});
+  auto server_rows = by_config(*b->remote()->fetch(key_of("n=1")));
+  REQUIRE(server_rows.size() == 2);
+  CHECK(server_rows.at(a64.config).stats.count == 50);  // A's row stays
+  CHECK(server_rows.at(a64.config).verified);
+  CHECK(server_rows.count("BM=32") == 1);  // B's new config arrives
+  // B's local file adopts the fleet's better row, so its next process decides as A does.
+  auto b_local = by_config(b->local()->load(key_of("n=1")));
+  CHECK(b_local.at(a64.config).stats.count == 50);
+  CHECK(b_local.at("BM=32").stats.median == 1500);
+  // A failure on A does not replace B's measurement; a better measurement on B does replace A's.
+  StoredResult a32 = failed_row(32);
+  a32.unix_time += 1'000'000;
+  a->save(key_of("n=1"), std::vector{a32});
+  StoredResult b64_better = a64;
+  b64_better.stats.count = 80;
+  b64_better.stats.median = 950;
+  b->save(key_of("n=1"), std::vector{b64_better});
+  server_rows = by_config(*a->remote()->fetch(key_of("n=1")));
+  CHECK(server_rows.at("BM=32").status == StatusCode::ok);
+  CHECK(server_rows.at(a64.config).stats.count == 80);
+  CHECK(a->queued() == 0);
+  CHECK(b->queued() == 0);
+}
+
+TEST_CASE("a damaged row on the server is replaced by a valid one of any provenance") {
+  PgServer server;
+  const std::string url = server.new_database("repair");
+  auto store = PostgresStore::open(options(url));
+  StoredResult many = ok_row(64, 1000);
+  many.stats.count = 500;
+  REQUIRE(store->put(key_of("n=1"), std::vector{many}).ok());
+  server.sql("UPDATE tune_results SET median = 1.5", "repair");  // the checksum no longer matches
+  LogCapture log;
+  std::size_t kept = 9;
+  REQUIRE(store->put(key_of("n=1"), std::vector{ok_row(64, 1200)}, &kept).ok());  // 10 samples
+  CHECK(kept == 0);
+  const auto held = by_config(*store->fetch(key_of("n=1")));
+  REQUIRE(held.size() == 1);
+  CHECK(held.at("BM=64").stats.count == 10);
+  CHECK(held.at("BM=64").stats.median == 1200);
+  CHECK(log.count(LogLevel::warning, "") == 0);  // the damaged row was replaced, never read
 }
 
 TEST_CASE("a server whose schema is newer is refused with a clear error, and not written") {
@@ -174,25 +294,16 @@ TEST_CASE("a read-only role reads, is never written through, and claims are gran
   CHECK(shared->try_claim(key_of("n=5"), std::chrono::milliseconds(1000)));  // cannot record
 }
 
-TEST_CASE("a server that never answers costs one connect timeout, one warning, no password") {
-  // A listening socket nobody accepts on: the connection is made by the kernel, the server's
-  // greeting never comes.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  REQUIRE(::listen(fd, 16) == 0);
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
-  const std::string url =
-      "postgresql://tune:s3cret-pw@127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/db";
+// A SharedStore whose server at 127.0.0.1:`port` never answers (`what` it does): every call
+// goes on from the local file within the connect timeout, with one warning and no password.
+void expect_one_connect_timeout(int port, const std::string& what) {
+  const std::string url = "postgresql://tune:s3cret-pw@127.0.0.1:" + std::to_string(port) + "/db";
   PostgresOptions o = options(url);
   o.connect_timeout = std::chrono::milliseconds(500);
   o.retry_after = std::chrono::milliseconds(60000);
   TempDir dir;
   LogCapture log;
-  Watchdog dog("a black-holed server", 30);
+  Watchdog dog(what, 30);  // a hang would last minutes
   auto shared =
       SharedStore::open(SqliteStore::open((dir.path / "tune.db").string()), PostgresStore::open(o));
   CHECK(shared->load(key_of("n=1")).empty());
@@ -201,10 +312,24 @@ TEST_CASE("a server that never answers costs one connect timeout, one warning, n
   shared->release_claim(key_of("n=2"));
   CHECK(shared->load(key_of("n=1")).size() == 1);  // from the local file
   CHECK(shared->queued() == 1);
+  CHECK(log.count(LogLevel::warning, "") == 1);
   CHECK(log.count(LogLevel::warning, "connect timeout") == 1);
   CHECK(log.count(LogLevel::warning, "postgresql://tune@127.0.0.1:") == 1);
   CHECK(log.all().find("s3cret") == std::string::npos);
-  ::close(fd);
+}
+
+TEST_CASE("a server that never answers costs one connect timeout, one warning, no password") {
+  // A listening socket nobody accepts on: the connection is made by the kernel, the server's
+  // greeting never comes.
+  testing::LoopbackListener silent(16);
+  expect_one_connect_timeout(silent.port(), "a black-holed server");
+}
+
+TEST_CASE("an address that drops the connection costs one connect timeout, one warning") {
+  // Every SYN dropped, as by an unreachable or firewalled address: the TCP connection itself
+  // never completes.
+  testing::DroppingPort dropping;
+  expect_one_connect_timeout(dropping.port(), "an address that drops connections");
 }
 
 TEST_CASE("a statement slower than the statement timeout is given up, the call goes on") {

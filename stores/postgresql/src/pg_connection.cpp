@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "pg_resolve.hpp"
+
 namespace tune::pg {
 namespace {
 
@@ -15,7 +17,7 @@ using Clock = std::chrono::steady_clock;
 
 // libpq's connection keywords from `conninfo`; null when it does not parse.
 struct ParsedConninfo {
-  std::string user, host, port, dbname, password, connect_timeout;
+  std::string user, host, hostaddr, port, dbname, password, connect_timeout, sslrootcert;
 };
 
 // libpq's own parse error can quote the string (and so a password): quoted parts are removed.
@@ -46,11 +48,12 @@ bool parse_conninfo(const std::string& conninfo, ParsedConninfo* out, std::strin
     const std::string_view k = o->keyword;
     std::string* field = k == "user"              ? &out->user
                          : k == "host"            ? &out->host
-                         : k == "hostaddr"        ? (out->host.empty() ? &out->host : nullptr)
+                         : k == "hostaddr"        ? &out->hostaddr
                          : k == "port"            ? &out->port
                          : k == "dbname"          ? &out->dbname
                          : k == "password"        ? &out->password
                          : k == "connect_timeout" ? &out->connect_timeout
+                         : k == "sslrootcert"     ? &out->sslrootcert
                                                   : nullptr;
     if (field != nullptr) *field = o->val;
   }
@@ -61,7 +64,7 @@ bool parse_conninfo(const std::string& conninfo, ParsedConninfo* out, std::strin
 std::string describe(const ParsedConninfo& c) {
   std::string s = "postgresql://";
   if (!c.user.empty()) s += c.user + "@";
-  s += c.host.empty() ? "localhost" : c.host;
+  s += !c.host.empty() ? c.host : !c.hostaddr.empty() ? c.hostaddr : "localhost";
   if (!c.port.empty()) s += ":" + c.port;
   return s + "/" + c.dbname;
 }
@@ -78,6 +81,20 @@ Connection::Connection(PostgresOptions opts) : opts_(std::move(opts)) {
   if (parse_conninfo(opts_.conninfo, &parsed, &parse_error_)) {
     where_ = describe(parsed);
     password_ = parsed.password;
+    // libpq's order: the string, PGSSLROOTCERT, then its default file.
+    const char* env_ca = std::getenv("PGSSLROOTCERT");
+    ca_file_ = !parsed.sslrootcert.empty()            ? parsed.sslrootcert
+               : env_ca != nullptr && *env_ca != '\0' ? env_ca
+                                                      : "~/.postgresql/root.crt";
+    // What libpq would look up: the string's hosts, else PGHOST's (libpq's own default is a
+    // Unix socket, never looked up). Nothing when an address is given (hostaddr, PGHOSTADDR).
+    const char* env_addr = std::getenv("PGHOSTADDR");
+    if (parsed.hostaddr.empty() && (env_addr == nullptr || *env_addr == '\0')) {
+      const char* env_host = std::getenv("PGHOST");
+      const char* env_port = std::getenv("PGPORT");
+      hosts_ = !parsed.host.empty() ? parsed.host : env_host != nullptr ? env_host : "";
+      ports_ = !parsed.port.empty() ? parsed.port : env_port != nullptr ? env_port : "";
+    }
     if (!parsed.connect_timeout.empty()) {
       // The connection string's connect_timeout (seconds) wins.
       const long s = std::strtol(parsed.connect_timeout.c_str(), nullptr, 10);
@@ -110,6 +127,16 @@ void Connection::rest() {
   resting_until_ = Clock::now() + opts_.retry_after;
 }
 
+std::string Connection::with_tls_culprit(std::string message) const {
+  // libpq says the check failed, not against what: name the CA file (a path, no secret).
+  if (message.find("certificate verify failed") != std::string::npos) {
+    while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
+      message.pop_back();
+    message += " (the server's certificate is not signed by a CA of sslrootcert " + ca_file_ + ")";
+  }
+  return message;
+}
+
 Status Connection::fail(std::string why) {
   rest();
   return Status(StatusCode::unavailable, where_ + ": " + scrub(std::move(why)));
@@ -139,14 +166,32 @@ Status Connection::connect() {
   // libpq counts whole seconds, at least 2: the poll loop below keeps the exact deadline.
   const auto seconds = std::max<long long>(2, (opts_.connect_timeout.count() + 999) / 1000);
   const std::string timeout_text = std::to_string(seconds);
-  const char* keys[] = {"connect_timeout", "application_name", "dbname", nullptr};
-  const char* values[] = {timeout_text.c_str(), "libtune", opts_.conninfo.c_str(), nullptr};
+  std::vector<const char*> keys = {"connect_timeout", "application_name", "dbname"};
+  std::vector<const char*> values = {timeout_text.c_str(), "libtune", opts_.conninfo.c_str()};
+  // The deadline covers the host name lookup: libpq's own is synchronous and outside its
+  // connect_timeout. The addresses found come after dbname, so they replace its hosts.
   const auto deadline = Clock::now() + opts_.connect_timeout;
-  conn_ = PQconnectStartParams(keys, values, 1);
+  Result<std::optional<HostAddresses>> resolved =
+      hosts_.empty() ? std::optional<HostAddresses>() : resolve_hosts(hosts_, ports_, deadline);
+  if (!resolved.ok())
+    return fail(resolved.status().message() + " (connect timeout " +
+                std::to_string(opts_.connect_timeout.count()) + " ms)");
+  if (resolved->has_value()) {
+    const HostAddresses& h = **resolved;
+    keys.insert(keys.end(), {"host", "hostaddr"});
+    values.insert(values.end(), {h.host.c_str(), h.hostaddr.c_str()});
+    if (!h.port.empty()) {
+      keys.push_back("port");
+      values.push_back(h.port.c_str());
+    }
+  }
+  keys.push_back(nullptr);
+  values.push_back(nullptr);
+  conn_ = PQconnectStartParams(keys.data(), values.data(), 1);
   if (conn_ == nullptr) return fail("out of memory");
   if (PQstatus(conn_) == CONNECTION_BAD) return fail(PQerrorMessage(conn_));
   for (PostgresPollingStatusType st = PGRES_POLLING_WRITING; st != PGRES_POLLING_OK;) {
-    if (st == PGRES_POLLING_FAILED) return fail(PQerrorMessage(conn_));
+    if (st == PGRES_POLLING_FAILED) return fail(with_tls_culprit(PQerrorMessage(conn_)));
     if (!wait_socket(st == PGRES_POLLING_WRITING, deadline).ok())
       return fail("no connection within " + std::to_string(opts_.connect_timeout.count()) +
                   " ms (connect timeout)");

@@ -1,8 +1,8 @@
 // One libpq connection to the server, with the deadlines PostgresOptions promises: connecting
-// takes at most connect_timeout, a statement at most statement_timeout (set for the session;
-// the client gives up one second later when the server does not answer at all). After a lost
-// connection or a timeout the connection is dropped and, for retry_after, not tried again:
-// calls fail at once with unavailable.
+// takes at most connect_timeout, the host name lookup included (pg_resolve.hpp), a statement at
+// most statement_timeout (set for the session; the client gives up one second later when the server
+// does not answer at all). After a lost connection or a timeout the connection is dropped and, for
+// retry_after, not tried again: calls fail at once with unavailable.
 //
 // Credentials: the connection string goes to libpq only; every message this class makes names
 // the server by where() (user@host:port/database) and is scrubbed of the password.
@@ -69,11 +69,15 @@ class Connection {
   Status wait_socket(bool for_write, std::chrono::steady_clock::time_point deadline);
   Result<Answer> collect(std::chrono::steady_clock::time_point deadline);
   std::string scrub(std::string message) const;
+  // `message` with the CA file named when libpq says the server's certificate failed its check.
+  std::string with_tls_culprit(std::string message) const;
 
   PostgresOptions opts_;
   std::string where_;
   std::string password_;  // only to scrub it from messages
   std::string parse_error_;
+  std::string ca_file_;        // sslrootcert as libpq finds it, for messages
+  std::string hosts_, ports_;  // to look up within the deadline; empty: nothing to look up
   PGconn* conn_ = nullptr;
   std::chrono::steady_clock::time_point resting_until_{};
   std::string sqlstate_;

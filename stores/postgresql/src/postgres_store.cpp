@@ -32,7 +32,18 @@ std::string new_owner() {
   return std::string(host) + ":" + std::to_string(::getpid()) + ":" + std::to_string(nonce);
 }
 
-std::string upsert_sql(std::size_t rows) {
+// has_better_provenance (cache/row_rules.hpp) as a row comparison of PostgreSQL: ok first, then
+// (for ok rows) verified, then more samples, then newer; a full tie keeps the stored row. The
+// server applies it per row inside the upsert, so machines writing one key at once never
+// replace a better-measured row. A test runs both rules on every kind of pair.
+constexpr std::string_view kBetterProvenance =
+    "(EXCLUDED.status = 'ok', EXCLUDED.status = 'ok' AND EXCLUDED.verified, EXCLUDED.count, "
+    "EXCLUDED.unix_time) > (tune_results.status = 'ok', tune_results.status = 'ok' AND "
+    "tune_results.verified, tune_results.count, tune_results.unix_time)";
+
+// Inserts `rows` rows, replacing a stored row of the same config only where `condition` holds;
+// returns the config of every row written.
+std::string upsert_sql(std::size_t rows, std::string_view condition) {
   std::string sql = "INSERT INTO tune_results (" + std::string(pg::kKeyColumns) + ", " +
                     std::string(pg::kRowColumns) + ") VALUES ";
   int p = 1;
@@ -45,7 +56,7 @@ std::string upsert_sql(std::size_t rows) {
   constexpr const char* kSet[] = {"status", "reason", "count", "min",       "p20",      "median",
                                   "p80",    "max",    "mean",  "unix_time", "checksum", "verified"};
   for (const char* c : kSet) sql += std::string(c == kSet[0] ? "" : ", ") + c + " = EXCLUDED." + c;
-  return sql;
+  return sql + " WHERE " + std::string(condition) + " RETURNING config";
 }
 
 }  // namespace
@@ -108,7 +119,10 @@ struct PostgresStore::Impl {
     return out;
   }
 
-  Status put(const StoreKey& key, std::span<const StoredResult> rows) {
+  // Each row replaces the server's row of its config only when of better provenance, or when
+  // the server's row fails the checks; `kept` counts the server's rows that stayed.
+  Status put(const StoreKey& key, std::span<const StoredResult> rows, std::size_t* kept) {
+    if (kept != nullptr) *kept = 0;
     if (rows.empty()) return {};
     if (Status s = ready(); !s.ok()) return s;
     if (!writable)
@@ -123,8 +137,42 @@ struct PostgresStore::Impl {
       pg::append_key(key, &params);
       pg::append_row(key, *r, &params);
     }
-    Result<Answer> a = conn.exec(upsert_sql(unique.size()), params);
-    return a.ok() ? Status{} : a.status();
+    Result<Answer> a = conn.exec(upsert_sql(unique.size(), kBetterProvenance), params);
+    if (!a.ok()) return a.status();
+    for (int i = 0; i < a->rows(); ++i) unique.erase(std::string(a->text(i, 0)));
+    if (unique.empty()) return {};
+    Result<std::size_t> repaired = replace_damaged(key, unique);
+    if (!repaired.ok()) return repaired.status();
+    if (kept != nullptr) *kept = unique.size() - *repaired;
+    return {};
+  }
+
+  // The rows of `refused` (config -> row) whose stored row fails the checks, written over it
+  // (as import replaces an unreadable row); a stored row changed meanwhile (its xmin) stays.
+  // Returns how many were written.
+  Result<std::size_t> replace_damaged(const StoreKey& key,
+                                      const std::map<std::string, const StoredResult*>& refused) {
+    std::vector<Param> params;
+    pg::append_key(key, &params);
+    Result<Answer> stored = conn.exec("SELECT xmin::text, " + std::string(pg::kRowColumns) +
+                                          " FROM tune_results WHERE " + std::string(pg::kKeyMatch),
+                                      params);
+    if (!stored.ok()) return stored.status();
+    std::size_t written = 0;
+    for (int i = 0; i < stored->rows(); ++i) {
+      StoredResult old;
+      std::string why;
+      auto it = refused.find(std::string(stored->text(i, 1)));
+      if (it == refused.end() || pg::read_row(*stored, i, 1, key, &old, &why)) continue;
+      std::vector<Param> one;
+      pg::append_key(key, &one);
+      pg::append_row(key, *it->second, &one);
+      one.emplace_back(std::string(stored->text(i, 0)));
+      Result<Answer> w = conn.exec(upsert_sql(1, "tune_results.xmin::text = $19"), one);
+      if (!w.ok()) return w.status();
+      written += static_cast<std::size_t>(w->rows());
+    }
+    return written;
   }
 
   Result<bool> claim(const StoreKey& key, std::chrono::milliseconds ttl) {
@@ -170,9 +218,10 @@ Result<std::vector<StoredResult>> PostgresStore::fetch(const StoreKey& key) {
   return impl_->fetch(key);
 }
 
-Status PostgresStore::put(const StoreKey& key, std::span<const StoredResult> rows) {
+Status PostgresStore::put(const StoreKey& key, std::span<const StoredResult> rows,
+                          std::size_t* kept) {
   std::lock_guard lock(impl_->mu);
-  return impl_->put(key, rows);
+  return impl_->put(key, rows, kept);
 }
 
 Result<bool> PostgresStore::claim(const StoreKey& key, std::chrono::milliseconds ttl) {
@@ -195,7 +244,7 @@ std::vector<StoredResult> PostgresStore::load(const StoreKey& key) {
 
 void PostgresStore::save(const StoreKey& key, std::span<const StoredResult> rows) {
   std::lock_guard lock(impl_->mu);
-  if (Status s = impl_->put(key, rows); !s.ok())
+  if (Status s = impl_->put(key, rows, nullptr); !s.ok())
     impl_->warn_once("saving to it failed: results kept in memory only", s);
 }
 

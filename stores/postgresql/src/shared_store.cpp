@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "outbox.hpp"
+#include "transfer.hpp"
 #include "tune/log.hpp"
 #include "tune/postgres_store.hpp"
 
@@ -45,15 +46,34 @@ struct SharedStore::Impl {
     if (down.exchange(false)) log(LogLevel::info, remote->where() + ": answers again");
   }
 
+  // Writes `rows` of `key` to the server by the provenance rule; where the server kept a
+  // better-measured row of another machine, that row replaces ours in the local file too, so
+  // this host's next process decides as the fleet does.
+  Status put(const StoreKey& key, std::span<const StoredResult> rows) {
+    std::size_t kept = 0;
+    if (Status s = remote->put(key, rows, &kept); !s.ok()) return s;
+    note_up();
+    if (kept == 0 || !local || !local->writable()) return {};
+    Result<std::vector<StoredResult>> server = remote->fetch(key);
+    if (!server.ok()) return {};  // written; the better rows come with the next miss or pull
+    std::vector<CacheRow> better;
+    for (StoredResult& r : *server) better.push_back(CacheRow{key, std::move(r)});
+    (void)pg::transfer(
+        better,
+        [&](const StoreKey& k) { return Result<std::vector<StoredResult>>(local->load(k)); },
+        [&](const StoreKey& k, std::span<const StoredResult> r) {
+          local->save(k, r);
+          return Status{};
+        });
+    return {};
+  }
+
   // Sends one queued key: its rows from the local file (or those queued in memory).
   bool send(const StoreKey& key, const std::vector<StoredResult>* queued) {
     const std::vector<StoredResult> rows =
         queued != nullptr ? *queued : (local ? local->load(key) : std::vector<StoredResult>{});
-    const Status s = remote->put(key, rows);
-    if (s.ok()) {
-      note_up();
-      return true;
-    }
+    const Status s = put(key, rows);
+    if (s.ok()) return true;
     if (s.code() == StatusCode::unavailable) {
       note(s);
       return false;
@@ -106,11 +126,8 @@ void SharedStore::save(const StoreKey& key, std::span<const StoredResult> rows) 
     impl_->outbox.add(key, rows);  // still down: after the keys already waiting
     return;
   }
-  const Status s = impl_->remote->put(key, rows);
-  if (s.ok()) {
-    impl_->note_up();
-    return;
-  }
+  const Status s = impl_->put(key, rows);
+  if (s.ok()) return;
   impl_->note(s);
   if (s.code() == StatusCode::unavailable) impl_->outbox.add(key, rows);
 }

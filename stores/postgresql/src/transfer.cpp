@@ -1,21 +1,15 @@
 // push_rows / pull_rows: rows between the local file and the server by import's provenance
 // rule. See tune/postgres_store.hpp.
-#include <functional>
 #include <map>
 #include <vector>
 
 #include "cache/cache_entries.hpp"
 #include "cache/row_rules.hpp"
-#include "tune/postgres_store.hpp"
+#include "transfer.hpp"
 
 namespace tune {
-namespace {
+namespace pg {
 
-using Loader = std::function<Result<std::vector<StoredResult>>(const StoreKey&)>;
-using Saver = std::function<Status(const StoreKey&, std::span<const StoredResult>)>;
-
-// Each key of `rows` (consecutive per key) merged into the receiver: a row is sent when the
-// receiver has none for its config, or one of worse provenance.
 Result<TransferStats> transfer(const std::vector<CacheRow>& rows, const Loader& load,
                                const Saver& save) {
   TransferStats stats;
@@ -46,13 +40,13 @@ Result<TransferStats> transfer(const std::vector<CacheRow>& rows, const Loader& 
   return stats;
 }
 
-}  // namespace
+}  // namespace pg
 
 Result<TransferStats> push_rows(SqliteStore& local, PostgresStore& remote,
                                 const CacheFilter& filter) {
   Result<std::vector<CacheRow>> rows = local.rows(filter);
   if (!rows.ok()) return rows.status();
-  return transfer(
+  return pg::transfer(
       *rows, [&](const StoreKey& k) { return remote.fetch(k); },
       [&](const StoreKey& k, std::span<const StoredResult> r) { return remote.put(k, r); });
 }
@@ -63,7 +57,7 @@ Result<TransferStats> pull_rows(PostgresStore& remote, SqliteStore& local,
     return Status(StatusCode::invalid_argument, local.path() + " is not writable");
   Result<std::vector<CacheRow>> rows = remote.rows(filter);
   if (!rows.ok()) return rows.status();
-  return transfer(
+  return pg::transfer(
       *rows, [&](const StoreKey& k) { return Result<std::vector<StoredResult>>(local.load(k)); },
       [&](const StoreKey& k, std::span<const StoredResult> r) {
         local.save(k, r);

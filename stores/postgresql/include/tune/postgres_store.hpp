@@ -18,13 +18,14 @@
 // Credentials come only from the connection string, PGPASSFILE (~/.pgpass) or the libpq
 // environment (PGPASSWORD, PGUSER, ...): they are never logged; every message names the server
 // as user@host:port/database. TLS is used when the server offers it (libpq's sslmode=prefer,
-// unless the connection string asks otherwise).
+// unless the connection string asks otherwise); a server certificate that fails verify-full
+// is reported naming the CA file it was checked against (sslrootcert).
 //
 // Thread safety: every member may be called concurrently; calls to the server are serialised
-// on one connection. No call blocks beyond the connect timeout plus the statement timeout (a
-// host name is resolved by the system's resolver first, outside them: use an address or a
-// local resolver where DNS may hang), and after a failure the server is not asked again for
-// `retry_after` (calls go on locally).
+// on one connection. No call blocks beyond the connect timeout plus the statement timeout (the
+// connect timeout covers the host name lookup, a resolver that never answers included; a host
+// named only through a pg_service.conf service is looked up by libpq, outside it), and after a
+// failure the server is not asked again for `retry_after` (calls go on locally).
 #pragma once
 
 #include <chrono>
@@ -80,8 +81,15 @@ class PostgresStore final : public TuningStore {
   // down, too slow or skipped after a recent failure; failed_precondition for a schema it
   // cannot use, or for put() on a read-only server; io_error for another refusal of the
   // server. fetch() drops bad rows with the warning load() gives.
+  //
+  // put() and save() write by import's provenance rule (has_better_provenance: a measured row
+  // before a failure, a verified one before an unchecked one, then more samples, then newer),
+  // decided by the server per row and atomically: a row replaces the server's row of its
+  // config only when better, or when the server's row fails the checks. Two machines writing
+  // one key never replace a better-measured row; `kept` (when given) counts the server's rows
+  // that stayed.
   Result<std::vector<StoredResult>> fetch(const StoreKey& key);
-  Status put(const StoreKey& key, std::span<const StoredResult> rows);
+  Status put(const StoreKey& key, std::span<const StoredResult> rows, std::size_t* kept = nullptr);
   Result<bool> claim(const StoreKey& key, std::chrono::milliseconds ttl);
   Status unclaim(const StoreKey& key);
   // Every row matching `filter` (checked; bad rows dropped with one warning per key), ordered
