@@ -23,6 +23,7 @@
 #include "tuning/call_keys.hpp"
 #include "tuning/candidates.hpp"
 #include "tuning/hook_runner.hpp"
+#include "tuning/launch_fallback.hpp"
 #include "tuning/option_checks.hpp"
 #include "tuning/published.hpp"
 #include "tuning/session.hpp"
@@ -173,6 +174,9 @@ struct Autotuner::Impl {
   Status miss(Device& dev, ArgList args, const TuningKey& bucketed, const LaunchTarget& target,
               bool launch_it, const Entry** out);
   TuningKey split_aware(Device& dev, ArgList args, const TuningKey& key);
+  Status fall_back(Device& dev, ArgList args, const Entry& failed, const LaunchTarget& target,
+                   Status why);
+  void record_fallback(const Device& dev, const Entry& failed, const std::string& event);
   void record_split(Device& dev, const detail::KeyForms& forms, const TuningReport& report);
   Status capture_miss(Device& dev, ArgList args, const TuningKey& key, const LaunchTarget& target);
   Status wait_or_claim(Device& dev, ArgList args, const TuningKey& key, const Entry** out,
@@ -266,6 +270,51 @@ void Autotuner::Impl::record_split(Device& dev, const detail::KeyForms& forms,
     log_warning("kernel " + def.name + ": bucket " + e.arg + "=" +
                 std::to_string(forms.key.values[spec]) + " split: " + why);
   }
+}
+
+// A hit whose launch failed (`why`): when another configuration may not fail so, the key's
+// next stored candidates in the winner rule's order, compiled and launched in turn; the first
+// that launches serves the call and the event is recorded. `why` when none does.
+Status Autotuner::Impl::fall_back(Device& dev, ArgList args, const Entry& failed,
+                                  const LaunchTarget& target, Status why) {
+  if (!detail::may_fall_back(why)) return why;
+  const KernelSource* src = def.source_for(dev.language());
+  std::vector<Config> order;
+  {
+    std::lock_guard lock(mu);
+    auto it = reports.find({&dev, failed.key.hash});
+    if (it != reports.end())
+      order = detail::fallback_order(it->second, failed.config, timing.tie_tolerance);
+  }
+  if (src == nullptr) return why;
+  for (const Config& c : order) {
+    std::shared_ptr<detail::Variant> v = variants.compile(dev, *src, {c})[0].get();
+    if (v == nullptr || !v->status.ok() || v->kernel == nullptr) continue;
+    if (!launch_on(c, *v, dev, args, target).ok()) continue;
+    std::string member;
+    for (const KeySpec& k : def.key) {
+      const ArgValue& a = args[static_cast<std::size_t>(def.signature.index_of(k.arg))];
+      member += (member.empty() ? "" : ",") + k.arg + "=" +
+                std::to_string(a.kind == ArgKind::buffer ? static_cast<std::int64_t>(a.count)
+                                                         : a.as_int());
+    }
+    record_fallback(dev, failed, detail::fallback_event(failed.config, member, why, c));
+    return {};
+  }
+  return why;
+}
+
+// The fallback event in the key's report (once per distinct event, at most 16) and the log.
+void Autotuner::Impl::record_fallback(const Device& dev, const Entry& failed,
+                                      const std::string& event) {
+  {
+    std::lock_guard lock(mu);
+    auto& events = reports[{&dev, failed.key.hash}].launch_fallbacks;
+    if (events.size() >= 16 || std::find(events.begin(), events.end(), event) != events.end())
+      return;
+    events.push_back(event);
+  }
+  log_warning("kernel " + def.name + ": " + event);
 }
 
 // Miss stage 2: a new key while `target` captures a graph: refused (CaptureMiss::error), or the
@@ -524,8 +573,10 @@ Status Autotuner::run(Device& dev, ArgList args, const LaunchTarget& target) {
   // dims to call; straight to the backend's launch.
   thread_local detail::HitMemo<Entry> memo;
   if (!m.keys.calls_user_code()) {
-    if (const Entry* e = memo.find(&m, &dev, args))
-      return Impl::launch_dims(*e->variant, memo.dims, dev, args, target);
+    if (const Entry* e = memo.find(&m, &dev, args)) {
+      Status st = Impl::launch_dims(*e->variant, memo.dims, dev, args, target);
+      return st.ok() ? st : m.fall_back(dev, args, *e, target, std::move(st));
+    }
   }
   const std::uint64_t generation = detail::hit_generation.load(std::memory_order_acquire);
   TuningKey key{TuningKey::Unfilled{}};
@@ -535,7 +586,8 @@ Status Autotuner::run(Device& dev, ArgList args, const LaunchTarget& target) {
   LaunchDims dims;
   TUNE_RETURN_IF_ERROR(m.dims_of(e->config, args, &dims));
   if (!m.keys.calls_user_code()) memo.remember(&m, &dev, generation, args, e, dims);
-  return Impl::launch_dims(*e->variant, dims, dev, args, target);
+  Status st = Impl::launch_dims(*e->variant, dims, dev, args, target);
+  return st.ok() ? st : m.fall_back(dev, args, *e, target, std::move(st));
 }
 
 Result<Config> Autotuner::tune(Device& dev, ArgList args) {

@@ -127,7 +127,12 @@ struct TuningReport {
   // logged names the reason). For a search strategy's tuning (KernelDef::search),
   // BenchOptions::cache as asked.
   TimingCache timing_cache = TimingCache::flush;
-  BucketCheck bucket;             // the edge checks of a bucketed key (empty: none made)
+  BucketCheck bucket;  // the edge checks of a bucketed key (empty: none made)
+  // Calls whose cached winner failed to launch for a member of the key's bucket and that
+  // launched the next stored candidate instead (winner rule's order), one line per distinct
+  // event: "{BM=64} failed at n=7000 (launch_failed: ...); {BM=32} launched instead". At most
+  // 16 kept.
+  std::vector<std::string> launch_fallbacks;
   std::string to_string() const;  // the TUNE_PRINT_AUTOTUNING text
 };
 
