@@ -62,7 +62,9 @@ struct Autotuner::Impl {
   bool disabled = false;
   bool strict = false;       // opts.strict, else TUNE_STRICT
   std::string gpu_lock_dir;  // empty: no per-GPU timing lock (opts.gpu_lock, TUNE_GPU_LOCK)
-  bool check_edges = false;  // opts.check_bucket_edges, else TUNE_BUCKET_EDGES
+  // opts.check_bucket_edges, else TUNE_BUCKET_EDGES; never with isolation (the edges' buffers
+  // would live in the worker, and a split must be seen by this process).
+  bool check_edges = false;
   detail::BucketSplits splits;
   std::shared_ptr<TuningStore> store;
   std::vector<int> zero_idx, restore_idx;  // buffer argument positions of the hooks
@@ -93,8 +95,17 @@ struct Autotuner::Impl {
   }
 
   detail::SessionContext context() {
-    return {def,      opts,     timing,      disabled,     strict,     store.get(),
-            variants, zero_idx, restore_idx, gpu_lock_dir, check_edges};
+    return {def,
+            opts,
+            timing,
+            disabled,
+            strict,
+            store.get(),
+            variants,
+            zero_idx,
+            restore_idx,
+            gpu_lock_dir,
+            check_edges && !opts.isolation.enabled};
   }
 
   // Keeps the Autotuner alive (the destructor waits) while a call is off the hit path.

@@ -272,17 +272,18 @@ struct AutotunerOptions {
   // hit, for stored keys, TUNE_DISABLE, strict mode or a single candidate. Defaults to
   // TUNE_GPU_LOCK in the environment, on when unset.
   std::optional<bool> gpu_lock;
+  TuningMode mode = TuningMode::sync;
+  CaptureMiss capture_miss = CaptureMiss::fallback;
+  IsolationOptions isolation;
   // Sound buckets: before a winner tuned at one member of a bucketed key (KeySpec::pow2)
   // covers the bucket, it and the runner-up are launched, verified and timed at the bucket's
   // smallest and largest members and a misaligned tail (the largest minus one), on buffers
   // sized for that member. A winner that fails there, or is slower than the runner-up beyond
   // the race tolerance, splits the bucket: its members are keyed exactly from then on (stored,
   // so other processes sharing the store see it). TuningReport::bucket says what was checked.
-  // Defaults to TUNE_BUCKET_EDGES in the environment, on when unset.
+  // Not made for tunings in an isolated worker (`isolation`). Defaults to TUNE_BUCKET_EDGES in
+  // the environment, on when unset.
   std::optional<bool> check_bucket_edges;
-  TuningMode mode = TuningMode::sync;
-  CaptureMiss capture_miss = CaptureMiss::fallback;
-  IsolationOptions isolation;
 };
 
 class Autotuner {
