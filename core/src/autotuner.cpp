@@ -255,8 +255,7 @@ TuningKey Autotuner::Impl::split_aware(Device& dev, ArgList args, const TuningKe
   if (!check_edges || std::none_of(def.key.begin(), def.key.end(),
                                    [](const KeySpec& k) { return k.bucket == Bucket::next_pow2; }))
     return key;
-  detail::KeyForms forms;
-  if (keys.forms_of(dev, args, key, &forms).ok())
+  if (detail::KeyForms forms; !splits.loaded(&dev) && keys.forms_of(dev, args, key, &forms).ok())
     splits.load_once(&dev, store.get(), forms.store_key);
   return splits.exact_where_split(&dev, def, args, key);
 }
@@ -265,13 +264,14 @@ TuningKey Autotuner::Impl::split_aware(Device& dev, ArgList args, const TuningKe
 // key argument whose edge broke named.
 void Autotuner::Impl::record_split(Device& dev, const detail::KeyForms& forms,
                                    const TuningReport& report) {
+  std::set<std::string> recorded;  // one split per key argument
   for (const EdgeCheck& e : report.bucket.edges) {
     const int spec = [&] {
       for (std::size_t i = 0; i < def.key.size(); ++i)
         if (def.key[i].arg == e.arg) return static_cast<int>(i);
       return -1;
     }();
-    if (spec < 0 || !e.broke) continue;
+    if (spec < 0 || !e.broke || !recorded.insert(e.arg).second) continue;
     const std::string why =
         e.winner.ok() ? "{" + report.winner.to_string() + "} slower than the runner-up at " +
                             e.arg + "=" + std::to_string(e.value)

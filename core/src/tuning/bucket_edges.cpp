@@ -61,10 +61,11 @@ const ConfigResult* runner_up(const TuningReport& tuned) {
   return best;
 }
 
-// One edge: the winner (and the runner-up, when there is one) measured at `member`.
+// One edge: the winner (and the runner-up, when there is one) measured at `member`; it breaks
+// the bucket when the winner fails there or loses beyond `tolerance`.
 EdgeCheck check_edge(const SessionContext& ctx, Device& dev, ArgList args, const KeyForms& forms,
                      int arg_index, std::int64_t call, std::int64_t member,
-                     const TuningReport& tuned, TuningReport& ledger) {
+                     const TuningReport& tuned, double tolerance, TuningReport& ledger) {
   EdgeCheck e;
   e.arg = ctx.def.signature.decls()[static_cast<std::size_t>(arg_index)].name;
   e.value = member;
@@ -92,18 +93,18 @@ EdgeCheck check_edge(const SessionContext& ctx, Device& dev, ArgList args, const
                 "): the kernel's expected outputs do not follow its arguments";
     return e;
   }
-  e.winner = (*measured)[0].status;
-  if (e.winner.ok()) e.winner_ns = (*measured)[0].stats.median;
-  if (measured->size() > 1 && (*measured)[1].status.ok())
-    e.runner_up_ns = (*measured)[1].stats.median;
+  const ConfigResult& w = (*measured)[0];
+  e.winner = w.status;
+  if (e.winner.ok()) e.winner_ns = w.stats.median;
+  if (measured->size() > 1 && (*measured)[1].status.ok()) {
+    const ConfigResult& r = (*measured)[1];
+    e.runner_up_ns = r.stats.median;
+    // Lost: slower beyond the tolerance even at the low end of the winner's samples (p20)
+    // against the high end of the runner-up's (p80), so noise alone does not split a bucket.
+    e.broke = e.winner.ok() && w.stats.p20 > r.stats.p80 * (1.0 + tolerance);
+  }
+  e.broke = e.broke || !e.winner.ok();
   return e;
-}
-
-// Whether an edge breaks the bucket: the winner failed there, or lost beyond `tolerance`.
-bool breaks_bucket(const EdgeCheck& e, double tolerance) {
-  if (!e.skipped.empty()) return false;
-  if (!e.winner.ok()) return true;
-  return e.runner_up_ns > 0 && e.winner_ns > e.runner_up_ns * (1.0 + tolerance);
 }
 
 }  // namespace
@@ -172,7 +173,8 @@ BucketCheck check_bucket_edges(const SessionContext& ctx, Device& dev, ArgList a
                    ".." + std::to_string(bucket);
     for (std::int64_t m : members) {
       try {
-        check.edges.push_back(check_edge(ctx, dev, args, forms, arg_index, call, m, tuned, ledger));
+        check.edges.push_back(check_edge(ctx, dev, args, forms, arg_index, call, m, tuned,
+                                         ctx.timing.race_tolerance, ledger));
       } catch (const std::exception& ex) {
         EdgeCheck e;
         e.arg = spec.arg;
@@ -181,7 +183,6 @@ BucketCheck check_bucket_edges(const SessionContext& ctx, Device& dev, ArgList a
         check.edges.push_back(std::move(e));
       }
       EdgeCheck& e = check.edges.back();
-      e.broke = breaks_bucket(e, ctx.timing.race_tolerance);
       check.split = check.split || e.broke;
     }
   }

@@ -52,6 +52,11 @@ void BucketSplits::load_once(const Device* device, TuningStore* store, const Sto
   splits_[device].insert(read.begin(), read.end());
 }
 
+bool BucketSplits::loaded(const Device* device) const {
+  std::lock_guard lock(mu_);
+  return loaded_.count(device) != 0;
+}
+
 void BucketSplits::add(const Device* device, TuningStore* store, const StoreKey& of,
                        const std::string& arg, std::int64_t bucket, const std::string& why) {
   {
