@@ -753,6 +753,7 @@ void Autotuner::release(const Device& dev) {
   detail::hit_generation.fetch_add(1, std::memory_order_acq_rel);  // no HitMemo finds dev's entries
   m.join_jobs(&dev);
   m.variants.release(dev);
+  m.splits.forget(&dev);
   // The worker proxy's kernels before the proxy itself.
   m.workers.release(dev, [&](detail::WorkerDevice& proxy) { m.variants.release(proxy); });
   std::lock_guard lock(m.mu);

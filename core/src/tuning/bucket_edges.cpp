@@ -159,6 +159,12 @@ BucketCheck check_bucket_edges(const SessionContext& ctx, Device& dev, ArgList a
   BucketCheck check;
   if (is_exact_member(forms.key)) return check;  // a split bucket's member: no bucket left
   TuningReport ledger;
+  // The edges are a check, not a tuning: quick's budgets (unless the options set them), which
+  // still tell a failure or a clear loss from the winner's p20 and the runner-up's p80.
+  const TimingPolicy quick = resolve_timing(ctx.opts.bench, Effort::quick);
+  const SessionContext at_edges{ctx.def,         ctx.opts,         quick,        ctx.disabled,
+                                ctx.strict,      ctx.store,        ctx.variants, ctx.zero_idx,
+                                ctx.restore_idx, ctx.gpu_lock_dir, false};
   for (std::size_t i = 0; i < ctx.def.key.size(); ++i) {
     const KeySpec& spec = ctx.def.key[i];
     const std::int64_t bucket = forms.key.values[i];
@@ -173,7 +179,7 @@ BucketCheck check_bucket_edges(const SessionContext& ctx, Device& dev, ArgList a
                    ".." + std::to_string(bucket);
     for (std::int64_t m : members) {
       try {
-        check.edges.push_back(check_edge(ctx, dev, args, forms, arg_index, call, m, tuned,
+        check.edges.push_back(check_edge(at_edges, dev, args, forms, arg_index, call, m, tuned,
                                          ctx.timing.race_tolerance, ledger));
       } catch (const std::exception& ex) {
         EdgeCheck e;

@@ -52,6 +52,12 @@ void BucketSplits::load_once(const Device* device, TuningStore* store, const Sto
   splits_[device].insert(read.begin(), read.end());
 }
 
+void BucketSplits::forget(const Device* device) {
+  std::lock_guard lock(mu_);
+  splits_.erase(device);
+  loaded_.erase(device);
+}
+
 bool BucketSplits::loaded(const Device* device) const {
   std::lock_guard lock(mu_);
   return loaded_.count(device) != 0;

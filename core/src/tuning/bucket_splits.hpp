@@ -35,6 +35,8 @@ class BucketSplits {
   // Reads `device`'s splits from `store` the first time it is asked for that device (later
   // calls return at once). `of`: any store key of the kernel on that device.
   void load_once(const Device* device, TuningStore* store, const StoreKey& of);
+  // Forgets `device` (Autotuner::release): a device later made at its address reads its own.
+  void forget(const Device* device);
   // Whether load_once ran for `device`.
   bool loaded(const Device* device) const;
   // Records a split in memory and in `store` (may be null): `why` is stored as the reason.
