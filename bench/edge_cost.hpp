@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cold_floor.hpp"  // median_of
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
 
@@ -49,12 +50,6 @@ inline Result<EdgeRound> time_edge_tuning(Device& dev, const KernelDef& def, Arg
   return r;
 }
 
-inline double edge_median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // `rounds` (>= 2) alternating pairs of `k` at `size` on `dev`; returns 0, or 1 with a message.
 inline int run_edge_cost(Device& dev, const kernels::BundledKernel& k,
                          const std::vector<std::int64_t>& size, int rounds) {
@@ -82,7 +77,7 @@ inline int run_edge_cost(Device& dev, const kernels::BundledKernel& k,
     off.push_back(a->wall_ms);
     on.push_back(b->wall_ms);
   }
-  const double mo = edge_median(off), mn = edge_median(on);
+  const double mo = median_of(off), mn = median_of(on);
   std::printf("median of rounds 1..%d: off %.1f ms, on %.1f ms, ratio %.3f\n", rounds - 1, mo, mn,
               mo > 0 ? mn / mo : 0.0);
   return 0;

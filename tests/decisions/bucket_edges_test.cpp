@@ -13,20 +13,13 @@
 #include <vector>
 
 #include "../cache/cache_test_util.hpp"
-#include "../core/sim_fixture.hpp"
+#include "bucketed_kernel.hpp"
 #include "tune/sqlite_store.hpp"
 
 using namespace tune;
 using namespace tune::testing;
 
 namespace {
-
-// sim_kernel with key pow2(n).
-KernelDef bucketed_kernel() {
-  KernelDef def = sim_kernel(bm_space({16, 32, 64}));
-  def.key = {KeySpec::pow2("n")};
-  return def;
-}
 
 // Best at BM=64 for every n; BM=64 fails to launch above `fails_above`.
 SimDevice::CostModel fails_above(std::int64_t limit) {

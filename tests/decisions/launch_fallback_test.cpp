@@ -9,19 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "../core/sim_fixture.hpp"
 #include "../support/log_capture.hpp"
+#include "bucketed_kernel.hpp"
 
 using namespace tune;
 using namespace tune::testing;
 
 namespace {
-
-KernelDef bucketed_kernel() {
-  KernelDef def = sim_kernel(bm_space({16, 32, 64}));
-  def.key = {KeySpec::pow2("n")};
-  return def;
-}
 
 AutotunerOptions no_edge_checks() {
   AutotunerOptions o = quiet_options();
