@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "cold_floor.hpp"
+#include "edge_cost.hpp"
 #include "interleaved_pair.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
@@ -545,6 +546,18 @@ int main(int argc, char** argv) {
     quick.rep_count = 10;
     quick.cache = tune::TimingCache::none;
     return bench::run_cold_floor(**vdev, *k, k->demo_sizes.front(), rounds, quick);
+  }
+  if (const int rounds = bench::edge_cost_flag(argc, argv); rounds > 0) {
+    // A bucket's first tuning (n=3000 in 4096; M=N=K=100 in 128) with and without its edge
+    // checks, at the library's default budgets.
+    auto vdev = open_device("vulkan");
+    if (!vdev.ok()) return 1;
+    for (auto [name, size] : {std::pair{"vector_add", std::vector<std::int64_t>{3000}},
+                              std::pair{"matmul_f32", std::vector<std::int64_t>{100, 100, 100}}}) {
+      auto k = kernels::bundled_kernel(Language::glsl, name);
+      if (!k || bench::run_edge_cost(**vdev, *k, size, rounds) != 0) return 1;
+    }
+    return 0;
   }
   int nargs = static_cast<int>(args.size());
   benchmark::Initialize(&nargs, args.data());

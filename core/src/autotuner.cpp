@@ -6,6 +6,7 @@
 // miss (Impl::miss, its stages in order below it).
 #include "tune/autotuner.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -18,9 +19,11 @@
 #include "isolation/worker_pool.hpp"
 #include "tune/environment.hpp"
 #include "tune/log.hpp"
+#include "tuning/bucket_splits.hpp"
 #include "tuning/call_keys.hpp"
 #include "tuning/candidates.hpp"
 #include "tuning/hook_runner.hpp"
+#include "tuning/launch_fallback.hpp"
 #include "tuning/option_checks.hpp"
 #include "tuning/published.hpp"
 #include "tuning/session.hpp"
@@ -59,6 +62,10 @@ struct Autotuner::Impl {
   bool disabled = false;
   bool strict = false;       // opts.strict, else TUNE_STRICT
   std::string gpu_lock_dir;  // empty: no per-GPU timing lock (opts.gpu_lock, TUNE_GPU_LOCK)
+  // opts.check_bucket_edges, else TUNE_BUCKET_EDGES; never with isolation (the edges' buffers
+  // would live in the worker, and a split must be seen by this process).
+  bool check_edges = false;
+  detail::BucketSplits splits;
   std::shared_ptr<TuningStore> store;
   std::vector<int> zero_idx, restore_idx;  // buffer argument positions of the hooks
 
@@ -88,8 +95,17 @@ struct Autotuner::Impl {
   }
 
   detail::SessionContext context() {
-    return {def,         opts,     timing,   disabled,    strict,
-            store.get(), variants, zero_idx, restore_idx, gpu_lock_dir};
+    return {def,
+            opts,
+            timing,
+            disabled,
+            strict,
+            store.get(),
+            variants,
+            zero_idx,
+            restore_idx,
+            gpu_lock_dir,
+            check_edges && !opts.isolation.enabled};
   }
 
   // Keeps the Autotuner alive (the destructor waits) while a call is off the hit path.
@@ -166,8 +182,13 @@ struct Autotuner::Impl {
   }
 
   // The miss path, stage by stage (each defined below, in this order).
-  Status miss(Device& dev, ArgList args, const TuningKey& key, const LaunchTarget& target,
+  Status miss(Device& dev, ArgList args, const TuningKey& bucketed, const LaunchTarget& target,
               bool launch_it, const Entry** out);
+  TuningKey split_aware(Device& dev, ArgList args, const TuningKey& key);
+  Status fall_back(Device& dev, ArgList args, const Entry& failed, const LaunchTarget& target,
+                   Status why);
+  void record_fallback(const Device& dev, const Entry& failed, const std::string& event);
+  void record_split(Device& dev, const detail::KeyForms& forms, const TuningReport& report);
   Status capture_miss(Device& dev, ArgList args, const TuningKey& key, const LaunchTarget& target);
   Status wait_or_claim(Device& dev, ArgList args, const TuningKey& key, const Entry** out,
                        std::shared_ptr<Inflight>* mine);
@@ -175,8 +196,9 @@ struct Autotuner::Impl {
                    const Entry** out, bool* launched_on_args);
   Result<detail::Selection> tune_key(Device& dev, ArgList args, const TuningKey& key,
                                      TuningReport& report);
-  const Entry* conclude(Device& dev, const TuningKey& key, Inflight& job,
-                        Result<detail::Selection>& selected, const TuningReport& report);
+  const Entry* conclude(Device& dev, const TuningKey& key, const TuningKey& publish_as,
+                        Inflight& job, Result<detail::Selection>& selected,
+                        const TuningReport& report);
   void announce(const TuningReport& report) const;
 
   // Background tuning (TuningMode::background): wait_or_claim starts it.
@@ -187,6 +209,7 @@ struct Autotuner::Impl {
 
 // The miss path: a key not in the table, met by run() (`launch_it`: the call launches) or by
 // tune(). In order:
+//   0. a key whose bucket was split (AutotunerOptions::check_bucket_edges) is keyed exactly;
 //   1. admitted: the call keeps the Autotuner alive until it returns (CallGuard);
 //   2. capture_miss: run() on a target capturing a graph tunes nothing (refused, or an untimed
 //      stand-in launched);
@@ -198,9 +221,10 @@ struct Autotuner::Impl {
 //      sees zeroed reset_to_zero buffers;
 //   6. whatever happened on the device's queue, the caller's later work comes after it;
 //   7. the launch.
-Status Autotuner::Impl::miss(Device& dev, ArgList args, const TuningKey& key,
+Status Autotuner::Impl::miss(Device& dev, ArgList args, const TuningKey& bucketed,
                              const LaunchTarget& target, bool launch_it, const Entry** out) {
-  CallGuard guard(*this);  // 1.
+  const TuningKey key = split_aware(dev, args, bucketed);  // 0.
+  CallGuard guard(*this);                                  // 1.
   if (!guard.admitted()) return being_destroyed();
   if (launch_it) {  // 2.
     auto cap = dev.capturing(target);
@@ -223,6 +247,85 @@ Status Autotuner::Impl::miss(Device& dev, ArgList args, const TuningKey& key,
   TUNE_RETURN_IF_ERROR(st);
   if (!launch_it) return {};
   return launch_on((*out)->config, *(*out)->variant, dev, args, target);  // 7.
+}
+
+// Miss stage 0: `key`, or its exact form when one of its buckets was split (read from the store
+// on the device's first miss). Only kernels with a pow2 key and edge checks on look.
+TuningKey Autotuner::Impl::split_aware(Device& dev, ArgList args, const TuningKey& key) {
+  if (!check_edges || std::none_of(def.key.begin(), def.key.end(),
+                                   [](const KeySpec& k) { return k.bucket == Bucket::next_pow2; }))
+    return key;
+  if (detail::KeyForms forms; !splits.loaded(&dev) && keys.forms_of(dev, args, key, &forms).ok())
+    splits.load_once(&dev, store.get(), forms.store_key);
+  return splits.exact_where_split(&dev, def, args, key);
+}
+
+// A tuning whose edge checks split its bucket: the split remembered and stored, each bucketed
+// key argument whose edge broke named.
+void Autotuner::Impl::record_split(Device& dev, const detail::KeyForms& forms,
+                                   const TuningReport& report) {
+  std::set<std::string> recorded;  // one split per key argument
+  for (const EdgeCheck& e : report.bucket.edges) {
+    const int spec = [&] {
+      for (std::size_t i = 0; i < def.key.size(); ++i)
+        if (def.key[i].arg == e.arg) return static_cast<int>(i);
+      return -1;
+    }();
+    if (spec < 0 || !e.broke || !recorded.insert(e.arg).second) continue;
+    const std::string why =
+        e.winner.ok() ? "{" + report.winner.to_string() + "} slower than the runner-up at " +
+                            e.arg + "=" + std::to_string(e.value)
+                      : "{" + report.winner.to_string() + "} failed at " + e.arg + "=" +
+                            std::to_string(e.value) + ": " + e.winner.message();
+    splits.add(&dev, store.get(), forms.store_key, e.arg, forms.key.values[spec], why);
+    log_warning("kernel " + def.name + ": bucket " + e.arg + "=" +
+                std::to_string(forms.key.values[spec]) + " split: " + why);
+  }
+}
+
+// A hit whose launch failed (`why`): when another configuration may not fail so, the key's
+// next stored candidates in the winner rule's order, compiled and launched in turn; the first
+// that launches serves the call and the event is recorded. `why` when none does.
+Status Autotuner::Impl::fall_back(Device& dev, ArgList args, const Entry& failed,
+                                  const LaunchTarget& target, Status why) {
+  if (!detail::may_fall_back(why)) return why;
+  const KernelSource* src = def.source_for(dev.language());
+  std::vector<Config> order;
+  {
+    std::lock_guard lock(mu);
+    auto it = reports.find({&dev, failed.key.hash});
+    if (it != reports.end())
+      order = detail::fallback_order(it->second, failed.config, timing.tie_tolerance);
+  }
+  if (src == nullptr) return why;
+  for (const Config& c : order) {
+    std::shared_ptr<detail::Variant> v = variants.compile(dev, *src, {c})[0].get();
+    if (v == nullptr || !v->status.ok() || v->kernel == nullptr) continue;
+    if (!launch_on(c, *v, dev, args, target).ok()) continue;
+    std::string member;
+    for (const KeySpec& k : def.key) {
+      const ArgValue& a = args[static_cast<std::size_t>(def.signature.index_of(k.arg))];
+      member += (member.empty() ? "" : ",") + k.arg + "=" +
+                std::to_string(a.kind == ArgKind::buffer ? static_cast<std::int64_t>(a.count)
+                                                         : a.as_int());
+    }
+    record_fallback(dev, failed, detail::fallback_event(failed.config, member, why, c));
+    return {};
+  }
+  return why;
+}
+
+// The fallback event in the key's report (once per distinct event, at most 16) and the log.
+void Autotuner::Impl::record_fallback(const Device& dev, const Entry& failed,
+                                      const std::string& event) {
+  {
+    std::lock_guard lock(mu);
+    auto& events = reports[{&dev, failed.key.hash}].launch_fallbacks;
+    if (events.size() >= 16 || std::find(events.begin(), events.end(), event) != events.end())
+      return;
+    events.push_back(event);
+  }
+  log_warning("kernel " + def.name + ": " + event);
 }
 
 // Miss stage 2: a new key while `target` captures a graph: refused (CaptureMiss::error), or the
@@ -308,9 +411,11 @@ Status Autotuner::Impl::tune_here(Device& dev, ArgList args, const TuningKey& ke
                                   const Entry** out, bool* launched_on_args) {
   TuningReport report;
   auto selected = tune_key(dev, args, key, report);
+  // A split bucket's decision was made at this call's member: published as its exact key.
+  const TuningKey as = report.bucket.split ? split_aware(dev, args, key) : key;
   {
     std::lock_guard lock(mu);
-    *out = conclude(dev, key, mine, selected, report);
+    *out = conclude(dev, key, as, mine, selected, report);
   }
   announce(report);
   if (!selected.ok()) return selected.status();
@@ -331,14 +436,21 @@ Result<detail::Selection> Autotuner::Impl::tune_key(Device& dev, ArgList args, c
   }
   auto ctx = context();
   // Disabled and strict tuning time nothing: no worker is needed.
+  if (detail::is_exact_member(key)) {  // a split bucket's member: its own rows
+    forms.text += ";split";
+    forms.store_key.key = forms.text;
+  }
   if (opts.isolation.enabled && !disabled && !strict)
     return detail::tune_isolated(ctx, workers, dev, args, forms, report);
-  return detail::tune_one_key(ctx, dev, args, forms, report);
+  auto selected = detail::tune_one_key(ctx, dev, args, forms, report);
+  if (report.bucket.split) record_split(dev, forms, report);
+  return selected;
 }
 
 // A finished tuning's outcome: its waiters woken (with its status when it failed), else its
 // entry and report published. Caller holds mu.
-const Entry* Autotuner::Impl::conclude(Device& dev, const TuningKey& key, Inflight& job,
+const Entry* Autotuner::Impl::conclude(Device& dev, const TuningKey& key,
+                                       const TuningKey& publish_as, Inflight& job,
                                        Result<detail::Selection>& selected,
                                        const TuningReport& report) {
   inflight.erase(key.hash);
@@ -349,12 +461,12 @@ const Entry* Autotuner::Impl::conclude(Device& dev, const TuningKey& key, Inflig
     return nullptr;
   }
   auto e = std::make_unique<Entry>();
-  e->key = key;
+  e->key = publish_as;
   e->device = &dev;
   e->config = selected->config;
   e->variant = selected->variant;
   const Entry* out = published.publish(std::move(e));
-  reports[{&dev, key.hash}] = report;
+  reports[{&dev, publish_as.hash}] = report;
   return out;
 }
 
@@ -399,9 +511,10 @@ void Autotuner::Impl::run_background(Device* dev, TuningKey key,
   TuningReport report;
   auto selected = tune_key(*dev, *args, key, report);
   copies->clear();
+  const TuningKey as = report.bucket.split ? split_aware(*dev, *args, key) : key;
   {
     std::lock_guard lock(mu);
-    conclude(*dev, key, *job, selected, report);
+    conclude(*dev, key, as, *job, selected, report);
     // A definition error would fail every retry; anything else is retried by a later call.
     if (!selected.ok() && detail::is_definition_error(selected.status()))
       failed_background.insert(key.hash);
@@ -449,6 +562,7 @@ Result<std::unique_ptr<Autotuner>> Autotuner::make(KernelDef def, AutotunerOptio
   impl->print = opts.print.value_or(env_flag("TUNE_PRINT_AUTOTUNING"));
   impl->disabled = opts.disable.value_or(env_flag("TUNE_DISABLE"));
   impl->strict = opts.strict.value_or(env_flag("TUNE_STRICT"));
+  impl->check_edges = opts.check_bucket_edges.value_or(env_flag("TUNE_BUCKET_EDGES", true));
   if (opts.gpu_lock.value_or(env_flag("TUNE_GPU_LOCK", true)))
     impl->gpu_lock_dir = detail::gpu_lock_dir();
   impl->store = build_store_stack({opts.store, opts.persistent, opts.bundles});
@@ -470,8 +584,10 @@ Status Autotuner::run(Device& dev, ArgList args, const LaunchTarget& target) {
   // dims to call; straight to the backend's launch.
   thread_local detail::HitMemo<Entry> memo;
   if (!m.keys.calls_user_code()) {
-    if (const Entry* e = memo.find(&m, &dev, args))
-      return Impl::launch_dims(*e->variant, memo.dims, dev, args, target);
+    if (const Entry* e = memo.find(&m, &dev, args)) {
+      Status st = Impl::launch_dims(*e->variant, memo.dims, dev, args, target);
+      return st.ok() ? st : m.fall_back(dev, args, *e, target, std::move(st));
+    }
   }
   const std::uint64_t generation = detail::hit_generation.load(std::memory_order_acquire);
   TuningKey key{TuningKey::Unfilled{}};
@@ -481,7 +597,8 @@ Status Autotuner::run(Device& dev, ArgList args, const LaunchTarget& target) {
   LaunchDims dims;
   TUNE_RETURN_IF_ERROR(m.dims_of(e->config, args, &dims));
   if (!m.keys.calls_user_code()) memo.remember(&m, &dev, generation, args, e, dims);
-  return Impl::launch_dims(*e->variant, dims, dev, args, target);
+  Status st = Impl::launch_dims(*e->variant, dims, dev, args, target);
+  return st.ok() ? st : m.fall_back(dev, args, *e, target, std::move(st));
 }
 
 Result<Config> Autotuner::tune(Device& dev, ArgList args) {
@@ -615,6 +732,7 @@ Status Autotuner::adopt(Device& dev, ArgList args, const Config& config,
 std::optional<Config> Autotuner::best(const Device& dev, ArgList args) const {
   TuningKey key{TuningKey::Unfilled{}};
   if (!impl_->keys.key_of(dev, args, &key).ok()) return std::nullopt;
+  key = impl_->splits.exact_where_split(&dev, impl_->def, args, key);
   const Entry* e = impl_->published.find(key, dev);
   if (e == nullptr) return std::nullopt;
   return e->config;
@@ -623,6 +741,7 @@ std::optional<Config> Autotuner::best(const Device& dev, ArgList args) const {
 std::optional<TuningReport> Autotuner::last_report(const Device& dev, ArgList args) const {
   TuningKey key{TuningKey::Unfilled{}};
   if (!impl_->keys.key_of(dev, args, &key).ok()) return std::nullopt;
+  key = impl_->splits.exact_where_split(&dev, impl_->def, args, key);
   std::lock_guard lock(impl_->mu);
   auto it = impl_->reports.find({&dev, key.hash});
   if (it == impl_->reports.end()) return std::nullopt;
@@ -634,6 +753,7 @@ void Autotuner::release(const Device& dev) {
   detail::hit_generation.fetch_add(1, std::memory_order_acq_rel);  // no HitMemo finds dev's entries
   m.join_jobs(&dev);
   m.variants.release(dev);
+  m.splits.forget(&dev);
   // The worker proxy's kernels before the proxy itself.
   m.workers.release(dev, [&](detail::WorkerDevice& proxy) { m.variants.release(proxy); });
   std::lock_guard lock(m.mu);

@@ -47,6 +47,10 @@ constexpr EnvVariable kVariables[] = {
     {"TUNE_STRICT",
      "boolean: never tune: a key with no stored winner is an error (failed_precondition) "
      "instead of a tuning (`AutotunerOptions::strict` wins)"},
+    {"TUNE_BUCKET_EDGES",
+     "boolean, on when unset: before a winner covers a `pow2` key bucket, launch, verify and "
+     "time it against the runner-up at the bucket's edges, and split the bucket where it fails "
+     "or loses (`AutotunerOptions::check_bucket_edges` wins)"},
     {"TUNE_GPU_LOCK",
      "boolean, on when unset: hold a per-GPU lock file (`$XDG_RUNTIME_DIR/libtune/locks/`, "
      "else `/tmp/libtune-<uid>/locks/`; never under the cache directory) while a tuning times, "

@@ -91,6 +91,15 @@ std::string TuningReport::to_string() const {
     s += "\n";
   } else
     s += "  failed: " + first_line(status.to_string(), 400) + "\n";
+  if (!bucket.edges.empty()) {
+    s += "  bucket " + bucket.range + (bucket.split ? ": split" : ": holds") + " (edges";
+    for (const auto& e : bucket.edges) {
+      s += " " + e.arg + "=" + std::to_string(e.value);
+      s += !e.skipped.empty() ? " skipped" : !e.winner.ok() ? " failed" : e.broke ? " lost" : " ok";
+    }
+    s += ")\n";
+  }
+  for (const auto& f : launch_fallbacks) s += "  fallback: " + f + "\n";
   return s;
 }
 

@@ -83,6 +83,28 @@ struct TuningTimes {
   double overhead = 0;    // everything else: the tuner's own bookkeeping
 };
 
+// One edge of a key bucket, checked before the bucket's winner covers it
+// (AutotunerOptions::check_bucket_edges): the winner and the runner-up launched (and verified,
+// when the kernel checks outputs) with the key argument at that member of the bucket.
+struct EdgeCheck {
+  std::string arg;         // the key argument
+  std::int64_t value = 0;  // the bucket member launched
+  Status winner;           // the winner's outcome there: launch, verification, timing
+  double winner_ns = 0;    // medians there; 0 when not timed
+  double runner_up_ns = 0;
+  std::string skipped;  // why the edge was not checked (its arguments cannot be rebuilt)
+  bool broke = false;   // the winner failed here or lost beyond the race tolerance
+};
+
+// What the edge checks of a tuning found. `split`: the winner failed or lost beyond the race
+// tolerance at an edge, so the bucket no longer shares one decision (its members are keyed
+// exactly from then on, in this process and every process sharing the store).
+struct BucketCheck {
+  std::vector<EdgeCheck> edges;
+  bool split = false;
+  std::string range;  // the members the decision was checked on, "n=4097..8192"
+};
+
 struct TuningReport {
   Status status;  // ok, or why this tuning failed (a listener hears failed tunings too)
   std::string kernel;
@@ -105,6 +127,12 @@ struct TuningReport {
   // logged names the reason). For a search strategy's tuning (KernelDef::search),
   // BenchOptions::cache as asked.
   TimingCache timing_cache = TimingCache::flush;
+  BucketCheck bucket;  // the edge checks of a bucketed key (empty: none made)
+  // Calls whose cached winner failed to launch for a member of the key's bucket and that
+  // launched the next stored candidate instead (winner rule's order), one line per distinct
+  // event: "{BM=64} failed at n=7000 (launch_failed: ...); {BM=32} launched instead". At most
+  // 16 kept.
+  std::vector<std::string> launch_fallbacks;
   std::string to_string() const;  // the TUNE_PRINT_AUTOTUNING text
 };
 
@@ -247,6 +275,15 @@ struct AutotunerOptions {
   TuningMode mode = TuningMode::sync;
   CaptureMiss capture_miss = CaptureMiss::fallback;
   IsolationOptions isolation;
+  // Sound buckets: before a winner tuned at one member of a bucketed key (KeySpec::pow2)
+  // covers the bucket, it and the runner-up are launched, verified and timed at the bucket's
+  // smallest and largest members and a misaligned tail (the largest minus one), on buffers
+  // sized for that member. A winner that fails there, or is slower than the runner-up beyond
+  // the race tolerance, splits the bucket: its members are keyed exactly from then on (stored,
+  // so other processes sharing the store see it). TuningReport::bucket says what was checked.
+  // Not made for tunings in an isolated worker (`isolation`). Defaults to TUNE_BUCKET_EDGES in
+  // the environment, on when unset.
+  std::optional<bool> check_bucket_edges;
 };
 
 class Autotuner {

@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "bucket_edges.hpp"
 #include "candidates.hpp"
 #include "effort_plan.hpp"
 #include "hook_runner.hpp"
@@ -605,6 +606,9 @@ Result<Selection> tune_one_key(const SessionContext& ctx, Device& dev, ArgList a
   if (!out.ok()) {
     out = Status(out.status()).with_context("tuning " + ctx.def.name + " for " + forms.text);
     report.status = out.status();
+  } else if (ctx.check_bucket_edges && report.source == ResultSource::tuned && !ctx.disabled) {
+    report.winner = out->config;
+    report.bucket = check_bucket_edges(ctx, dev, args, forms, report);
   }
   report.wall_ms = ms_since(t0);
   report.times.overhead = 0;

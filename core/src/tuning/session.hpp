@@ -39,6 +39,8 @@ struct SessionContext {
   const std::vector<int>& restore_idx;  // restore_value argument positions
   // Where the per-GPU timing locks live (gpu_lock.hpp); empty: AutotunerOptions::gpu_lock off.
   const std::string& gpu_lock_dir;
+  // AutotunerOptions::check_bucket_edges resolved (TUNE_BUCKET_EDGES).
+  bool check_bucket_edges = false;
 };
 
 // A new key in every form the stages need, built once per miss.

@@ -1,0 +1,105 @@
+#include "bucket_splits.hpp"
+
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "tune/log.hpp"
+
+namespace tune::detail {
+
+namespace {
+
+constexpr const char* kSplitKeyText = "#bucket-splits";
+
+// The splits stored under `of`'s split key, as (key argument, bucket value).
+std::set<std::pair<std::string, std::int64_t>> read_splits(TuningStore* store, const StoreKey& of) {
+  std::set<std::pair<std::string, std::int64_t>> out;
+  std::vector<StoredResult> rows;
+  try {
+    rows = store->load(split_key(of));
+  } catch (const std::exception& ex) {
+    log_warning("bucket splits of " + of.kernel + " not read: " + ex.what());
+  }
+  for (const auto& r : rows) {
+    const auto eq = r.config.find('=');
+    try {
+      if (eq == std::string::npos) throw std::invalid_argument("no '='");
+      out.emplace(r.config.substr(0, eq), std::stoll(r.config.substr(eq + 1)));
+    } catch (const std::exception&) {
+      log_warning("bucket split row '" + r.config + "' of " + of.kernel + " ignored");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+StoreKey split_key(const StoreKey& of) {
+  StoreKey k = of;
+  k.key = kSplitKeyText;
+  return k;
+}
+
+void BucketSplits::load_once(const Device* device, TuningStore* store, const StoreKey& of) {
+  {
+    std::lock_guard lock(mu_);
+    if (loaded_.count(device) != 0) return;
+  }
+  auto read = store == nullptr ? Set{} : read_splits(store, of);
+  std::lock_guard lock(mu_);
+  if (!loaded_.insert(device).second) return;
+  splits_[device].insert(read.begin(), read.end());
+}
+
+void BucketSplits::forget(const Device* device) {
+  std::lock_guard lock(mu_);
+  splits_.erase(device);
+  loaded_.erase(device);
+}
+
+bool BucketSplits::loaded(const Device* device) const {
+  std::lock_guard lock(mu_);
+  return loaded_.count(device) != 0;
+}
+
+void BucketSplits::add(const Device* device, TuningStore* store, const StoreKey& of,
+                       const std::string& arg, std::int64_t bucket, const std::string& why) {
+  {
+    std::lock_guard lock(mu_);
+    splits_[device].emplace(arg, bucket);
+  }
+  if (store == nullptr) return;
+  StoredResult row;
+  row.config = arg + "=" + std::to_string(bucket);
+  row.status = StatusCode::failed_precondition;
+  row.reason = why;
+  row.stats.median = std::numeric_limits<double>::infinity();
+  try {
+    store->save(split_key(of), std::span<const StoredResult>(&row, 1));
+  } catch (const std::exception& ex) {
+    log_warning("bucket split of " + of.kernel + " not stored: " + ex.what());
+  }
+}
+
+TuningKey BucketSplits::exact_where_split(const Device* device, const KernelDef& def, ArgList args,
+                                          const TuningKey& key) const {
+  std::lock_guard lock(mu_);
+  auto it = splits_.find(device);
+  if (it == splits_.end() || it->second.empty()) return key;
+  TuningKey out = key;
+  bool changed = false;
+  for (std::size_t i = 0; i < def.key.size(); ++i) {
+    const KeySpec& spec = def.key[i];
+    if (spec.bucket != Bucket::next_pow2 || it->second.count({spec.arg, key.values[i]}) == 0)
+      continue;
+    const ArgValue& a = args[static_cast<std::size_t>(def.signature.index_of(spec.arg))];
+    out.values[i] = a.kind == ArgKind::buffer ? static_cast<std::int64_t>(a.count) : a.as_int();
+    changed = true;
+  }
+  if (!changed || !out.push(kExactMember)) return key;
+  out.rehash();
+  return out;
+}
+
+}  // namespace tune::detail

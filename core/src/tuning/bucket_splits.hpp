@@ -1,0 +1,58 @@
+// Split buckets (AutotunerOptions::check_bucket_edges): a bucket whose winner failed or lost
+// at an edge no longer shares one decision. Its members are keyed exactly (the key argument's
+// own value in place of the bucket's), in this process at once and in every process sharing
+// the store: a split is a row of one store key per kernel, source, device and toolchain (key
+// text "#bucket-splits"; config "<arg>=<bucket value>", status failed_precondition, reason
+// why it split), read once per device on its first miss. The hit path never looks here: a
+// split bucket's key is never published, so its members miss and are re-keyed on the miss
+// path. Thread-safe. Internal to the core.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "key_builder.hpp"
+#include "tune/kernel.hpp"
+#include "tune/store.hpp"
+
+namespace tune::detail {
+
+// The store key of `of`'s kernel, source, device and toolchain under which splits are kept.
+StoreKey split_key(const StoreKey& of);
+
+// The last value of a key re-keyed exactly (exact_where_split); its text ends ";split".
+inline constexpr std::int64_t kExactMember = INT64_MIN + 0x5B;
+inline bool is_exact_member(const TuningKey& key) noexcept {
+  return key.size > 0 && key.values[key.size - 1] == kExactMember;
+}
+
+class BucketSplits {
+ public:
+  // Reads `device`'s splits from `store` the first time it is asked for that device (later
+  // calls return at once). `of`: any store key of the kernel on that device.
+  void load_once(const Device* device, TuningStore* store, const StoreKey& of);
+  // Forgets `device` (Autotuner::release): a device later made at its address reads its own.
+  void forget(const Device* device);
+  // Whether load_once ran for `device`.
+  bool loaded(const Device* device) const;
+  // Records a split in memory and in `store` (may be null): `why` is stored as the reason.
+  void add(const Device* device, TuningStore* store, const StoreKey& of, const std::string& arg,
+           std::int64_t bucket, const std::string& why);
+  // `key` with each split bucket's value replaced by the call's own value of that key
+  // argument and kExactMember appended (rehashed), so that the member equal to the bucket's
+  // value has a key of its own; `key` itself when none of its buckets is split.
+  TuningKey exact_where_split(const Device* device, const KernelDef& def, ArgList args,
+                              const TuningKey& key) const;
+
+ private:
+  using Set = std::set<std::pair<std::string, std::int64_t>>;
+  mutable std::mutex mu_;
+  std::map<const Device*, Set> splits_;
+  std::set<const Device*> loaded_;
+};
+
+}  // namespace tune::detail

@@ -1,0 +1,165 @@
+// Sound buckets (AutotunerOptions::check_bucket_edges) on the simulated device: a winner tuned
+// at one member of a pow2 bucket is launched, verified and timed against the runner-up at the
+// bucket's edges; a winner that fails or loses there splits the bucket, and the split persists
+// in the store for another Autotuner with its own connection to it; a winner that holds keeps
+// the bucket; edges whose arguments cannot be rebuilt are skipped with the reason; the option
+// turns it all off.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../cache/cache_test_util.hpp"
+#include "bucketed_kernel.hpp"
+#include "tune/sqlite_store.hpp"
+
+using namespace tune;
+using namespace tune::testing;
+
+namespace {
+
+// Best at BM=64 for every n; BM=64 fails to launch above `fails_above`.
+SimDevice::CostModel fails_above(std::int64_t limit) {
+  return [limit](const Config& c, ArgList args) {
+    const std::int64_t bm = c.get_int("BM");
+    if (bm == 64 && args[1].as_int() > limit) return std::numeric_limits<double>::infinity();
+    return 1000.0 + 10.0 * static_cast<double>(std::llabs(bm - 64));
+  };
+}
+
+// BM=64 best up to `limit`, BM=16 best (by 2x) above it.
+SimDevice::CostModel best_changes_above(std::int64_t limit) {
+  return [limit](const Config& c, ArgList args) {
+    const std::int64_t best = args[1].as_int() > limit ? 16 : 64;
+    return 1000.0 + 30.0 * static_cast<double>(std::llabs(c.get_int("BM") - best));
+  };
+}
+
+// A device and an x buffer of `count` f32 elements, with n.
+struct Rig {
+  SimDevice dev;
+  Buffer x;
+  std::uint64_t count;
+  explicit Rig(std::uint64_t n) : count(n) {
+    x = dev.alloc(n * sizeof(float)).value();
+    SimDevice::set_name(*x, "x");
+  }
+  std::vector<ArgValue> args(std::int32_t n) {
+    return {ArgValue::buf(*x, ElemType::f32, static_cast<std::uint64_t>(n)), ArgValue(n)};
+  }
+  std::vector<ArgValue> args_with_count(std::int32_t n, std::uint64_t c) {
+    return {ArgValue::buf(*x, ElemType::f32, c), ArgValue(n)};
+  }
+};
+
+AutotunerOptions with_store(std::shared_ptr<TuningStore> store) {
+  AutotunerOptions o = quiet_options();
+  o.store = std::move(store);
+  o.check_bucket_edges = true;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("a winner that fails at a bucket edge splits the bucket, and the split persists") {
+  cache_test::TempDir dir;
+  const std::string db = dir.file("tune.db");
+  Rig rig(8192);
+  rig.dev.set_cost_model(fails_above(6000));
+  auto tuner = make_tuner(bucketed_kernel(), with_store(SqliteStore::open(db)));
+  REQUIRE(tuner->run(rig.dev, rig.args(5000)).ok());
+  auto report = tuner->last_report(rig.dev, rig.args(5000));
+  REQUIRE(report.has_value());
+  CHECK(report->winner.to_string() == "BM=64");
+  CHECK(report->bucket.split);
+  CHECK(report->bucket.range == "n=4097..8192");
+  REQUIRE(report->bucket.edges.size() == 3);  // 4097, 8191, 8192
+  CHECK(report->bucket.edges[0].value == 4097);
+  CHECK_FALSE(report->bucket.edges[0].broke);
+  CHECK(report->bucket.edges[1].value == 8191);
+  CHECK(report->bucket.edges[1].broke);
+  CHECK(report->bucket.edges[1].winner.code() == StatusCode::launch_failed);
+  CHECK(report->bucket.edges[2].broke);
+
+  // This process: another member of the bucket gets a decision of its own.
+  REQUIRE(tuner->run(rig.dev, rig.args(8000)).ok());
+  CHECK(best_of(*tuner, rig.dev, rig.args(8000)) == "BM=32");
+  CHECK(best_of(*tuner, rig.dev, rig.args(5000)) == "BM=64");
+
+  // Another Autotuner on its own connection to the store: the bucket is split there too, so
+  // n=7000 is tuned for itself rather than served the bucket's BM=64 (which fails there).
+  Rig other(8192);
+  other.dev.set_cost_model(fails_above(6000));
+  auto second = make_tuner(bucketed_kernel(), with_store(SqliteStore::open(db)));
+  REQUIRE(second->run(other.dev, other.args(7000)).ok());
+  CHECK(best_of(*second, other.dev, other.args(7000)) == "BM=32");
+  auto r7000 = second->last_report(other.dev, other.args(7000));
+  REQUIRE(r7000.has_value());
+  CHECK(r7000->key.find("n=7000") != std::string::npos);
+  CHECK(r7000->bucket.edges.empty());  // an exact member: no bucket left to check
+}
+
+TEST_CASE("a winner that loses beyond the race tolerance at an edge splits the bucket") {
+  Rig rig(8192);
+  rig.dev.set_cost_model(best_changes_above(6000));
+  auto tuner = make_tuner(bucketed_kernel(), with_store(std::make_shared<MemoryStore>()));
+  REQUIRE(tuner->run(rig.dev, rig.args(5000)).ok());
+  auto report = tuner->last_report(rig.dev, rig.args(5000));
+  REQUIRE(report.has_value());
+  CHECK(report->bucket.split);
+  CHECK(report->bucket.edges.back().winner.ok());
+  CHECK(report->bucket.edges.back().winner_ns > report->bucket.edges.back().runner_up_ns);
+  REQUIRE(tuner->run(rig.dev, rig.args(7000)).ok());
+  CHECK(best_of(*tuner, rig.dev, rig.args(7000)) == "BM=16");
+}
+
+TEST_CASE("a winner that holds at every edge keeps its bucket") {
+  Rig rig(8192);
+  rig.dev.set_cost_model(bm_model(64));
+  auto tuner = make_tuner(bucketed_kernel(), with_store(std::make_shared<MemoryStore>()));
+  REQUIRE(tuner->run(rig.dev, rig.args(5000)).ok());
+  auto report = tuner->last_report(rig.dev, rig.args(5000));
+  REQUIRE(report.has_value());
+  CHECK_FALSE(report->bucket.split);
+  CHECK(report->bucket.edges.size() == 3);
+  for (const auto& e : report->bucket.edges) {
+    CHECK(e.skipped.empty());
+    CHECK(e.winner.ok());
+    CHECK_FALSE(e.broke);
+  }
+  const auto timed = rig.dev.time_calls();
+  REQUIRE(tuner->run(rig.dev, rig.args(7000)).ok());  // the same bucket: a hit
+  CHECK(rig.dev.time_calls() == timed);
+  CHECK(best_of(*tuner, rig.dev, rig.args(7000)) == "BM=64");
+}
+
+TEST_CASE("an edge whose buffers cannot be sized for it is skipped with the reason") {
+  Rig rig(8192);
+  rig.dev.set_cost_model(bm_model(64));
+  auto tuner = make_tuner(bucketed_kernel(), with_store(std::make_shared<MemoryStore>()));
+  // x holds 1000 elements, not a multiple of n=5000: its size at n=8192 is not known.
+  REQUIRE(tuner->run(rig.dev, rig.args_with_count(5000, 1000)).ok());
+  auto report = tuner->last_report(rig.dev, rig.args_with_count(5000, 1000));
+  REQUIRE(report.has_value());
+  REQUIRE(report->bucket.edges.size() == 3);
+  CHECK(report->bucket.edges[0].skipped.empty());  // 4097 <= 5000: x keeps its size
+  CHECK(report->bucket.edges[2].skipped.find("buffer argument 0 holds 1000 elements") !=
+        std::string::npos);
+  CHECK_FALSE(report->bucket.split);
+}
+
+TEST_CASE("check_bucket_edges = false checks no edge") {
+  Rig rig(8192);
+  rig.dev.set_cost_model(fails_above(6000));
+  AutotunerOptions o = with_store(std::make_shared<MemoryStore>());
+  o.check_bucket_edges = false;
+  auto tuner = make_tuner(bucketed_kernel(), o);
+  REQUIRE(tuner->run(rig.dev, rig.args(5000)).ok());
+  auto report = tuner->last_report(rig.dev, rig.args(5000));
+  REQUIRE(report.has_value());
+  CHECK(report->bucket.edges.empty());
+  CHECK_FALSE(report->bucket.split);
+}
