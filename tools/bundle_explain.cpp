@@ -32,11 +32,6 @@ struct ExplainArgs {
 
 KeyId id_of(const StoreKey& k) { return {k.kernel, k.source_hash, k.key, k.device, k.toolchain}; }
 
-bool matches(const CacheFilter& f, const StoreKey& k) {
-  return (f.kernel.empty() || f.kernel == k.kernel) && (f.key.empty() || f.key == k.key) &&
-         (f.device.empty() || k.device.find(f.device) != std::string::npos);
-}
-
 // The keys the filter selects in the database and in every bundle that can be read.
 std::map<KeyId, StoreKey> selected_keys(const std::shared_ptr<SqliteStore>& db,
                                         const std::vector<std::string>& bundles,
@@ -51,7 +46,7 @@ std::map<KeyId, StoreKey> selected_keys(const std::shared_ptr<SqliteStore>& db,
     Result<BundleInfo> info = read_bundle(b);
     if (!info.ok()) continue;  // the stack warns about it, naming the file
     for (const BundleDecision& d : info->decisions)
-      if (matches(f, d.key)) keys.emplace(id_of(d.key), d.key);
+      if (f.matches(d.key)) keys.emplace(id_of(d.key), d.key);
   }
   return keys;
 }
