@@ -20,6 +20,7 @@
 #include "tune/log.hpp"
 #include "tuning/call_keys.hpp"
 #include "tuning/candidates.hpp"
+#include "tuning/fallback_chain.hpp"
 #include "tuning/hook_runner.hpp"
 #include "tuning/option_checks.hpp"
 #include "tuning/published.hpp"
@@ -57,7 +58,8 @@ struct Autotuner::Impl {
   detail::CallKeys keys{def};
   bool print = false;
   bool disabled = false;
-  bool strict = false;       // opts.strict, else TUNE_STRICT
+  bool strict = false;                             // opts.strict, else TUNE_STRICT
+  FallbackPolicy fallback = FallbackPolicy::tune;  // opts.fallback, else TUNE_FALLBACK
   std::string gpu_lock_dir;  // empty: no per-GPU timing lock (opts.gpu_lock, TUNE_GPU_LOCK)
   std::shared_ptr<TuningStore> store;
   std::vector<int> zero_idx, restore_idx;  // buffer argument positions of the hooks
@@ -175,6 +177,8 @@ struct Autotuner::Impl {
                    const Entry** out, bool* launched_on_args);
   Result<detail::Selection> tune_key(Device& dev, ArgList args, const TuningKey& key,
                                      TuningReport& report);
+  Result<detail::Selection> stored_or_fallback(Device& dev, ArgList args, const TuningKey& key,
+                                               TuningReport& report);
   const Entry* conclude(Device& dev, const TuningKey& key, Inflight& job,
                         Result<detail::Selection>& selected, const TuningReport& report);
   void announce(const TuningReport& report) const;
@@ -278,7 +282,9 @@ Status Autotuner::Impl::wait_or_claim(Device& dev, ArgList args, const TuningKey
     }
     auto it = inflight.find(key.hash);
     // Strict mode never tunes, in the background either: a new key is read or refused here.
-    const bool background = opts.mode == TuningMode::background && !strict;
+    // With a fallback policy the chain's nearest_key level stands in (tune_here).
+    const bool background =
+        opts.mode == TuningMode::background && !strict && fallback == FallbackPolicy::tune;
     if (background && (it == inflight.end() || it->second->background)) {
       // Launch the nearest tuned key's config now; tune this key off the critical path.
       if (const Entry* near = nearest(dev, key)) {
@@ -303,14 +309,24 @@ Status Autotuner::Impl::wait_or_claim(Device& dev, ArgList args, const TuningKey
   return {};
 }
 
-// Miss stage 4, the key claimed: tuned here, published, announced.
+// Miss stage 4, the key claimed: tuned here (or, with a fallback policy, read from the store
+// or served by the fallback chain, then tuned in the background when the policy says so),
+// published, announced.
 Status Autotuner::Impl::tune_here(Device& dev, ArgList args, const TuningKey& key, Inflight& mine,
                                   const Entry** out, bool* launched_on_args) {
   TuningReport report;
-  auto selected = tune_key(dev, args, key, report);
+  const bool chain = fallback != FallbackPolicy::tune && !disabled;
+  auto selected =
+      chain ? stored_or_fallback(dev, args, key, report) : tune_key(dev, args, key, report);
   {
     std::lock_guard lock(mu);
     *out = conclude(dev, key, mine, selected, report);
+    if (selected.ok() && report.fallback != FallbackLevel::none &&
+        fallback == FallbackPolicy::background && !strict) {
+      Status st = start_background(dev, args, key);
+      if (!st.ok())
+        log_warning("background tuning of " + def.name + " not started: " + st.to_string());
+    }
   }
   announce(report);
   if (!selected.ok()) return selected.status();
@@ -336,6 +352,32 @@ Result<detail::Selection> Autotuner::Impl::tune_key(Device& dev, ArgList args, c
   return detail::tune_one_key(ctx, dev, args, forms, report);
 }
 
+// A key missing from memory with a fallback policy: the store's decision for this device and
+// toolchain, read as strict mode reads it; without one, the fallback chain (fallback_chain.hpp).
+Result<detail::Selection> Autotuner::Impl::stored_or_fallback(Device& dev, ArgList args,
+                                                              const TuningKey& key,
+                                                              TuningReport& report) {
+  detail::KeyForms forms;
+  Status st = keys.forms_of(dev, args, key, &forms);
+  if (!st.ok()) {
+    report.kernel = def.name;
+    report.status = st.with_context("kernel " + def.name);
+    return report.status;
+  }
+  detail::SessionContext ctx = context();
+  ctx.strict = true;  // read, never time
+  auto stored = detail::tune_one_key(ctx, dev, args, forms, report);
+  if (stored.ok() || stored.status().code() != StatusCode::failed_precondition) return stored;
+  report = TuningReport{};
+  std::optional<detail::Selection> near;
+  {
+    std::lock_guard lock(mu);
+    if (const Entry* e = nearest(dev, key)) near = detail::Selection{e->config, e->variant, false};
+  }
+  return detail::serve_from_chain(context(), keys, dev, args, forms, near, opts.isolation.enabled,
+                                  report);
+}
+
 // A finished tuning's outcome: its waiters woken (with its status when it failed), else its
 // entry and report published. Caller holds mu.
 const Entry* Autotuner::Impl::conclude(Device& dev, const TuningKey& key, Inflight& job,
@@ -353,7 +395,14 @@ const Entry* Autotuner::Impl::conclude(Device& dev, const TuningKey& key, Inflig
   e->device = &dev;
   e->config = selected->config;
   e->variant = selected->variant;
-  const Entry* out = published.publish(std::move(e));
+  // A background tuning replaces the fallback that stood in for its key.
+  const Entry* out = nullptr;
+  if (published.find(key, dev) != nullptr) {
+    published.replace(std::move(e));
+    out = published.find(key, dev);
+  } else {
+    out = published.publish(std::move(e));
+  }
   reports[{&dev, key.hash}] = report;
   return out;
 }
@@ -449,6 +498,7 @@ Result<std::unique_ptr<Autotuner>> Autotuner::make(KernelDef def, AutotunerOptio
   impl->print = opts.print.value_or(env_flag("TUNE_PRINT_AUTOTUNING"));
   impl->disabled = opts.disable.value_or(env_flag("TUNE_DISABLE"));
   impl->strict = opts.strict.value_or(env_flag("TUNE_STRICT"));
+  impl->fallback = opts.fallback.value_or(fallback_policy_from_env());
   if (opts.gpu_lock.value_or(env_flag("TUNE_GPU_LOCK", true)))
     impl->gpu_lock_dir = detail::gpu_lock_dir();
   impl->store = build_store_stack({opts.store, opts.persistent, opts.bundles});

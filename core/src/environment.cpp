@@ -47,6 +47,11 @@ constexpr EnvVariable kVariables[] = {
     {"TUNE_STRICT",
      "boolean: never tune: a key with no stored winner is an error (failed_precondition) "
      "instead of a tuning (`AutotunerOptions::strict` wins)"},
+    {"TUNE_FALLBACK",
+     "`tune` (default), `keep` or `background`: what a key with no decision for this device "
+     "and toolchain does: tune now, or serve the device-family fallback chain (same "
+     "architecture, same vendor, nearest key, default configuration) and never tune, or tune "
+     "in the background and switch (`AutotunerOptions::fallback` wins)"},
     {"TUNE_GPU_LOCK",
      "boolean, on when unset: hold a per-GPU lock file (`$XDG_RUNTIME_DIR/libtune/locks/`, "
      "else `/tmp/libtune-<uid>/locks/`; never under the cache directory) while a tuning times, "
