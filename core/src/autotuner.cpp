@@ -16,6 +16,7 @@
 #include "hit_memo.hpp"
 #include "isolation/isolated_tuning.hpp"
 #include "isolation/worker_pool.hpp"
+#include "record_file.hpp"
 #include "tune/environment.hpp"
 #include "tune/log.hpp"
 #include "tuning/call_keys.hpp"
@@ -60,6 +61,7 @@ struct Autotuner::Impl {
   bool disabled = false;
   bool strict = false;                             // opts.strict, else TUNE_STRICT
   FallbackPolicy fallback = FallbackPolicy::tune;  // opts.fallback, else TUNE_FALLBACK
+  std::string record_path;   // opts.record, else TUNE_RECORD; empty: no recording
   std::string gpu_lock_dir;  // empty: no per-GPU timing lock (opts.gpu_lock, TUNE_GPU_LOCK)
   std::shared_ptr<TuningStore> store;
   std::vector<int> zero_idx, restore_idx;  // buffer argument positions of the hooks
@@ -76,6 +78,7 @@ struct Autotuner::Impl {
   std::map<std::pair<const Device*, std::uint64_t>, TuningReport> reports;
   std::vector<BackgroundJob> jobs;
   std::set<std::uint64_t> failed_background;  // keys whose background tuning failed for good
+  std::set<std::uint64_t> recorded;           // keys appended to record_path
   int active_calls = 0;                       // calls off the hit path (tuning or waiting)
   bool closing = false;                       // the destructor runs: no new calls
 
@@ -182,6 +185,8 @@ struct Autotuner::Impl {
   const Entry* conclude(Device& dev, const TuningKey& key, Inflight& job,
                         Result<detail::Selection>& selected, const TuningReport& report);
   void announce(const TuningReport& report) const;
+  void record_miss(const Device& dev, ArgList args, const TuningKey& key,
+                   const TuningReport& report);
 
   // Background tuning (TuningMode::background): wait_or_claim starts it.
   Status start_background(Device& dev, ArgList args, const TuningKey& key);
@@ -329,6 +334,8 @@ Status Autotuner::Impl::tune_here(Device& dev, ArgList args, const TuningKey& ke
     }
   }
   announce(report);
+  if (!record_path.empty() && (!selected.ok() || report.fallback != FallbackLevel::none))
+    record_miss(dev, args, key, report);
   if (!selected.ok()) return selected.status();
   *launched_on_args = selected->launched_on_args;
   return {};
@@ -418,6 +425,21 @@ void Autotuner::Impl::announce(const TuningReport& report) const {
   if (!st.ok()) log_warning("kernel " + def.name + ": " + st.message() + " (ignored)");
 }
 
+// Record mode: the key's line appended to record_path, once per key and process.
+void Autotuner::Impl::record_miss(const Device& dev, ArgList args, const TuningKey& key,
+                                  const TuningReport& report) {
+  {
+    std::lock_guard lock(mu);
+    if (!recorded.insert(key.hash).second) return;
+  }
+  detail::KeyForms forms;
+  if (!keys.forms_of(dev, args, key, &forms).ok()) return;  // the call reported it already
+  const std::string line =
+      detail::record_line(def.signature, forms.store_key, args, to_string(report.fallback));
+  Status st = detail::append_record_line(record_path, line);
+  if (!st.ok()) log_warning("kernel " + def.name + ": key not recorded: " + st.to_string());
+}
+
 Status Autotuner::Impl::start_background(Device& dev, ArgList args, const TuningKey& key) {
   // Caller holds mu. The tuning times on copies of the caller's buffers, taken now in queue
   // order, so the caller may reuse or free its buffers at once.
@@ -499,6 +521,7 @@ Result<std::unique_ptr<Autotuner>> Autotuner::make(KernelDef def, AutotunerOptio
   impl->disabled = opts.disable.value_or(env_flag("TUNE_DISABLE"));
   impl->strict = opts.strict.value_or(env_flag("TUNE_STRICT"));
   impl->fallback = opts.fallback.value_or(fallback_policy_from_env());
+  impl->record_path = opts.record.empty() ? env_text("TUNE_RECORD") : opts.record;
   if (opts.gpu_lock.value_or(env_flag("TUNE_GPU_LOCK", true)))
     impl->gpu_lock_dir = detail::gpu_lock_dir();
   impl->store = build_store_stack({opts.store, opts.persistent, opts.bundles});

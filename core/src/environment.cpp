@@ -47,6 +47,10 @@ constexpr EnvVariable kVariables[] = {
     {"TUNE_STRICT",
      "boolean: never tune: a key with no stored winner is an error (failed_precondition) "
      "instead of a tuning (`AutotunerOptions::strict` wins)"},
+    {"TUNE_RECORD",
+     "a file that gets one JSON line per key served by the fallback chain or not served at "
+     "all (kernel, source hash, key, argument types, sizes and scalar values, device), to be "
+     "tuned offline with `tune::tune_recorded` (`AutotunerOptions::record` wins)"},
     {"TUNE_FALLBACK",
      "`tune` (default), `keep` or `background`: what a key with no decision for this device "
      "and toolchain does: tune now, or serve the device-family fallback chain (same "

@@ -273,6 +273,10 @@ struct AutotunerOptions {
   // background's nearest-key stand-in is the chain's nearest_key level. Defaults to
   // TUNE_FALLBACK in the environment.
   std::optional<FallbackPolicy> fallback;
+  // Record mode (tune/record.hpp): the file that gets one JSON line per key served by the
+  // fallback chain or not served at all, to be tuned offline (tune_recorded). Empty: the
+  // TUNE_RECORD file, else no recording.
+  std::string record;
   CaptureMiss capture_miss = CaptureMiss::fallback;
   IsolationOptions isolation;
 };
