@@ -165,6 +165,16 @@ struct Autotuner::Impl {
     return launch_dims(v, dims, dev, args, target);
   }
 
+  // A new key's forms (CallKeys::forms_of); a failure is also the report's status.
+  Status forms_for(const Device& dev, ArgList args, const TuningKey& key, detail::KeyForms* forms,
+                   TuningReport& report) const {
+    Status st = keys.forms_of(dev, args, key, forms);
+    if (st.ok()) return st;
+    report.kernel = def.name;
+    report.status = st.with_context("kernel " + def.name);
+    return report.status;
+  }
+
   // The tuned entry of `dev` nearest to `key` (PublishedEntries::nearest). Caller holds mu.
   const Entry* nearest(const Device& dev, const TuningKey& key) const {
     return published.nearest(dev, key, keys.key_args());
@@ -346,12 +356,7 @@ Status Autotuner::Impl::tune_here(Device& dev, ArgList args, const TuningKey& ke
 Result<detail::Selection> Autotuner::Impl::tune_key(Device& dev, ArgList args, const TuningKey& key,
                                                     TuningReport& report) {
   detail::KeyForms forms;
-  Status st = keys.forms_of(dev, args, key, &forms);
-  if (!st.ok()) {
-    report.kernel = def.name;
-    report.status = st.with_context("kernel " + def.name);
-    return report.status;
-  }
+  TUNE_RETURN_IF_ERROR(forms_for(dev, args, key, &forms, report));
   auto ctx = context();
   // Disabled and strict tuning time nothing: no worker is needed.
   if (opts.isolation.enabled && !disabled && !strict)
@@ -365,12 +370,7 @@ Result<detail::Selection> Autotuner::Impl::stored_or_fallback(Device& dev, ArgLi
                                                               const TuningKey& key,
                                                               TuningReport& report) {
   detail::KeyForms forms;
-  Status st = keys.forms_of(dev, args, key, &forms);
-  if (!st.ok()) {
-    report.kernel = def.name;
-    report.status = st.with_context("kernel " + def.name);
-    return report.status;
-  }
+  TUNE_RETURN_IF_ERROR(forms_for(dev, args, key, &forms, report));
   detail::SessionContext ctx = context();
   ctx.strict = true;  // read, never time
   auto stored = detail::tune_one_key(ctx, dev, args, forms, report);

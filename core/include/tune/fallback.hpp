@@ -4,7 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include "tune/store.hpp"
 
 namespace tune {
 
@@ -31,6 +35,24 @@ enum class FallbackLevel : std::uint8_t {
 };
 // "none", "same device", "same architecture", "same vendor", "nearest key", "default config".
 std::string_view to_string(FallbackLevel level) noexcept;
+
+// One decision another device (or this device with another toolchain) made for a key.
+struct FallbackCandidate {
+  std::string config;  // its winner, Config::to_string()
+  FallbackLevel level = FallbackLevel::none;
+  std::string device;  // the fingerprint it was made on
+  std::string origin;  // the bundle it was read from; empty for the user's store
+  std::int64_t unix_time = 0;
+};
+
+// The chain's first three levels for `key` on the device key.device with toolchain
+// key.toolchain: the decisions of the same kernel, source hash and key text in `store`'s rows
+// of other devices and toolchains (TuningStore::find_rows: every layer), one per (device,
+// toolchain), its winner by the winner rule (none when its winner failed), closest level
+// first, newest first within a level. Devices of another vendor or backend, and fingerprints
+// that do not read back, give none. What the Autotuner tries, in this order, and what `tune
+// bundle explain --for-device` shows. Empty without a store.
+std::vector<FallbackCandidate> fallback_candidates(TuningStore* store, const StoreKey& key);
 
 // What a call does with a key that has no decision for this device and toolchain
 // (AutotunerOptions::fallback, TUNE_FALLBACK):

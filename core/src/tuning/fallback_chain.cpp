@@ -93,13 +93,17 @@ Result<Selection> try_here(const SessionContext& ctx, Device& dev, ArgList args,
 
 }  // namespace
 
-std::vector<FallbackPick> family_picks(TuningStore* store, const StoreKey& key) {
+}  // namespace tune::detail
+
+namespace tune {
+
+std::vector<FallbackCandidate> fallback_candidates(TuningStore* store, const StoreKey& key) {
   const auto want = cache::parse_fingerprint(key.device);
   if (store == nullptr || !want) return {};
   CacheFilter filter;
   filter.kernel = key.kernel;
   filter.key = key.key;
-  std::vector<FallbackPick> picks;
+  std::vector<FallbackCandidate> picks;
   std::map<std::pair<std::string, std::string>, bool> seen;  // (device, toolchain)
   for (const CacheRow& row : store->find_rows(filter)) {
     const StoreKey& k = row.key;
@@ -108,16 +112,21 @@ std::vector<FallbackPick> family_picks(TuningStore* store, const StoreKey& key) 
     // find_rows gives each key's rows winner first: the first row of a group decides.
     if (!seen.emplace(std::pair{k.device, k.toolchain}, true).second) continue;
     const auto have = cache::parse_fingerprint(k.device);
-    const auto level = have ? level_of(cache::family_level(*want, *have)) : std::nullopt;
+    const auto level = have ? detail::level_of(cache::family_level(*want, *have)) : std::nullopt;
     if (!level || row.result.status != StatusCode::ok) continue;
     picks.push_back({row.result.config, *level, k.device, row.result.origin, row.result.unix_time});
   }
-  std::stable_sort(picks.begin(), picks.end(), [](const FallbackPick& a, const FallbackPick& b) {
-    if (a.level != b.level) return a.level < b.level;
-    return a.unix_time > b.unix_time;
-  });
+  std::stable_sort(picks.begin(), picks.end(),
+                   [](const FallbackCandidate& a, const FallbackCandidate& b) {
+                     if (a.level != b.level) return a.level < b.level;
+                     return a.unix_time > b.unix_time;
+                   });
   return picks;
 }
+
+}  // namespace tune
+
+namespace tune::detail {
 
 Result<Selection> serve_from_chain(const SessionContext& ctx, const CallKeys& keys, Device& dev,
                                    ArgList args, const KeyForms& forms,
@@ -141,7 +150,7 @@ Result<Selection> serve_from_chain(const SessionContext& ctx, const CallKeys& ke
     return false;
   };
   if (src != nullptr && !isolated) {
-    for (const FallbackPick& p : family_picks(ctx.store, forms.store_key)) {
+    for (const FallbackCandidate& p : fallback_candidates(ctx.store, forms.store_key)) {
       Result<Config> c = Config::parse(p.config);
       Status point = c.ok() ? keys.check_point_of_key(dev, forms, *c) : c.status();
       Result<Selection> s =

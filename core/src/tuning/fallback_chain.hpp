@@ -13,24 +13,8 @@
 
 namespace tune::detail {
 
-// One decision another device (or this device with another toolchain) made for a key.
-struct FallbackPick {
-  std::string config;  // its winner, Config::to_string()
-  FallbackLevel level = FallbackLevel::none;
-  std::string device;  // the fingerprint it was made on
-  std::string origin;  // the bundle it was read from; empty for the user's store
-  std::int64_t unix_time = 0;
-};
-
-// The decisions of `key` (same kernel, source hash and key text) in `store`'s rows of other
-// devices and toolchains (TuningStore::find_rows, every layer): one per (device, toolchain),
-// its winner by the winner rule (none when its winner failed), graded against key.device,
-// closest level first, newest first within a level. Devices of another vendor or backend, and
-// fingerprints that do not read back, give none. Empty without a store.
-std::vector<FallbackPick> family_picks(TuningStore* store, const StoreKey& key);
-
-// Serves `forms.key` from the chain: each family pick in order, then `nearest` (the nearest
-// key's decision published on this device, if any), then the first candidate. A pick serves
+// Serves `forms.key` from the chain: each of fallback_candidates() in order, then `nearest` (the
+// nearest key's decision published on this device, if any), then the first candidate. A pick serves
 // when it is a point of this key's space (`keys`), compiles here and passes the output check
 // here (Autotuner::measure's rules: launched on the call's arguments, verified when the kernel
 // checks outputs); a pick that fails is recorded in `report` and the next is tried. With
