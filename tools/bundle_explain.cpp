@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "cli_print.hpp"
 #include "time_text.hpp"
 #include "tune/bundle.hpp"
+#include "tune/fallback.hpp"
 #include "tune/sqlite_store.hpp"
 
 namespace tune::cli {
@@ -27,15 +29,12 @@ struct ExplainArgs {
   CacheFilter filter;
   std::string db;
   std::vector<std::string> bundles;
+  std::string for_device;  // --for-device: what the fallback chain gives this fingerprint
+  std::string toolchain;   // --toolchain, with --for-device
   bool json = false;
 };
 
 KeyId id_of(const StoreKey& k) { return {k.kernel, k.source_hash, k.key, k.device, k.toolchain}; }
-
-bool matches(const CacheFilter& f, const StoreKey& k) {
-  return (f.kernel.empty() || f.kernel == k.kernel) && (f.key.empty() || f.key == k.key) &&
-         (f.device.empty() || k.device.find(f.device) != std::string::npos);
-}
 
 // The keys the filter selects in the database and in every bundle that can be read.
 std::map<KeyId, StoreKey> selected_keys(const std::shared_ptr<SqliteStore>& db,
@@ -51,7 +50,7 @@ std::map<KeyId, StoreKey> selected_keys(const std::shared_ptr<SqliteStore>& db,
     Result<BundleInfo> info = read_bundle(b);
     if (!info.ok()) continue;  // the stack warns about it, naming the file
     for (const BundleDecision& d : info->decisions)
-      if (matches(f, d.key)) keys.emplace(id_of(d.key), d.key);
+      if (f.matches(d.key)) keys.emplace(id_of(d.key), d.key);
   }
   return keys;
 }
@@ -62,6 +61,50 @@ std::string winner_of(const StoreKey& key, const std::vector<StoredResult>& rows
   ranked->save(key, rows);
   Result<std::vector<CacheEntry>> entries = ranked->list_entries();
   return entries.ok() && !entries->empty() ? entries->front().best_config : std::string();
+}
+
+// --for-device: for each kernel source and key of the selection, what an Autotuner on that
+// device and toolchain serves with a fallback policy: its own decision, else the fallback
+// chain's first level that holds one (the nearest key and the default configuration are
+// decided at run time, in the process).
+void explain_for_device(const ExplainArgs& a, TuningStore* stack,
+                        const std::map<KeyId, StoreKey>& keys) {
+  std::set<std::tuple<std::string, std::uint64_t, std::string>> seen;
+  json out = json::array();
+  for (const auto& [id, k] : keys) {
+    if (!seen.emplace(k.kernel, k.source_hash, k.key).second) continue;
+    const StoreKey want{k.kernel, k.source_hash, k.key, a.for_device, a.toolchain};
+    const std::vector<StoredResult> own = stack ? stack->load(want) : std::vector<StoredResult>{};
+    std::string level = "nearest key or default config (decided at run time)";
+    std::string config, from, origin;
+    if (!own.empty()) {
+      level = "exact";
+      config = winner_of(want, own);
+      from = a.for_device;
+    } else if (auto c = fallback_candidates(stack, want); !c.empty()) {
+      level = std::string(to_string(c.front().level));
+      config = c.front().config;
+      from = c.front().device;
+      origin = c.front().origin;
+    }
+    if (a.json) {
+      out.push_back({{"kernel", k.kernel},
+                     {"key", k.key},
+                     {"device", a.for_device},
+                     {"level", level},
+                     {"config", config},
+                     {"decided_on", from},
+                     {"bundle", origin}});
+      continue;
+    }
+    std::printf("%s  key %s\n  on %s: %s", k.kernel.c_str(), k.key.c_str(), a.for_device.c_str(),
+                level.c_str());
+    if (!config.empty())
+      std::printf(" {%s} decided on %s%s", config.c_str(), from.c_str(),
+                  origin.empty() ? "" : (" (bundle " + origin + ")").c_str());
+    std::printf("\n");
+  }
+  if (a.json) print_json(out);
 }
 
 void cmd_explain(const ExplainArgs& a) {
@@ -78,6 +121,7 @@ void cmd_explain(const ExplainArgs& a) {
   const std::string mine = "database " + (db ? db_path : std::string("(none)"));
   json out = json::array();
   const std::map<KeyId, StoreKey> keys = selected_keys(db, bundles, a.filter);
+  if (!a.for_device.empty()) return explain_for_device(a, stack.get(), keys);
   for (const auto& [id, key] : keys) {
     const std::vector<StoredResult> rows = stack ? stack->load(key) : std::vector<StoredResult>{};
     const std::string winner = winner_of(key, rows);
@@ -132,6 +176,11 @@ void add_bundle_explain(CLI::App& bundle) {
                 "Only devices whose fingerprint contains this text");
   c->add_option("--db", args->db, "The user's database (default: the TUNE_CACHE_DIR one)");
   c->add_option("--bundle", args->bundles, "A bundle, looked up before TUNE_BUNDLES (repeatable)");
+  c->add_option("--for-device", args->for_device,
+                "A device fingerprint: what the fallback chain serves it for each key");
+  c->add_option("--toolchain", args->toolchain,
+                "With --for-device: its toolchain fingerprint (default none: this device's "
+                "decisions show as level 'same device')");
   c->add_flag("--json", args->json, "Machine-readable output");
   c->callback([args] { cmd_explain(*args); });
 }

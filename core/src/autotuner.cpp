@@ -17,11 +17,13 @@
 #include "hit_memo.hpp"
 #include "isolation/isolated_tuning.hpp"
 #include "isolation/worker_pool.hpp"
+#include "record_file.hpp"
 #include "tune/environment.hpp"
 #include "tune/log.hpp"
 #include "tuning/bucket_splits.hpp"
 #include "tuning/call_keys.hpp"
 #include "tuning/candidates.hpp"
+#include "tuning/fallback_chain.hpp"
 #include "tuning/hook_runner.hpp"
 #include "tuning/launch_fallback.hpp"
 #include "tuning/option_checks.hpp"
@@ -60,7 +62,9 @@ struct Autotuner::Impl {
   detail::CallKeys keys{def};
   bool print = false;
   bool disabled = false;
-  bool strict = false;       // opts.strict, else TUNE_STRICT
+  bool strict = false;                             // opts.strict, else TUNE_STRICT
+  FallbackPolicy fallback = FallbackPolicy::tune;  // opts.fallback, else TUNE_FALLBACK
+  std::string record_path;   // opts.record, else TUNE_RECORD; empty: no recording
   std::string gpu_lock_dir;  // empty: no per-GPU timing lock (opts.gpu_lock, TUNE_GPU_LOCK)
   // opts.check_bucket_edges, else TUNE_BUCKET_EDGES; never with isolation (the edges' buffers
   // would live in the worker, and a split must be seen by this process).
@@ -81,6 +85,7 @@ struct Autotuner::Impl {
   std::map<std::pair<const Device*, std::uint64_t>, TuningReport> reports;
   std::vector<BackgroundJob> jobs;
   std::set<std::uint64_t> failed_background;  // keys whose background tuning failed for good
+  std::set<std::uint64_t> recorded;           // keys appended to record_path
   int active_calls = 0;                       // calls off the hit path (tuning or waiting)
   bool closing = false;                       // the destructor runs: no new calls
 
@@ -176,6 +181,16 @@ struct Autotuner::Impl {
     return launch_dims(v, dims, dev, args, target);
   }
 
+  // A new key's forms (CallKeys::forms_of); a failure is also the report's status.
+  Status forms_for(const Device& dev, ArgList args, const TuningKey& key, detail::KeyForms* forms,
+                   TuningReport& report) const {
+    Status st = keys.forms_of(dev, args, key, forms);
+    if (st.ok()) return st;
+    report.kernel = def.name;
+    report.status = st.with_context("kernel " + def.name);
+    return report.status;
+  }
+
   // The tuned entry of `dev` nearest to `key` (PublishedEntries::nearest). Caller holds mu.
   const Entry* nearest(const Device& dev, const TuningKey& key) const {
     return published.nearest(dev, key, keys.key_args());
@@ -196,10 +211,14 @@ struct Autotuner::Impl {
                    const Entry** out, bool* launched_on_args);
   Result<detail::Selection> tune_key(Device& dev, ArgList args, const TuningKey& key,
                                      TuningReport& report);
+  Result<detail::Selection> stored_or_fallback(Device& dev, ArgList args, const TuningKey& key,
+                                               TuningReport& report);
   const Entry* conclude(Device& dev, const TuningKey& key, const TuningKey& publish_as,
                         Inflight& job, Result<detail::Selection>& selected,
                         const TuningReport& report);
   void announce(const TuningReport& report) const;
+  void record_miss(const Device& dev, ArgList args, const TuningKey& key,
+                   const TuningReport& report);
 
   // Background tuning (TuningMode::background): wait_or_claim starts it.
   Status start_background(Device& dev, ArgList args, const TuningKey& key);
@@ -381,7 +400,9 @@ Status Autotuner::Impl::wait_or_claim(Device& dev, ArgList args, const TuningKey
     }
     auto it = inflight.find(key.hash);
     // Strict mode never tunes, in the background either: a new key is read or refused here.
-    const bool background = opts.mode == TuningMode::background && !strict;
+    // With a fallback policy the chain's nearest_key level stands in (tune_here).
+    const bool background =
+        opts.mode == TuningMode::background && !strict && fallback == FallbackPolicy::tune;
     if (background && (it == inflight.end() || it->second->background)) {
       // Launch the nearest tuned key's config now; tune this key off the critical path.
       if (const Entry* near = nearest(dev, key)) {
@@ -406,18 +427,30 @@ Status Autotuner::Impl::wait_or_claim(Device& dev, ArgList args, const TuningKey
   return {};
 }
 
-// Miss stage 4, the key claimed: tuned here, published, announced.
+// Miss stage 4, the key claimed: tuned here (or, with a fallback policy, read from the store
+// or served by the fallback chain, then tuned in the background when the policy says so),
+// published, announced.
 Status Autotuner::Impl::tune_here(Device& dev, ArgList args, const TuningKey& key, Inflight& mine,
                                   const Entry** out, bool* launched_on_args) {
   TuningReport report;
-  auto selected = tune_key(dev, args, key, report);
+  const bool chain = fallback != FallbackPolicy::tune && !disabled;
+  auto selected =
+      chain ? stored_or_fallback(dev, args, key, report) : tune_key(dev, args, key, report);
   // A split bucket's decision was made at this call's member: published as its exact key.
   const TuningKey as = report.bucket.split ? split_aware(dev, args, key) : key;
   {
     std::lock_guard lock(mu);
     *out = conclude(dev, key, as, mine, selected, report);
+    if (selected.ok() && report.fallback != FallbackLevel::none &&
+        fallback == FallbackPolicy::background && !strict) {
+      Status st = start_background(dev, args, key);
+      if (!st.ok())
+        log_warning("background tuning of " + def.name + " not started: " + st.to_string());
+    }
   }
   announce(report);
+  if (!record_path.empty() && (!selected.ok() || report.fallback != FallbackLevel::none))
+    record_miss(dev, args, key, report);
   if (!selected.ok()) return selected.status();
   *launched_on_args = selected->launched_on_args;
   return {};
@@ -428,12 +461,7 @@ Status Autotuner::Impl::tune_here(Device& dev, ArgList args, const TuningKey& ke
 Result<detail::Selection> Autotuner::Impl::tune_key(Device& dev, ArgList args, const TuningKey& key,
                                                     TuningReport& report) {
   detail::KeyForms forms;
-  Status st = keys.forms_of(dev, args, key, &forms);
-  if (!st.ok()) {
-    report.kernel = def.name;
-    report.status = st.with_context("kernel " + def.name);
-    return report.status;
-  }
+  TUNE_RETURN_IF_ERROR(forms_for(dev, args, key, &forms, report));
   auto ctx = context();
   // Disabled and strict tuning time nothing: no worker is needed.
   if (detail::is_exact_member(key)) {  // a split bucket's member: its own rows
@@ -445,6 +473,27 @@ Result<detail::Selection> Autotuner::Impl::tune_key(Device& dev, ArgList args, c
   auto selected = detail::tune_one_key(ctx, dev, args, forms, report);
   if (report.bucket.split) record_split(dev, forms, report);
   return selected;
+}
+
+// A key missing from memory with a fallback policy: the store's decision for this device and
+// toolchain, read as strict mode reads it; without one, the fallback chain (fallback_chain.hpp).
+Result<detail::Selection> Autotuner::Impl::stored_or_fallback(Device& dev, ArgList args,
+                                                              const TuningKey& key,
+                                                              TuningReport& report) {
+  detail::KeyForms forms;
+  TUNE_RETURN_IF_ERROR(forms_for(dev, args, key, &forms, report));
+  detail::SessionContext ctx = context();
+  ctx.strict = true;  // read, never time
+  auto stored = detail::tune_one_key(ctx, dev, args, forms, report);
+  if (stored.ok() || stored.status().code() != StatusCode::failed_precondition) return stored;
+  report = TuningReport{};
+  std::optional<detail::Selection> near;
+  {
+    std::lock_guard lock(mu);
+    if (const Entry* e = nearest(dev, key)) near = detail::Selection{e->config, e->variant, false};
+  }
+  return detail::serve_from_chain(context(), keys, dev, args, forms, near, opts.isolation.enabled,
+                                  report);
 }
 
 // A finished tuning's outcome: its waiters woken (with its status when it failed), else its
@@ -465,7 +514,14 @@ const Entry* Autotuner::Impl::conclude(Device& dev, const TuningKey& key,
   e->device = &dev;
   e->config = selected->config;
   e->variant = selected->variant;
-  const Entry* out = published.publish(std::move(e));
+  // A background tuning replaces the fallback that stood in for its key.
+  const Entry* out = nullptr;
+  if (published.find(publish_as, dev) != nullptr) {
+    published.replace(std::move(e));
+    out = published.find(publish_as, dev);
+  } else {
+    out = published.publish(std::move(e));
+  }
   reports[{&dev, publish_as.hash}] = report;
   return out;
 }
@@ -479,6 +535,21 @@ void Autotuner::Impl::announce(const TuningReport& report) const {
     return Status();
   });
   if (!st.ok()) log_warning("kernel " + def.name + ": " + st.message() + " (ignored)");
+}
+
+// Record mode: the key's line appended to record_path, once per key and process.
+void Autotuner::Impl::record_miss(const Device& dev, ArgList args, const TuningKey& key,
+                                  const TuningReport& report) {
+  {
+    std::lock_guard lock(mu);
+    if (!recorded.insert(key.hash).second) return;
+  }
+  detail::KeyForms forms;
+  if (!keys.forms_of(dev, args, key, &forms).ok()) return;  // the call reported it already
+  const std::string line =
+      detail::record_line(def.signature, forms.store_key, args, to_string(report.fallback));
+  Status st = detail::append_record_line(record_path, line);
+  if (!st.ok()) log_warning("kernel " + def.name + ": key not recorded: " + st.to_string());
 }
 
 Status Autotuner::Impl::start_background(Device& dev, ArgList args, const TuningKey& key) {
@@ -563,6 +634,8 @@ Result<std::unique_ptr<Autotuner>> Autotuner::make(KernelDef def, AutotunerOptio
   impl->disabled = opts.disable.value_or(env_flag("TUNE_DISABLE"));
   impl->strict = opts.strict.value_or(env_flag("TUNE_STRICT"));
   impl->check_edges = opts.check_bucket_edges.value_or(env_flag("TUNE_BUCKET_EDGES", true));
+  impl->fallback = opts.fallback.value_or(fallback_policy_from_env());
+  impl->record_path = opts.record.empty() ? env_text("TUNE_RECORD") : opts.record;
   if (opts.gpu_lock.value_or(env_flag("TUNE_GPU_LOCK", true)))
     impl->gpu_lock_dir = detail::gpu_lock_dir();
   impl->store = build_store_stack({opts.store, opts.persistent, opts.bundles});

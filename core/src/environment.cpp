@@ -51,6 +51,15 @@ constexpr EnvVariable kVariables[] = {
      "boolean, on when unset: before a winner covers a `pow2` key bucket, launch, verify and "
      "time it against the runner-up at the bucket's edges, and split the bucket where it fails "
      "or loses (`AutotunerOptions::check_bucket_edges` wins)"},
+    {"TUNE_RECORD",
+     "a file that gets one JSON line per key served by the fallback chain or not served at "
+     "all (kernel, source hash, key, argument types, sizes and scalar values, device), to be "
+     "tuned offline with `tune::tune_recorded` (`AutotunerOptions::record` wins)"},
+    {"TUNE_FALLBACK",
+     "`tune` (default), `keep` or `background`: what a key with no decision for this device "
+     "and toolchain does: tune now, or serve the device-family fallback chain (same "
+     "architecture, same vendor, nearest key, default configuration) and never tune, or tune "
+     "in the background and switch (`AutotunerOptions::fallback` wins)"},
     {"TUNE_GPU_LOCK",
      "boolean, on when unset: hold a per-GPU lock file (`$XDG_RUNTIME_DIR/libtune/locks/`, "
      "else `/tmp/libtune-<uid>/locks/`; never under the cache directory) while a tuning times, "

@@ -21,6 +21,8 @@ std::string_view to_string(ResultSource s) noexcept {
       return "shared";
     case ResultSource::empty:
       return "empty";
+    case ResultSource::fallback:
+      return "fallback";
   }
   return "unknown";
 }
@@ -77,6 +79,9 @@ std::string TuningReport::to_string() const {
     else
       s += "not timed";
     if (r.from_store) s += r.origin.empty() ? " (stored)" : " (stored, bundle " + r.origin + ")";
+    if (r.fallback != FallbackLevel::none)
+      s += " (fallback: " + std::string(tune::to_string(r.fallback)) +
+           (r.origin.empty() || r.from_store ? "" : ", bundle " + r.origin) + ")";
     if (r.status.ok() && r.verified) s += " (output verified)";
     if (r.raced_out) s += " (raced out)";
     if (r.settled) s += " (within tolerance of the leader)";
@@ -88,6 +93,9 @@ std::string TuningReport::to_string() const {
     s += "  winner {" + winner.to_string() + "}";
     for (const auto& r : results)
       if (r.from_store && !r.origin.empty() && r.config == winner) s += " from bundle " + r.origin;
+    if (fallback != FallbackLevel::none)
+      s += " served by fallback level '" + std::string(tune::to_string(fallback)) +
+           "' (decision of " + fallback_device + ")";
     s += "\n";
   } else
     s += "  failed: " + first_line(status.to_string(), 400) + "\n";

@@ -121,6 +121,40 @@ TEST_CASE("tune bundle merge is idempotent and keeps every device - explain name
   for (const json& k : keys) CHECK(k["served_by"] == "database " + cli.db_path().string());
 }
 
+TEST_CASE("tune bundle explain --for-device shows the fallback chain's level") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  seed(cli);
+  const std::string out = (scratch.path() / "app.tunebundle").string();
+  ProcessResult r = cli.run({"bundle", "create", "--from", cli.db_path().string(), "-o", out});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  const std::string none = (scratch.path() / "none.db").string();
+  // Another board of the H100's architecture: the H100's winner, from the bundle.
+  r = cli.run({"bundle", "explain", "vector_add", "--db", none, "--bundle", out, "--for-device",
+               "cuda|NVIDIA H100 NVL|sm_90|560.1"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK(r.has("same architecture {BM=16} decided on cuda|NVIDIA H100|sm_90|550.54 (bundle " + out +
+              ")"));
+  // Another NVIDIA architecture: the same vendor; another vendor's decision is never served.
+  r = cli.run({"bundle", "explain", "vector_add", "--db", none, "--bundle", out, "--for-device",
+               "cuda|NVIDIA A100|sm_80|550.54", "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  json j = json::parse(r.out);
+  REQUIRE(j.size() == 1);
+  CHECK(j[0]["level"] == "same vendor");
+  CHECK(j[0]["config"] == "BM=16");
+  r = cli.run({"bundle", "explain", "vector_add", "--db", none, "--bundle", out, "--for-device",
+               "vulkan|Some GPU|vk:4318:8817|1.0", "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  j = json::parse(r.out);
+  CHECK(j[0]["level"] == "nearest key or default config (decided at run time)");
+  // The device's own decision (its toolchain given) is exact.
+  r = cli.run({"bundle", "explain", "vector_add", "--db", none, "--bundle", out, "--for-device",
+               "cuda|NVIDIA H100|sm_90|550.54", "--toolchain", "nvrtc 12.4|libtune 0.1.0"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK(r.has(": exact {BM=16}"));
+}
+
 TEST_CASE("tune bundle refuses a missing database, a cache given as a bundle, bad arguments") {
   ScratchDir scratch;
   TuneCli cli(scratch);

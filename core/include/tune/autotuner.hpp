@@ -35,6 +35,7 @@
 
 #include "tune/benchmark.hpp"
 #include "tune/effort.hpp"
+#include "tune/fallback.hpp"
 #include "tune/kernel.hpp"
 #include "tune/store.hpp"
 
@@ -45,8 +46,19 @@ namespace tune {
 // shared: decided elsewhere (another process, rank or device) and given to Autotuner::adopt;
 // empty: an empty problem (KernelDef::dims gives a grid with a zero dimension for every
 // configuration, as for n = 0): nothing to time, the first candidate stands (kept in memory,
-// never stored) and its launches launch nothing, on every backend.
-enum class ResultSource : std::uint8_t { memory, disk, tuned, single, disabled, shared, empty };
+// never stored) and its launches launch nothing, on every backend; fallback: no decision of
+// this device and toolchain, served by the device-family fallback chain (tune/fallback.hpp,
+// TuningReport::fallback says which level).
+enum class ResultSource : std::uint8_t {
+  memory,
+  disk,
+  tuned,
+  single,
+  disabled,
+  shared,
+  empty,
+  fallback
+};
 std::string_view to_string(ResultSource s) noexcept;
 
 struct ConfigResult {
@@ -57,7 +69,11 @@ struct ConfigResult {
   double compile_ms = 0;
   bool from_store = false;  // timing read back from the TuningStore, not measured now
   // For a from_store row served by a bundle (tune/bundle.hpp), the bundle's path; else empty.
+  // For a fallback pick read from a bundle, that bundle's path.
   std::string origin;
+  // The level of the fallback chain (tune/fallback.hpp) this configuration was tried at; none
+  // outside a ResultSource::fallback report.
+  FallbackLevel fallback = FallbackLevel::none;
   bool raced_out = false;  // dropped early: slower than the leader beyond noise
   bool settled = false;    // stopped early: within BenchOptions::tolerance of the leader
   // Its output was checked against the reference or `verify` (passed unless status is
@@ -119,6 +135,11 @@ struct TuningReport {
   std::size_t pruned = 0;             // candidates removed before timing
   bool partial = false;               // the tuning budget ran out before every candidate was timed
   Config winner;
+  // Which level of the fallback chain served the winner (ResultSource::fallback), and the
+  // device fingerprint whose decision it was (this device's for nearest_key and
+  // default_config); none and empty otherwise.
+  FallbackLevel fallback = FallbackLevel::none;
+  std::string fallback_device;
   double wall_ms = 0;  // total tuning time of this key, compiling included
   TuningTimes times;
   ShowdownReport showdown;  // the finalists' re-timing (TimingExpert::showdown_rounds)
@@ -256,7 +277,8 @@ struct AutotunerOptions {
   std::optional<bool> disable;
   // Strict mode, for production runs that must not tune: a key with no stored winner (in
   // memory or in the store) fails with failed_precondition naming the kernel, the key and the
-  // device, instead of tuning; stored keys work as usual (stored rows that cover only part of
+  // device, instead of tuning (with `fallback` keep or background, the fallback chain serves
+  // it instead, never tuning); stored keys work as usual (stored rows that cover only part of
   // the candidates decide among themselves). `disable` wins (nothing is timed either way);
   // a single-candidate space needs no winner; background mode acts as sync (a stored key is
   // read on the calling thread, a missing one is an error, never the nearest key's config);
@@ -273,6 +295,16 @@ struct AutotunerOptions {
   // TUNE_GPU_LOCK in the environment, on when unset.
   std::optional<bool> gpu_lock;
   TuningMode mode = TuningMode::sync;
+  // A key with no decision for this device and toolchain (tune/fallback.hpp): tune it now
+  // (tune, the default), or serve the device-family fallback chain and never tune (keep) or
+  // tune in the background and switch (background). With keep or background, TuningMode::
+  // background's nearest-key stand-in is the chain's nearest_key level. Defaults to
+  // TUNE_FALLBACK in the environment.
+  std::optional<FallbackPolicy> fallback;
+  // Record mode (tune/record.hpp): the file that gets one JSON line per key served by the
+  // fallback chain or not served at all, to be tuned offline (tune_recorded). Empty: the
+  // TUNE_RECORD file, else no recording.
+  std::string record;
   CaptureMiss capture_miss = CaptureMiss::fallback;
   IsolationOptions isolation;
   // Sound buckets: before a winner tuned at one member of a bucketed key (KeySpec::pow2)

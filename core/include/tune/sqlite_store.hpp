@@ -81,12 +81,6 @@ CacheMode cache_mode_from_env();
 // $HOME/.cache/libtune/tune.db; empty when none of these variables is set.
 std::string default_cache_path();
 
-// One stored row with the key it belongs to.
-struct CacheRow {
-  StoreKey key;
-  StoredResult result;
-};
-
 // One StoreKey's summary, as `tune cache list` shows it.
 struct CacheEntry {
   StoreKey key;
@@ -99,15 +93,6 @@ struct CacheEntry {
   std::int64_t newest_time = 0;  // unix time of the most recent row
   std::size_t verified = 0;      // ok rows whose output was verified (StoredResult::verified)
   bool best_verified = false;    // best_config's output was verified
-};
-
-// Which rows an operation applies to. Empty fields match everything. `kernel` and `key`
-// match exactly; `device` matches a device fingerprint that contains it
-// ("H200", "cuda|", or a whole fingerprint).
-struct CacheFilter {
-  std::string kernel;
-  std::string key;
-  std::string device;
 };
 
 // What import_json did. A row is `added` when no row had its identity, `replaced` when the
@@ -155,6 +140,8 @@ class SqliteStore final : public TuningStore {
 
   std::vector<StoredResult> load(const StoreKey& key) override;
   void save(const StoreKey& key, std::span<const StoredResult> rows) override;
+  // rows(filter), or none when the file cannot be read (rows() warns).
+  std::vector<CacheRow> find_rows(const CacheFilter& filter) override;
   // Claims live in the database's `claims` table (one row per key: owner "<host>:<pid>",
   // expiry in unix milliseconds). Granted always when the store is read-only or in memory,
   // and when the claim cannot be written (with one warning): a failure never stops tuning.

@@ -56,6 +56,23 @@ struct StoredResult {
   std::string origin;
 };
 
+// One stored row with the key it belongs to.
+struct CacheRow {
+  StoreKey key;
+  StoredResult result;
+};
+
+// Which rows an operation applies to. Empty fields match everything. `kernel` and `key`
+// match exactly; `device` matches a device fingerprint that contains it
+// ("H200", "cuda|", or a whole fingerprint).
+struct CacheFilter {
+  std::string kernel;
+  std::string key;
+  std::string device;
+  // Whether `k` is one of the keys this filter selects.
+  bool matches(const StoreKey& k) const noexcept;
+};
+
 class TuningStore {
  public:
   virtual ~TuningStore() = default;
@@ -63,6 +80,14 @@ class TuningStore {
   virtual std::vector<StoredResult> load(const StoreKey& key) = 0;
   // Adds or replaces rows (one per config) for `key`.
   virtual void save(const StoreKey& key, std::span<const StoredResult> rows) = 0;
+  // Every row of every key `filter` selects, each key's rows consecutive and in the winner
+  // rule's order (the winner first when it is ok), with origin set as load() sets it. What
+  // lets a caller look beyond one key (warm start, the device-family fallback). Empty when
+  // the store is unusable, and in the default below: a store that cannot list keys.
+  virtual std::vector<CacheRow> find_rows(const CacheFilter& filter) {
+    (void)filter;
+    return {};
+  }
 
   // Cross-process claims, so that processes meeting the same new key at once do not all
   // tune it. Asks to be the one process that tunes `key` now. Returns true when granted:

@@ -7,6 +7,15 @@
 #include "timing_policy.hpp"
 #include "tuning/winner_rule.hpp"
 
+namespace tune {
+
+bool CacheFilter::matches(const StoreKey& k) const noexcept {
+  return (kernel.empty() || kernel == k.kernel) && (key.empty() || key == k.key) &&
+         (device.empty() || k.device.find(device) != std::string::npos);
+}
+
+}  // namespace tune
+
 namespace tune::cache {
 
 bool same_key(const StoreKey& a, const StoreKey& b) noexcept {

@@ -4,7 +4,8 @@
 // DeviceInfo::fingerprint(), "backend|name|arch|driver", so a row of another device can only
 // be placed in the chain by reading its fingerprint back.
 //
-// Pure functions; safe from any thread. Not yet used by the lookup (the chain's next stage).
+// Pure functions; safe from any thread. Used by tune::fallback_candidates
+// (tuning/fallback_chain.cpp).
 #pragma once
 
 #include <cstdint>

@@ -1,9 +1,12 @@
 // LayeredStore: the user's store, then bundles. See layered_store.hpp.
 #include "cache/layered_store.hpp"
 
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
+
+#include "cache/cache_entries.hpp"
 
 namespace tune::cache {
 
@@ -17,6 +20,25 @@ std::vector<StoredResult> LayeredStore::load(const StoreKey& key) {
       if (have.insert(r.config).second) rows.push_back(std::move(r));
   }
   return rows;
+}
+
+std::vector<CacheRow> LayeredStore::find_rows(const CacheFilter& filter) {
+  std::map<KeyTuple, std::vector<CacheRow>> by_key;
+  std::set<std::pair<KeyTuple, std::string>> have;  // (key, config) already served
+  auto add = [&](CacheRow row) {
+    KeyTuple k = key_tuple(row.key);
+    if (have.emplace(k, row.result.config).second) by_key[k].push_back(std::move(row));
+  };
+  if (user_)
+    for (CacheRow& r : user_->find_rows(filter)) add(std::move(r));
+  for (const auto& b : bundles_)
+    for (const CacheRow& r : b->rows())
+      if (filter.matches(r.key)) add(r);
+  std::vector<CacheRow> out;
+  for (auto& [k, rows] : by_key)
+    for (CacheRow& r : rows) out.push_back(std::move(r));
+  order_by_winner_rule(out);
+  return out;
 }
 
 void LayeredStore::save(const StoreKey& key, std::span<const StoredResult> rows) {

@@ -30,6 +30,9 @@ class LayeredStore final : public TuningStore {
 
   std::vector<StoredResult> load(const StoreKey& key) override;
   void save(const StoreKey& key, std::span<const StoredResult> rows) override;
+  // Every layer's rows, merged per key as load() merges them (the first layer holding a
+  // configuration serves it), each key's rows in the winner rule's order.
+  std::vector<CacheRow> find_rows(const CacheFilter& filter) override;
   bool try_claim(const StoreKey& key, std::chrono::milliseconds ttl) override;
   void release_claim(const StoreKey& key) override;
 

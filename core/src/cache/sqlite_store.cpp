@@ -378,6 +378,11 @@ Result<std::vector<CacheRow>> SqliteStore::rows(const CacheFilter& filter) {
   return impl_->select(filter);
 }
 
+std::vector<CacheRow> SqliteStore::find_rows(const CacheFilter& filter) {
+  Result<std::vector<CacheRow>> all = rows(filter);
+  return all.ok() ? std::move(*all) : std::vector<CacheRow>{};
+}
+
 Result<std::vector<CacheEntry>> SqliteStore::list_entries(const CacheFilter& filter) {
   Result<std::vector<CacheRow>> all = rows(filter);
   if (!all.ok()) return all.status();

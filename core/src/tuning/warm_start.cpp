@@ -5,8 +5,6 @@
 #include <map>
 #include <string>
 
-#include "tune/sqlite_store.hpp"
-
 namespace tune::detail {
 namespace {
 
@@ -28,17 +26,15 @@ std::vector<std::string> newest_first(std::map<std::string, Ranked> groups) {
   return out;
 }
 
-// The winners of the kernel's other keys on `key.device`, newest key first. rows() gives each
+// The winners of the kernel's other keys on `key.device`, newest key first. find_rows() gives each
 // key's rows in the winner rule's order: a key's first row is its winner when it is ok.
-std::vector<std::string> other_keys_winners(SqliteStore& store, const StoreKey& key) {
+std::vector<std::string> other_keys_winners(TuningStore& store, const StoreKey& key) {
   CacheFilter filter;
   filter.kernel = key.kernel;
   filter.device = key.device;
-  auto rows = store.rows(filter);
-  if (!rows.ok()) return {};
   std::map<std::string, Ranked> keys;  // by key text
   std::map<std::string, bool> decided;
-  for (const CacheRow& row : *rows) {
+  for (const CacheRow& row : store.find_rows(filter)) {
     if (row.key.device != key.device || row.key.key == key.key) continue;
     Ranked& k = keys[row.key.key];
     if (decided.emplace(row.key.key, true).second && row.result.status == StatusCode::ok)
@@ -50,14 +46,12 @@ std::vector<std::string> other_keys_winners(SqliteStore& store, const StoreKey& 
 
 // The best kPerOtherDevice configurations of the same key on every other device, in that
 // device's ranking (the winner rule's order among its ok rows), newest device first.
-std::vector<std::string> other_devices_rankings(SqliteStore& store, const StoreKey& key) {
+std::vector<std::string> other_devices_rankings(TuningStore& store, const StoreKey& key) {
   CacheFilter filter;
   filter.kernel = key.kernel;
   filter.key = key.key;
-  auto rows = store.rows(filter);
-  if (!rows.ok()) return {};
   std::map<std::string, Ranked> devices;  // by device fingerprint
-  for (const CacheRow& row : *rows) {
+  for (const CacheRow& row : store.find_rows(filter)) {
     if (row.key.device == key.device || row.key.key != key.key) continue;
     Ranked& d = devices[row.key.device];
     if (row.result.status == StatusCode::ok && d.configs.size() < kPerOtherDevice)
@@ -70,10 +64,9 @@ std::vector<std::string> other_devices_rankings(SqliteStore& store, const StoreK
 }  // namespace
 
 std::vector<Config> warm_start_points(TuningStore* store, const StoreKey& key) {
-  auto* sqlite = dynamic_cast<SqliteStore*>(store);
-  if (sqlite == nullptr) return {};
-  std::vector<std::string> texts = other_keys_winners(*sqlite, key);
-  const std::vector<std::string> others = other_devices_rankings(*sqlite, key);
+  if (store == nullptr) return {};
+  std::vector<std::string> texts = other_keys_winners(*store, key);
+  const std::vector<std::string> others = other_devices_rankings(*store, key);
   texts.insert(texts.end(), others.begin(), others.end());
   std::vector<Config> out;
   std::vector<std::string> seen;

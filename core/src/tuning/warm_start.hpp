@@ -6,9 +6,10 @@
 // kernel's other keys on the same device (by the one winner rule, among their ok rows), newest
 // key first; then the best kPerOtherDevice configurations of the same key on each other device
 // (its ranking by the same rule), newest device first: a configuration that won elsewhere is
-// a better first guess than a random one, and is timed here like any other. Read from an
-// SqliteStore (the one store that can list keys); other stores give none. A store that cannot
-// be read gives none (the search runs cold). Internal to the core.
+// a better first guess than a random one, and is timed here like any other. Read through
+// TuningStore::find_rows, so every layer answers (the user's file, bundles, the shared tier's
+// local file); a store that cannot list keys or cannot be read gives none (the search runs
+// cold). Internal to the core.
 #pragma once
 
 #include <cstddef>

@@ -118,6 +118,10 @@ std::vector<StoredResult> SharedStore::load(const StoreKey& key) {
   return std::move(*fetched);
 }
 
+std::vector<CacheRow> SharedStore::find_rows(const CacheFilter& filter) {
+  return impl_->local ? impl_->local->find_rows(filter) : std::vector<CacheRow>{};
+}
+
 void SharedStore::save(const StoreKey& key, std::span<const StoredResult> rows) {
   if (rows.empty()) return;
   if (impl_->local) impl_->local->save(key, rows);

@@ -123,6 +123,9 @@ class SharedStore final : public TuningStore {
 
   std::vector<StoredResult> load(const StoreKey& key) override;
   void save(const StoreKey& key, std::span<const StoredResult> rows) override;
+  // The local file's rows (the server's keys are listed by `tune cache list --server`; a
+  // warm start or fallback reads what this host already fetched). None without a local file.
+  std::vector<CacheRow> find_rows(const CacheFilter& filter) override;
   // Granted when both the local file (the processes of this host) and the server (the other
   // machines) grant it; the server's refusal releases the local claim.
   bool try_claim(const StoreKey& key, std::chrono::milliseconds ttl) override;

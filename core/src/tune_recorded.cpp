@@ -1,0 +1,120 @@
+// Reading a record and tuning its keys. See tune/record.hpp.
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <set>
+#include <utility>
+
+#include "record_file.hpp"
+#include "tune/autotuner.hpp"
+#include "tune/log.hpp"
+
+namespace tune {
+namespace {
+
+// One random element of type `t` in the low size_of(t) bytes: floating types in [0.5, 1)
+// (exact in every width: sign 0, the exponent of 0.5, random mantissa bits), integers in
+// [0, 100).
+std::uint64_t random_element(ElemType t, std::mt19937_64& rng) {
+  const std::uint64_t r = rng();
+  switch (t) {
+    case ElemType::f16:
+      return (std::uint64_t{14} << 10) | (r & 0x3ff);
+    case ElemType::bf16:
+      return (std::uint64_t{126} << 7) | (r & 0x7f);
+    case ElemType::f32:
+      return (std::uint64_t{126} << 23) | (r & 0x7fffff);
+    case ElemType::f64:
+      return (std::uint64_t{1022} << 52) | (r & 0xfffffffffffffULL);
+    default:
+      return r % 100;
+  }
+}
+
+// The call's arguments re-created on `dev` from the record: buffers allocated at the recorded
+// size and filled at random, scalars with their recorded bits.
+Status recreate_args(Device& dev, const RecordedKey& rec, std::vector<Buffer>* buffers,
+                     std::vector<ArgValue>* args) {
+  std::mt19937_64 rng(0x5eed);
+  for (const RecordedArg& a : rec.args) {
+    ArgValue v;
+    v.type = a.type;
+    if (a.kind == ArgKind::scalar) {
+      v.bits = a.bits;
+      args->push_back(v);
+      continue;
+    }
+    const std::size_t width = size_of(a.type);
+    const std::uint64_t bytes = std::max(a.bytes, a.count * width);
+    std::vector<unsigned char> host(bytes);
+    for (std::uint64_t e = 0; e + width <= bytes; e += width) {
+      const std::uint64_t bits = random_element(a.type, rng);
+      std::memcpy(host.data() + e, &bits, width);
+    }
+    auto buf = dev.alloc(bytes);
+    if (!buf.ok()) return Status(buf.status()).with_context("argument '" + a.name + "'");
+    TUNE_RETURN_IF_ERROR(dev.upload(**buf, host.data(), bytes, 0));
+    args->push_back(ArgValue::buf(**buf, a.type, a.count));
+    buffers->push_back(std::move(*buf));
+  }
+  return dev.synchronize();
+}
+
+// Tunes one recorded key with `tuner`; an error says why it was skipped.
+Status tune_one(Autotuner& tuner, Device& dev, const RecordedKey& rec) {
+  std::vector<Buffer> buffers;
+  std::vector<ArgValue> args;
+  TUNE_RETURN_IF_ERROR(recreate_args(dev, rec, &buffers, &args));
+  Result<std::string> text = tuner.key_text(dev, args);
+  if (!text.ok()) return text.status();
+  if (*text != rec.key)
+    return Status(StatusCode::invalid_argument,
+                  "the rebuilt arguments give key {" + *text + "}, not the recorded one");
+  Result<Config> tuned = tuner.tune(dev, args);
+  if (!tuned.ok()) return tuned.status();
+  return dev.synchronize();  // the buffers die here
+}
+
+}  // namespace
+
+Result<std::vector<RecordedKey>> read_record(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    return Status(StatusCode::io_error, "record file " + path + ": cannot be opened for reading");
+  std::vector<RecordedKey> out;
+  std::string line, why;
+  for (std::size_t n = 1; std::getline(in, line); ++n) {
+    if (line.empty()) continue;
+    RecordedKey k;
+    if (detail::parse_record_line(line, &k, &why))
+      out.push_back(std::move(k));
+    else
+      log_warning("record file " + path + " line " + std::to_string(n) + " skipped: " + why);
+  }
+  if (in.bad()) return Status(StatusCode::io_error, "record file " + path + ": read failed");
+  return out;
+}
+
+Result<RecordTuning> tune_recorded(const std::string& path, Device& dev,
+                                   std::span<Autotuner* const> tuners) {
+  Result<std::vector<RecordedKey>> record = read_record(path);
+  if (!record.ok()) return record.status();
+  RecordTuning out;
+  std::set<std::pair<std::string, std::string>> done;  // (kernel, key)
+  for (const RecordedKey& rec : *record) {
+    if (!done.emplace(rec.kernel, rec.key).second) continue;
+    Autotuner* tuner = nullptr;
+    for (Autotuner* t : tuners)
+      if (t != nullptr && t->kernel().name == rec.kernel) tuner = t;
+    const std::string what = "kernel " + rec.kernel + " key {" + rec.key + "}: ";
+    Status st = tuner == nullptr ? Status(StatusCode::not_found, "no Autotuner given defines it")
+                                 : tune_one(*tuner, dev, rec);
+    if (st.ok())
+      ++out.tuned;
+    else
+      out.skipped.push_back(what + st.to_string());
+  }
+  return out;
+}
+
+}  // namespace tune
