@@ -232,7 +232,7 @@ bool coopmat_shape_offered(const Config& c, const DeviceInfo& dev) {
          dev.matrix_shapes_f16.end();
 }
 
-// 3 shapes x 10 subgroup layouts x BK {16, 32} x STAGES {1, 2} x VSH = 240 points; a device keeps
+// 3 shapes x 10 subgroup layouts x BK {32, 64} x STAGES {1, 2} x VSH = 240 points; a device keeps
 // those of the shapes it reports (NVIDIA: 16x8x16, 16x8x8 and 16x16x16 are the usual ones).
 BundledKernel matmul_f16_coopmat() {
   BundledKernel k = detail::contract("matmul_f16_coopmat");
@@ -246,7 +246,7 @@ BundledKernel matmul_f16_coopmat() {
   std::vector<Config> configs;
   for (MatrixShape s : {MatrixShape{16, 8, 16}, MatrixShape{16, 16, 16}, MatrixShape{16, 8, 8}})
     for (const Layout& l : layouts)
-      for (int bk : {16, 32})
+      for (int bk : {32, 64})
         for (int stages : {1, 2})
           for (bool vsh : {false, true})
             configs.push_back(coopmat_config(s, l.sgm, l.sgn, l.wm, l.wn, bk, stages, vsh));

@@ -9,12 +9,13 @@
 // 16-byte loads when K and N are multiples of 8, element by element otherwise; out-of-range
 // elements are read as zero. Whole tiles are stored straight from the accumulators when N is a
 // multiple of 8; edge tiles go through a per-subgroup scratch, written element by element, in
-// range only.
+// range only. Every loop of fixed count is unrolled: the accumulators must stay in registers.
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_control_flow_attributes : require
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 
 layout(std430, binding = 0) readonly buffer MatA { float16_t A[]; };
@@ -131,46 +132,46 @@ void main() {
   const uint sg = tid / SUB, sgm = sg / SGN, sgn = sg % SGN;
 
   fcoopmatNV<32, gl_ScopeSubgroup, LM, LN> acc[WM][WN];
-  for (uint i = 0u; i < WM; ++i)
-    for (uint j = 0u; j < WN; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, LM, LN>(0.0);
+  [[unroll]] for (uint i = 0u; i < WM; ++i)
+    [[unroll]] for (uint j = 0u; j < WN; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, LM, LN>(0.0);
 
   const uint tiles = (kk + BK - 1u) / BK;
   uvec4 ra[A_VECS];
   uvec4 rb[B_VECS];
-  for (uint v = 0u; v < A_VECS; ++v) store_a(0u, tid + v * THREADS, load_a(tid + v * THREADS, 0u));
-  for (uint v = 0u; v < B_VECS; ++v) store_b(0u, tid + v * THREADS, load_b(tid + v * THREADS, 0u));
+  [[unroll]] for (uint v = 0u; v < A_VECS; ++v) store_a(0u, tid + v * THREADS, load_a(tid + v * THREADS, 0u));
+  [[unroll]] for (uint v = 0u; v < B_VECS; ++v) store_b(0u, tid + v * THREADS, load_b(tid + v * THREADS, 0u));
   barrier();
   for (uint t = 0u; t < tiles; ++t) {
     const uint s = t % STAGES, next = (t + 1u) % STAGES, k1 = (t + 1u) * BK;
     const bool more = t + 1u < tiles;
     if (STAGES > 1u && more) {  // the next tile's loads in flight during the math
-      for (uint v = 0u; v < A_VECS; ++v) ra[v] = load_a(tid + v * THREADS, k1);
-      for (uint v = 0u; v < B_VECS; ++v) rb[v] = load_b(tid + v * THREADS, k1);
+      [[unroll]] for (uint v = 0u; v < A_VECS; ++v) ra[v] = load_a(tid + v * THREADS, k1);
+      [[unroll]] for (uint v = 0u; v < B_VECS; ++v) rb[v] = load_b(tid + v * THREADS, k1);
     }
-    for (uint k = 0u; k < BK; k += LK) {
+    [[unroll]] for (uint k = 0u; k < BK; k += LK) {
       fcoopmatNV<16, gl_ScopeSubgroup, LM, LK> a[WM];
       fcoopmatNV<16, gl_ScopeSubgroup, LK, LN> b[WN];
-      for (uint i = 0u; i < WM; ++i)
+      [[unroll]] for (uint i = 0u; i < WM; ++i)
         coopMatLoadNV(a[i], As[s], (((sgm * WM + i) * LM) * SA + k) / EL, SA / EL, false);
-      for (uint j = 0u; j < WN; ++j)
+      [[unroll]] for (uint j = 0u; j < WN; ++j)
         coopMatLoadNV(b[j], Bs[s], (k * SB + (sgn * WN + j) * LN) / EL, SB / EL, false);
-      for (uint i = 0u; i < WM; ++i)
-        for (uint j = 0u; j < WN; ++j) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
+      [[unroll]] for (uint i = 0u; i < WM; ++i)
+        [[unroll]] for (uint j = 0u; j < WN; ++j) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
     }
     if (!more) break;
     if (STAGES == 1u) {
       barrier();  // everyone is done reading stage 0 before it is refilled
-      for (uint v = 0u; v < A_VECS; ++v) ra[v] = load_a(tid + v * THREADS, k1);
-      for (uint v = 0u; v < B_VECS; ++v) rb[v] = load_b(tid + v * THREADS, k1);
+      [[unroll]] for (uint v = 0u; v < A_VECS; ++v) ra[v] = load_a(tid + v * THREADS, k1);
+      [[unroll]] for (uint v = 0u; v < B_VECS; ++v) rb[v] = load_b(tid + v * THREADS, k1);
     }
-    for (uint v = 0u; v < A_VECS; ++v) store_a(next, tid + v * THREADS, ra[v]);
-    for (uint v = 0u; v < B_VECS; ++v) store_b(next, tid + v * THREADS, rb[v]);
+    [[unroll]] for (uint v = 0u; v < A_VECS; ++v) store_a(next, tid + v * THREADS, ra[v]);
+    [[unroll]] for (uint v = 0u; v < B_VECS; ++v) store_b(next, tid + v * THREADS, rb[v]);
     barrier();
   }
 
   const bool whole = row0 + BM <= m && col0 + BN <= n && (n % 8u) == 0u;
-  for (uint i = 0u; i < WM; ++i) {
-    for (uint j = 0u; j < WN; ++j) {
+  [[unroll]] for (uint i = 0u; i < WM; ++i) {
+    [[unroll]] for (uint j = 0u; j < WN; ++j) {
       const uint r = row0 + (sgm * WM + i) * LM, c = col0 + (sgn * WN + j) * LN;
       if (whole) {
         fcoopmatNV<16, gl_ScopeSubgroup, LM, LN> h =
