@@ -81,7 +81,8 @@ TEST_CASE("definitions: parameters in the Config's order, then each set launch o
   CHECK(defs(c, glsl) == want);
   // And for the same config built in another order (Config keeps parameters by name).
   Config d;
-  d.set(kSharedBytes, 4096).set(kMaxRegisters, 64).set(kNumStages, 3).set(kNumWarps, 4);
+  d.set(kSubgroupSize, 32).set(kSharedBytes, 4096).set(kMaxRegisters, 64).set(kNumStages, 3);
+  d.set(kNumWarps, 4);
   d.set(kBlockX, 128).set("NEG", Value{std::int64_t{-3}}).set("LAYOUT", "tn");
   d.set("OFF", Value{false}).set("BM", 64).set("SPLIT", Value{true});
   CHECK(defs(d) == want);

@@ -44,7 +44,9 @@ void query_features(VkPhysicalDevice pd, DeviceCaps& c) {
     auto only =
         vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &mm);
     vkGetPhysicalDeviceFeatures2(pd, &only);
-    c.memory_model = mm.vulkanMemoryModel;
+    // With the model on, Device-scope atomics (reduce_sum's) need vulkanMemoryModelDeviceScope
+    // too: a device without it keeps the model off (the cooperative matrices then unavailable).
+    c.memory_model = mm.vulkanMemoryModel && mm.vulkanMemoryModelDeviceScope;
   }
 }
 

@@ -52,6 +52,7 @@ VkResult create_vk_device(VkPhysicalDevice physical, const DeviceCaps& caps, VkD
   };
   if (caps.memory_model) {
     mm.vulkanMemoryModel = VK_TRUE;
+    mm.vulkanMemoryModelDeviceScope = VK_TRUE;
     link(mm);
   }
   if (caps.subgroup_size_control) {

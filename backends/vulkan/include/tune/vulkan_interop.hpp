@@ -79,7 +79,8 @@ struct EnabledFeatures {
   bool shader_float16 = false, shader_int8 = false;  // VkPhysicalDeviceShaderFloat16Int8Features
   bool storage_buffer_16bit = false;                 // storageBuffer16BitAccess
   bool storage_buffer_8bit = false;                  // storageBuffer8BitAccess
-  bool vulkan_memory_model = false;                  // vulkanMemoryModel (Vulkan 1.2)
+  // vulkanMemoryModel and vulkanMemoryModelDeviceScope (Vulkan 1.2), both enabled.
+  bool vulkan_memory_model = false;
   // VK_NV_cooperative_matrix enabled with its cooperativeMatrix feature (the bundled
   // matmul_f16_coopmat needs it and vulkan_memory_model).
   bool cooperative_matrix_nv = false;
