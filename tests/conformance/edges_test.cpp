@@ -8,24 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "conformance_device.hpp"
 #include "skip.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
-#include "vulkan_env.hpp"
 
 namespace {
 
 using namespace tune;
-
-constexpr const char* kBackend = TUNE_CONFORMANCE_BACKEND;
-
-std::unique_ptr<Device> open_or_skip_here() {
-  (void)tune::testing::use_lavapipe_unless_asked();
-  auto dev = open_device(kBackend);
-  if (!dev.ok())
-    TUNE_SKIP("cannot open a " + std::string(kBackend) + " device: " + dev.status().to_string());
-  return std::move(*dev);
-}
 
 AutotunerOptions quick() {
   AutotunerOptions o;
@@ -48,7 +38,7 @@ std::size_t poisoned(Device& dev, const DeviceBuffer& c, std::size_t n) {
 }  // namespace
 
 TEST_CASE("empty problem: n = 0 launches nothing and succeeds, on the device and the tuner") {
-  auto dev = open_or_skip_here();
+  auto dev = tune::testing::open_conformance_device();
   const auto k = kernels::bundled_kernel(dev->language(), "vector_add");
   REQUIRE(k.has_value());
   auto w = k->workload(std::vector<std::int64_t>{4096});
@@ -89,7 +79,7 @@ TEST_CASE("empty problem: n = 0 launches nothing and succeeds, on the device and
 }
 
 TEST_CASE("launch block: a block dims() leaves unset is the configuration's block") {
-  auto dev = open_or_skip_here();
+  auto dev = tune::testing::open_conformance_device();
   auto k = kernels::bundled_kernel(dev->language(), "vector_add");
   REQUIRE(k.has_value());
   KernelDef def = k->def;

@@ -12,24 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "conformance_device.hpp"
 #include "skip.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
-#include "vulkan_env.hpp"
 
 namespace {
 
 using namespace tune;
-
-constexpr const char* kBackend = TUNE_CONFORMANCE_BACKEND;
-
-std::unique_ptr<Device> open_or_skip_here() {
-  (void)tune::testing::use_lavapipe_unless_asked();
-  auto dev = open_device(kBackend);
-  if (!dev.ok())
-    TUNE_SKIP("cannot open a " + std::string(kBackend) + " device: " + dev.status().to_string());
-  return std::move(*dev);
-}
 
 // A kernel that writes the subgroup size it runs with to out[0], in the device's language.
 KernelSource subgroup_size_source(Language lang) {
@@ -56,7 +46,7 @@ bool runnable(std::uint32_t s, const DeviceInfo& info) { return s == 0 || in_ran
 }  // namespace
 
 TEST_CASE("launch options: subgroup_size is honoured in the device's range, refused outside") {
-  auto dev = open_or_skip_here();
+  auto dev = tune::testing::open_conformance_device();
   const DeviceInfo& info = dev->info();
   MESSAGE(info.name << ": subgroup sizes " << info.min_subgroup_size << ".."
                     << info.max_subgroup_size << " (default " << info.warp_size << ")");
@@ -90,7 +80,7 @@ TEST_CASE("launch options: subgroup_size is honoured in the device's range, refu
 }
 
 TEST_CASE("launch options: subgroup_size through the Autotuner: refused points cost nothing") {
-  auto dev = open_or_skip_here();
+  auto dev = tune::testing::open_conformance_device();
   const std::optional<kernels::BundledKernel> k =
       kernels::bundled_kernel(dev->language(), "vector_add");
   REQUIRE(k.has_value());
@@ -132,7 +122,7 @@ TEST_CASE("launch options: subgroup_size through the Autotuner: refused points c
 }
 
 TEST_CASE("matrix units: matmul_f16_coopmat verified everywhere it is offered, refused elsewhere") {
-  auto dev = open_or_skip_here();
+  auto dev = tune::testing::open_conformance_device();
   const std::optional<kernels::BundledKernel> k =
       kernels::bundled_kernel(dev->language(), "matmul_f16_coopmat");
   if (!k) TUNE_SKIP("matmul_f16_coopmat is Vulkan's (CUDA's matrix units: matmul_wgmma_*)");
