@@ -163,3 +163,28 @@ TEST_CASE("check_bucket_edges = false checks no edge") {
   CHECK(report->bucket.edges.empty());
   CHECK_FALSE(report->bucket.split);
 }
+
+TEST_CASE("the progress listener hears the tuning, never the edge checks at other sizes") {
+  Rig rig(8192);
+  // Time proportional to n: every edge's timings differ from the call's.
+  rig.dev.set_cost_model([](const Config& c, ArgList args) {
+    return static_cast<double>(args[1].as_int()) *
+           (1.0 + static_cast<double>(std::llabs(c.get_int("BM") - 64)) / 64.0);
+  });
+  AutotunerOptions o = with_store(std::make_shared<MemoryStore>());
+  std::vector<TuningProgress> heard;
+  o.progress = [&](const TuningProgress& p) { heard.push_back(p); };
+  auto tuner = make_tuner(bucketed_kernel(), o);
+  REQUIRE(tuner->run(rig.dev, rig.args(5000)).ok());
+  auto report = tuner->last_report(rig.dev, rig.args(5000));
+  REQUIRE(report.has_value());
+  CHECK(report->bucket.edges.size() == 3);
+  REQUIRE_FALSE(heard.empty());
+  CHECK(heard.back().done);
+  CHECK(heard.back().best == report->winner);
+  std::size_t done = 0;
+  for (const TuningProgress& p : heard) done += p.done ? 1 : 0;
+  CHECK(done == 1);
+  for (const ConfigResult& r : report->results)
+    if (r.config == report->winner) CHECK(heard.back().best_ns == r.stats.median);
+}

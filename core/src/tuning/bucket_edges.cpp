@@ -162,9 +162,13 @@ BucketCheck check_bucket_edges(const SessionContext& ctx, Device& dev, ArgList a
   // The edges are a check, not a tuning: quick's budgets (unless the options set them), which
   // still tell a failure or a clear loss from the winner's p20 and the runner-up's p80.
   const TimingPolicy quick = resolve_timing(ctx.opts.bench, Effort::quick);
-  const SessionContext at_edges{ctx.def,         ctx.opts,         quick,        ctx.disabled,
-                                ctx.strict,      ctx.store,        ctx.variants, ctx.zero_idx,
-                                ctx.restore_idx, ctx.gpu_lock_dir, false};
+  // Nor part of the tuning's progress: AutotunerOptions::progress hears the tuning (its best so
+  // far ends at the winner's median), never the edges' timings at other sizes.
+  AutotunerOptions quiet = ctx.opts;
+  quiet.progress = nullptr;
+  const SessionContext at_edges{
+      ctx.def,      quiet,        quick,           ctx.disabled,     ctx.strict, ctx.store,
+      ctx.variants, ctx.zero_idx, ctx.restore_idx, ctx.gpu_lock_dir, false};
   for (std::size_t i = 0; i < ctx.def.key.size(); ++i) {
     const KeySpec& spec = ctx.def.key[i];
     const std::int64_t bucket = forms.key.values[i];
