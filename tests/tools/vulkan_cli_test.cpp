@@ -241,9 +241,7 @@ TEST_CASE("tune demo draws a live progress line on a terminal, none into a pipe"
   require_vulkan(cli);
 
   // Under a pseudo-terminal: the line with its counts, redrawn with carriage returns, and
-  // cleared at the end; TUNE_PRINT_AUTOTUNING's one report starts on the cleared line. No
-  // bucket edge checks: a bucket split on a busy machine would log its warning there first.
-  cli.set_env("TUNE_BUCKET_EDGES", "0");
+  // cleared at the end; TUNE_PRINT_AUTOTUNING's one report starts on the cleared line.
   cli.set_env("TUNE_PRINT_AUTOTUNING", "1");
   const ProcessResult tty = tune::testing::run_in_pty(cli, demo_args({"--no-cache"}));
   cli.unset_env("TUNE_PRINT_AUTOTUNING");
