@@ -314,7 +314,9 @@ struct AutotunerOptions {
   // the race tolerance, splits the bucket: its members are keyed exactly from then on (stored,
   // so other processes sharing the store see it). TuningReport::bucket says what was checked.
   // Not made for tunings in an isolated worker (`isolation`). Defaults to TUNE_BUCKET_EDGES in
-  // the environment, on when unset.
+  // the environment, off when unset: until a loss is confirmed before a split (the two are
+  // timed one after the other, so a load change between them can split a sound bucket) and a
+  // split bucket's members keep the allocation-free hit path, it is asked for, not imposed.
   std::optional<bool> check_bucket_edges;
 };
 
