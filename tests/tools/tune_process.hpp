@@ -85,10 +85,7 @@ struct ProcessResult {
   }
 };
 
-// The `tune` program with its own cache directory (<scratch>/cache) and home (<scratch>/home),
-// without bucket edge checks (TUNE_BUCKET_EDGES=0; set_env turns them back on): these tests
-// check the CLI, and on a loaded machine an edge check may split a bucket, which stores one
-// more key and logs a warning (the edges' own tests: label decisions).
+// The `tune` program with its own cache directory (<scratch>/cache) and home (<scratch>/home).
 class TuneCli {
  public:
   explicit TuneCli(const ScratchDir& scratch)
@@ -100,11 +97,11 @@ class TuneCli {
       if (eq == std::string::npos) continue;
       env_[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
-    for (const char* v : {"TUNE_CACHE", "TUNE_DISABLE", "TUNE_PRINT_AUTOTUNING", "XDG_CACHE_HOME"})
+    for (const char* v : {"TUNE_CACHE", "TUNE_DISABLE", "TUNE_PRINT_AUTOTUNING",
+                          "TUNE_BUCKET_EDGES", "XDG_CACHE_HOME"})
       env_.erase(v);
     env_["TUNE_CACHE_DIR"] = cache_dir_.string();
     env_["HOME"] = (scratch_ / "home").string();
-    env_["TUNE_BUCKET_EDGES"] = "0";
   }
 
   const fs::path& cache_dir() const noexcept { return cache_dir_; }
