@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli_print.hpp"
+#include "command_error.hpp"
 #include "time_text.hpp"
 #include "tune/bundle.hpp"
 #include "tune/sqlite_store.hpp"
@@ -32,13 +33,6 @@ struct BundleArgs {
   std::vector<std::string> bundles;  // explain: --bundle, before TUNE_BUNDLES
   CacheFilter filter;                // explain
 };
-
-[[noreturn]] void fail(const std::string& message, int code) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "tune bundle: %s\n", message.c_str());
-  throw CLI::RuntimeError(message, code);
-}
-[[noreturn]] void fail(const Status& st) { fail(st.to_string(), 1); }
 
 std::string utc_text(std::int64_t unix_time) {
   if (unix_time <= 0) return "-";
@@ -104,7 +98,7 @@ void print_info(const BundleInfo& info) {
 
 void cmd_create(const BundleArgs& a) {
   Result<BundleInfo> info = create_bundle(a.from, a.out, a.selection);
-  if (!info.ok()) fail(info.status());
+  if (!info.ok()) fail_command("tune bundle", info.status());
   if (a.json) return print_json(info_json(*info));
   std::printf("wrote %s: %zu decisions, %zu rows\n", info->path.c_str(), info->decisions.size(),
               info->rows);
@@ -112,7 +106,7 @@ void cmd_create(const BundleArgs& a) {
 
 void cmd_show(const BundleArgs& a) {
   Result<BundleInfo> info = read_bundle(a.files.front());
-  if (!info.ok()) fail(info.status());
+  if (!info.ok()) fail_command("tune bundle", info.status());
   if (a.json) return print_json(info_json(*info));
   print_info(*info);
 }
@@ -143,14 +137,15 @@ void cmd_verify(const BundleArgs& a) {
   }
   if (a.json) print_json(out);
   if (bad > 0)
-    fail(std::to_string(bad) + " of " + std::to_string(a.files.size()) +
-             " bundles failed verification",
-         1);
+    fail_command("tune bundle",
+                 std::to_string(bad) + " of " + std::to_string(a.files.size()) +
+                     " bundles failed verification",
+                 1);
 }
 
 void cmd_merge(const BundleArgs& a) {
   Result<BundleInfo> info = merge_bundles(a.files, a.out);
-  if (!info.ok()) fail(info.status());
+  if (!info.ok()) fail_command("tune bundle", info.status());
   if (a.json) return print_json(info_json(*info));
   std::printf("wrote %s: %zu decisions, %zu rows from %zu bundles\n", info->path.c_str(),
               info->decisions.size(), info->rows, a.files.size());

@@ -25,6 +25,7 @@
 
 #include "cache_server.hpp"
 #include "cli_print.hpp"
+#include "command_error.hpp"
 #include "t4_export.hpp"
 #include "time_text.hpp"
 #include "tune/device.hpp"
@@ -49,12 +50,6 @@ struct CacheArgs {
 
 // Prints the message, then ends the command with `code`. CLI11's App::exit() prints nothing for
 // a CLI::RuntimeError, so the message must be written here or the user never sees it.
-[[noreturn]] void fail(const std::string& message, int code) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "tune cache: %s\n", message.c_str());
-  throw CLI::RuntimeError(message, code);
-}
-[[noreturn]] void fail(const Status& st) { fail(st.to_string(), 1); }
 
 std::string db_path(const CacheArgs& a) { return a.db.empty() ? default_cache_path() : a.db; }
 
@@ -62,7 +57,8 @@ std::string db_path(const CacheArgs& a) { return a.db.empty() ? default_cache_pa
 // readonly). Reading never creates the file.
 std::shared_ptr<SqliteStore> open_for(const CacheArgs& a, bool write) {
   std::string path = db_path(a);
-  if (path.empty()) fail("no cache path: set TUNE_CACHE_DIR, XDG_CACHE_HOME or HOME", 2);
+  if (path.empty())
+    fail_command("tune cache", "no cache path: set TUNE_CACHE_DIR, XDG_CACHE_HOME or HOME", 2);
   SqliteStore::Options opts;
   opts.mode = write && cache_mode_from_env() != CacheMode::readonly ? CacheMode::readwrite
                                                                     : CacheMode::readonly;
@@ -97,7 +93,7 @@ void cmd_list(const CacheArgs& a) {
     source = store->path();
     entries = store->list_entries(a.filter);
   }
-  if (!entries.ok()) fail(entries.status());
+  if (!entries.ok()) fail_command("tune cache", entries.status());
   if (a.json) {
     json out = json::array();
     for (const CacheEntry& e : *entries) {
@@ -142,7 +138,7 @@ void cmd_list(const CacheArgs& a) {
 void cmd_show(const CacheArgs& a) {
   auto store = open_for(a, false);
   auto rows = store->rows(a.filter);
-  if (!rows.ok()) fail(rows.status());
+  if (!rows.ok()) fail_command("tune cache", rows.status());
   if (a.json) {
     json out = json::array();
     for (const CacheRow& r : *rows) {
@@ -195,7 +191,7 @@ void cmd_show(const CacheArgs& a) {
 void cmd_clear(const CacheArgs& a) {
   auto store = open_for(a, true);
   auto n = store->clear(a.filter);
-  if (!n.ok()) fail(n.status());
+  if (!n.ok()) fail_command("tune cache", n.status());
   if (a.json) return print_json({{"removed", *n}});
   std::printf("removed %zu row%s from %s\n", *n, *n == 1 ? "" : "s", store->path().c_str());
 }
@@ -209,7 +205,7 @@ void write_output(const std::string& file, const std::string& text) {
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
   out << text;
   out.close();
-  if (!out) fail(Status(StatusCode::io_error, "cannot write " + file));
+  if (!out) fail_command("tune cache", Status(StatusCode::io_error, "cannot write " + file));
 }
 
 // The T4 metadata file beside `results`: "r.json" -> "r-metadata.json"; none for stdout.
@@ -226,15 +222,15 @@ void cmd_export(const CacheArgs& a) {
   std::string metadata_file;
   if (a.format == "t4") {
     auto rows = store->rows(a.filter);
-    if (!rows.ok()) fail(rows.status());
+    if (!rows.ok()) fail_command("tune cache", rows.status());
     auto text = t4_results_json(*rows);
-    if (!text.ok()) fail(text.status());
+    if (!text.ok()) fail_command("tune cache", text.status());
     write_output(a.file, *text);
     metadata_file = t4_metadata_path(a);
     if (!metadata_file.empty()) write_output(metadata_file, t4_metadata_json(rows->front().key));
   } else {
     auto text = store->export_json(a.filter);
-    if (!text.ok()) fail(text.status());
+    if (!text.ok()) fail_command("tune cache", text.status());
     write_output(a.file, *text);
   }
   if (a.json || a.file == "-") return;
@@ -306,7 +302,8 @@ int open_import_file(const std::string& file) {
   if (file == "-") return 0;
   int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
-    fail(Status(StatusCode::not_found, "cannot read " + file + ": " + std::strerror(errno)));
+    fail_command("tune cache", Status(StatusCode::not_found,
+                                      "cannot read " + file + ": " + std::strerror(errno)));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
@@ -315,8 +312,9 @@ int open_import_file(const std::string& file) {
                        : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
                        : S_ISSOCK(st.st_mode)                       ? "a socket"
                                                                     : "not a regular file";
-    fail(Status(StatusCode::invalid_argument,
-                "cannot import " + file + ": it is " + what + ", not a regular file"));
+    fail_command("tune cache",
+                 Status(StatusCode::invalid_argument,
+                        "cannot import " + file + ": it is " + what + ", not a regular file"));
   }
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   return fd;
@@ -360,8 +358,8 @@ void cmd_import(const CacheArgs& a) {
   std::istream in(&buf);
   auto stats = store->import_json(in, bundled_import_options(std::make_shared<BundledSpaces>()));
   // A read error ends the document early: the parser reports it as truncated, this says why.
-  if (!buf.error().empty()) fail(Status(StatusCode::io_error, buf.error()));
-  if (!stats.ok()) fail(stats.status().with_context("importing " + a.file));
+  if (!buf.error().empty()) fail_command("tune cache", Status(StatusCode::io_error, buf.error()));
+  if (!stats.ok()) fail_command("tune cache", stats.status().with_context("importing " + a.file));
   print_import_stats(a, *store, *stats);
 }
 
@@ -369,18 +367,19 @@ void cmd_merge(const CacheArgs& a) {
   auto store = open_for(a, true);
   auto stats =
       store->merge_database(a.file, bundled_import_options(std::make_shared<BundledSpaces>()));
-  if (!stats.ok()) fail(stats.status());
+  if (!stats.ok()) fail_command("tune cache", stats.status());
   print_import_stats(a, *store, *stats);
 }
 
 // push (the local file's rows to the server) or pull (the server's into the local file).
 void cmd_transfer(const CacheArgs& a, bool push) {
   const std::string url = server_of(a);
-  if (url.empty()) fail("no server: give --store postgresql://... or set TUNE_STORE", 2);
+  if (url.empty())
+    fail_command("tune cache", "no server: give --store postgresql://... or set TUNE_STORE", 2);
   auto store = open_for(a, !push);
   Result<ServerTransfer> t =
       push ? push_to_server(*store, url, a.filter) : pull_from_server(url, *store, a.filter);
-  if (!t.ok()) fail(t.status());
+  if (!t.ok()) fail_command("tune cache", t.status());
   if (a.json) return print_json({{"keys", t->keys}, {"sent", t->sent}, {"kept", t->kept}});
   std::printf("%s %s %s: %zu rows sent, %zu kept (the receiver's rows as good), %zu keys\n",
               push ? store->path().c_str() : t->server.c_str(), "->",

@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "command_error.hpp"
 #include "distill/decision_table.hpp"
 #include "distill/distill_emit.hpp"
 #include "distill/distill_fit.hpp"
@@ -32,12 +33,6 @@ struct DistillArgs {
   std::string out;   // empty: stdout (the summary then goes to stderr)
   std::string ns;    // the header's namespace; empty: distilled_<kernel>
 };
-
-[[noreturn]] void fail(const std::string& message) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "tune distill: %s\n", message.c_str());
-  throw CLI::RuntimeError(message, 1);
-}
 
 // The command line that reproduces this fit, for the emitted files.
 std::string command_text(const DistillArgs& a) {
@@ -71,16 +66,20 @@ void write_output(const DistillArgs& a, const std::string& text) {
   std::ofstream f(a.out, std::ios::binary | std::ios::trunc);
   f << text;
   f.close();
-  if (!f) fail("cannot write " + a.out);
+  if (!f) fail_command("tune distill", "cannot write " + a.out);
 }
 
 void cmd_distill(const DistillArgs& a) {
-  if (a.configs < 1) fail("--configs " + std::to_string(a.configs) + ": at least 1 configuration");
-  if (a.worst && !a.single) fail("--worst judges one configuration for every key: add --single");
+  if (a.configs < 1)
+    fail_command("tune distill",
+                 "--configs " + std::to_string(a.configs) + ": at least 1 configuration");
+  if (a.worst && !a.single)
+    fail_command("tune distill", "--worst judges one configuration for every key: add --single");
   if (!a.emit.empty() && a.emit != "header" && a.emit != "json")
-    fail("--emit '" + a.emit + "': header or json");
+    fail_command("tune distill", "--emit '" + a.emit + "': header or json");
   const std::string path = a.db.empty() ? default_cache_path() : a.db;
-  if (path.empty()) fail("no cache path: set TUNE_CACHE_DIR, XDG_CACHE_HOME or HOME");
+  if (path.empty())
+    fail_command("tune distill", "no cache path: set TUNE_CACHE_DIR, XDG_CACHE_HOME or HOME");
   SqliteStore::Options opts;
   opts.mode = CacheMode::readonly;
   auto store = SqliteStore::open(path, opts);
@@ -88,10 +87,10 @@ void cmd_distill(const DistillArgs& a) {
   filter.kernel = a.kernel;
   filter.device = a.device;
   auto rows = store->rows(filter);
-  if (!rows.ok()) fail(rows.status().to_string());
-  if (rows->empty()) fail(unknown_kernel_text(*store, a));
+  if (!rows.ok()) fail_command("tune distill", rows.status().to_string());
+  if (rows->empty()) fail_command("tune distill", unknown_kernel_text(*store, a));
   auto table = distill::decision_table(*rows, a.kernel);
-  if (!table.ok()) fail(table.status().message());
+  if (!table.ok()) fail_command("tune distill", table.status().message());
 
   distill::FitOptions fo;
   fo.configs = static_cast<std::size_t>(a.configs);
@@ -102,7 +101,7 @@ void cmd_distill(const DistillArgs& a) {
   std::vector<std::size_t> keys(table->keys.size());
   std::iota(keys.begin(), keys.end(), std::size_t{0});
   auto fitted = distill::fit(*table, keys, fo);
-  if (!fitted.ok()) fail(fitted.status().message());
+  if (!fitted.ok()) fail_command("tune distill", fitted.status().message());
 
   distill::DistillOutput o;
   o.table = &*table;
@@ -113,7 +112,7 @@ void cmd_distill(const DistillArgs& a) {
   o.best_of_set = distill::best_of_set_geomean(*table, *fitted, keys);
   if (table->keys.size() >= 2) {
     auto h = distill::held_out(*table, fo, a.holdout, a.seed);
-    if (!h.ok()) fail(h.status().message());
+    if (!h.ok()) fail_command("tune distill", h.status().message());
     o.held_out = std::move(*h);
     o.has_held_out = true;
   }
@@ -121,7 +120,7 @@ void cmd_distill(const DistillArgs& a) {
   std::string emitted;
   if (a.emit == "header") {
     auto h = distill::header_text(o, a.ns.empty() ? "distilled_" + a.kernel : a.ns);
-    if (!h.ok()) fail(h.status().message());
+    if (!h.ok()) fail_command("tune distill", h.status().message());
     emitted = std::move(*h);
   } else if (a.emit == "json") {
     emitted = distill::json_text(o);

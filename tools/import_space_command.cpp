@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "command_error.hpp"
 #include "space/space_file.hpp"
 #include "t1_expression.hpp"
 
@@ -33,22 +34,18 @@ struct ImportArgs {
   std::string out = "-";
 };
 
-[[noreturn]] void fail(const std::string& message) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "tune import-space: %s\n", message.c_str());
-  throw CLI::RuntimeError(message, 1);
-}
-
 std::string read_t1(const std::string& file) {
   struct stat st {};
-  if (::stat(file.c_str(), &st) != 0) fail("cannot read " + file + ": no such file");
-  if (!S_ISREG(st.st_mode)) fail("cannot read " + file + ": not a regular file");
+  if (::stat(file.c_str(), &st) != 0)
+    fail_command("tune import-space", "cannot read " + file + ": no such file");
+  if (!S_ISREG(st.st_mode))
+    fail_command("tune import-space", "cannot read " + file + ": not a regular file");
   if (static_cast<std::uintmax_t>(st.st_size) > kMaxT1Bytes)
-    fail(file + " is larger than the T1 limit of 16 MiB");
+    fail_command("tune import-space", file + " is larger than the T1 limit of 16 MiB");
   std::ifstream in(file, std::ios::binary);
   std::ostringstream s;
   s << in.rdbuf();
-  if (!in.good() && !in.eof()) fail("cannot read " + file);
+  if (!in.good() && !in.eof()) fail_command("tune import-space", "cannot read " + file);
   return s.str();
 }
 
@@ -56,19 +53,20 @@ std::string read_t1(const std::string& file) {
 const json& member(const json& obj, const std::string& path, const char* name, bool required,
                    bool (json::*kind)() const noexcept, const char* kind_name) {
   static const json kNull;
-  if (!obj.is_object()) fail(path + ": not an object");
+  if (!obj.is_object()) fail_command("tune import-space", path + ": not an object");
   auto it = obj.find(name);
   if (it == obj.end()) {
-    if (required) fail(path + "." + name + ": missing (T1 requires it)");
+    if (required)
+      fail_command("tune import-space", path + "." + name + ": missing (T1 requires it)");
     return kNull;
   }
-  if (!((*it).*kind)()) fail(path + "." + name + ": not " + kind_name);
+  if (!((*it).*kind)()) fail_command("tune import-space", path + "." + name + ": not " + kind_name);
   return *it;
 }
 
 PyValue from_json(const json& j, const std::string& path) {
   auto v = py_from_json(j);
-  if (!v.ok()) fail(path + ": " + v.status().message());
+  if (!v.ok()) fail_command("tune import-space", path + ": " + v.status().message());
   return *v;
 }
 
@@ -92,7 +90,9 @@ struct Parameter {
 std::vector<Parameter> read_parameters(const json& space) {
   const std::string base = "ConfigurationSpace";
   const json& list = member(space, base, "TuningParameters", true, &json::is_array, "an array");
-  if (list.empty()) fail(base + ".TuningParameters: empty (a space needs a parameter)");
+  if (list.empty())
+    fail_command("tune import-space",
+                 base + ".TuningParameters: empty (a space needs a parameter)");
   std::vector<Parameter> out;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string path = base + ".TuningParameters[" + std::to_string(i) + "]";
@@ -100,25 +100,30 @@ std::vector<Parameter> read_parameters(const json& space) {
     const std::string name = member(p, path, "Name", true, &json::is_string, "a string");
     const std::string type = member(p, path, "Type", true, &json::is_string, "a string");
     if (type != "int" && type != "uint" && type != "float" && type != "bool" && type != "string")
-      fail(path + ".Type: '" + type + "' is not one of int, uint, float, bool, string");
+      fail_command("tune import-space",
+                   path + ".Type: '" + type + "' is not one of int, uint, float, bool, string");
     for (const auto& q : out)
-      if (q.name == name) fail(path + ".Name: '" + name + "' is declared twice");
-    if (!p.contains("Values")) fail(path + ".Values: missing (T1 requires it)");
+      if (q.name == name)
+        fail_command("tune import-space", path + ".Name: '" + name + "' is declared twice");
+    if (!p.contains("Values"))
+      fail_command("tune import-space", path + ".Values: missing (T1 requires it)");
     const json& values = p.at("Values");
     PyValue v;
     if (values.is_string()) {
       auto r = eval_python(values.get<std::string>());
-      if (!r.ok()) fail(path + ".Values: " + r.status().message());
+      if (!r.ok()) fail_command("tune import-space", path + ".Values: " + r.status().message());
       v = std::move(*r);
     } else {
       v = from_json(values, path + ".Values");
     }
     auto* l = std::get_if<PyList>(&v.v);
-    if (l == nullptr) fail(path + ".Values: " + py_repr(v) + " is not a list");
-    if (l->empty()) fail(path + ".Values: no values");
+    if (l == nullptr)
+      fail_command("tune import-space", path + ".Values: " + py_repr(v) + " is not a list");
+    if (l->empty()) fail_command("tune import-space", path + ".Values: no values");
     for (const auto& e : *l)
       if (!of_type(e, type))
-        fail(path + ".Values: " + py_repr(e) + " is not of the declared Type " + type);
+        fail_command("tune import-space",
+                     path + ".Values: " + py_repr(e) + " is not of the declared Type " + type);
     out.push_back({name, type, std::move(*l)});
   }
   return out;
@@ -139,10 +144,13 @@ std::vector<Condition> read_conditions(const json& space, const std::vector<Para
     const std::string path = "ConfigurationSpace.Conditions[" + std::to_string(i) + "]";
     const json& names = member(list[i], path, "Parameters", true, &json::is_array, "an array");
     for (const auto& n : names) {
-      if (!n.is_string()) fail(path + ".Parameters: " + n.dump() + " is not a string");
+      if (!n.is_string())
+        fail_command("tune import-space", path + ".Parameters: " + n.dump() + " is not a string");
       bool known = false;
       for (const auto& p : params) known = known || p.name == n.get<std::string>();
-      if (!known) fail(path + ".Parameters: '" + n.get<std::string>() + "' is not a parameter");
+      if (!known)
+        fail_command("tune import-space",
+                     path + ".Parameters: '" + n.get<std::string>() + "' is not a parameter");
     }
     out.push_back(
         {member(list[i], path, "Expression", true, &json::is_string, "a string"), path, names});
@@ -173,7 +181,8 @@ std::vector<Condition> read_conditions(const json& space, const std::vector<Para
     bool ok = true;
     for (const auto& c : conds) {
       auto r = eval_python(c.expression, names);
-      if (!r.ok()) fail(c.path + ".Expression: " + r.status().message());
+      if (!r.ok())
+        fail_command("tune import-space", c.path + ".Expression: " + r.status().message());
       ok = ok && truthy(*r);
     }
     if (ok && valid++ == 0 && first_valid != nullptr) *first_valid = names;
@@ -194,10 +203,11 @@ json launch_size(const json& spec, const char* name, const PyNames& point) {
     const std::string text = e.is_null() ? "1" : e.get<std::string>();
     if (!point.empty()) {
       auto r = eval_python(text, point);
-      if (!r.ok()) fail(path + "." + axis + ": " + r.status().message());
+      if (!r.ok())
+        fail_command("tune import-space", path + "." + axis + ": " + r.status().message());
       if (!std::holds_alternative<std::int64_t>(r->v) || std::get<std::int64_t>(r->v) <= 0)
-        fail(path + "." + axis + ": '" + text + "' is " + py_repr(*r) +
-             " on the first valid point, not a positive integer");
+        fail_command("tune import-space", path + "." + axis + ": '" + text + "' is " + py_repr(*r) +
+                                              " on the first valid point, not a positive integer");
     }
     std::string key(1, static_cast<char>(axis[0] - 'X' + 'x'));
     out[key] = text;
@@ -222,8 +232,8 @@ json t1_extra(const json& doc) {
 void cmd_import_space(const ImportArgs& a) {
   const std::string text = read_t1(a.file);
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) fail(a.file + " is not JSON");
-  if (!doc.is_object()) fail(a.file + ": a T1 document is an object");
+  if (doc.is_discarded()) fail_command("tune import-space", a.file + " is not JSON");
+  if (!doc.is_object()) fail_command("tune import-space", a.file + ": a T1 document is an object");
   const json& space =
       member(doc, "(document)", "ConfigurationSpace", true, &json::is_object, "an object");
   const json& spec =
@@ -231,7 +241,8 @@ void cmd_import_space(const ImportArgs& a) {
   const std::string language =
       member(spec, "KernelSpecification", "Language", true, &json::is_string, "a string");
   if (language != "CUDA" && language != "OpenCL" && language != "Vulkan")
-    fail("KernelSpecification.Language: '" + language + "' is not one of OpenCL, CUDA, Vulkan");
+    fail_command("tune import-space", "KernelSpecification.Language: '" + language +
+                                          "' is not one of OpenCL, CUDA, Vulkan");
   const std::string kernel =
       member(spec, "KernelSpecification", "KernelName", true, &json::is_string, "a string");
   const std::string kernel_file =
@@ -241,7 +252,9 @@ void cmd_import_space(const ImportArgs& a) {
   const std::vector<Condition> conds = read_conditions(space, params);
   PyNames first;
   const auto [total, valid] = count_points(params, conds, &first);
-  if (valid == 0) fail("ConfigurationSpace.Conditions: no point of the space passes them all");
+  if (valid == 0)
+    fail_command("tune import-space",
+                 "ConfigurationSpace.Conditions: no point of the space passes them all");
   // Launch sizes may read ProblemSize, as Kernel Tuner lets argument sizes do. They are checked
   // on the first valid point, when one was found (an uncounted space may show none early).
   if (!first.empty() && spec.contains("ProblemSize"))
@@ -287,7 +300,7 @@ void cmd_import_space(const ImportArgs& a) {
   std::ofstream f(a.out, std::ios::binary | std::ios::trunc);
   f << dumped;
   f.close();
-  if (!f) fail("cannot write " + a.out);
+  if (!f) fail_command("tune import-space", "cannot write " + a.out);
   std::printf("wrote %s: %s, %zu parameters, %llu points, %s valid\n", a.out.c_str(),
               kernel.c_str(), params.size(), static_cast<unsigned long long>(total),
               valid < 0 ? "not counted" : std::to_string(valid).c_str());

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "command_error.hpp"
 #include "host_text.hpp"
 #include "html_report.hpp"
 #include "tune/sqlite_store.hpp"
@@ -21,12 +22,6 @@ struct ReportArgs {
   std::string out = "report.html";
 };
 
-[[noreturn]] void fail(const std::string& message) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "tune report: %s\n", message.c_str());
-  throw CLI::RuntimeError(message, 1);
-}
-
 // Adds `value` to the identity row `name` unless it is there already ("a; b" for several).
 void add_identity(ReportInput& in, const std::string& name, const std::string& value) {
   for (auto& [n, v] : in.identity) {
@@ -39,13 +34,16 @@ void add_identity(ReportInput& in, const std::string& name, const std::string& v
 
 void cmd_report(const ReportArgs& a) {
   const std::string path = a.db.empty() ? default_cache_path() : a.db;
-  if (path.empty()) fail("no cache path: set TUNE_CACHE_DIR, XDG_CACHE_HOME or HOME");
+  if (path.empty())
+    fail_command("tune report", "no cache path: set TUNE_CACHE_DIR, XDG_CACHE_HOME or HOME");
   SqliteStore::Options opts;
   opts.mode = CacheMode::readonly;
   auto store = SqliteStore::open(path, opts);
   auto rows = store->rows(a.filter);
-  if (!rows.ok()) fail(rows.status().to_string());
-  if (rows->empty()) fail("no tuning results match in " + store->path() + ": nothing to report");
+  if (!rows.ok()) fail_command("tune report", rows.status().to_string());
+  if (rows->empty())
+    fail_command("tune report",
+                 "no tuning results match in " + store->path() + ": nothing to report");
 
   ReportInput in;
   in.title = "libtune tuning report";
@@ -61,7 +59,7 @@ void cmd_report(const ReportArgs& a) {
   std::ofstream out(a.out, std::ios::binary | std::ios::trunc);
   out << html_report(in);
   out.close();
-  if (!out) fail("cannot write " + a.out);
+  if (!out) fail_command("tune report", "cannot write " + a.out);
   std::printf("wrote %s: %zu key%s\n", a.out.c_str(), in.keys.size(),
               in.keys.size() == 1 ? "" : "s");
 }

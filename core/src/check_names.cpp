@@ -6,21 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "identifier.hpp"
 #include "tune/definitions.hpp"
 #include "tune/kernel.hpp"
 
 namespace tune {
 namespace {
-
-bool is_identifier(std::string_view s) {
-  if (s.empty()) return false;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-    if (!(alpha || (i > 0 && c >= '0' && c <= '9'))) return false;
-  }
-  return true;
-}
 
 // A parameter name and where it was declared, for messages.
 struct Named {
@@ -82,7 +73,7 @@ Status check_names(const KernelDef& def) {
   std::set<std::string> heuristic_names;
   for (const auto& h : def.heuristics) {
     const Named p{h.param, "heuristic parameter '" + h.param + "'"};
-    if (!is_identifier(h.param) && !is_launch_option_name(h.param))
+    if (!detail::is_identifier(h.param) && !is_launch_option_name(h.param))
       return bad(p.origin + " is neither an identifier nor a launch option name");
     if (space_names.count(h.param) != 0) {
       return bad(p.origin + " is also a parameter of the config space '" + h.param +

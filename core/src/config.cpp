@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "identifier.hpp"
 #include "tune/backend/hash.hpp"
 
 namespace tune {
@@ -150,17 +151,6 @@ std::uint64_t Config::hash() const { return stable_hash(to_string()); }
 
 namespace {
 
-bool is_identifier(std::string_view s) {
-  if (s.empty()) return false;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-    bool digit = c >= '0' && c <= '9';
-    if (!(alpha || (digit && i > 0))) return false;
-  }
-  return true;
-}
-
 bool parse_int(std::string_view s, std::int64_t* out) {
   if (s.empty()) return false;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
@@ -238,7 +228,7 @@ Result<Config> Config::parse(std::string_view text) {
         set_launch(c.launch_, name, Value{v});
       }
     } else {
-      if (!is_identifier(name))
+      if (!detail::is_identifier(name))
         return parse_error(text, i,
                            "parameter name '" + std::string(name) + "' is not an identifier");
       if (c.has(name))

@@ -22,7 +22,6 @@
 
 namespace tune::detail {
 
-inline constexpr double kInf = std::numeric_limits<double>::infinity();
 // Points of a product space small enough to list the accepted ones up front.
 inline constexpr std::uint64_t kListLimit = 1u << 20;
 // Consecutive proposals that cost no evaluation before a strategy gives up or restarts.

@@ -11,7 +11,7 @@
 namespace tune::cli {
 namespace {
 
-Status bad(const std::string& field, const std::string& why) {
+Status invalid_field(const std::string& field, const std::string& why) {
   return Status(StatusCode::invalid_argument, field + ": " + why);
 }
 
@@ -40,10 +40,10 @@ PyValue t1_value(const SpaceParameter& p, const Value& v) {
 Result<std::uint32_t> eval_extent(const std::string& field, const std::string& text,
                                   const PyNames& names) {
   auto r = eval_python(text, names);
-  if (!r.ok()) return bad(field, "'" + text + "': " + r.status().message());
+  if (!r.ok()) return invalid_field(field, "'" + text + "': " + r.status().message());
   const auto* i = std::get_if<std::int64_t>(&r->v);
   if (i == nullptr || *i <= 0 || *i > 0xffffffffLL)
-    return bad(field, "'" + text + "' is " + py_repr(*r) + ", not a positive integer");
+    return invalid_field(field, "'" + text + "' is " + py_repr(*r) + ", not a positive integer");
   return static_cast<std::uint32_t>(*i);
 }
 
@@ -67,7 +67,7 @@ Result<KernelSource> read_source(const SpaceFile& s) {
     src.language = Language::glsl;
     src.entry = "main";
   } else {
-    return bad(
+    return invalid_field(
         "KernelSpecification.Language",
         "'" + s.language + "' kernels cannot run in libtune (CUDA/HIP and Vulkan GLSL only)");
   }
@@ -102,7 +102,8 @@ Result<LaunchDims> space_launch_dims(const SpaceFile& space, const Config& confi
     d.grid.y = (d.grid.y + d.block.y - 1) / d.block.y;
     d.grid.z = (d.grid.z + d.block.z - 1) / d.block.z;
   } else if (space.grid_type != "CUDA" && space.grid_type != "Vulkan") {
-    return bad("KernelSpecification.GlobalSizeType", "'" + space.grid_type + "' is not known");
+    return invalid_field("KernelSpecification.GlobalSizeType",
+                         "'" + space.grid_type + "' is not known");
   }
   return d;
 }

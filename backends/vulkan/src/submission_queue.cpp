@@ -12,8 +12,6 @@ namespace {
 
 // Submissions kept in flight before begin() waits for them all.
 constexpr std::size_t kMaxInflight = 64;
-// How long begin() waits for work submitted earlier.
-constexpr double kSyncTimeoutMs = 120000.0;
 
 std::uint64_t ms_to_ns(double ms) {
   if (!(ms > 0)) return 0;

@@ -44,6 +44,9 @@ struct QueueLock {
   std::function<void()> lock, unlock;
 };
 
+// How long a synchronisation point (not a timed launch) waits for work submitted earlier.
+inline constexpr double kSyncTimeoutMs = 120000.0;
+
 class SubmissionQueue {
  public:
   // Queue 0 of `family` of a device libtune created, or `shared` (an application's queue of

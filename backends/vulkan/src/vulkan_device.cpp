@@ -24,8 +24,6 @@ namespace {
 
 // Upload/download staging chunk: bounds host memory for large transfers.
 constexpr std::uint64_t kStagingChunk = 64ull << 20;
-// How long synchronisation points wait for work submitted earlier (not a timed launch).
-constexpr double kSyncTimeoutMs = 120000.0;
 
 }  // namespace
 

@@ -13,8 +13,6 @@
 
 namespace tune::detail {
 
-inline constexpr double kInf = std::numeric_limits<double>::infinity();
-
 std::string format_ms(double ms);  // "12.5"
 
 // Adds the wall time of scopes to the fields of a TuningTimes. Not thread-safe.
