@@ -1,6 +1,7 @@
 #include "search_forest.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace tune::detail {
@@ -108,6 +109,23 @@ float Forest::predict(const float* row) const {
     sum += nodes[k].value;
   }
   return sum / static_cast<float>(trees_.size());
+}
+
+std::pair<float, float> Forest::predict_spread(const float* row) const {
+  if (trees_.empty()) return {0.0f, 0.0f};
+  double sum = 0, sum2 = 0;
+  for (const auto& nodes : trees_) {
+    std::size_t k = 0;
+    while (nodes[k].feature >= 0) {
+      const Node& nd = nodes[k];
+      k = static_cast<std::size_t>(row[nd.feature] < nd.threshold ? nd.left : nd.right);
+    }
+    sum += nodes[k].value;
+    sum2 += static_cast<double>(nodes[k].value) * nodes[k].value;
+  }
+  const double n = static_cast<double>(trees_.size()), mean = sum / n;
+  return {static_cast<float>(mean),
+          static_cast<float>(std::sqrt(std::max(0.0, sum2 / n - mean * mean)))};
 }
 
 }  // namespace tune::detail

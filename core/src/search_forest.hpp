@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace tune::detail {
@@ -31,6 +32,8 @@ class Forest {
            const Options& opt, std::mt19937_64& rng);
   // The mean over trees of the leaf value `row` (features values) falls in; 0 before fit.
   float predict(const float* row) const;
+  // The mean over trees and the standard deviation of the trees' leaf values.
+  std::pair<float, float> predict_spread(const float* row) const;
 
  private:
   struct Node {
