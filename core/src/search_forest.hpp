@@ -47,6 +47,8 @@ class Forest {
     float threshold = 0;
     double gain = 0;
   };
+  // The value of the leaf `row` falls in, in the tree of `nodes`.
+  static float leaf_value(const std::vector<Node>& nodes, const float* row);
   Split best_split(const std::vector<float>& x, const std::vector<float>& y,
                    std::vector<std::uint32_t>& idx, std::size_t lo, std::size_t hi,
                    const Options& opt, std::mt19937_64& rng) const;
