@@ -1,6 +1,7 @@
 #include "search_forest.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace tune::detail {
@@ -96,18 +97,33 @@ void Forest::fit(const std::vector<float>& x, std::size_t features, const std::v
   }
 }
 
+float Forest::leaf_value(const std::vector<Node>& nodes, const float* row) {
+  std::size_t k = 0;
+  while (nodes[k].feature >= 0) {
+    const Node& nd = nodes[k];
+    k = static_cast<std::size_t>(row[nd.feature] < nd.threshold ? nd.left : nd.right);
+  }
+  return nodes[k].value;
+}
+
 float Forest::predict(const float* row) const {
   if (trees_.empty()) return 0;
   float sum = 0;
-  for (const auto& nodes : trees_) {
-    std::size_t k = 0;
-    while (nodes[k].feature >= 0) {
-      const Node& nd = nodes[k];
-      k = static_cast<std::size_t>(row[nd.feature] < nd.threshold ? nd.left : nd.right);
-    }
-    sum += nodes[k].value;
-  }
+  for (const auto& nodes : trees_) sum += leaf_value(nodes, row);
   return sum / static_cast<float>(trees_.size());
+}
+
+std::pair<float, float> Forest::predict_spread(const float* row) const {
+  if (trees_.empty()) return {0.0f, 0.0f};
+  double sum = 0, sum2 = 0;
+  for (const auto& nodes : trees_) {
+    const double v = leaf_value(nodes, row);
+    sum += v;
+    sum2 += v * v;
+  }
+  const double n = static_cast<double>(trees_.size()), mean = sum / n;
+  return {static_cast<float>(mean),
+          static_cast<float>(std::sqrt(std::max(0.0, sum2 / n - mean * mean)))};
 }
 
 }  // namespace tune::detail

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace tune::detail {
@@ -31,6 +32,8 @@ class Forest {
            const Options& opt, std::mt19937_64& rng);
   // The mean over trees of the leaf value `row` (features values) falls in; 0 before fit.
   float predict(const float* row) const;
+  // The mean over trees and the standard deviation of the trees' leaf values.
+  std::pair<float, float> predict_spread(const float* row) const;
 
  private:
   struct Node {
@@ -44,6 +47,8 @@ class Forest {
     float threshold = 0;
     double gain = 0;
   };
+  // The value of the leaf `row` falls in, in the tree of `nodes`.
+  static float leaf_value(const std::vector<Node>& nodes, const float* row);
   Split best_split(const std::vector<float>& x, const std::vector<float>& y,
                    std::vector<std::uint32_t>& idx, std::size_t lo, std::size_t hi,
                    const Options& opt, std::mt19937_64& rng) const;

@@ -1,19 +1,28 @@
 // Model-guided search: a likelihood-free Bayesian optimisation (as PyTorch Helion's LFBO). A
 // random forest (search_forest.hpp) learns from every evaluation whether a point is in the best
-// quantile; each round evaluates, in one batch, the unvisited points it rates most likely.
+// quantile; each round evaluates, in one batch, the unvisited points it rates most likely,
+// beside local picks, points a regression of run time bounds low, and one random point.
 //
 // Why these choices (few, and not fitted to one benchmark): a classifier of "top quantile vs
 // the rest" is blind to the scale of run times and to outliers, and a failed configuration is
 // simply in the worst class, so failures teach the model where not to go. Features are each
-// dimension's value index (order) and log2 value (ratios, as tile sizes act), so a split can
-// follow either. The quantile is the best 15% of the evaluated points (at least 3): tight
-// enough to point at the optimum's region, loose enough to give the classifier positives.
+// dimension's value index (order), log2 value (ratios, as tile sizes act) and, for integers,
+// log2 of the odd factor (alignment: powers of two), so a split can follow any. The quantile
+// is the best 15% of the evaluated points (at least 3): tight enough to point at the
+// optimum's region, loose enough to give the classifier positives. The classifier alone
+// converges on the region that is good on average and misses an optimum in a regime that is
+// poor as a whole (a switch's slow setting): hence the local picks, which walk from the best
+// point of each switch's setting to its neighbour that a regression of log2 run time predicts
+// fastest (the regression, unlike the classifier, ranks points inside a poor region), and the
+// picks by that regression's lower confidence bound, which reach scattered optima.
 // Candidates are every unvisited accepted point when the space lists them (up to kScoreAll),
 // else a random sample plus the neighbours of the best points. One point of each batch is
 // random, so that a wrong model is corrected by data from where it does not look.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <unordered_set>
 
@@ -32,6 +41,18 @@ constexpr std::size_t kSampled = 4096;
 constexpr int kTopForNeighbours = 8;
 constexpr double kQuantile = 0.15;
 constexpr std::size_t kMinPositives = 3;
+// Of each batch of 8: 2 local picks (the best-predicted neighbour of an elite, search_model's
+// niches), 2 by the lower confidence bound of a regression of log2 time (its mean less one
+// spread across trees), the rest by the classifier, 1 random. Measured on the benchmark hub's
+// spaces (bench/RESULTS.md); 3 local or 3 bound picks, a bound of two spreads and niches of
+// up to 4 values did no better within the seeds' spread.
+constexpr int kLocalPicks = 2;
+constexpr int kBoundPicks = 2;
+constexpr float kSpreads = 1.0f;
+// The regression's trees: fewer than the classifier's, to keep a proposal's cost down.
+constexpr int kTimeTrees = 16;
+// Dimensions of at most this many values (switches) split the history into niches.
+constexpr std::uint64_t kNicheValues = 2;
 
 // A numeric feature of a value: log2 of an integer's magnitude (sign kept), a boolean as 0/1;
 // strings have only their index.
@@ -42,6 +63,17 @@ std::optional<float> log_value(const Value& v) {
   }
   if (const auto* b = std::get_if<bool>(&v)) return *b ? 1.0f : 0.0f;
   return std::nullopt;
+}
+
+// log2 of an integer's odd factor (|v| without its factors of two; 0 for 0): 0 for powers of
+// two. GPU run times often hinge on alignment (warp and wavefront sizes, memory segments, bank
+// counts), which neither a value's index nor its log2 isolates in one split.
+std::optional<float> odd_factor(const Value& v) {
+  const auto* i = std::get_if<std::int64_t>(&v);
+  if (!i || *i == 0) return std::nullopt;
+  std::uint64_t m = *i < 0 ? 0 - static_cast<std::uint64_t>(*i) : static_cast<std::uint64_t>(*i);
+  while (m % 2 == 0) m /= 2;
+  return static_cast<float>(std::log2(static_cast<double>(m)));
 }
 
 // The feature vector of every point: per dimension (a product space) or per parameter (a
@@ -98,6 +130,7 @@ class Features {
   struct Column {
     bool numeric = false;
     std::vector<float> log2;  // per value index
+    std::vector<float> odd;   // per value index; empty when the odd factors tell nothing
   };
 
   void add_column(const std::vector<Value>& values) {
@@ -106,7 +139,15 @@ class Features {
                             [](const Value& v) { return log_value(v).has_value(); });
     if (c.numeric)
       for (const auto& v : values) c.log2.push_back(*log_value(v));
-    width_ += c.numeric ? 2 : 1;
+    for (const auto& v : values) c.odd.push_back(odd_factor(v).value_or(0.0f));
+    // Kept only for integers whose odd factors differ (else a split on them splits nothing).
+    const bool integers = std::all_of(values.begin(), values.end(), [](const Value& v) {
+      return std::holds_alternative<std::int64_t>(v);
+    });
+    if (!integers ||
+        std::all_of(c.odd.begin(), c.odd.end(), [&](float o) { return o == c.odd.front(); }))
+      c.odd.clear();
+    width_ += (c.numeric ? 2 : 1) + (c.odd.empty() ? 0 : 1);
     columns_.push_back(std::move(c));
   }
   void push(std::size_t k, std::uint64_t value_index, std::vector<float>& out) const {
@@ -114,10 +155,12 @@ class Features {
     if (value_index == kMissing) {
       out.push_back(-1.0f);
       if (c.numeric) out.push_back(-1.0f);
+      if (!c.odd.empty()) out.push_back(-1.0f);
       return;
     }
     out.push_back(static_cast<float>(value_index));
     if (c.numeric) out.push_back(c.log2[value_index]);
+    if (!c.odd.empty()) out.push_back(c.odd[value_index]);
   }
 
   std::vector<Column> columns_;
@@ -155,10 +198,12 @@ class ModelSearch final : public SearchStrategy {
     }
     x.eval_batch(first);
     int stale = 0;
-    detail::Forest forest;
+    std::size_t turn = 0;  // which elite's neighbourhood the next local pick searches
+    detail::Forest forest, times;
     while (!x.exhausted() && stale < 8) {
       fit(x, features, forest);
-      std::vector<std::uint64_t> chosen = propose(x, features, forest);
+      fit_times(x, features, times);
+      std::vector<std::uint64_t> chosen = propose(x, features, forest, times, turn);
       stale = x.eval_batch(chosen).empty() ? stale + 1 : 0;
     }
     return x.finish();
@@ -186,29 +231,131 @@ class ModelSearch final : public SearchStrategy {
     forest.fit(xs, features.size(), ys, {}, x.rng());
   }
 
-  // The batch to evaluate next: the unvisited candidates the forest rates highest (ties in
+  // Fits `times` to log2 of every evaluation's value (a failure: one above the worst success),
+  // the local picks' guide: unlike the classifier it ranks points inside a region it rates
+  // poor as a whole.
+  void fit_times(Explorer& x, const Features& features, detail::Forest& times) const {
+    const auto& history = x.so_far().history;
+    double worst = 0;
+    bool any = false;
+    for (const auto& [i, v] : history)
+      if (std::isfinite(v) && v > 0)
+        worst = any ? std::max(worst, std::log2(v)) : std::log2(v), any = true;
+    std::vector<float> xs, ys;
+    xs.reserve(history.size() * features.size());
+    for (const auto& [i, v] : history) {
+      features.append(x, i, xs);
+      ys.push_back(static_cast<float>(std::isfinite(v) && v > 0 ? std::log2(v) : worst + 1));
+    }
+    detail::Forest::Options opt;
+    opt.trees = kTimeTrees;
+    times.fit(xs, features.size(), ys, opt, x.rng());
+  }
+
+  // The batch to evaluate next: the best-rated neighbour of an elite of each of a few niches
+  // (local picks), the unvisited candidates the forest rates highest (global picks, ties in
   // random order), and one random point.
   std::vector<std::uint64_t> propose(Explorer& x, const Features& features,
-                                     const detail::Forest& forest) const {
+                                     const detail::Forest& forest, const detail::Forest& times,
+                                     std::size_t& turn) const {
+    std::vector<std::uint64_t> out;
+    const int random = batch_ > 1 ? 1 : 0;
+    const int local = std::min(kLocalPicks, batch_ - random - 1);
+    const auto niche = niches(x);
+    for (int p = 0; p < local && !niche.empty(); ++p) {
+      // The first local pick always searches the whole history's niche; the rest take turns.
+      const auto& members = p == 0 ? niche.front() : niche[turn++ % niche.size()];
+      for (std::uint64_t e : members)  // the best member whose neighbourhood is not exhausted
+        if (auto n = best_neighbour(x, features, times, e, out)) {
+          out.push_back(*n);
+          break;
+        }
+    }
     std::vector<std::uint64_t> pool = candidates(x);
     std::shuffle(pool.begin(), pool.end(), x.rng());
-    std::vector<std::pair<float, std::uint64_t>> scored;
+    std::vector<std::pair<float, std::uint64_t>> scored, bound;
     scored.reserve(pool.size());
+    bound.reserve(pool.size());
     std::vector<float> row;
     for (std::uint64_t i : pool) {
+      if (std::find(out.begin(), out.end(), i) != out.end()) continue;
       row.clear();
       features.append(x, i, row);
       scored.emplace_back(-forest.predict(row.data()), i);
+      const auto [mean, spread] = times.predict_spread(row.data());
+      bound.emplace_back(mean - kSpreads * spread, i);
     }
-    const std::size_t take =
-        std::min<std::size_t>(scored.size(), static_cast<std::size_t>(std::max(1, batch_ - 1)));
-    std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(take),
-                      scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<std::uint64_t> out;
-    for (std::size_t k = 0; k < take; ++k) out.push_back(scored[k].second);
-    if (batch_ > 1)
+    auto by_score = [](const auto& a, const auto& b) { return a.first < b.first; };
+    // Lower confidence bound on log2 time: the points the regression thinks may be fastest.
+    const std::size_t bounded =
+        std::min<std::size_t>(bound.size(), static_cast<std::size_t>(kBoundPicks));
+    std::partial_sort(bound.begin(), bound.begin() + static_cast<std::ptrdiff_t>(bounded),
+                      bound.end(), by_score);
+    for (std::size_t k = 0; k < bounded; ++k) out.push_back(bound[k].second);
+    const std::size_t want = static_cast<std::size_t>(std::max(1, batch_ - random));
+    std::partial_sort(scored.begin(),
+                      scored.begin() + static_cast<std::ptrdiff_t>(std::min(scored.size(), want)),
+                      scored.end(), by_score);
+    for (std::size_t k = 0; k < scored.size() && out.size() < want; ++k)
+      if (std::find(out.begin(), out.end(), scored[k].second) == out.end())
+        out.push_back(scored[k].second);
+    if (random)
       if (auto r = x.random_unvisited()) out.push_back(*r);
     return out;
+  }
+
+  // The evaluated points (finite values, best first) of each niche: the whole history, then,
+  // for each dimension of few values (a switch), the points with each of its values. A switch
+  // often selects another code path (shared memory or not): a regime the model rates poorly as
+  // a whole may hold the optimum, so its own best points are searched around too.
+  static std::vector<std::vector<std::uint64_t>> niches(const Explorer& x) {
+    std::vector<std::vector<std::uint64_t>> out;
+    if (x.space().is_list()) return out;
+    auto history = x.so_far().history;
+    history.erase(std::remove_if(history.begin(), history.end(),
+                                 [](const auto& h) { return !std::isfinite(h.second); }),
+                  history.end());
+    std::sort(history.begin(), history.end(),
+              [](const auto& a, const auto& b) { return a.second < b.second; });
+    out.emplace_back();
+    for (const auto& h : history) out.back().push_back(h.first);
+    const auto& radix = x.radix();
+    for (std::size_t k = 0; k < radix.size(); ++k) {
+      if (radix[k] < 2 || radix[k] > kNicheValues) continue;
+      const std::size_t first = out.size();
+      out.resize(first + radix[k]);
+      for (const auto& h : history) out[first + x.digits(h.first)[k]].push_back(h.first);
+    }
+    out.erase(std::remove_if(out.begin(), out.end(), [](const auto& n) { return n.empty(); }),
+              out.end());
+    return out;
+  }
+
+  // The unvisited accepted point that differs from `at` in one dimension (any other value of
+  // it) and that the forest rates highest; nullopt when every such point is visited.
+  static std::optional<std::uint64_t> best_neighbour(Explorer& x, const Features& features,
+                                                     const detail::Forest& times, std::uint64_t at,
+                                                     const std::vector<std::uint64_t>& taken) {
+    const auto digits = x.digits(at);
+    std::optional<std::uint64_t> best;
+    float best_score = -std::numeric_limits<float>::infinity();
+    std::vector<float> row;
+    for (std::size_t k = 0; k < digits.size(); ++k)
+      for (std::uint64_t j = 0; j < x.radix()[k]; ++j) {
+        if (j == digits[k]) continue;
+        auto d = digits;
+        d[k] = j;
+        const std::uint64_t i = x.index_of(d);
+        if (x.visited(i) || std::find(taken.begin(), taken.end(), i) != taken.end()) continue;
+        if (x.known_accepted() && !std::binary_search(x.accepted().begin(), x.accepted().end(), i))
+          continue;
+        row.clear();
+        features.append(x, i, row);
+        // Ties go to a random one of them: a small random term below the forest's resolution.
+        const float score = -times.predict(row.data()) + 1e-4f * static_cast<float>(x.unit());
+        if (score > best_score) best_score = score, best = i;
+      }
+    return best;
   }
 
   // Unvisited points worth scoring: all of them when the accepted points are listed and few
