@@ -147,8 +147,16 @@ bool parse_record_line(const std::string& line, RecordedKey* out, std::string* w
   out->key = j["key"].get<std::string>();
   out->device = j["device"].get<std::string>();
   out->served = j.value("served", "");
-  if (!j.contains("source_hash") || !parse_hex(j["source_hash"], &out->source_hash)) {
-    *why = "'source_hash' is not a 0x-prefixed hex string";
+  // Without its source hash a line cannot be matched to a version of the kernel: refused.
+  const std::string what = "kernel " + out->kernel + " key {" + out->key + "}: ";
+  if (!j.contains("source_hash")) {
+    *why = what +
+           "no 'source_hash': which version of the kernel's source it was recorded "
+           "from is unknown";
+    return false;
+  }
+  if (!parse_hex(j["source_hash"], &out->source_hash)) {
+    *why = what + "'source_hash' is not a 0x-prefixed hex string";
     return false;
   }
   if (!j.contains("args") || !j["args"].is_array()) {
