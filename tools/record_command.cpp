@@ -10,6 +10,8 @@
 
 #include "effort_option.hpp"
 #include "open_cli_device.hpp"
+#include "space/space_file.hpp"
+#include "space/space_kernel.hpp"
 #include "time_text.hpp"
 #include "tune/autotuner.hpp"
 #include "tune/bundle.hpp"
@@ -23,8 +25,9 @@ namespace {
 struct RecordArgs {
   std::string file;
   std::string device;
-  std::string db;      // empty: the user's database
-  std::string bundle;  // empty: no bundle written
+  std::string db;                   // empty: the user's database
+  std::string bundle;               // empty: no bundle written
+  std::vector<std::string> spaces;  // --space: space files whose kernels it tunes too
   bool quick = false;
   Effort effort = Effort::standard;
 };
@@ -55,13 +58,26 @@ AutotunerOptions offline_options(const RecordArgs& a) {
   return opts;
 }
 
-// Writes the bundle of `dev`'s decisions of `kernels` in the database the tunings went to.
-int write_bundle(const RecordArgs& a, const Device& dev,
-                 const std::vector<kernels::BundledKernel>& kernels) {
+// The kernels the command can build: the bundled kernels of `lang`, then each --space file's.
+Status offline_kernels(const RecordArgs& a, Language lang, std::vector<KernelDef>* defs) {
+  for (kernels::BundledKernel& k : kernels::bundled_kernels(lang))
+    defs->push_back(std::move(k.def));
+  for (const std::string& path : a.spaces) {
+    Result<SpaceFile> space = read_space_file(path);
+    if (!space.ok()) return space.status();
+    Result<KernelDef> def = kernel_def_from_space(*space);
+    if (!def.ok()) return Status(def.status()).with_context("space file " + path);
+    defs->push_back(std::move(*def));
+  }
+  return {};
+}
+
+// Writes the bundle of `dev`'s decisions of `defs`' kernels in the database the tunings went to.
+int write_bundle(const RecordArgs& a, const Device& dev, const std::vector<KernelDef>& defs) {
   const std::string db = a.db.empty() ? default_cache_path() : a.db;
   if (db.empty()) return fail("--bundle: no database to read (TUNE_CACHE is off; give --db)");
   BundleSelection selection;
-  for (const kernels::BundledKernel& k : kernels) selection.kernels.push_back(k.name);
+  for (const KernelDef& d : defs) selection.kernels.push_back(d.name);
   selection.devices = {dev.info().fingerprint()};
   Result<BundleInfo> info = create_bundle(db, a.bundle, selection);
   if (!info.ok()) return fail("--bundle: " + info.status().to_string());
@@ -75,19 +91,20 @@ int cmd_record_tune(const RecordArgs& a) {
   if (!dev) return 1;
   const DeviceInfo& info = dev->info();
   std::printf("device : %s (%s)\n", info.name.c_str(), info.fingerprint().c_str());
-  const std::vector<kernels::BundledKernel> ks = kernels::bundled_kernels(dev->language());
+  std::vector<KernelDef> defs;
+  if (Status st = offline_kernels(a, dev->language(), &defs); !st.ok()) return fail(st.to_string());
   std::string names;
-  for (const kernels::BundledKernel& k : ks) names += (names.empty() ? "" : ", ") + k.name;
+  for (const KernelDef& d : defs) names += (names.empty() ? "" : ", ") + d.name;
   std::printf(
-      "kernels: %s (the bundled kernels in %s; others are tuned by the application, "
-      "with tune::tune_recorded)\n",
+      "kernels: %s (the bundled kernels in %s and --space files; others are tuned by "
+      "the application, with tune::tune_recorded)\n",
       names.empty() ? "none" : names.c_str(), std::string(to_string(dev->language())).c_str());
   int rc = 0;
   {
     std::vector<std::unique_ptr<Autotuner>> tuners;
     std::vector<Autotuner*> list;
-    for (const kernels::BundledKernel& k : ks) {
-      auto t = Autotuner::make(k.def, offline_options(a));
+    for (const KernelDef& d : defs) {
+      auto t = Autotuner::make(d, offline_options(a));
       if (!t.ok()) return fail(t.status().to_string());
       list.push_back(t->get());
       tuners.push_back(std::move(*t));
@@ -96,7 +113,7 @@ int cmd_record_tune(const RecordArgs& a) {
     if (!done.ok()) return fail(done.status().to_string());
     for (const std::string& why : done->skipped) std::printf("not tuned: %s\n", why.c_str());
     std::printf("%zu tuned, %zu not tuned\n", done->tuned, done->skipped.size());
-    if (!a.bundle.empty() && done->tuned > 0) rc = write_bundle(a, *dev, ks);
+    if (!a.bundle.empty() && done->tuned > 0) rc = write_bundle(a, *dev, defs);
     if (rc == 0 && !done->skipped.empty())
       rc = fail(std::to_string(done->skipped.size()) + " lines or keys of " + a.file +
                 " were not tuned (listed above)");
@@ -122,6 +139,8 @@ void add_record_command(CLI::App& app) {
   tune->add_option("--bundle", args->bundle,
                    "Then write this device's decisions of the bundled kernels in that database "
                    "as this bundle (replaced whole)");
+  tune->add_option("--space", args->spaces,
+                   "A space file (tune import-space) whose kernel it tunes too (repeatable)");
   tune->add_flag("--quick", args->quick, "short timing budgets");
   add_effort_option(*tune, args->effort);
   tune->callback([args] {

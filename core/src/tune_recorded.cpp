@@ -62,11 +62,16 @@ Status recreate_args(Device& dev, const RecordedKey& rec, std::vector<Buffer>* b
   return dev.synchronize();
 }
 
+// The hash of the source `tuner` compiles on `dev` (0: none for its language).
+std::uint64_t source_hash_on(const Autotuner& tuner, const Device& dev) {
+  const KernelSource* src = tuner.kernel().source_for(dev.language());
+  return src == nullptr ? 0 : src->hash();
+}
+
 // Whether `rec` was recorded from the source `tuner` compiles on `dev`: a line of another
 // version of the kernel (its winner may not be this version's) is refused, naming both hashes.
 Status check_source(const Autotuner& tuner, const Device& dev, const RecordedKey& rec) {
-  const KernelSource* src = tuner.kernel().source_for(dev.language());
-  const std::uint64_t here = src == nullptr ? 0 : src->hash();
+  const std::uint64_t here = source_hash_on(tuner, dev);
   if (here == rec.source_hash) return {};
   return Status(StatusCode::failed_precondition,
                 "recorded from source hash 0x" + hex64(rec.source_hash) + ", but the kernel's " +
@@ -130,9 +135,13 @@ Result<RecordTuning> tune_recorded(const std::string& path, Device& dev,
   std::set<std::tuple<std::string, std::uint64_t, std::string>> done;
   for (const RecordedKey& rec : *record) {
     if (!done.emplace(rec.kernel, rec.source_hash, rec.key).second) continue;
+    // Of the tuners defining the kernel's name, the one of the recorded source; else any (its
+    // line is then refused, naming both hashes).
     Autotuner* tuner = nullptr;
-    for (Autotuner* t : tuners)
-      if (t != nullptr && t->kernel().name == rec.kernel) tuner = t;
+    for (Autotuner* t : tuners) {
+      if (t == nullptr || t->kernel().name != rec.kernel) continue;
+      if (tuner == nullptr || source_hash_on(*t, dev) == rec.source_hash) tuner = t;
+    }
     const std::string what = "kernel " + rec.kernel + " key {" + rec.key + "}: ";
     Status st = tuner == nullptr ? Status(StatusCode::not_found, "no Autotuner given defines it")
                                  : tune_one(*tuner, dev, rec);

@@ -164,3 +164,38 @@ TEST_CASE("tune record tune: a missing record or a record of unknown kernels fai
   CHECK_MESSAGE(r.has("line 2 skipped: not a JSON object"), r.describe());
   CHECK_MESSAGE(r.has("0 tuned, 2 not tuned"), r.describe());
 }
+
+TEST_CASE(
+    "tune record tune --space: a space file's kernel, told from the bundled one by its source") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  require_vulkan(cli);
+  const fs::path record = scratch.path() / "missed.jsonl";
+  production(cli, record);
+  const std::string space = (scratch.path() / "va.space.json").string();
+  ProcessResult r = cli.run(
+      {"import-space", std::string(TUNE_TOOLS_TEST_DATA) + "/t1_vector_add.json", "--out", space});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  const std::vector<std::string> run_space = {"run-space", space, "--device", "vulkan", "--quick"};
+  r = cli.run(run_space);  // production: served by the chain, recorded
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  REQUIRE(lines_of(record).size() == 1);
+  // The space's kernel is called vector_add too: without --space, the bundled vector_add (other
+  // source) refuses the line; with it, the space's kernel tunes it.
+  r = cli.run({"record", "tune", record.string(), "--device", "vulkan", "--quick"});
+  CHECK_MESSAGE(r.exit_code == 1, r.describe());
+  CHECK_MESSAGE(r.has("another version of the kernel"), r.describe());
+  CHECK_MESSAGE(r.has("0 tuned, 1 not tuned"), r.describe());
+  r = cli.run(
+      {"record", "tune", record.string(), "--device", "vulkan", "--quick", "--space", space});
+  CHECK_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.has("1 tuned, 0 not tuned"), r.describe());
+  // Production again: every configuration from the database, nothing more recorded.
+  r = cli.run(run_space);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.has("(stored)"), r.describe());
+  CHECK(lines_of(record).size() == 1);
+  r = cli.run({"record", "tune", record.string(), "--space", scratch.path().string() + "/absent"});
+  CHECK_MESSAGE(r.exit_code == 1, r.describe());
+  CHECK_MESSAGE(r.has("tune record tune: "), r.describe());
+}

@@ -305,6 +305,24 @@ TEST_CASE("tune_recorded refuses a line of another source version, naming kernel
     REQUIRE(heard.size() == 1);
     CHECK(heard[0].key == rec.key);
   }
+  SUBCASE("two kernels of one name given: the one of the recorded source tunes") {
+    KernelDef v2 = v1;
+    v2.sources[0].text += "\n// version 2";
+    std::vector<TuningReport> heard_v1, heard_v2;
+    auto original = make_tuner(v1, offline_options(&heard_v1));
+    auto changed = make_tuner(v2, offline_options(&heard_v2));
+    for (int order = 0; order < 2; ++order) {
+      CAPTURE(order);
+      heard_v1.clear();
+      Result<RecordTuning> done = order == 0 ? tune_recorded(file, rig.dev, *original, *changed)
+                                             : tune_recorded(file, rig.dev, *changed, *original);
+      REQUIRE(done.ok());
+      CHECK(done->tuned == 2);
+      CHECK(done->skipped.empty());
+      CHECK(heard_v2.empty());
+    }
+    CHECK(heard_v1.empty());  // the second pass found both keys decided in memory
+  }
   SUBCASE("missing or malformed: the line is refused, naming kernel and key") {
     cache_test::TempDir other;
     const std::string bad = other.file("bad.jsonl");
