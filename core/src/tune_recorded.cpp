@@ -47,6 +47,14 @@ Status recreate_args(Device& dev, const RecordedKey& rec, std::vector<Buffer>* b
       continue;
     }
     const std::size_t width = size_of(a.type);
+    // A size beyond the device's memory (a hostile or damaged line; the count times the width
+    // may even overflow) is refused before anything is allocated.
+    const std::uint64_t limit = dev.info().global_memory_bytes;
+    if (limit > 0 && (a.bytes > limit || a.count > limit / width))
+      return Status(StatusCode::invalid_argument,
+                    "argument '" + a.name + "': " + std::to_string(a.count) + " elements, " +
+                        std::to_string(a.bytes) + " bytes recorded, more than the device's " +
+                        std::to_string(limit) + " bytes of memory");
     const std::uint64_t bytes = std::max(a.bytes, a.count * width);
     std::vector<unsigned char> host(bytes);
     for (std::uint64_t e = 0; e + width <= bytes; e += width) {
@@ -131,10 +139,13 @@ Result<RecordTuning> tune_recorded(const std::string& path, Device& dev,
   RecordTuning out;
   Result<std::vector<RecordedKey>> record = read_record_lines(path, &out.skipped);
   if (!record.ok()) return record.status();
-  // (kernel, source hash, key): a line of another source version does not hide this one's.
+  // Keys tuned, as (kernel, source hash, key): a line of another source version, or a line of
+  // the key that failed (sizes beyond the device, say), does not hide a later line of it. A
+  // reason already given is not given again (a record of many processes repeats its lines).
   std::set<std::tuple<std::string, std::uint64_t, std::string>> done;
+  std::set<std::string> reported;
   for (const RecordedKey& rec : *record) {
-    if (!done.emplace(rec.kernel, rec.source_hash, rec.key).second) continue;
+    if (done.count({rec.kernel, rec.source_hash, rec.key}) != 0) continue;
     // Of the tuners defining the kernel's name, the one of the recorded source; else any (its
     // line is then refused, naming both hashes).
     Autotuner* tuner = nullptr;
@@ -145,10 +156,12 @@ Result<RecordTuning> tune_recorded(const std::string& path, Device& dev,
     const std::string what = "kernel " + rec.kernel + " key {" + rec.key + "}: ";
     Status st = tuner == nullptr ? Status(StatusCode::not_found, "no Autotuner given defines it")
                                  : tune_one(*tuner, dev, rec);
-    if (st.ok())
+    if (st.ok()) {
       ++out.tuned;
-    else
-      out.skipped.push_back(what + st.to_string());
+      done.emplace(rec.kernel, rec.source_hash, rec.key);
+    } else if (std::string why = what + st.to_string(); reported.insert(why).second) {
+      out.skipped.push_back(std::move(why));
+    }
   }
   return out;
 }

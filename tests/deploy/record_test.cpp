@@ -366,10 +366,21 @@ TEST_CASE("damaged record lines are skipped with their reason; the rest of the f
       "{\"kernel\": \"k\", \"key\": \"n=1\", \"device\": \"d\", \"source_hash\": \"0x1\", "
       "\"args\": [{\"name\": \"x\", \"kind\": \"buffer\", \"type\": \"f32\", \"count\": -1, "
       "\"bytes\": 4}]}",
+      // Fields of the wrong type, where a reader that asks for a string would throw.
+      "{\"kernel\": \"k\", \"key\": \"n=1\", \"device\": \"d\", \"source_hash\": \"0x1\", "
+      "\"served\": 5, \"args\": [{\"name\": \"x\", \"kind\": 7}]}",
+      "{\"kernel\": \"k\", \"key\": \"n=1\", \"device\": \"d\", \"source_hash\": 1, \"args\": []}",
   };
+  // A whole line whose buffer is larger than the device (recorded so by a damaged or hostile
+  // writer), twice: refused at tuning, reported once, and no hiding of the good line after it.
+  std::string huge = lines[0];
+  const std::size_t at = huge.find("\"count\":1024");
+  REQUIRE(at != std::string::npos);
+  huge.replace(at, 12, "\"count\":4611686018427387904");
   {
     std::ofstream out(file, std::ios::trunc | std::ios::binary);
     for (const std::string& d : damaged) out << d << "\n";
+    out << huge << "\n" << huge << "\n";
     out << lines[1] << "\n" << lines[0];  // the last line without its newline: still whole
   }
   std::vector<TuningReport> heard;
@@ -378,7 +389,11 @@ TEST_CASE("damaged record lines are skipped with their reason; the rest of the f
   REQUIRE(done.ok());
   CHECK(done->tuned == 2);
   CHECK(heard.size() == 2);
-  REQUIRE(done->skipped.size() == damaged.size());
+  REQUIRE(done->skipped.size() == damaged.size() + 1);
+  CHECK(done->skipped.back().find("kernel sim_kernel key {") == 0);
+  CHECK(done->skipped.back().find("argument 'x': 4611686018427387904 elements") !=
+        std::string::npos);
+  CHECK(done->skipped.back().find("more than the device's") != std::string::npos);
   for (std::size_t i = 0; i < damaged.size(); ++i) {
     CAPTURE(done->skipped[i]);
     CHECK(done->skipped[i].rfind(
@@ -389,8 +404,10 @@ TEST_CASE("damaged record lines are skipped with their reason; the rest of the f
   CHECK(any_has(done->skipped, {"line 6 skipped: 'args' is missing or not an array"}));
   CHECK(any_has(done->skipped, {"line 7 skipped: argument 'x': kind is neither"}));
   CHECK(any_has(done->skipped, {"line 8 skipped: argument 'x': 'count' and 'bytes'"}));
+  CHECK(any_has(done->skipped, {"line 9 skipped: argument 'x': kind is neither"}));
+  CHECK(any_has(done->skipped, {"line 10 skipped: kernel k key {n=1}: 'source_hash' is not"}));
   // read_record reads the same lines, the damaged ones left out.
   Result<std::vector<RecordedKey>> read = read_record(file);
   REQUIRE(read.ok());
-  CHECK(read->size() == 2);
+  CHECK(read->size() == 4);
 }
