@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "../cache/cache_test_util.hpp"
 #include "../core/sim_fixture.hpp"
 #include "record_file.hpp"
@@ -410,4 +412,60 @@ TEST_CASE("damaged record lines are skipped with their reason; the rest of the f
   Result<std::vector<RecordedKey>> read = read_record(file);
   REQUIRE(read.ok());
   CHECK(read->size() == 4);
+}
+
+namespace {
+
+// Every line a hostile writer could make of `good` by giving one field (at any depth) a value
+// of another type.
+std::vector<std::string> retyped_lines(const std::string& good) {
+  const nlohmann::json base = nlohmann::json::parse(good);
+  const std::vector<nlohmann::json> values = {
+      nullptr, 5, -1, 1e300, true, "x", "0x", nlohmann::json::array(), nlohmann::json::object()};
+  std::vector<std::string> out;
+  const nlohmann::json flat = base.flatten();  // "/args/0/name": "a", ...
+  for (const auto& item : flat.items()) {
+    const nlohmann::json::json_pointer at(item.key());
+    for (const nlohmann::json& v : values) {
+      nlohmann::json line = base;
+      line[at] = v;
+      out.push_back(line.dump());
+      if (!at.parent_pointer().empty()) {  // the field's container retyped too
+        line = base;
+        line[at.parent_pointer()] = v;
+        out.push_back(line.dump());
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a record of fields retyped at every depth: every line read or refused, nothing thrown") {
+  cache_test::TempDir dir;
+  const std::string file = dir.file("missed.jsonl");
+  SimRig rig;
+  rig.dev.set_cost_model(bm_model(32));
+  const std::vector<std::string> lines = record_two_keys(rig, file);
+  const std::vector<std::string> hostile = retyped_lines(lines[0]);
+  REQUIRE(hostile.size() > 200);
+  {
+    std::ofstream out(file, std::ios::trunc);
+    for (const std::string& l : hostile) out << l << "\n";
+  }
+  for (const std::string& l : hostile) {
+    RecordedKey k;
+    std::string why;
+    CHECK_NOTHROW((void)detail::parse_record_line(l, &k, &why));
+  }
+  std::vector<TuningReport> heard;
+  auto offline = make_tuner(sim_kernel(bm_space({16, 32, 64})), offline_options(&heard));
+  Result<RecordTuning> done = Status(StatusCode::internal, "not run");
+  CHECK_NOTHROW(done = tune_recorded(file, rig.dev, *offline));
+  REQUIRE(done.ok());
+  // The retyped "served" and "value" fields are not read: those lines are the good key's.
+  CHECK(done->tuned >= 1);
+  CHECK(done->tuned + done->skipped.size() <= hostile.size());
+  for (const std::string& why : done->skipped) CHECK(!why.empty());
 }
