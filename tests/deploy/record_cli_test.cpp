@@ -199,3 +199,40 @@ TEST_CASE(
   CHECK_MESSAGE(r.exit_code == 1, r.describe());
   CHECK_MESSAGE(r.has("tune record tune: "), r.describe());
 }
+
+// Another device of the family on one machine: lavapipe with LP_NATIVE_VECTOR_WIDTH=128 is
+// named "... 128 bits" (another fingerprint, shaders compiled for 128-bit vectors) with the same
+// vendor and device ID. A bundle tuned on the 256-bit device serves it at level 'same
+// architecture' with zero tunings, the output checked there, and `tune cache explain` agrees.
+TEST_CASE("tune demo on another lavapipe of the family: the bundle's decision, same architecture") {
+  ScratchDir scratch;
+  TuneCli cli(scratch);
+  require_vulkan(cli);
+  if (!cli.run({"devices"}).has("llvmpipe"))
+    TUNE_SKIP("LP_NATIVE_VECTOR_WIDTH makes a second device on lavapipe only");
+  cli.set_env("LP_NATIVE_VECTOR_WIDTH", "256");
+  ProcessResult r = cli.run(demo_args());
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  REQUIRE(r.has("source: tuned"));
+  const std::string farm_winner = field(r.out, "chosen:");
+  const std::string bundle = (scratch.path() / "fam.tunebundle").string();
+  r = cli.run({"bundle", "create", "--from", cli.db_path().string(), "-o", bundle});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  fs::remove_all(cli.cache_dir());
+  production(cli, scratch.path() / "missed.jsonl");
+  cli.set_env("LP_NATIVE_VECTOR_WIDTH", "128");
+  cli.set_env("TUNE_BUNDLES", bundle);
+  cli.set_env("TUNE_PRINT_AUTOTUNING", "1");
+  r = cli.run(demo_args());
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.has(", 128 bits)"), r.describe());  // the second device
+  CHECK_MESSAGE(r.has("served by fallback level 'same architecture'"), r.describe());
+  CHECK_MESSAGE(r.has("256 bits)"), r.describe());  // the decision's device, named
+  CHECK(field(r.out, "chosen:") == farm_winner);
+  CHECK(r.has("source: fallback"));
+  CHECK(r.has("verified: output matches the CPU reference"));
+  r = cli.run({"cache", "explain", "vector_add", "n=1048576;f32,f32,f32", "--device", "vulkan"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_MESSAGE(r.has("served by: same architecture {" + farm_winner + "} from bundle " + bundle),
+                r.describe());
+}
