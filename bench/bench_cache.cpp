@@ -4,7 +4,8 @@
 // tuned: open the device, open the SQLite cache, build the Autotuner, then the first run()
 // (load and validate the stored rows, pick the winner, compile it, launch it). Every
 // measurement is a new process: this binary re-executes itself as
-//   bench_cache --child <sim|vulkan|cuda|hip> <populate|cold|nobin|scratch> <db file> <result file>
+//   bench_cache --child <sim|vulkan|cuda|hip> <populate|cold|nobin|bundle|bundle_nobin|scratch>
+//               <db file> <result file>
 //               <spawn time: the steady clock in ns>
 // and the parent reports medians over several children. Before the cold runs, one child
 // ("populate") tunes the kernel into a scratch database, exactly as a first run of a program
@@ -23,6 +24,12 @@
 //   warm_binary a second Autotuner's first run() in the same process, after the first one
 //               (SPIR-V in the device's memory, the pipeline rebuilt through the
 //               VkPipelineCache): the in-process bound. The simulated device compiles nothing.
+//   bundle      the result only in a bundle (AutotunerOptions::bundles, tune/bundle.hpp) made
+//               from the populated database, the user's database empty (a fresh one per
+//               child), the compiled variants on disk: an application's first call on a
+//               machine that never tuned, against `disk` (the same key from the database).
+//   bundle_nobin the same with the compiled-variant caches emptied first (a user's first run
+//               of a shipped application: the winner is compiled, nothing is timed).
 //   scratch     reference: the same first run() with empty caches (a full tuning).
 //
 // The kernel is the bundled vector_add at its first demo size (n = 1 Mi), the one
@@ -113,6 +120,12 @@ std::int64_t steady_ns(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 
+// The bundle made from `backend`'s populated database, beside the databases (in `dir`, or the
+// directory of the database file `db`).
+fs::path bundle_for(const fs::path& db, const std::string& backend) {
+  return db.parent_path() / (backend + ".tunebundle");
+}
+
 int child_main(const std::string& backend, const std::string& mode, const std::string& db,
                const std::string& result_file, Clock::time_point t_main, std::int64_t spawn_ns) {
   const auto t_open = Clock::now();
@@ -150,6 +163,7 @@ int child_main(const std::string& backend, const std::string& mode, const std::s
 
   tune::AutotunerOptions opts;
   opts.store = store;
+  if (mode.rfind("bundle", 0) == 0) opts.bundles = {bundle_for(fs::path(db), backend).string()};
   opts.print = false;
   opts.disable = false;
   opts.bench.warmup_ms = 2;  // as `tune demo --quick`
@@ -181,7 +195,12 @@ int child_main(const std::string& backend, const std::string& mode, const std::s
     return 2;
   }
   const std::uint64_t first_compiles = compiles(*dev) - compiles0;
-  if (auto rep = (*tuner)->last_report(*dev, work->args())) source = rep->source;
+  std::string origin = "-";  // the bundle the winner's row came from
+  if (auto rep = (*tuner)->last_report(*dev, work->args())) {
+    source = rep->source;
+    for (const tune::ConfigResult& r : rep->results)
+      if (r.config == rep->winner && !r.origin.empty()) origin = r.origin;
+  }
   const tune::ResultSource first_source = source;  // the listener also hears tuner2 below
 
   // A known key in the same process: the hot path, for contrast.
@@ -217,9 +236,8 @@ int child_main(const std::string& backend, const std::string& mode, const std::s
       << "\nsetup_ms " << setup_ms << "\nopen_ms " << open_ms << "\nstore_ms " << store_ms
       << "\nmake_ms " << make_ms << "\nfirst_ms " << first_ms << "\nfirst_compiles "
       << first_compiles << "\nhot_us " << hot_us << "\nwarm_ms " << warm_ms << "\nwarm_compiles "
-      << warm_compiles << "\nsource " << tune::to_string(first_source) << "\ndevice " << device
-      << "\n";
-  (void)mode;
+      << warm_compiles << "\nsource " << tune::to_string(first_source) << "\norigin " << origin
+      << "\ndevice " << device << "\n";
   return out.good() ? 0 : 2;
 }
 
@@ -300,12 +318,14 @@ fs::path compiled_dir() { return g_scratch / "compiled"; }
 void run_scenario(benchmark::State& state, Scenario* sc) {
   for (auto _ : state) {
     fs::path db = db_for(sc->backend);
-    if (sc->mode == "scratch") {
-      db = g_scratch / (sc->backend + "-scratch.db");
+    const bool bundle = sc->mode.rfind("bundle", 0) == 0;
+    if (sc->mode == "scratch" || bundle) {  // an empty database of its own
+      db = g_scratch / (sc->backend + "-" + sc->mode + ".db");
       for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
     }
     // The simulated device compiles nothing: its rows leave the Vulkan caches alone.
-    if (sc->backend != "sim" && (sc->mode == "scratch" || sc->mode == "nobin"))
+    if (sc->backend != "sim" &&
+        (sc->mode == "scratch" || sc->mode == "nobin" || sc->mode == "bundle_nobin"))
       fs::remove_all(compiled_dir());
     Sample s;
     std::string error;
@@ -314,8 +334,11 @@ void run_scenario(benchmark::State& state, Scenario* sc) {
       break;
     }
     const std::string want = sc->mode == "scratch" ? "tuned" : "disk";
-    if (s.fields["source"] != want) {
-      const std::string msg = "expected source " + want + ", got " + s.fields["source"];
+    const std::string want_origin =
+        bundle ? bundle_for(db, sc->backend).string() : std::string("-");
+    if (s.fields["source"] != want || s.fields["origin"] != want_origin) {
+      const std::string msg = "expected source " + want + " from " + want_origin + ", got " +
+                              s.fields["source"] + " from " + s.fields["origin"];
       state.SkipWithError(msg.c_str());
       break;
     }
@@ -331,7 +354,7 @@ void run_scenario(benchmark::State& state, Scenario* sc) {
 
 const char* scenario_name(const std::string& mode) {
   if (mode == "cold") return "disk";
-  if (mode == "nobin") return "nobin";
+  if (mode == "nobin" || mode == "bundle" || mode == "bundle_nobin") return mode.c_str();
   return "empty";
 }
 
@@ -342,12 +365,47 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// The median of Autotuner::make plus the first run() of `mode` on `backend` (the bundle is read
+// in make); 0 when the row did not run.
+double first_ms(const std::vector<std::unique_ptr<Scenario>>& scenarios, const std::string& backend,
+                const std::string& mode) {
+  for (const auto& sc : scenarios) {
+    if (sc->backend != backend || sc->mode != mode || sc->samples.empty()) continue;
+    std::vector<double> v;
+    for (const auto& s : sc->samples) v.push_back(s.num("make_ms") + s.num("first_ms"));
+    return median(v);
+  }
+  return 0;
+}
+
+// A bundle-served first call against the database-served one and a full tuning, per device.
+void print_ratios(const std::vector<std::unique_ptr<Scenario>>& scenarios) {
+  std::printf("\nAutotuner::make + the first run(), ratios of medians:\n");
+  std::vector<std::string> seen;
+  for (const auto& sc : scenarios) {
+    if (std::find(seen.begin(), seen.end(), sc->backend) != seen.end()) continue;
+    seen.push_back(sc->backend);
+    const double disk = first_ms(scenarios, sc->backend, "cold");
+    const double bundle = first_ms(scenarios, sc->backend, "bundle");
+    const double empty = first_ms(scenarios, sc->backend, "scratch");
+    const double nobin = first_ms(scenarios, sc->backend, "nobin");
+    const double bundle_nobin = first_ms(scenarios, sc->backend, "bundle_nobin");
+    if (disk <= 0 || bundle <= 0 || empty <= 0) continue;
+    std::printf("%-8s bundle / disk %.2fx, bundle / empty %.4fx, empty / disk %.0fx",
+                sc->backend.c_str(), bundle / disk, bundle / empty, empty / disk);
+    if (nobin > 0 && bundle_nobin > 0)
+      std::printf(", bundle_nobin / nobin %.2fx, bundle_nobin / empty %.4fx", bundle_nobin / nobin,
+                  bundle_nobin / empty);
+    std::printf("\n");
+  }
+}
+
 void print_table(const std::vector<std::unique_ptr<Scenario>>& scenarios) {
   std::printf(
       "\nCold start in a fresh process, medians over the processes of each row (ms; hot in us)\n");
-  std::printf("%-8s %-8s %4s %9s %9s %9s %8s %9s %8s %9s %9s %8s %9s %9s  %s\n", "device", "cache",
-              "n", "process", "exec_1st", "main_1st", "setup", "open_dev", "store", "first",
-              "compiles", "hot_us", "warm_bin", "warm_cmp", "device name");
+  std::printf("%-8s %-12s %4s %9s %9s %9s %8s %9s %8s %8s %9s %9s %8s %9s %9s  %s\n", "device",
+              "cache", "n", "process", "exec_1st", "main_1st", "setup", "open_dev", "store", "make",
+              "first", "compiles", "hot_us", "warm_bin", "warm_cmp", "device name");
   for (const auto& sc : scenarios) {
     if (sc->samples.empty()) continue;
     auto col = [&](const char* k) {
@@ -356,20 +414,24 @@ void print_table(const std::vector<std::unique_ptr<Scenario>>& scenarios) {
       return median(v);
     };
     std::printf(
-        "%-8s %-8s %4zu %9.1f %9.1f %9.1f %8.1f %9.1f %8.2f %9.2f %9.0f %8.1f %9.2f %9.0f  %s\n",
+        "%-8s %-12s %4zu %9.1f %9.1f %9.1f %8.1f %9.1f %8.2f %8.2f %9.2f %9.0f %8.1f %9.2f %9.0f  "
+        "%s\n",
         sc->backend.c_str(), scenario_name(sc->mode), sc->samples.size(), col(nullptr),
         col("exec_first_ms"), col("main_first_ms"), col("setup_ms"), col("open_ms"),
-        col("store_ms"), col("first_ms"), col("first_compiles"), col("hot_us"), col("warm_ms"),
-        col("warm_compiles"), sc->samples.front().fields.at("device").c_str());
+        col("store_ms"), col("make_ms"), col("first_ms"), col("first_compiles"), col("hot_us"),
+        col("warm_ms"), col("warm_compiles"), sc->samples.front().fields.at("device").c_str());
   }
   std::printf(
       "process: spawn to exit; exec_1st: spawn to the first result; main_1st: main() to the "
       "first result;\nsetup: the program's own kernel lookup and buffers (not libtune's); "
-      "open_dev: open_device(); store: SqliteStore::open; first: the "
-      "first run()\n(compiles: shaderc/sim compiles in it); hot_us: a second run() of the same "
+      "open_dev: open_device(); store: SqliteStore::open; make: Autotuner::make (a bundle is "
+      "read there); first: the first run()\n(compiles: shaderc/sim compiles in it); hot_us: a "
+      "second run() of the same "
       "key; warm_bin: a\nsecond Autotuner's first run() in the same process (warm_cmp: compiles "
       "in it).\ncache: disk = result and compiled variants on disk; nobin = result on disk, "
-      "SPIR-V and\npipeline caches emptied first; empty = nothing on disk.\n");
+      "SPIR-V and\npipeline caches emptied first; empty = nothing on disk; bundle(_nobin) = the "
+      "result only in a\nbundle, an empty database (compiled variants as disk, nobin).\n");
+  print_ratios(scenarios);
 }
 
 }  // namespace
@@ -418,8 +480,16 @@ int main(int argc, char** argv) {
           error.empty() ? ("populating gave source " + s.fields["source"]).c_str() : error.c_str());
       continue;
     }
-    for (const char* mode : {"cold", "nobin", "scratch"}) {
-      if (backend == "sim" && std::string(mode) == "nobin") continue;  // it compiles nothing
+    // The bundle an application ships, made from that database.
+    if (auto b = tune::create_bundle(db_for(backend).string(),
+                                     bundle_for(db_for(backend), backend).string());
+        !b.ok()) {
+      std::fprintf(stderr, "skipping %s: %s\n", backend.c_str(), b.status().to_string().c_str());
+      continue;
+    }
+    for (const char* mode : {"cold", "nobin", "bundle", "bundle_nobin", "scratch"}) {
+      const bool nobin = std::string(mode).find("nobin") != std::string::npos;
+      if (backend == "sim" && nobin) continue;  // it compiles nothing
       auto sc = std::make_unique<Scenario>(Scenario{backend, mode, {}});
       const std::string name =
           std::string("BM_FirstCall/") + backend + "/" + scenario_name(sc->mode);

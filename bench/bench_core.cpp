@@ -8,6 +8,10 @@
 //   BM_AutotunerHitBundled  the same hit by an Autotuner whose key was served by a bundle
 //                       (tune/bundle.hpp: an empty database in front of one bundle, strict
 //                       mode): a bundle must cost nothing on the hit path (target <= 1.02x).
+//   BM_AutotunerHitKept, BM_AutotunerHitKeptRecording  the hit of a key the fallback chain
+//                       served (FallbackPolicy::keep, nothing stored), without and with record
+//                       mode (tune/record.hpp): recording touches only a key's first call, so
+//                       the two must cost the same (target <= 1.02x).
 //   BM_KeyBuild         KeyBuilder::build alone (bucketing, buffer types, hash).
 //   BM_SignatureCheck   KernelSignature::check alone (BM_SignatureCheckReference: the same
 //                       checks with no message built on success, for comparison).
@@ -19,7 +23,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -40,7 +46,9 @@ struct Harness {
   tune::Buffer a, b, c;
   std::unique_ptr<tune::CompiledKernel> kernel;  // for BM_SimLaunch
   std::unique_ptr<tune::Autotuner> tuner;
-  std::unique_ptr<tune::Autotuner> bundled;  // the same kernel, its key served by a bundle
+  std::unique_ptr<tune::Autotuner> bundled;    // the same kernel, its key served by a bundle
+  std::unique_ptr<tune::Autotuner> kept;       // its key served by the fallback chain
+  std::unique_ptr<tune::Autotuner> recording;  // the same, recorded (record mode)
   tune::KeyBuilder keys;
   tune::KernelSignature signature;
 
@@ -80,7 +88,28 @@ struct Harness {
     tuner = tune::Autotuner::make(def, opts).value();
     auto args = make_args();
     tune::throw_if_error(tuner->run(dev, args));  // tune once: every later call is a hit
+    make_kept(def, opts);
     make_bundled(std::move(def), opts);
+  }
+
+  // Two Autotuners whose key the fallback chain serves (keep: never tuned), the second with
+  // record mode on: its first call appends the key's line, every later call is a hit.
+  void make_kept(const tune::KernelDef& def, tune::AutotunerOptions opts) {
+    namespace fs = std::filesystem;
+    const fs::path file =
+        fs::temp_directory_path() / ("bench_core-" + std::to_string(::getpid()) + ".jsonl");
+    opts.fallback = tune::FallbackPolicy::keep;
+    opts.record.clear();
+    kept = tune::Autotuner::make(def, opts).value();
+    opts.record = file.string();
+    recording = tune::Autotuner::make(def, opts).value();
+    auto args = make_args();
+    tune::throw_if_error(kept->run(dev, args));
+    tune::throw_if_error(recording->run(dev, args));
+    std::ifstream in(file);
+    std::string line;
+    if (!std::getline(in, line)) throw std::runtime_error("record mode wrote no line");
+    fs::remove(file);
   }
 
   // Tunes into a database, bundles it, then serves the key from the bundle alone.
@@ -146,6 +175,26 @@ void BM_AutotunerHitBundled(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+void BM_AutotunerHitKept(benchmark::State& state) {
+  Harness& h = harness();
+  const auto args = h.make_args();
+  for (auto _ : state) {
+    tune::Status st = h.kept->run(h.dev, args);
+    benchmark::DoNotOptimize(st);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_AutotunerHitKeptRecording(benchmark::State& state) {
+  Harness& h = harness();
+  const auto args = h.make_args();
+  for (auto _ : state) {
+    tune::Status st = h.recording->run(h.dev, args);
+    benchmark::DoNotOptimize(st);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
 void BM_KeyBuild(benchmark::State& state) {
   Harness& h = harness();
   const auto args = h.make_args();
@@ -194,6 +243,8 @@ void BM_SignatureCheckReference(benchmark::State& state) {
 BENCHMARK(BM_SimLaunch)->Threads(1)->Threads(8)->UseRealTime();
 BENCHMARK(BM_AutotunerHit)->Threads(1)->Threads(8)->UseRealTime();
 BENCHMARK(BM_AutotunerHitBundled)->Threads(1)->Threads(8)->UseRealTime();
+BENCHMARK(BM_AutotunerHitKept)->Threads(1)->Threads(8)->UseRealTime();
+BENCHMARK(BM_AutotunerHitKeptRecording)->Threads(1)->Threads(8)->UseRealTime();
 BENCHMARK(BM_KeyBuild)->Threads(1)->Threads(8)->UseRealTime();
 BENCHMARK(BM_SignatureCheck)->Threads(1)->Threads(8)->UseRealTime();
 BENCHMARK(BM_SignatureCheckReference)->Threads(1)->Threads(8)->UseRealTime();

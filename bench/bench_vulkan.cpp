@@ -17,7 +17,9 @@
 //   bench_vulkan --interleaved                  the same pair measured interleaved in one loop
 //                                               (bench/interleaved_pair.hpp); prints a table,
 //                                               with the hit of a key a bundle served against
-//                                               the same hit without bundles
+//                                               the same hit without bundles, and the hit of a
+//                                               key the fallback chain served with record mode
+//                                               on against the same without
 //
 // The device is tune::open_device("vulkan") (TUNE_VULKAN_DEVICE selects one). Tuning uses the
 // persistent cache like any program (TUNE_CACHE=off to disable). Each iteration is one
@@ -191,6 +193,10 @@ struct App {
   // The same kernel, its key served by a bundle (an empty database in front of it, strict
   // mode): --interleaved times its hit against `tuner`'s (tune/bundle.hpp: target <= 1.02x).
   std::unique_ptr<Autotuner> bundled;
+  // The same kernel, its key served by the fallback chain (FallbackPolicy::keep), without and
+  // with record mode (tune/record.hpp): --interleaved times their hits (target <= 1.02x).
+  std::unique_ptr<Autotuner> kept;
+  std::unique_ptr<Autotuner> recording;
   std::vector<ArgValue> args;
   std::unique_ptr<CompiledKernel> best;  // the winner, compiled again for the raw case
   LaunchDims dims;
@@ -200,6 +206,7 @@ struct App {
   Status make_buffers();
   Status make_raw_set();
   Status make_bundled(const KernelDef& def);
+  Status make_kept(const KernelDef& def);
   Status begin();
   ~App();
 };
@@ -278,7 +285,29 @@ Status App::setup() {
   dims = k->def.dims(config, args);
   TUNE_RETURN_IF_ERROR(make_raw_set());
   TUNE_RETURN_IF_ERROR(make_bundled(k->def));
+  TUNE_RETURN_IF_ERROR(make_kept(k->def));
   return begin();
+}
+
+// `kept` and `recording`: the key served by the fallback chain, never tuned; `recording`'s
+// first call appends the key's line to a record file (removed after), later calls are hits.
+Status App::make_kept(const KernelDef& def) {
+  namespace fs = std::filesystem;
+  const fs::path file =
+      fs::temp_directory_path() / ("bench_vulkan-" + std::to_string(::getpid()) + ".jsonl");
+  AutotunerOptions opts;
+  opts.store = SqliteStore::open(":memory:");
+  opts.fallback = FallbackPolicy::keep;
+  TUNE_ASSIGN_OR_RETURN(kept, Autotuner::make(def, opts));
+  opts.record = file.string();
+  TUNE_ASSIGN_OR_RETURN(recording, Autotuner::make(def, opts));
+  TUNE_RETURN_IF_ERROR(kept->run(*dev, args));
+  TUNE_RETURN_IF_ERROR(recording->run(*dev, args));
+  const bool recorded = fs::exists(file) && fs::file_size(file) > 0;
+  std::error_code ec;
+  fs::remove(file, ec);
+  return recorded ? Status::ok_status()
+                  : Status(StatusCode::internal, "record mode wrote no line to " + file.string());
 }
 
 // Tunes `def` into a database of its own, bundles it, and makes `bundled` serve the key from
@@ -377,6 +406,8 @@ App::~App() {
   best.reset();
   tuner.reset();
   bundled.reset();
+  kept.reset();
+  recording.reset();
   for (auto& w : wrapped) w.reset();
   dev.reset();  // libtune's objects before the application's
   if (device != VK_NULL_HANDLE) {
@@ -493,12 +524,15 @@ int record_pair_interleaved() {
   auto backend = [&] { return report(app.dev->launch_on(*app.best, app.dims, app.args, target)); };
   auto hand = [&] { return report(record_raw(app)); };
   auto bundled_hit = [&] { return report(app.bundled->run(*app.dev, app.args, target)); };
+  auto kept_hit = [&] { return report(app.kept->run(*app.dev, app.args, target)); };
+  auto recording_hit = [&] { return report(app.recording->run(*app.dev, app.args, target)); };
   const int calls = static_cast<int>(kRecordsPerBuffer / 2);
-  bench::PairFigure f, fb, fc, fd;
+  bench::PairFigure f, fb, fc, fd, fr;
   if (!bench::measure_pair(400, calls, 20, hit, hand, between, &f) ||
       !bench::measure_pair(400, calls, 20, backend, hand, between, &fb) ||
       !bench::measure_pair(400, calls, 20, hand, hand, between, &fc) ||
-      !bench::measure_pair(400, calls, 20, bundled_hit, hit, between, &fd))
+      !bench::measure_pair(400, calls, 20, bundled_hit, hit, between, &fd) ||
+      !bench::measure_pair(400, calls, 20, recording_hit, kept_hit, between, &fr))
     return 1;
   std::printf("device: %s, driver %s\n", g_device->info().name.c_str(),
               g_device->info().driver_version.c_str());
@@ -507,6 +541,7 @@ int record_pair_interleaved() {
   bench::print_pair("  the backend alone: Device::launch_on vs hand-recorded", fb);
   bench::print_pair("  control: hand-recorded vs itself (the harness's bias)", fc);
   bench::print_pair("a key served by a bundle: its hit vs the same hit without bundles", fd);
+  bench::print_pair("a key the chain served: its hit with record mode vs without", fr);
   return 0;
 }
 

@@ -14,17 +14,13 @@
 #include <vector>
 
 #include "cli_print.hpp"
+#include "serving_lookup.hpp"
 #include "time_text.hpp"
-#include "tune/bundle.hpp"
-#include "tune/fallback.hpp"
-#include "tune/sqlite_store.hpp"
 
 namespace tune::cli {
 namespace {
 
 using nlohmann::json;
-using KeyId = std::tuple<std::string, std::uint64_t, std::string, std::string, std::string>;
-
 struct ExplainArgs {
   CacheFilter filter;
   std::string db;
@@ -33,35 +29,6 @@ struct ExplainArgs {
   std::string toolchain;   // --toolchain, with --for-device
   bool json = false;
 };
-
-KeyId id_of(const StoreKey& k) { return {k.kernel, k.source_hash, k.key, k.device, k.toolchain}; }
-
-// The keys the filter selects in the database and in every bundle that can be read.
-std::map<KeyId, StoreKey> selected_keys(const std::shared_ptr<SqliteStore>& db,
-                                        const std::vector<std::string>& bundles,
-                                        const CacheFilter& f) {
-  std::map<KeyId, StoreKey> keys;
-  if (db) {
-    Result<std::vector<CacheRow>> rows = db->rows(f);
-    if (rows.ok())
-      for (const CacheRow& r : *rows) keys.emplace(id_of(r.key), r.key);
-  }
-  for (const std::string& b : bundles) {
-    Result<BundleInfo> info = read_bundle(b);
-    if (!info.ok()) continue;  // the stack warns about it, naming the file
-    for (const BundleDecision& d : info->decisions)
-      if (f.matches(d.key)) keys.emplace(id_of(d.key), d.key);
-  }
-  return keys;
-}
-
-// The winner rule's pick among `rows` (the library's, through an in-memory store).
-std::string winner_of(const StoreKey& key, const std::vector<StoredResult>& rows) {
-  auto ranked = SqliteStore::open(":memory:");
-  ranked->save(key, rows);
-  Result<std::vector<CacheEntry>> entries = ranked->list_entries();
-  return entries.ok() && !entries->empty() ? entries->front().best_config : std::string();
-}
 
 // --for-device: for each kernel source and key of the selection, what an Autotuner on that
 // device and toolchain serves with a fallback policy: its own decision, else the fallback
@@ -74,19 +41,10 @@ void explain_for_device(const ExplainArgs& a, TuningStore* stack,
   for (const auto& [id, k] : keys) {
     if (!seen.emplace(k.kernel, k.source_hash, k.key).second) continue;
     const StoreKey want{k.kernel, k.source_hash, k.key, a.for_device, a.toolchain};
-    const std::vector<StoredResult> own = stack ? stack->load(want) : std::vector<StoredResult>{};
-    std::string level = "nearest key or default config (decided at run time)";
-    std::string config, from, origin;
-    if (!own.empty()) {
-      level = "exact";
-      config = winner_of(want, own);
-      from = a.for_device;
-    } else if (auto c = fallback_candidates(stack, want); !c.empty()) {
-      level = std::string(to_string(c.front().level));
-      config = c.front().config;
-      from = c.front().device;
-      origin = c.front().origin;
-    }
+    const Served sv = served_from_stores(stack, want);
+    const std::string level =
+        sv.level.empty() ? "nearest key or default config (decided at run time)" : sv.level;
+    const std::string &config = sv.config, &from = sv.decided_on, &origin = sv.origin;
     if (a.json) {
       out.push_back({{"kernel", k.kernel},
                      {"key", k.key},
@@ -108,20 +66,15 @@ void explain_for_device(const ExplainArgs& a, TuningStore* stack,
 }
 
 void cmd_explain(const ExplainArgs& a) {
-  const std::string db_path = a.db.empty() ? default_cache_path() : a.db;
-  std::shared_ptr<SqliteStore> db;
-  if (!db_path.empty() && std::filesystem::exists(db_path)) {
-    SqliteStore::Options opts;
-    opts.mode = CacheMode::readonly;
-    db = SqliteStore::open(db_path, opts);
-  }
-  std::vector<std::string> bundles = a.bundles;
-  for (std::string& b : bundle_paths_from_env()) bundles.push_back(std::move(b));
-  std::shared_ptr<TuningStore> stack = stack_stores(db, bundles);
+  const LookupStack ls = open_lookup_stack(a.db, a.bundles);
+  const std::shared_ptr<SqliteStore>& db = ls.db;
+  const std::string& db_path = ls.db_path;
+  const std::vector<std::string>& bundles = ls.bundles;
+  TuningStore* stack = ls.stack.get();
   const std::string mine = "database " + (db ? db_path : std::string("(none)"));
   json out = json::array();
-  const std::map<KeyId, StoreKey> keys = selected_keys(db, bundles, a.filter);
-  if (!a.for_device.empty()) return explain_for_device(a, stack.get(), keys);
+  const std::map<KeyId, StoreKey> keys = selected_keys(ls, a.filter);
+  if (!a.for_device.empty()) return explain_for_device(a, stack, keys);
   for (const auto& [id, key] : keys) {
     const std::vector<StoredResult> rows = stack ? stack->load(key) : std::vector<StoredResult>{};
     const std::string winner = winner_of(key, rows);

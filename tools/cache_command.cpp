@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "cache_explain.hpp"
 #include "cache_server.hpp"
 #include "cli_print.hpp"
 #include "command_error.hpp"
@@ -479,6 +480,8 @@ void add_cache_command(CLI::App& app) {
   CLI::App* path = cache->add_subcommand("path", "Print the database file in use");
   path->add_flag("--json", args->json, "Machine-readable output");
   path->callback([args] { cmd_path(*args); });
+
+  add_cache_explain(*cache, std::shared_ptr<const std::string>(args, &args->db));
 }
 
 }  // namespace tune::cli

@@ -6,6 +6,7 @@
 //   tune cache export <file.json> [--kernel K] [--device D]
 //   tune cache import <file.json>
 //   tune cache path
+//   tune cache explain <kernel> <key> [--bundle FILE]... [--device SPEC | --for-device FP]
 //
 // Tables for people, --json for scripts. The logic lives in SqliteStore; this only formats.
 #pragma once

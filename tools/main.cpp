@@ -15,6 +15,7 @@
 //   tune distill <kernel> ...         a few configurations and a decision tree over the key
 //                                     fit to the kernel's stored keys (distill_command.hpp)
 //   tune bundle ...                   read-only decision files shipped with an application
+//   tune record tune <file.jsonl>     the keys a TUNE_RECORD run missed, tuned offline
 //
 // The research commands (stability, flush-check) are tune-lab's (studies/tune_lab), not here.
 #include <CLI/CLI.hpp>
@@ -40,6 +41,7 @@
 #include "import_space_command.hpp"
 #include "open_cli_device.hpp"
 #include "progress_line.hpp"
+#include "record_command.hpp"
 #include "report_command.hpp"
 #include "run_space_command.hpp"
 
@@ -330,6 +332,7 @@ int main(int argc, char** argv) {
 
   tune::cli::add_cache_command(app);
   tune::cli::add_bundle_command(app);
+  tune::cli::add_record_command(app);
   tune::cli::add_report_command(app);
   tune::cli::add_distill_command(app);
   tune::cli::add_import_space_command(app);

@@ -17,6 +17,13 @@ namespace {
 
 using nlohmann::json;
 
+// Field `name` of object `j` when it is a string, else empty (json::value would throw on a field
+// of another type: a hostile line must not).
+std::string string_field(const json& j, const char* name) {
+  const auto it = j.find(name);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 bool parse_hex(const json& j, std::uint64_t* out) {
   if (!j.is_string()) return false;
   const std::string& s = j.get_ref<const std::string&>();
@@ -51,7 +58,7 @@ bool parse_arg(const json& j, RecordedArg* a, std::string* why) {
     return false;
   }
   a->name = j["name"].get<std::string>();
-  const std::string kind = j.value("kind", "");
+  const std::string kind = string_field(j, "kind");
   if (kind != "buffer" && kind != "scalar") {
     *why = "argument '" + a->name + "': kind is neither buffer nor scalar";
     return false;
@@ -146,9 +153,17 @@ bool parse_record_line(const std::string& line, RecordedKey* out, std::string* w
   out->kernel = j["kernel"].get<std::string>();
   out->key = j["key"].get<std::string>();
   out->device = j["device"].get<std::string>();
-  out->served = j.value("served", "");
-  if (!j.contains("source_hash") || !parse_hex(j["source_hash"], &out->source_hash)) {
-    *why = "'source_hash' is not a 0x-prefixed hex string";
+  out->served = string_field(j, "served");
+  // Without its source hash a line cannot be matched to a version of the kernel: refused.
+  const std::string what = "kernel " + out->kernel + " key {" + out->key + "}: ";
+  if (!j.contains("source_hash")) {
+    *why = what +
+           "no 'source_hash': which version of the kernel's source it was recorded "
+           "from is unknown";
+    return false;
+  }
+  if (!parse_hex(j["source_hash"], &out->source_hash)) {
+    *why = what + "'source_hash' is not a 0x-prefixed hex string";
     return false;
   }
   if (!j.contains("args") || !j["args"].is_array()) {

@@ -3,10 +3,12 @@
 #include <fstream>
 #include <random>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "record_file.hpp"
 #include "tune/autotuner.hpp"
+#include "tune/backend/hash.hpp"
 #include "tune/log.hpp"
 
 namespace tune {
@@ -45,6 +47,14 @@ Status recreate_args(Device& dev, const RecordedKey& rec, std::vector<Buffer>* b
       continue;
     }
     const std::size_t width = size_of(a.type);
+    // A size beyond the device's memory (a hostile or damaged line; the count times the width
+    // may even overflow) is refused before anything is allocated.
+    const std::uint64_t limit = dev.info().global_memory_bytes;
+    if (limit > 0 && (a.bytes > limit || a.count > limit / width))
+      return Status(StatusCode::invalid_argument,
+                    "argument '" + a.name + "': " + std::to_string(a.count) + " elements, " +
+                        std::to_string(a.bytes) + " bytes recorded, more than the device's " +
+                        std::to_string(limit) + " bytes of memory");
     const std::uint64_t bytes = std::max(a.bytes, a.count * width);
     std::vector<unsigned char> host(bytes);
     for (std::uint64_t e = 0; e + width <= bytes; e += width) {
@@ -60,8 +70,26 @@ Status recreate_args(Device& dev, const RecordedKey& rec, std::vector<Buffer>* b
   return dev.synchronize();
 }
 
+// The hash of the source `tuner` compiles on `dev` (0: none for its language).
+std::uint64_t source_hash_on(const Autotuner& tuner, const Device& dev) {
+  const KernelSource* src = tuner.kernel().source_for(dev.language());
+  return src == nullptr ? 0 : src->hash();
+}
+
+// Whether `rec` was recorded from the source `tuner` compiles on `dev`: a line of another
+// version of the kernel (its winner may not be this version's) is refused, naming both hashes.
+Status check_source(const Autotuner& tuner, const Device& dev, const RecordedKey& rec) {
+  const std::uint64_t here = source_hash_on(tuner, dev);
+  if (here == rec.source_hash) return {};
+  return Status(StatusCode::failed_precondition,
+                "recorded from source hash 0x" + hex64(rec.source_hash) + ", but the kernel's " +
+                    std::string(to_string(dev.language())) + " source given hashes to 0x" +
+                    hex64(here) + ": the record was made with another version of the kernel");
+}
+
 // Tunes one recorded key with `tuner`; an error says why it was skipped.
 Status tune_one(Autotuner& tuner, Device& dev, const RecordedKey& rec) {
+  TUNE_RETURN_IF_ERROR(check_source(tuner, dev, rec));
   std::vector<Buffer> buffers;
   std::vector<ArgValue> args;
   TUNE_RETURN_IF_ERROR(recreate_args(dev, rec, &buffers, &args));
@@ -75,9 +103,10 @@ Status tune_one(Autotuner& tuner, Device& dev, const RecordedKey& rec) {
   return dev.synchronize();  // the buffers die here
 }
 
-}  // namespace
-
-Result<std::vector<RecordedKey>> read_record(const std::string& path) {
+// The record's lines in order; each line that does not parse is left out and described in
+// `problems` ("record file F line N skipped: why").
+Result<std::vector<RecordedKey>> read_record_lines(const std::string& path,
+                                                   std::vector<std::string>* problems) {
   std::ifstream in(path);
   if (!in)
     return Status(StatusCode::io_error, "record file " + path + ": cannot be opened for reading");
@@ -89,30 +118,50 @@ Result<std::vector<RecordedKey>> read_record(const std::string& path) {
     if (detail::parse_record_line(line, &k, &why))
       out.push_back(std::move(k));
     else
-      log_warning("record file " + path + " line " + std::to_string(n) + " skipped: " + why);
+      problems->push_back("record file " + path + " line " + std::to_string(n) +
+                          " skipped: " + why);
   }
   if (in.bad()) return Status(StatusCode::io_error, "record file " + path + ": read failed");
   return out;
 }
 
+}  // namespace
+
+Result<std::vector<RecordedKey>> read_record(const std::string& path) {
+  std::vector<std::string> problems;
+  Result<std::vector<RecordedKey>> out = read_record_lines(path, &problems);
+  for (const std::string& p : problems) log_warning(p);
+  return out;
+}
+
 Result<RecordTuning> tune_recorded(const std::string& path, Device& dev,
                                    std::span<Autotuner* const> tuners) {
-  Result<std::vector<RecordedKey>> record = read_record(path);
-  if (!record.ok()) return record.status();
   RecordTuning out;
-  std::set<std::pair<std::string, std::string>> done;  // (kernel, key)
+  Result<std::vector<RecordedKey>> record = read_record_lines(path, &out.skipped);
+  if (!record.ok()) return record.status();
+  // Keys tuned, as (kernel, source hash, key): a line of another source version, or a line of
+  // the key that failed (sizes beyond the device, say), does not hide a later line of it. A
+  // reason already given is not given again (a record of many processes repeats its lines).
+  std::set<std::tuple<std::string, std::uint64_t, std::string>> done;
+  std::set<std::string> reported;
   for (const RecordedKey& rec : *record) {
-    if (!done.emplace(rec.kernel, rec.key).second) continue;
+    if (done.count({rec.kernel, rec.source_hash, rec.key}) != 0) continue;
+    // Of the tuners defining the kernel's name, the one of the recorded source; else any (its
+    // line is then refused, naming both hashes).
     Autotuner* tuner = nullptr;
-    for (Autotuner* t : tuners)
-      if (t != nullptr && t->kernel().name == rec.kernel) tuner = t;
+    for (Autotuner* t : tuners) {
+      if (t == nullptr || t->kernel().name != rec.kernel) continue;
+      if (tuner == nullptr || source_hash_on(*t, dev) == rec.source_hash) tuner = t;
+    }
     const std::string what = "kernel " + rec.kernel + " key {" + rec.key + "}: ";
     Status st = tuner == nullptr ? Status(StatusCode::not_found, "no Autotuner given defines it")
                                  : tune_one(*tuner, dev, rec);
-    if (st.ok())
+    if (st.ok()) {
       ++out.tuned;
-    else
-      out.skipped.push_back(what + st.to_string());
+      done.emplace(rec.kernel, rec.source_hash, rec.key);
+    } else if (std::string why = what + st.to_string(); reported.insert(why).second) {
+      out.skipped.push_back(std::move(why));
+    }
   }
   return out;
 }

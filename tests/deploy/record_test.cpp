@@ -14,9 +14,12 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "../cache/cache_test_util.hpp"
 #include "../core/sim_fixture.hpp"
 #include "record_file.hpp"
+#include "tune/backend/hash.hpp"
 #include "tune/record.hpp"
 #include "tune/sqlite_store.hpp"
 
@@ -177,8 +180,10 @@ TEST_CASE("tune_recorded tunes exactly the recorded keys") {
   Result<RecordTuning> done = tune_recorded(file, rig.dev, *offline);
   REQUIRE(done.ok());
   CHECK(done->tuned == 2);
-  REQUIRE(done->skipped.size() == 1);
-  CHECK(done->skipped[0].find("other_kern") != std::string::npos);
+  REQUIRE(done->skipped.size() == 2);
+  CHECK(done->skipped[0].find("line 5 skipped: not a JSON object") != std::string::npos);
+  CHECK(done->skipped[1].find("kernel other_kern key {") != std::string::npos);
+  CHECK(done->skipped[1].find("no Autotuner given defines it") != std::string::npos);
   REQUIRE(heard.size() == 2);
   std::set<std::string> keys;
   for (const TuningReport& r : heard) {
@@ -190,4 +195,277 @@ TEST_CASE("tune_recorded tunes exactly the recorded keys") {
   CHECK(keys == std::set<std::string>{offline->key_text(rig.dev, rig.args(1000)).value(),
                                       offline->key_text(rig.dev, rig.args(1500)).value()});
   CHECK(read_record(dir.file("absent.jsonl")).status().code() == StatusCode::io_error);
+}
+
+namespace {
+
+// Records the keys n=1000 and n=1500 of sim_kernel into `file` (a keep-policy run), and returns
+// the two lines.
+std::vector<std::string> record_two_keys(SimRig& rig, const std::string& file) {
+  auto keep = make_tuner(sim_kernel(bm_space({16, 32, 64})), recording(file, FallbackPolicy::keep));
+  for (int n : {1000, 1500}) REQUIRE(keep->run(rig.dev, rig.args(n)).ok());
+  std::vector<std::string> lines = lines_of(file);
+  REQUIRE(lines.size() == 2);
+  return lines;
+}
+
+// `line` with its "source_hash" field's value replaced by `value` (the whole field removed when
+// `value` is empty).
+std::string with_source_hash(std::string line, const std::string& value) {
+  const std::string field = "\"source_hash\":";
+  const std::size_t at = line.find(field);
+  REQUIRE(at != std::string::npos);
+  const std::size_t end = line.find('"', at + field.size() + 1) + 1;  // past the value's quote
+  if (value.empty()) {  // the field and the comma before it (the fields are in name order)
+    REQUIRE(line[at - 1] == ',');
+    return line.erase(at - 1, end - at + 1);
+  }
+  return line.replace(at, end - at, field + "\"" + value + "\"");
+}
+
+AutotunerOptions offline_options(std::vector<TuningReport>* heard) {
+  AutotunerOptions o = quiet_options();
+  o.store = SqliteStore::open(":memory:");
+  o.listener = [heard](const TuningReport& r) { heard->push_back(r); };
+  return o;
+}
+
+bool any_has(const std::vector<std::string>& texts, std::initializer_list<std::string> parts) {
+  for (const std::string& t : texts) {
+    bool all = true;
+    for (const std::string& p : parts) all = all && t.find(p) != std::string::npos;
+    if (all) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("tune_recorded refuses a line of another source version, naming kernel, key, hashes") {
+  cache_test::TempDir dir;
+  const std::string file = dir.file("missed.jsonl");
+  SimRig rig;
+  rig.dev.set_cost_model(bm_model(32));
+  const std::vector<std::string> lines = record_two_keys(rig, file);
+  const KernelDef v1 = sim_kernel(bm_space({16, 32, 64}));
+  const std::uint64_t h1 = v1.source_for(rig.dev.language())->hash();
+  RecordedKey rec;
+  std::string why;
+  REQUIRE(detail::parse_record_line(lines[0], &rec, &why));
+  CHECK(rec.source_hash == h1);
+
+  SUBCASE("matching: the kernel given is the version recorded, every key is tuned") {
+    std::vector<TuningReport> heard;
+    auto offline = make_tuner(v1, offline_options(&heard));
+    Result<RecordTuning> done = tune_recorded(file, rig.dev, *offline);
+    REQUIRE(done.ok());
+    CHECK(done->tuned == 2);
+    CHECK(done->skipped.empty());
+    CHECK(heard.size() == 2);
+  }
+  SUBCASE("mismatching: a changed kernel refuses every line, a stale line beside a fresh one") {
+    KernelDef v2 = v1;
+    v2.sources[0].text += "\n// version 2";
+    const std::uint64_t h2 = v2.source_for(rig.dev.language())->hash();
+    REQUIRE(h2 != h1);
+    std::vector<TuningReport> heard;
+    auto changed = make_tuner(v2, offline_options(&heard));
+    Result<RecordTuning> done = tune_recorded(file, rig.dev, *changed);
+    REQUIRE(done.ok());
+    CHECK(done->tuned == 0);
+    CHECK(heard.empty());
+    REQUIRE(done->skipped.size() == 2);
+    for (const std::string& s : done->skipped) {
+      CAPTURE(s);
+      CHECK(s.rfind("kernel sim_kernel key {" + rec.key.substr(0, 2), 0) == 0);
+      CHECK(s.find("0x" + hex64(h1)) != std::string::npos);
+      CHECK(s.find("0x" + hex64(h2)) != std::string::npos);
+      CHECK(s.find("another version of the kernel") != std::string::npos);
+    }
+    // The record of v1 with a line recorded by v2 appended: v1 tunes both keys and refuses the
+    // v2 line of n=1000 (the same key, another source), and v2 tunes that line alone.
+    {
+      std::ofstream out(file, std::ios::app);
+      out << with_source_hash(lines[0], "0x" + hex64(h2)) << "\n";
+    }
+    auto original = make_tuner(v1, offline_options(&heard));
+    done = tune_recorded(file, rig.dev, *original);
+    REQUIRE(done.ok());
+    CHECK(done->tuned == 2);
+    REQUIRE(done->skipped.size() == 1);
+    CHECK(done->skipped[0] ==
+          "kernel sim_kernel key {" + rec.key + "}: failed_precondition: " +
+              "recorded from source hash 0x" + hex64(h2) + ", but the kernel's " +
+              std::string(to_string(rig.dev.language())) + " source given hashes to 0x" +
+              hex64(h1) + ": the record was made with another version of the kernel");
+    heard.clear();
+    auto changed_again = make_tuner(v2, offline_options(&heard));
+    done = tune_recorded(file, rig.dev, *changed_again);
+    REQUIRE(done.ok());
+    CHECK(done->tuned == 1);
+    CHECK(done->skipped.size() == 2);
+    REQUIRE(heard.size() == 1);
+    CHECK(heard[0].key == rec.key);
+  }
+  SUBCASE("two kernels of one name given: the one of the recorded source tunes") {
+    KernelDef v2 = v1;
+    v2.sources[0].text += "\n// version 2";
+    std::vector<TuningReport> heard_v1, heard_v2;
+    auto original = make_tuner(v1, offline_options(&heard_v1));
+    auto changed = make_tuner(v2, offline_options(&heard_v2));
+    for (int order = 0; order < 2; ++order) {
+      CAPTURE(order);
+      heard_v1.clear();
+      Result<RecordTuning> done = order == 0 ? tune_recorded(file, rig.dev, *original, *changed)
+                                             : tune_recorded(file, rig.dev, *changed, *original);
+      REQUIRE(done.ok());
+      CHECK(done->tuned == 2);
+      CHECK(done->skipped.empty());
+      CHECK(heard_v2.empty());
+    }
+    CHECK(heard_v1.empty());  // the second pass found both keys decided in memory
+  }
+  SUBCASE("missing or malformed: the line is refused, naming kernel and key") {
+    cache_test::TempDir other;
+    const std::string bad = other.file("bad.jsonl");
+    {
+      std::ofstream out(bad);
+      out << with_source_hash(lines[0], "") << "\n" << with_source_hash(lines[1], "12") << "\n";
+    }
+    std::vector<TuningReport> heard;
+    auto offline = make_tuner(v1, offline_options(&heard));
+    Result<RecordTuning> done = tune_recorded(bad, rig.dev, *offline);
+    REQUIRE(done.ok());
+    CHECK(done->tuned == 0);
+    CHECK(heard.empty());
+    REQUIRE(done->skipped.size() == 2);
+    CHECK(done->skipped[0] == "record file " + bad + " line 1 skipped: kernel sim_kernel key {" +
+                                  rec.key +
+                                  "}: no 'source_hash': which version of the kernel's source "
+                                  "it was recorded from is unknown");
+    CHECK(done->skipped[1].find("line 2 skipped: kernel sim_kernel key {") != std::string::npos);
+    CHECK(done->skipped[1].find("'source_hash' is not a 0x-prefixed hex string") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("damaged record lines are skipped with their reason; the rest of the file goes on") {
+  cache_test::TempDir dir;
+  const std::string file = dir.file("missed.jsonl");
+  SimRig rig;
+  rig.dev.set_cost_model(bm_model(32));
+  const std::vector<std::string> lines = record_two_keys(rig, file);
+  const std::string& good = lines[0];
+  const std::vector<std::string> damaged = {
+      good.substr(0, good.size() / 2),                   // torn mid-line
+      good.substr(0, good.size() - 1),                   // the last brace lost
+      "[1, 2, 3]",                                       // JSON, not an object
+      std::string("\x01\xff\xfe garbage \0 bytes", 20),  // binary
+      "{\"kernel\": \"sim_kernel\", \"key\": 7}",        // a key that is no text
+      "{\"kernel\": \"k\", \"key\": \"n=1\", \"device\": \"d\", \"source_hash\": \"0x1\"}",
+      "{\"kernel\": \"k\", \"key\": \"n=1\", \"device\": \"d\", \"source_hash\": \"0x1\", "
+      "\"args\": [{\"name\": \"x\", \"kind\": \"pointer\", \"type\": \"f32\"}]}",
+      "{\"kernel\": \"k\", \"key\": \"n=1\", \"device\": \"d\", \"source_hash\": \"0x1\", "
+      "\"args\": [{\"name\": \"x\", \"kind\": \"buffer\", \"type\": \"f32\", \"count\": -1, "
+      "\"bytes\": 4}]}",
+      // Fields of the wrong type, where a reader that asks for a string would throw.
+      "{\"kernel\": \"k\", \"key\": \"n=1\", \"device\": \"d\", \"source_hash\": \"0x1\", "
+      "\"served\": 5, \"args\": [{\"name\": \"x\", \"kind\": 7}]}",
+      "{\"kernel\": \"k\", \"key\": \"n=1\", \"device\": \"d\", \"source_hash\": 1, \"args\": []}",
+  };
+  // A whole line whose buffer is larger than the device (recorded so by a damaged or hostile
+  // writer), twice: refused at tuning, reported once, and no hiding of the good line after it.
+  std::string huge = lines[0];
+  const std::size_t at = huge.find("\"count\":1024");
+  REQUIRE(at != std::string::npos);
+  huge.replace(at, 12, "\"count\":4611686018427387904");
+  {
+    std::ofstream out(file, std::ios::trunc | std::ios::binary);
+    for (const std::string& d : damaged) out << d << "\n";
+    out << huge << "\n" << huge << "\n";
+    out << lines[1] << "\n" << lines[0];  // the last line without its newline: still whole
+  }
+  std::vector<TuningReport> heard;
+  auto offline = make_tuner(sim_kernel(bm_space({16, 32, 64})), offline_options(&heard));
+  Result<RecordTuning> done = tune_recorded(file, rig.dev, *offline);
+  REQUIRE(done.ok());
+  CHECK(done->tuned == 2);
+  CHECK(heard.size() == 2);
+  REQUIRE(done->skipped.size() == damaged.size() + 1);
+  CHECK(done->skipped.back().find("kernel sim_kernel key {") == 0);
+  CHECK(done->skipped.back().find("argument 'x': 4611686018427387904 elements") !=
+        std::string::npos);
+  CHECK(done->skipped.back().find("more than the device's") != std::string::npos);
+  for (std::size_t i = 0; i < damaged.size(); ++i) {
+    CAPTURE(done->skipped[i]);
+    CHECK(done->skipped[i].rfind(
+              "record file " + file + " line " + std::to_string(i + 1) + " skipped: ", 0) == 0);
+  }
+  CHECK(any_has(done->skipped, {"line 3 skipped: not a JSON object"}));
+  CHECK(any_has(done->skipped, {"line 5 skipped: 'key' is missing or not a string"}));
+  CHECK(any_has(done->skipped, {"line 6 skipped: 'args' is missing or not an array"}));
+  CHECK(any_has(done->skipped, {"line 7 skipped: argument 'x': kind is neither"}));
+  CHECK(any_has(done->skipped, {"line 8 skipped: argument 'x': 'count' and 'bytes'"}));
+  CHECK(any_has(done->skipped, {"line 9 skipped: argument 'x': kind is neither"}));
+  CHECK(any_has(done->skipped, {"line 10 skipped: kernel k key {n=1}: 'source_hash' is not"}));
+  // read_record reads the same lines, the damaged ones left out.
+  Result<std::vector<RecordedKey>> read = read_record(file);
+  REQUIRE(read.ok());
+  CHECK(read->size() == 4);
+}
+
+namespace {
+
+// Every line a hostile writer could make of `good` by giving one field (at any depth) a value
+// of another type.
+std::vector<std::string> retyped_lines(const std::string& good) {
+  const nlohmann::json base = nlohmann::json::parse(good);
+  const std::vector<nlohmann::json> values = {
+      nullptr, 5, -1, 1e300, true, "x", "0x", nlohmann::json::array(), nlohmann::json::object()};
+  std::vector<std::string> out;
+  const nlohmann::json flat = base.flatten();  // "/args/0/name": "a", ...
+  for (const auto& item : flat.items()) {
+    const nlohmann::json::json_pointer at(item.key());
+    for (const nlohmann::json& v : values) {
+      nlohmann::json line = base;
+      line[at] = v;
+      out.push_back(line.dump());
+      if (!at.parent_pointer().empty()) {  // the field's container retyped too
+        line = base;
+        line[at.parent_pointer()] = v;
+        out.push_back(line.dump());
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a record of fields retyped at every depth: every line read or refused, nothing thrown") {
+  cache_test::TempDir dir;
+  const std::string file = dir.file("missed.jsonl");
+  SimRig rig;
+  rig.dev.set_cost_model(bm_model(32));
+  const std::vector<std::string> lines = record_two_keys(rig, file);
+  const std::vector<std::string> hostile = retyped_lines(lines[0]);
+  REQUIRE(hostile.size() > 200);
+  {
+    std::ofstream out(file, std::ios::trunc);
+    for (const std::string& l : hostile) out << l << "\n";
+  }
+  for (const std::string& l : hostile) {
+    RecordedKey k;
+    std::string why;
+    CHECK_NOTHROW((void)detail::parse_record_line(l, &k, &why));
+  }
+  std::vector<TuningReport> heard;
+  auto offline = make_tuner(sim_kernel(bm_space({16, 32, 64})), offline_options(&heard));
+  Result<RecordTuning> done = Status(StatusCode::internal, "not run");
+  CHECK_NOTHROW(done = tune_recorded(file, rig.dev, *offline));
+  REQUIRE(done.ok());
+  // The retyped "served" and "value" fields are not read: those lines are the good key's.
+  CHECK(done->tuned >= 1);
+  CHECK(done->tuned + done->skipped.size() <= hostile.size());
+  for (const std::string& why : done->skipped) CHECK(!why.empty());
 }

@@ -46,23 +46,23 @@ struct RecordedKey {
   std::vector<RecordedArg> args;
 };
 
-// The record's lines in order. A line that does not parse is skipped with one warning naming
-// the file and the line number; io_error naming the file when it cannot be read.
+// The record's lines in order. A line that does not parse (torn, not JSON, no source hash) is
+// skipped with one warning naming the file and line; io_error naming the file when unreadable.
 Result<std::vector<RecordedKey>> read_record(const std::string& path);
 
 struct RecordTuning {
   std::size_t tuned = 0;             // keys tune() decided (tuned, or found stored meanwhile)
-  std::vector<std::string> skipped;  // "kernel K key {..}: why", one per key not tuned
+  std::vector<std::string> skipped;  // why, one per key not tuned and per line not read
 };
 
-// Tunes on `dev`, with Autotuner::tune, each distinct (kernel, key) of the record whose kernel
-// one of `tuners` defines (by KernelDef::name): the arguments are re-created from the record
-// (buffers of the recorded size and element count, filled at random: floating types in
-// [0.5, 1), integers in [0, 100); scalars with their recorded values). A key whose rebuilt
-// arguments give another key text (a heuristic that reads the device, a changed key
-// definition), a kernel none of `tuners` defines, or a tuning that fails is skipped, with its
-// reason; the rest go on. The Autotuners' own options apply: give them the default fallback
-// policy (tune), else tune() serves the chain instead of tuning. Errors: the record's.
+// Tunes on `dev` with Autotuner::tune each distinct (kernel, source hash, key) of the record
+// whose kernel one of `tuners` defines (KernelDef::name) from the recorded source (its hash on
+// dev.language(); a line of another version is refused, naming both hashes): arguments are
+// re-created (buffers of the recorded size and count, random: floats in [0.5, 1), integers in
+// [0, 100); scalars as recorded). A key whose rebuilt arguments give another key text, a kernel
+// none of `tuners` defines, a failed tuning or an unread line is skipped ("kernel K key {..}:
+// why", "record file F line N skipped: why"); the rest go on. Give the Autotuners the default
+// fallback policy (tune), else tune() serves the chain instead. Errors: the record's.
 Result<RecordTuning> tune_recorded(const std::string& path, Device& dev,
                                    std::span<Autotuner* const> tuners);
 template <class... Tuners>
