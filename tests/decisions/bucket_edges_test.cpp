@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../cache/cache_test_util.hpp"
+#include "allocation_counter.hpp"
 #include "bucketed_kernel.hpp"
 #include "log_capture.hpp"
 #include "tune/sqlite_store.hpp"
@@ -264,3 +265,65 @@ TEST_CASE("a loss confirmed in interleaved rounds splits; a failure splits with 
   CHECK((*calls)[{32, 8191}] <= (*calls)[{32, 4097}]);
   CHECK(said.count(LogLevel::info, "not confirmed") == 0);
 }
+
+#ifndef TUNE_TEST_SANITIZED
+TEST_CASE("a split bucket's members are hits that allocate nothing, here and in another process") {
+  constexpr int kHits = 50;
+  cache_test::TempDir dir;
+  const std::string db = dir.file("tune.db");
+  Rig rig(8192);
+  rig.dev.set_fast_launch(true);  // the simulated launch itself records nothing
+  rig.dev.set_cost_model(fails_above(6000));
+  auto tuner = make_tuner(bucketed_kernel(), with_store(SqliteStore::open(db)));
+  const auto at5000 = rig.args(5000), at7000 = rig.args(7000);
+  REQUIRE(tuner->run(rig.dev, at5000).ok());  // tunes and splits
+  REQUIRE(tuner->last_report(rig.dev, at5000)->bucket.split);
+  REQUIRE(tuner->run(rig.dev, at7000).ok());  // a member of its own: tuned
+  REQUIRE(tuner->run(rig.dev, at5000).ok());  // first calls after the split may allocate
+  REQUIRE(tuner->run(rig.dev, at7000).ok());
+  bool all_ok = true;
+  // Alternating: each call misses its thread's memo of the previous arguments, so it finds
+  // the bucket's marker and then the member's own entry.
+  std::size_t n = allocations_of([&] {
+    for (int i = 0; i < kHits; ++i) all_ok &= tuner->run(rig.dev, i % 2 ? at7000 : at5000).ok();
+  });
+  CHECK(all_ok);
+  CHECK_MESSAGE(n == 0, n << " allocations in " << kHits << " hits of a split bucket's members");
+  n = allocations_of([&] {
+    for (int i = 0; i < kHits; ++i) all_ok &= tuner->run(rig.dev, at7000).ok();
+  });
+  CHECK(all_ok);
+  CHECK_MESSAGE(n == 0, n << " allocations in " << kHits << " repeated hits of one member");
+  CHECK(best_of(*tuner, rig.dev, at7000) == "BM=32");
+  CHECK(best_of(*tuner, rig.dev, at5000) == "BM=64");
+  // Hits, not misses served without allocating: a miss makes the device's queue wait for the
+  // call's target (and a real backend allocates there: vulkan_interop_tests), a hit does not.
+  rig.dev.set_fast_launch(false);
+  const LaunchTarget stream = LaunchTarget::stream(reinterpret_cast<void*>(std::uintptr_t{0x7}));
+  rig.dev.clear_events();
+  for (int i = 0; i < 10; ++i) all_ok &= tuner->run(rig.dev, i % 2 ? at7000 : at5000, stream).ok();
+  CHECK(all_ok);
+  int waits = 0, launches = 0;
+  for (const std::string& ev : rig.dev.events()) {
+    waits += ev.find("waits for") != std::string::npos ? 1 : 0;
+    launches += ev.rfind("launch BM=", 0) == 0 ? 1 : 0;
+  }
+  CHECK(waits == 0);
+  CHECK(launches == 10);
+
+  // Another Autotuner on its own connection: the split comes from the store.
+  Rig other(8192);
+  other.dev.set_fast_launch(true);
+  other.dev.set_cost_model(fails_above(6000));
+  auto second = make_tuner(bucketed_kernel(), with_store(SqliteStore::open(db)));
+  const auto at6500 = other.args(6500);
+  REQUIRE(second->run(other.dev, at6500).ok());
+  REQUIRE(second->run(other.dev, at6500).ok());
+  n = allocations_of([&] {
+    for (int i = 0; i < kHits; ++i) all_ok &= second->run(other.dev, at6500).ok();
+  });
+  CHECK(all_ok);
+  CHECK_MESSAGE(n == 0, n << " allocations in " << kHits << " hits of a member split elsewhere");
+  CHECK(second->last_report(other.dev, at6500)->key.find("n=6500") != std::string::npos);
+}
+#endif
