@@ -237,7 +237,7 @@ TEST_CASE(
   CHECK(rig.dev.time_calls() == timed);
 }
 
-TEST_CASE("a loss confirmed in interleaved rounds splits; a failure splits with no confirmation") {
+TEST_CASE("a loss confirmed in interleaved rounds splits, and a failure with no confirmation") {
   auto calls = std::make_shared<TimedCalls>();
   Rig rig(8192);
   // BM=64 best up to 6000 and fails to launch at 8191; BM=16 best by far at 8192.
@@ -327,3 +327,47 @@ TEST_CASE("a split bucket's members are hits that allocate nothing, here and in 
   CHECK(second->last_report(other.dev, at6500)->key.find("n=6500") != std::string::npos);
 }
 #endif
+
+TEST_CASE("a split's bookkeeping row is stored and honoured, never listed") {
+  cache_test::TempDir dir;
+  const std::string db = dir.file("tune.db");
+  Rig rig(8192);
+  rig.dev.set_cost_model(fails_above(6000));
+  auto store = SqliteStore::open(db);
+  auto tuner = make_tuner(bucketed_kernel(), with_store(store));
+  REQUIRE(tuner->run(rig.dev, rig.args(5000)).ok());
+  REQUIRE(tuner->last_report(rig.dev, rig.args(5000))->bucket.split);
+  REQUIRE(tuner->run(rig.dev, rig.args(7000)).ok());
+
+  // Listed: the bucket's and the members' decisions, never the split's record.
+  auto rows = store->rows();
+  REQUIRE(rows.ok());
+  REQUIRE_FALSE(rows->empty());
+  for (const CacheRow& r : *rows) CHECK(r.key.key.find("#bucket-splits") == std::string::npos);
+  auto entries = store->list_entries();
+  REQUIRE(entries.ok());
+  CHECK(entries->size() == 2);  // the bucket (tuned at n=5000) and n=7000;split
+  for (const CacheEntry& e : *entries) CHECK(e.key.key.front() != '#');
+  auto json = store->export_json();
+  REQUIRE(json.ok());
+  CHECK(json->find("#bucket-splits") == std::string::npos);
+  CHECK(json->find("n=7000") != std::string::npos);
+
+  // Stored: read by key, and kept by a merge into another database.
+  StoreKey split = (*rows)[0].key;
+  split.key = "#bucket-splits";
+  const auto stored = store->load(split);
+  REQUIRE(stored.size() == 1);
+  CHECK(stored[0].config == "n=8192");
+  const std::string copy = dir.file("copy.db");
+  auto merged = SqliteStore::open(copy);
+  REQUIRE(merged->merge_database(db).ok());
+  CHECK(merged->load(split).size() == 1);
+
+  // Honoured: an Autotuner on the merged copy keys n=6000 exactly.
+  Rig other(8192);
+  other.dev.set_cost_model(fails_above(6000));
+  auto second = make_tuner(bucketed_kernel(), with_store(merged));
+  REQUIRE(second->run(other.dev, other.args(6000)).ok());
+  CHECK(second->last_report(other.dev, other.args(6000))->key.find("n=6000") != std::string::npos);
+}

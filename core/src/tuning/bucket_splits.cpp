@@ -4,13 +4,16 @@
 #include <span>
 #include <vector>
 
+#include "cache/cache_entries.hpp"
 #include "tune/log.hpp"
 
 namespace tune::detail {
 
 namespace {
 
+// Bookkeeping, not a decision (cache::is_bookkeeping): stored and read, never listed.
 constexpr const char* kSplitKeyText = "#bucket-splits";
+static_assert(kSplitKeyText[0] == cache::kBookkeepingMark);
 
 // The splits stored under `of`'s split key, as (key argument, bucket value).
 std::set<std::pair<std::string, std::int64_t>> read_splits(TuningStore* store, const StoreKey& of) {

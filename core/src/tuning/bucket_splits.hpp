@@ -3,11 +3,12 @@
 // own value in place of the bucket's), in this process at once and in every process sharing
 // the store: a split is a row of one store key per kernel, source, device and toolchain (key
 // text "#bucket-splits"; config "<arg>=<bucket value>", status failed_precondition, reason
-// why it split), read once per device on its first miss. The hit path never looks here: a
-// split bucket's key is never published, so its members miss and are re-keyed on the miss
-// path, which publishes a marker under the split bucket's key (Entry::split_specs): from then on
-// a member's call finds the marker on the hit path and, with exact_member_key, its own entry,
-// allocating nothing. Thread-safe. Internal to the core.
+// why it split), read once per device on its first miss. The row is bookkeeping
+// (cache::is_bookkeeping): the stores' rows(), and so `tune cache list/show/export`, leave it
+// out. The hit path never looks here: a member's first call misses and is re-keyed on the
+// miss path, which also publishes a marker under the split bucket's key (Entry::split_specs);
+// from then on a member's call finds the marker on the hit path and, with exact_member_key,
+// its own entry, without a lock or an allocation. Thread-safe. Internal to the core.
 #pragma once
 
 #include <cstdint>
