@@ -311,7 +311,7 @@ Result<std::unique_ptr<Autotuner>> Autotuner::make(KernelDef def, AutotunerOptio
   impl->print = opts.print.value_or(env_flag("TUNE_PRINT_AUTOTUNING"));
   impl->disabled = opts.disable.value_or(env_flag("TUNE_DISABLE"));
   impl->strict = opts.strict.value_or(env_flag("TUNE_STRICT"));
-  impl->check_edges = opts.check_bucket_edges.value_or(env_flag("TUNE_BUCKET_EDGES", false));
+  impl->check_edges = opts.check_bucket_edges.value_or(env_flag("TUNE_BUCKET_EDGES", true));
   impl->fallback = opts.fallback.value_or(fallback_policy_from_env());
   impl->record_path = opts.record.empty() ? env_text("TUNE_RECORD") : opts.record;
   if (opts.gpu_lock.value_or(env_flag("TUNE_GPU_LOCK", true)))
