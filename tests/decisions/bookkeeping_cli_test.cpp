@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "stored_row.hpp"
 #include "tune/sqlite_store.hpp"
 #include "tune_process.hpp"
 
@@ -14,16 +15,6 @@ namespace {
 using namespace tune;
 using namespace tune::testing;
 
-StoredResult row(const std::string& config, double median, StatusCode status = StatusCode::ok) {
-  StoredResult r;
-  r.config = config;
-  r.status = status;
-  r.reason = status == StatusCode::ok ? "" : "{BM=64} failed at n=8191: launch_failed";
-  r.stats = {10, median, median, median, median, median, median};
-  r.unix_time = 1'760'000'000;
-  return r;
-}
-
 const StoreKey kBucket{"mm", 1, "n=8192;f32", "lavapipe|test", "tool|1"};
 const StoreKey kMember{"mm", 1, "n=5000;f32;split", "lavapipe|test", "tool|1"};
 const StoreKey kSplits{"mm", 1, "#bucket-splits", "lavapipe|test", "tool|1"};
@@ -31,10 +22,11 @@ const StoreKey kSplits{"mm", 1, "#bucket-splits", "lavapipe|test", "tool|1"};
 // What an Autotuner leaves after a bucket split: the bucket's rows, a member's, the record.
 void fill_store(const fs::path& db) {
   auto store = SqliteStore::open(db.string());
-  store->save(kBucket, std::vector<StoredResult>{row("BM=64", 1000), row("BM=32", 1200)});
-  store->save(kMember, std::vector<StoredResult>{row("BM=64", 900), row("BM=32", 1100)});
+  store->save(kBucket, std::vector<StoredResult>{stored("BM=64", 1000), stored("BM=32", 1200)});
+  store->save(kMember, std::vector<StoredResult>{stored("BM=64", 900), stored("BM=32", 1100)});
   store->save(kSplits,
-              std::vector<StoredResult>{row("n=8192", 0, StatusCode::failed_precondition)});
+              std::vector<StoredResult>{stored("n=8192", 0, StatusCode::failed_precondition,
+                                               "{BM=64} failed at n=8191: launch_failed")});
 }
 
 }  // namespace
