@@ -10,7 +10,8 @@ namespace tune {
 
 // The miss path: a key not in the table, met by run() (`launch_it`: the call launches) or by
 // tune(). In order:
-//   0. a key whose bucket was split (AutotunerOptions::check_bucket_edges) is keyed exactly;
+//   0. a key whose bucket was split (AutotunerOptions::check_bucket_edges) is keyed exactly,
+//      and the bucket's marker published, so that the member's next call is a hit;
 //   1. admitted: the call keeps the Autotuner alive until it returns (CallGuard);
 //   2. capture_miss: run() on a target capturing a graph tunes nothing (refused, or an untimed
 //      stand-in launched);
@@ -24,9 +25,13 @@ namespace tune {
 //   7. the launch.
 Status Autotuner::Impl::miss(Device& dev, ArgList args, const TuningKey& bucketed,
                              const LaunchTarget& target, bool launch_it, const Entry** out) {
-  const TuningKey key = split_aware(dev, args, bucketed);  // 0.
-  CallGuard guard(*this);                                  // 1.
+  TuningKey key = split_aware(dev, args, bucketed);  // 0.
+  CallGuard guard(*this);                            // 1.
   if (!guard.admitted()) return being_destroyed();
+  if (key != bucketed) {
+    std::lock_guard lock(mu);
+    mark_split(dev, bucketed);
+  }
   if (launch_it) {  // 2.
     auto cap = dev.capturing(target);
     if (!cap.ok()) return Status(cap.status()).with_context("kernel " + def.name);
@@ -93,13 +98,18 @@ Status Autotuner::Impl::capture_miss(Device& dev, ArgList args, const TuningKey&
 
 // Miss stage 4: under the lock, the key's entry (`*out`) if one can serve now, or this call's claim
 // on tuning it (`*mine`).
-Status Autotuner::Impl::wait_or_claim(Device& dev, ArgList args, const TuningKey& key,
-                                      const Entry** out, std::shared_ptr<Inflight>* mine) {
+Status Autotuner::Impl::wait_or_claim(Device& dev, ArgList args, TuningKey& key, const Entry** out,
+                                      std::shared_ptr<Inflight>* mine) {
   std::unique_lock lock(mu);
   for (;;) {
     if (const Entry* e = published.find(key, dev)) {
-      *out = e;
-      return {};
+      if (e->split_specs == 0) {
+        *out = e;
+        return {};
+      }
+      // The bucket split while this call waited on its tuning: the member's own key.
+      key = detail::exact_member_key(def, args, key, e->split_specs);
+      continue;
     }
     auto it = inflight.find(key.hash);
     // Strict mode never tunes, in the background either: a new key is read or refused here.
@@ -205,6 +215,7 @@ const Entry* Autotuner::Impl::conclude(Device& dev, const TuningKey& key,
     out = published.publish(std::move(e));
   }
   reports[{&dev, publish_as.hash}] = report;
+  if (publish_as != key) mark_split(dev, key);  // the calls waiting on `key` find the marker
   return out;
 }
 
@@ -300,7 +311,7 @@ Result<std::unique_ptr<Autotuner>> Autotuner::make(KernelDef def, AutotunerOptio
   impl->print = opts.print.value_or(env_flag("TUNE_PRINT_AUTOTUNING"));
   impl->disabled = opts.disable.value_or(env_flag("TUNE_DISABLE"));
   impl->strict = opts.strict.value_or(env_flag("TUNE_STRICT"));
-  impl->check_edges = opts.check_bucket_edges.value_or(env_flag("TUNE_BUCKET_EDGES", false));
+  impl->check_edges = opts.check_bucket_edges.value_or(env_flag("TUNE_BUCKET_EDGES", true));
   impl->fallback = opts.fallback.value_or(fallback_policy_from_env());
   impl->record_path = opts.record.empty() ? env_text("TUNE_RECORD") : opts.record;
   if (opts.gpu_lock.value_or(env_flag("TUNE_GPU_LOCK", true)))
@@ -333,6 +344,7 @@ Status Autotuner::run(Device& dev, ArgList args, const LaunchTarget& target) {
   TuningKey key{TuningKey::Unfilled{}};
   TUNE_RETURN_IF_ERROR(m.keys.key_of(dev, args, &key));
   const Entry* e = m.published.find(key, dev);
+  if (e != nullptr && e->split_specs != 0) e = m.split_member(dev, args, key, *e);
   if (e == nullptr) return m.miss(dev, args, key, target, /*launch_it=*/true, &e);
   LaunchDims dims;
   TUNE_RETURN_IF_ERROR(m.dims_of(e->config, args, &dims));
@@ -349,7 +361,9 @@ Result<Config> Autotuner::tune(Device& dev, ArgList args, const LaunchTarget& ta
   Impl& m = *impl_;
   TuningKey key{TuningKey::Unfilled{}};
   TUNE_RETURN_IF_ERROR(m.keys.key_of(dev, args, &key));
-  if (const Entry* e = m.published.find(key, dev)) return e->config;
+  const Entry* known = m.published.find(key, dev);
+  if (known != nullptr && known->split_specs != 0) known = m.split_member(dev, args, key, *known);
+  if (known != nullptr) return known->config;
   auto cap = dev.capturing(target);
   if (!cap.ok()) return Status(cap.status()).with_context("kernel " + m.def.name);
   if (*cap) {

@@ -197,6 +197,32 @@ struct Autotuner::Impl {
     return report.status;
   }
 
+  // The entry serving a member of a split bucket whose marker the hit path found under the
+  // bucket's `key`: the member's own (exact_member_key), or null when it has none yet (a
+  // miss). Lock-free and allocation-free, like the hit path.
+  const Entry* split_member(const Device& dev, ArgList args, const TuningKey& key,
+                            const Entry& marker) const noexcept {
+    const Entry* e =
+        published.find(detail::exact_member_key(def, args, key, marker.split_specs), dev);
+    return e != nullptr && e->split_specs == 0 ? e : nullptr;
+  }
+  // Publishes the marker of `bucketed` on `dev` when its bucket is split (Entry::split_specs),
+  // replacing the bucket's entry if it had one. Caller holds mu.
+  void mark_split(const Device& dev, const TuningKey& bucketed) {
+    const std::uint32_t specs = splits.split_specs(&dev, def, bucketed);
+    if (specs == 0) return;
+    const Entry* had = published.find(bucketed, dev);
+    if (had != nullptr && had->split_specs == specs) return;
+    auto marker = std::make_unique<Entry>();
+    marker->key = bucketed;
+    marker->device = &dev;
+    marker->split_specs = specs;
+    if (had != nullptr)
+      published.replace(std::move(marker));
+    else
+      published.publish(std::move(marker));
+  }
+
   // The tuned entry of `dev` nearest to `key` (PublishedEntries::nearest). Caller holds mu.
   const Entry* nearest(const Device& dev, const TuningKey& key) const {
     return published.nearest(dev, key, keys.key_args());
@@ -211,7 +237,7 @@ struct Autotuner::Impl {
   void record_fallback(const Device& dev, const Entry& failed, const std::string& event);
   void record_split(Device& dev, const detail::KeyForms& forms, const TuningReport& report);
   Status capture_miss(Device& dev, ArgList args, const TuningKey& key, const LaunchTarget& target);
-  Status wait_or_claim(Device& dev, ArgList args, const TuningKey& key, const Entry** out,
+  Status wait_or_claim(Device& dev, ArgList args, TuningKey& key, const Entry** out,
                        std::shared_ptr<Inflight>* mine);
   Status tune_here(Device& dev, ArgList args, const TuningKey& key, Inflight& mine,
                    const Entry** out, bool* launched_on_args);

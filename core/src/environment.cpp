@@ -48,7 +48,7 @@ constexpr EnvVariable kVariables[] = {
      "boolean: never tune: a key with no stored winner is an error (failed_precondition) "
      "instead of a tuning (`AutotunerOptions::strict` wins)"},
     {"TUNE_BUCKET_EDGES",
-     "boolean, off when unset: before a winner covers a `pow2` key bucket, launch, verify and "
+     "boolean, on when unset: before a winner covers a `pow2` key bucket, launch, verify and "
      "time it against the runner-up at the bucket's edges, and split the bucket where it fails "
      "or loses (`AutotunerOptions::check_bucket_edges` wins)"},
     {"TUNE_RECORD",

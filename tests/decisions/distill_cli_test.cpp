@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "stored_row.hpp"
 #include "tune/sqlite_store.hpp"
 #include "tune_process.hpp"
 
@@ -30,16 +31,6 @@ std::map<std::string, std::map<std::string, double>> mm_medians() {
       m[key] = {{"BM=32", small ? t : 3 * t}, {"BM=128", small ? 2.5 * t : t}, {"BM=64", 1.1 * t}};
     }
   return m;
-}
-
-StoredResult stored(const std::string& config, double median, StatusCode status = StatusCode::ok) {
-  StoredResult r;
-  r.config = config;
-  r.status = status;
-  r.reason = status == StatusCode::ok ? "" : "the launch failed";
-  r.stats = {10, median, median, median, median, median, median};
-  r.unix_time = 1'760'000'000;
-  return r;
 }
 
 void fill_store(const fs::path& db) {

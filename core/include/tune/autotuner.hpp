@@ -311,12 +311,11 @@ struct AutotunerOptions {
   // covers the bucket, it and the runner-up are launched, verified and timed at the bucket's
   // smallest and largest members and a misaligned tail (the largest minus one), on buffers
   // sized for that member. A winner that fails there, or is slower than the runner-up beyond
-  // the race tolerance, splits the bucket: its members are keyed exactly from then on (stored,
-  // so other processes sharing the store see it). TuningReport::bucket says what was checked.
-  // Not made for tunings in an isolated worker (`isolation`). Defaults to TUNE_BUCKET_EDGES in
-  // the environment, off when unset: until a loss is confirmed before a split (the two are
-  // timed one after the other, so a load change between them can split a sound bucket) and a
-  // split bucket's members keep the allocation-free hit path, it is asked for, not imposed.
+  // the race tolerance both in a first timing and in a confirmation timing the two in
+  // interleaved rounds, splits the bucket: its members are keyed exactly from then on (stored,
+  // so other processes sharing the store see it), each a hit once tuned. TuningReport::bucket
+  // says what was checked. Not made for tunings in an isolated worker (`isolation`). Defaults
+  // to TUNE_BUCKET_EDGES in the environment, on when unset.
   std::optional<bool> check_bucket_edges;
 };
 

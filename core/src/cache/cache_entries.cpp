@@ -18,6 +18,14 @@ bool CacheFilter::matches(const StoreKey& k) const noexcept {
 
 namespace tune::cache {
 
+bool is_bookkeeping(const StoreKey& key) noexcept {
+  return !key.key.empty() && key.key.front() == kBookkeepingMark;
+}
+
+void drop_bookkeeping(std::vector<CacheRow>& rows) {
+  std::erase_if(rows, [](const CacheRow& r) { return is_bookkeeping(r.key); });
+}
+
 bool same_key(const StoreKey& a, const StoreKey& b) noexcept {
   return a.kernel == b.kernel && a.key == b.key && a.device == b.device &&
          a.toolchain == b.toolchain && a.source_hash == b.source_hash;

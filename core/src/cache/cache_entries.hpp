@@ -11,6 +11,17 @@
 
 namespace tune::cache {
 
+// Whether `key` is the library's own bookkeeping rather than a decision: key text starting
+// with kBookkeepingMark (a split bucket's record, "#bucket-splits": core/src/tuning/
+// bucket_splits.hpp). Such rows are stored, merged and read by the library (TuningStore::load)
+// like any, but never listed: the stores' rows() (and what is made of it: `tune cache list`,
+// `show`, `export`, `tune report`, `tune distill`) leave them out. A key text made by
+// KeyBuilder never starts with the mark.
+inline constexpr char kBookkeepingMark = '#';
+bool is_bookkeeping(const StoreKey& key) noexcept;
+// `rows` less the bookkeeping rows.
+void drop_bookkeeping(std::vector<CacheRow>& rows);
+
 // Whether `a` and `b` are the same key (all five fields).
 bool same_key(const StoreKey& a, const StoreKey& b) noexcept;
 

@@ -374,8 +374,13 @@ std::string SqliteStore::moved_aside_to() const {
 }
 
 Result<std::vector<CacheRow>> SqliteStore::rows(const CacheFilter& filter) {
-  std::lock_guard lock(impl_->mu);
-  return impl_->select(filter);
+  Result<std::vector<CacheRow>> out = Status(StatusCode::internal, "not read");
+  {
+    std::lock_guard lock(impl_->mu);
+    out = impl_->select(filter);
+  }
+  if (out.ok()) cache::drop_bookkeeping(*out);  // merge_database's select keeps them
+  return out;
 }
 
 std::vector<CacheRow> SqliteStore::find_rows(const CacheFilter& filter) {

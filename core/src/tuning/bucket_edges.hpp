@@ -38,7 +38,9 @@ Result<MemberArgs> args_at_member(Device& dev, ArgList args, int arg_index, std:
 // The edge checks of a tuning that picked `tuned.winner` among `tuned.results` for
 // `forms.key`: for each bucketed key argument, each edge member, the winner and the runner-up
 // (the fastest other timed configuration) measured there. The bucket splits when the winner
-// fails at an edge or is slower than the runner-up beyond the race tolerance. An edge whose
+// fails at an edge, or is slower than the runner-up beyond the race tolerance both in a first
+// timing and in a confirmation that times the two in interleaved rounds (a load that changed
+// between two batches of the first timing falls on both alike there). An edge whose
 // arguments cannot be rebuilt is skipped, the reason recorded. Never throws.
 // The edges' compile, verification and timing go into `tuned.times`.
 BucketCheck check_bucket_edges(const SessionContext& ctx, Device& dev, ArgList args,

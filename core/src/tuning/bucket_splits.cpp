@@ -4,13 +4,16 @@
 #include <span>
 #include <vector>
 
+#include "cache/cache_entries.hpp"
 #include "tune/log.hpp"
 
 namespace tune::detail {
 
 namespace {
 
+// Bookkeeping, not a decision (cache::is_bookkeeping): stored and read, never listed.
 constexpr const char* kSplitKeyText = "#bucket-splits";
+static_assert(kSplitKeyText[0] == cache::kBookkeepingMark);
 
 // The splits stored under `of`'s split key, as (key argument, bucket value).
 std::set<std::pair<std::string, std::int64_t>> read_splits(TuningStore* store, const StoreKey& of) {
@@ -82,24 +85,37 @@ void BucketSplits::add(const Device* device, TuningStore* store, const StoreKey&
   }
 }
 
-TuningKey BucketSplits::exact_where_split(const Device* device, const KernelDef& def, ArgList args,
-                                          const TuningKey& key) const {
-  std::lock_guard lock(mu_);
-  auto it = splits_.find(device);
-  if (it == splits_.end() || it->second.empty()) return key;
+TuningKey exact_member_key(const KernelDef& def, ArgList args, const TuningKey& key,
+                           std::uint32_t specs) noexcept {
+  if (specs == 0) return key;
   TuningKey out = key;
-  bool changed = false;
   for (std::size_t i = 0; i < def.key.size(); ++i) {
-    const KeySpec& spec = def.key[i];
-    if (spec.bucket != Bucket::next_pow2 || it->second.count({spec.arg, key.values[i]}) == 0)
-      continue;
-    const ArgValue& a = args[static_cast<std::size_t>(def.signature.index_of(spec.arg))];
+    if ((specs & (std::uint32_t{1} << i)) == 0) continue;
+    const ArgValue& a = args[static_cast<std::size_t>(def.signature.index_of(def.key[i].arg))];
     out.values[i] = a.kind == ArgKind::buffer ? static_cast<std::int64_t>(a.count) : a.as_int();
-    changed = true;
   }
-  if (!changed || !out.push(kExactMember)) return key;
+  if (!out.push(kExactMember)) return key;
   out.rehash();
   return out;
+}
+
+std::uint32_t BucketSplits::split_specs(const Device* device, const KernelDef& def,
+                                        const TuningKey& key) const {
+  std::lock_guard lock(mu_);
+  auto it = splits_.find(device);
+  if (it == splits_.end() || it->second.empty() || is_exact_member(key)) return 0;
+  std::uint32_t specs = 0;
+  for (std::size_t i = 0; i < def.key.size(); ++i) {
+    const KeySpec& spec = def.key[i];
+    if (spec.bucket == Bucket::next_pow2 && it->second.count({spec.arg, key.values[i]}) != 0)
+      specs |= std::uint32_t{1} << i;
+  }
+  return specs;
+}
+
+TuningKey BucketSplits::exact_where_split(const Device* device, const KernelDef& def, ArgList args,
+                                          const TuningKey& key) const {
+  return exact_member_key(def, args, key, split_specs(device, def, key));
 }
 
 }  // namespace tune::detail

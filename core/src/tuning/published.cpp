@@ -65,7 +65,7 @@ const Entry* PublishedEntries::nearest(const Device& dev, const TuningKey& key,
   const Entry* best = nullptr;
   double best_d = 0;
   for (const auto& e : entries_) {
-    if (e->device != &dev || e->key.size != key.size) continue;
+    if (e->device != &dev || e->key.size != key.size || e->split_specs != 0) continue;
     bool same = true;
     for (int i = n; i < key.size; ++i) same = same && e->key.values[i] == key.values[i];
     if (!same) continue;

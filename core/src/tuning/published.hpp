@@ -21,6 +21,10 @@ struct Entry {
   const Device* device = nullptr;
   Config config;
   std::shared_ptr<Variant> variant;
+  // Nonzero: no decision but a split bucket's marker (bucket_splits.hpp), under the bucket's
+  // key: bit i set when def.key[i]'s bucket is split. Its members' own entries are under
+  // exact_member_key(def, args, key, split_specs); config and variant are empty.
+  std::uint32_t split_specs = 0;
 };
 
 class PublishedEntries {
@@ -41,7 +45,8 @@ class PublishedEntries {
   // Makes `dev`'s entries unreachable and drops their variants, so that every kernel of
   // `dev` the table holds is destroyed now.
   void release(const Device& dev);
-  // The entry of `dev` nearest to `key`: same buffer types and heuristic values (the values
+  // The entry of `dev` nearest to `key` (a split bucket's marker never): same buffer types and
+  // heuristic values (the values
   // after the first `key_args`), least distance over the key arguments in log2 space.
   const Entry* nearest(const Device& dev, const TuningKey& key, int key_args) const;
 

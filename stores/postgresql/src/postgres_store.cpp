@@ -291,6 +291,7 @@ Result<std::vector<CacheRow>> PostgresStore::rows(const CacheFilter& f) {
   }
   for (const auto& [k, reasons] : dropped)
     warn_ignored(impl_->conn.where() + " (kernel " + k + ")", reasons, "stored row");
+  cache::drop_bookkeeping(out);
   cache::order_by_winner_rule(out);
   return out;
 }
