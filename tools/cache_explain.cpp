@@ -5,6 +5,7 @@
 // serves. The stores are stacked as an application stacks them, and the first levels are the
 // library's own lookup (serving_lookup.hpp, shared with `tune bundle explain`).
 #include "cache_explain.hpp"
+#include "command_error.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cmath>
@@ -33,12 +34,6 @@ struct CacheExplainArgs {
   std::vector<std::string> bundles;
   bool json = false;
 };
-
-[[noreturn]] void fail(const std::string& message, int code) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "tune cache explain: %s\n", message.c_str());
-  throw CLI::RuntimeError(message, code);
-}
 
 // A key's text as KeyBuilder::to_string writes it, "M=4096,N=4096;f16,f16,f32[,heuristics]":
 // the key arguments by name, and the rest (buffer types, heuristic values), which a nearest
@@ -142,20 +137,23 @@ void cmd_cache_explain(CacheExplainArgs a, const std::string& parent_db) {
   if (a.db.empty()) a.db = parent_db;
   std::string why;
   const std::optional<KeyText> key = parse_key_text(a.key, &why);
-  if (!key) fail("malformed key '" + a.key + "': " + why, 2);
+  if (!key) fail_command("tune cache explain", "malformed key '" + a.key + "': " + why, 2);
   if (!a.db.empty() && !std::filesystem::exists(a.db))
-    fail("database " + a.db + " does not exist", 1);
+    fail_command("tune cache explain", "database " + a.db + " does not exist", 1);
   const LookupStack ls = open_lookup_stack(a.db, a.bundles);
   if (ls.db && !reads_as_sqlite(ls.db_path))
-    fail("database " + ls.db_path + " is unreadable (damaged, or not a libtune database)", 1);
+    fail_command("tune cache explain",
+                 "database " + ls.db_path + " is unreadable (damaged, or not a libtune database)",
+                 1);
   std::set<std::uint64_t> sources;
   for (const auto& [id, k] : selected_keys(ls, CacheFilter{a.kernel, "", ""}))
     sources.insert(k.source_hash);
   if (sources.empty())
-    fail("unknown kernel '" + a.kernel + "': no row of it in database " +
-             (ls.db ? ls.db_path : std::string("(none)")) + " or in " +
-             std::to_string(ls.bundles.size()) + " bundles",
-         1);
+    fail_command("tune cache explain",
+                 "unknown kernel '" + a.kernel + "': no row of it in database " +
+                     (ls.db ? ls.db_path : std::string("(none)")) + " or in " +
+                     std::to_string(ls.bundles.size()) + " bundles",
+                 1);
   const auto [device, toolchain] = target(a);
   json out = json::array();
   for (std::uint64_t source : sources) {

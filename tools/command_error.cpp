@@ -5,9 +5,14 @@
 
 namespace tune::cli {
 
-void fail_command(const char* command, const std::string& message, int code) {
+int command_failed(const char* command, const std::string& message) {
   std::fflush(stdout);
   std::fprintf(stderr, "%s: %s\n", command, message.c_str());
+  return 1;
+}
+
+void fail_command(const char* command, const std::string& message, int code) {
+  command_failed(command, message);
   throw CLI::RuntimeError(message, code);
 }
 

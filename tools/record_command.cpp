@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "command_error.hpp"
 #include "effort_option.hpp"
 #include "open_cli_device.hpp"
 #include "space/space_file.hpp"
@@ -31,12 +32,6 @@ struct RecordArgs {
   bool quick = false;
   Effort effort = Effort::standard;
 };
-
-int fail(const std::string& message) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "tune record tune: %s\n", message.c_str());
-  return 1;
-}
 
 // The offline tuner's options: tune every key (whatever TUNE_FALLBACK or TUNE_STRICT say: this
 // is the place that tunes), into `db` or the user's database, each tuning printed.
@@ -75,12 +70,15 @@ Status offline_kernels(const RecordArgs& a, Language lang, std::vector<KernelDef
 // Writes the bundle of `dev`'s decisions of `defs`' kernels in the database the tunings went to.
 int write_bundle(const RecordArgs& a, const Device& dev, const std::vector<KernelDef>& defs) {
   const std::string db = a.db.empty() ? default_cache_path() : a.db;
-  if (db.empty()) return fail("--bundle: no database to read (TUNE_CACHE is off; give --db)");
+  if (db.empty())
+    return command_failed("tune record tune",
+                          "--bundle: no database to read (TUNE_CACHE is off; give --db)");
   BundleSelection selection;
   for (const KernelDef& d : defs) selection.kernels.push_back(d.name);
   selection.devices = {dev.info().fingerprint()};
   Result<BundleInfo> info = create_bundle(db, a.bundle, selection);
-  if (!info.ok()) return fail("--bundle: " + info.status().to_string());
+  if (!info.ok())
+    return command_failed("tune record tune", "--bundle: " + info.status().to_string());
   std::printf("wrote %s: %zu decisions, %zu rows\n", info->path.c_str(), info->decisions.size(),
               info->rows);
   return 0;
@@ -92,7 +90,8 @@ int cmd_record_tune(const RecordArgs& a) {
   const DeviceInfo& info = dev->info();
   std::printf("device : %s (%s)\n", info.name.c_str(), info.fingerprint().c_str());
   std::vector<KernelDef> defs;
-  if (Status st = offline_kernels(a, dev->language(), &defs); !st.ok()) return fail(st.to_string());
+  if (Status st = offline_kernels(a, dev->language(), &defs); !st.ok())
+    return command_failed("tune record tune", st.to_string());
   std::string names;
   for (const KernelDef& d : defs) names += (names.empty() ? "" : ", ") + d.name;
   std::printf(
@@ -105,18 +104,19 @@ int cmd_record_tune(const RecordArgs& a) {
     std::vector<Autotuner*> list;
     for (const KernelDef& d : defs) {
       auto t = Autotuner::make(d, offline_options(a));
-      if (!t.ok()) return fail(t.status().to_string());
+      if (!t.ok()) return command_failed("tune record tune", t.status().to_string());
       list.push_back(t->get());
       tuners.push_back(std::move(*t));
     }
     Result<RecordTuning> done = tune_recorded(a.file, *dev, std::span<Autotuner* const>(list));
-    if (!done.ok()) return fail(done.status().to_string());
+    if (!done.ok()) return command_failed("tune record tune", done.status().to_string());
     for (const std::string& why : done->skipped) std::printf("not tuned: %s\n", why.c_str());
     std::printf("%zu tuned, %zu not tuned\n", done->tuned, done->skipped.size());
     if (!a.bundle.empty() && done->tuned > 0) rc = write_bundle(a, *dev, defs);
     if (rc == 0 && !done->skipped.empty())
-      rc = fail(std::to_string(done->skipped.size()) + " lines or keys of " + a.file +
-                " were not tuned (listed above)");
+      rc = command_failed("tune record tune", std::to_string(done->skipped.size()) +
+                                                  " lines or keys of " + a.file +
+                                                  " were not tuned (listed above)");
     for (auto& t : tuners) t.reset();  // before the device
   }
   return rc;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "command_error.hpp"
 #include "convergence.hpp"
 #include "effort_option.hpp"
 #include "html_report.hpp"
@@ -34,12 +35,6 @@ struct RunArgs {
   std::string report;
 };
 
-int fail(const std::string& message) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "tune run-space: %s\n", message.c_str());
-  return 1;
-}
-
 json dim_json(const Dim3& d) { return json::array({d.x, d.y, d.z}); }
 
 // --list: the KernelDef as JSON, for people and tests.
@@ -50,7 +45,7 @@ int list_space(const SpaceFile& space, const KernelDef& def) {
                    {"kind", d.kind == ArgKind::buffer ? "buffer" : "scalar"},
                    {"type", std::string(to_string(d.type))}});
   auto counts = argument_counts(space);
-  if (!counts.ok()) return fail(counts.status().message());
+  if (!counts.ok()) return command_failed("tune run-space", counts.status().message());
   json configs = json::array();
   std::string error;
   const DeviceInfo any;  // T1 conditions do not read the device
@@ -64,7 +59,7 @@ int list_space(const SpaceFile& space, const KernelDef& def) {
         {{"config", c.to_string()}, {"block", dim_json(d->block)}, {"grid", dim_json(d->grid)}});
     return true;
   });
-  if (!error.empty()) return fail(error);
+  if (!error.empty()) return command_failed("tune run-space", error);
   const json out = {{"kernel", def.name},
                     {"language", std::string(to_string(def.sources.front().language))},
                     {"signature", sig},
@@ -99,12 +94,13 @@ int run_space(const SpaceFile& space, const KernelDef& def, const RunArgs& a) {
   if (!dev) return 1;
   const DeviceInfo& info = dev->info();
   if (def.source_for(dev->language()) == nullptr)
-    return fail("KernelSpecification.Language: " + space.language + " kernels do not run on " +
-                info.backend + " (" + info.name + "); choose another --device");
+    return command_failed("tune run-space", "KernelSpecification.Language: " + space.language +
+                                                " kernels do not run on " + info.backend + " (" +
+                                                info.name + "); choose another --device");
   std::printf("device : %s (%s, %s)\nkernel : %s from %s\n", info.name.c_str(),
               info.backend.c_str(), info.arch.c_str(), def.name.c_str(), space.kernel_file.c_str());
   auto args = make_space_args(space, *dev);
-  if (!args.ok()) return fail(args.status().to_string());
+  if (!args.ok()) return command_failed("tune run-space", args.status().to_string());
 
   AutotunerOptions opts;
   opts.persistent = !a.no_cache;
@@ -128,7 +124,7 @@ int run_space(const SpaceFile& space, const KernelDef& def, const RunArgs& a) {
     if (p.done) live->done();
   };
   auto tuner = Autotuner::make(def, opts);
-  if (!tuner.ok()) return fail(tuner.status().to_string());
+  if (!tuner.ok()) return command_failed("tune run-space", tuner.status().to_string());
   Result<Config> best = Status(StatusCode::internal, "not tuned");
   {
     ProgressLine progress("tuning " + def.name);
@@ -145,7 +141,7 @@ int run_space(const SpaceFile& space, const KernelDef& def, const RunArgs& a) {
   if (best.ok()) {
     std::printf("chosen: %s\n", best->to_string().c_str());
   } else {
-    rc = fail("tuning failed: " + best.status().to_string());
+    rc = command_failed("tune run-space", "tuning failed: " + best.status().to_string());
   }
   if (!a.report.empty() && have_report) {
     ReportInput page;
@@ -161,7 +157,7 @@ int run_space(const SpaceFile& space, const KernelDef& def, const RunArgs& a) {
     out << html_report(page);
     out.close();
     if (!out)
-      rc = fail("cannot write the report " + a.report);
+      rc = command_failed("tune run-space", "cannot write the report " + a.report);
     else
       std::printf("report: %s\n", a.report.c_str());
   }
@@ -171,9 +167,9 @@ int run_space(const SpaceFile& space, const KernelDef& def, const RunArgs& a) {
 
 int cmd_run_space(const RunArgs& a) {
   auto space = read_space_file(a.file);
-  if (!space.ok()) return fail(space.status().message());
+  if (!space.ok()) return command_failed("tune run-space", space.status().message());
   auto def = kernel_def_from_space(*space);
-  if (!def.ok()) return fail(def.status().message());
+  if (!def.ok()) return command_failed("tune run-space", def.status().message());
   return a.list ? list_space(*space, *def) : run_space(*space, *def, a);
 }
 
