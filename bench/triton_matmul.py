@@ -84,7 +84,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--shapes", default="", help="MxNxK,... (default: every shape above)")
+    ap.add_argument("--types", default="f16,bf16")
     args = ap.parse_args()
+    shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",") if s] or SHAPES
     dev = torch.cuda.get_device_name()
     print(f"== Triton {triton.__version__} autotuned matmul vs cuBLAS (torch {torch.__version__}) "
           f"on {dev}; TFLOP/s, medians of {args.rounds} interleaved rounds x {args.reps} "
@@ -93,8 +96,10 @@ def main():
           "max rel err  triton config")
     flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
     torch.manual_seed(0)
-    for dtype, name in [(torch.float16, "f16"), (torch.bfloat16, "bf16")]:
-        for (M, N, K) in SHAPES:
+    types = [(t, n) for t, n in [(torch.float16, "f16"), (torch.bfloat16, "bf16")]
+             if n in args.types.split(",")]
+    for dtype, name in types:
+        for (M, N, K) in shapes:
             a = torch.randn(M, K, device="cuda", dtype=dtype)
             b = torch.randn(K, N, device="cuda", dtype=dtype)
             c = torch.empty(M, N, device="cuda", dtype=dtype)
