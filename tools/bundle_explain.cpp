@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli_print.hpp"
+#include "command_error.hpp"
 #include "serving_lookup.hpp"
 #include "time_text.hpp"
 
@@ -73,7 +74,9 @@ void cmd_explain(const ExplainArgs& a) {
   TuningStore* stack = ls.stack.get();
   const std::string mine = "database " + (db ? db_path : std::string("(none)"));
   json out = json::array();
-  const std::map<KeyId, StoreKey> keys = selected_keys(ls, a.filter);
+  auto selected = selected_keys(ls, a.filter);
+  if (!selected.ok()) fail_command("tune bundle explain", selected.status());
+  const std::map<KeyId, StoreKey>& keys = *selected;
   if (!a.for_device.empty()) return explain_for_device(a, stack, keys);
   for (const auto& [id, key] : keys) {
     const std::vector<StoredResult> rows = stack ? stack->load(key) : std::vector<StoredResult>{};

@@ -49,9 +49,6 @@ struct CacheArgs {
   std::string store;               // list / push / pull: the server (default: TUNE_STORE)
 };
 
-// Prints the message, then ends the command with `code`. CLI11's App::exit() prints nothing for
-// a CLI::RuntimeError, so the message must be written here or the user never sees it.
-
 std::string db_path(const CacheArgs& a) { return a.db.empty() ? default_cache_path() : a.db; }
 
 // Opens the database for a command; `write` asks for readwrite (refused when TUNE_CACHE is

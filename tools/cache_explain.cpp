@@ -145,9 +145,10 @@ void cmd_cache_explain(CacheExplainArgs a, const std::string& parent_db) {
     fail_command("tune cache explain",
                  "database " + ls.db_path + " is unreadable (damaged, or not a libtune database)",
                  1);
+  auto keys = selected_keys(ls, CacheFilter{a.kernel, "", ""});
+  if (!keys.ok()) fail_command("tune cache explain", keys.status());
   std::set<std::uint64_t> sources;
-  for (const auto& [id, k] : selected_keys(ls, CacheFilter{a.kernel, "", ""}))
-    sources.insert(k.source_hash);
+  for (const auto& [id, k] : *keys) sources.insert(k.source_hash);
   if (sources.empty())
     fail_command("tune cache explain",
                  "unknown kernel '" + a.kernel + "': no row of it in database " +

@@ -24,12 +24,12 @@ LookupStack open_lookup_stack(const std::string& db, std::vector<std::string> bu
 
 KeyId id_of(const StoreKey& k) { return {k.kernel, k.source_hash, k.key, k.device, k.toolchain}; }
 
-std::map<KeyId, StoreKey> selected_keys(const LookupStack& s, const CacheFilter& f) {
+Result<std::map<KeyId, StoreKey>> selected_keys(const LookupStack& s, const CacheFilter& f) {
   std::map<KeyId, StoreKey> keys;
   if (s.db) {
     Result<std::vector<CacheRow>> rows = s.db->rows(f);
-    if (rows.ok())
-      for (const CacheRow& r : *rows) keys.emplace(id_of(r.key), r.key);
+    if (!rows.ok()) return Status(rows.status()).with_context("database " + s.db_path);
+    for (const CacheRow& r : *rows) keys.emplace(id_of(r.key), r.key);
   }
   for (const std::string& b : s.bundles) {
     Result<BundleInfo> info = read_bundle(b);

@@ -32,8 +32,9 @@ LookupStack open_lookup_stack(const std::string& db, std::vector<std::string> bu
 
 using KeyId = std::tuple<std::string, std::uint64_t, std::string, std::string, std::string>;
 KeyId id_of(const StoreKey& k);
-// The keys `f` selects in the database and in every bundle that can be read.
-std::map<KeyId, StoreKey> selected_keys(const LookupStack& s, const CacheFilter& f);
+// The keys `f` selects in the database and in every bundle that can be read; an error names
+// the database when its rows cannot be read (damaged tables behind a valid header).
+Result<std::map<KeyId, StoreKey>> selected_keys(const LookupStack& s, const CacheFilter& f);
 
 // The winner rule's pick among `rows` (the library's, through an in-memory store); "" when
 // none is ok.

@@ -14,7 +14,7 @@ namespace tune {
 namespace {
 
 constexpr std::uint32_t kBlock = 256;
-constexpr std::uint32_t kMaxGroups = 4096;  // each block strides over the rest
+constexpr std::uint32_t kFlushCheckMaxGroups = 4096;  // each block strides over the rest
 
 // Sums the buffer and stores the sum only when it equals a value the zero-filled buffer never
 // sums to, so the compiler must keep every load and the kernel writes nothing.
@@ -122,7 +122,7 @@ Result<FlushCheck> measure_flush_effect(Device& dev, const FlushCheckOptions& op
                                         ArgValue::buf(**out, ElemType::u32, 1), ArgValue(n)};
   LaunchDims dims;
   dims.block = Dim3{kBlock, 1, 1};
-  dims.grid = Dim3{std::min(kMaxGroups, (n + kBlock - 1) / kBlock), 1, 1};
+  dims.grid = Dim3{std::min(kFlushCheckMaxGroups, (n + kBlock - 1) / kBlock), 1, 1};
   // Module load and first-touch costs land here, not in a sample.
   TUNE_RETURN_IF_ERROR(dev.launch(**kernel, dims, args));
   TUNE_RETURN_IF_ERROR(dev.synchronize());

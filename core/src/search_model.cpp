@@ -77,7 +77,8 @@ std::optional<float> odd_factor(const Value& v) {
 }
 
 // The feature vector of every point: per dimension (a product space) or per parameter (a
-// list), the value's index in its domain and, for numbers, log2 of the value.
+// list), the value's index in its domain and, for numbers, log2 of the value and, for
+// integers, log2 of its odd factor (odd_factor).
 class Features {
  public:
   explicit Features(const Explorer& x) {
@@ -253,8 +254,9 @@ class ModelSearch final : public SearchStrategy {
   }
 
   // The batch to evaluate next: the best-rated neighbour of an elite of each of a few niches
-  // (local picks), the unvisited candidates the forest rates highest (global picks, ties in
-  // random order), and one random point.
+  // (local picks), the unvisited candidates whose time the regression bounds lowest (bound
+  // picks, where the batch has room), the unvisited candidates the classifier rates highest
+  // (global picks, ties in random order), and one random point; never more than the batch.
   std::vector<std::uint64_t> propose(Explorer& x, const Features& features,
                                      const detail::Forest& forest, const detail::Forest& times,
                                      std::size_t& turn) const {
@@ -286,13 +288,15 @@ class ModelSearch final : public SearchStrategy {
       bound.emplace_back(mean - kSpreads * spread, i);
     }
     auto by_score = [](const auto& a, const auto& b) { return a.first < b.first; };
-    // Lower confidence bound on log2 time: the points the regression thinks may be fastest.
-    const std::size_t bounded =
-        std::min<std::size_t>(bound.size(), static_cast<std::size_t>(kBoundPicks));
+    const std::size_t want = static_cast<std::size_t>(std::max(1, batch_ - random));
+    // Lower confidence bound on log2 time: the points the regression thinks may be fastest,
+    // never more than the batch has room for (a batch of 1 or 2 keeps a classifier pick).
+    const std::size_t room = want > out.size() ? want - out.size() : 0;
+    const std::size_t bounded = std::min<std::size_t>(
+        {bound.size(), static_cast<std::size_t>(kBoundPicks), room > 1 ? room / 2 : 0});
     std::partial_sort(bound.begin(), bound.begin() + static_cast<std::ptrdiff_t>(bounded),
                       bound.end(), by_score);
     for (std::size_t k = 0; k < bounded; ++k) out.push_back(bound[k].second);
-    const std::size_t want = static_cast<std::size_t>(std::max(1, batch_ - random));
     std::partial_sort(scored.begin(),
                       scored.begin() + static_cast<std::ptrdiff_t>(std::min(scored.size(), want)),
                       scored.end(), by_score);

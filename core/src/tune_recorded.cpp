@@ -1,5 +1,6 @@
 // Reading a record and tuning its keys. See tune/record.hpp.
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <random>
 #include <set>
@@ -47,16 +48,28 @@ Status recreate_args(Device& dev, const RecordedKey& rec, std::vector<Buffer>* b
       continue;
     }
     const std::size_t width = size_of(a.type);
-    // A size beyond the device's memory (a hostile or damaged line; the count times the width
-    // may even overflow) is refused before anything is allocated.
+    // A size beyond the device's memory (a hostile or damaged line) is refused before anything
+    // is allocated; a count whose bytes overflow is refused whatever the device reports.
     const std::uint64_t limit = dev.info().global_memory_bytes;
-    if (limit > 0 && (a.bytes > limit || a.count > limit / width))
+    std::uint64_t count_bytes = 0;
+    if (__builtin_mul_overflow(a.count, static_cast<std::uint64_t>(width), &count_bytes))
+      return Status(StatusCode::invalid_argument,
+                    "argument '" + a.name + "': " + std::to_string(a.count) +
+                        " elements recorded, more bytes than 64 bits count");
+    if (limit > 0 && (a.bytes > limit || count_bytes > limit))
       return Status(StatusCode::invalid_argument,
                     "argument '" + a.name + "': " + std::to_string(a.count) + " elements, " +
                         std::to_string(a.bytes) + " bytes recorded, more than the device's " +
                         std::to_string(limit) + " bytes of memory");
-    const std::uint64_t bytes = std::max(a.bytes, a.count * width);
-    std::vector<unsigned char> host(bytes);
+    const std::uint64_t bytes = std::max(a.bytes, count_bytes);
+    std::vector<unsigned char> host;
+    try {
+      host.resize(bytes);
+    } catch (const std::exception&) {  // bad_alloc, or length_error past max_size
+      return Status(StatusCode::out_of_resources,
+                    "argument '" + a.name + "': no host memory for its " + std::to_string(bytes) +
+                        " bytes of random contents");
+    }
     for (std::uint64_t e = 0; e + width <= bytes; e += width) {
       const std::uint64_t bits = random_element(a.type, rng);
       std::memcpy(host.data() + e, &bits, width);
@@ -81,14 +94,20 @@ std::uint64_t source_hash_on(const Autotuner& tuner, const Device& dev) {
 Status check_source(const Autotuner& tuner, const Device& dev, const RecordedKey& rec) {
   const std::uint64_t here = source_hash_on(tuner, dev);
   if (here == rec.source_hash) return {};
+  if (here == 0)
+    return Status(StatusCode::unavailable, "the kernel given has no " +
+                                               std::string(to_string(dev.language())) +
+                                               " source to compare the recorded hash with");
   return Status(StatusCode::failed_precondition,
                 "recorded from source hash 0x" + hex64(rec.source_hash) + ", but the kernel's " +
                     std::string(to_string(dev.language())) + " source given hashes to 0x" +
                     hex64(here) + ": the record was made with another version of the kernel");
 }
 
-// Tunes one recorded key with `tuner`; an error says why it was skipped.
-Status tune_one(Autotuner& tuner, Device& dev, const RecordedKey& rec) {
+// Tunes one recorded key with `tuner`; an error says why it was skipped. `*tuning_ran` says
+// whether the line's own checks (source, arguments, key) passed and the tuning itself ran.
+Status tune_one(Autotuner& tuner, Device& dev, const RecordedKey& rec, bool* tuning_ran) {
+  *tuning_ran = false;
   TUNE_RETURN_IF_ERROR(check_source(tuner, dev, rec));
   std::vector<Buffer> buffers;
   std::vector<ArgValue> args;
@@ -98,6 +117,7 @@ Status tune_one(Autotuner& tuner, Device& dev, const RecordedKey& rec) {
   if (*text != rec.key)
     return Status(StatusCode::invalid_argument,
                   "the rebuilt arguments give key {" + *text + "}, not the recorded one");
+  *tuning_ran = true;
   Result<Config> tuned = tuner.tune(dev, args);
   if (!tuned.ok()) return tuned.status();
   return dev.synchronize();  // the buffers die here
@@ -139,9 +159,10 @@ Result<RecordTuning> tune_recorded(const std::string& path, Device& dev,
   RecordTuning out;
   Result<std::vector<RecordedKey>> record = read_record_lines(path, &out.skipped);
   if (!record.ok()) return record.status();
-  // Keys tuned, as (kernel, source hash, key): a line of another source version, or a line of
-  // the key that failed (sizes beyond the device, say), does not hide a later line of it. A
-  // reason already given is not given again (a record of many processes repeats its lines).
+  // Keys whose tuning ran, well or not, as (kernel, source hash, key): each is tuned once. A
+  // line refused before its tuning (another source version, sizes beyond the device, say) does
+  // not hide a later line of the key. A reason already given is not given again (a record of
+  // many processes repeats its lines).
   std::set<std::tuple<std::string, std::uint64_t, std::string>> done;
   std::set<std::string> reported;
   for (const RecordedKey& rec : *record) {
@@ -154,11 +175,12 @@ Result<RecordTuning> tune_recorded(const std::string& path, Device& dev,
       if (tuner == nullptr || source_hash_on(*t, dev) == rec.source_hash) tuner = t;
     }
     const std::string what = "kernel " + rec.kernel + " key {" + rec.key + "}: ";
+    bool tuning_ran = false;
     Status st = tuner == nullptr ? Status(StatusCode::not_found, "no Autotuner given defines it")
-                                 : tune_one(*tuner, dev, rec);
+                                 : tune_one(*tuner, dev, rec, &tuning_ran);
+    if (tuning_ran) done.emplace(rec.kernel, rec.source_hash, rec.key);
     if (st.ok()) {
       ++out.tuned;
-      done.emplace(rec.kernel, rec.source_hash, rec.key);
     } else if (std::string why = what + st.to_string(); reported.insert(why).second) {
       out.skipped.push_back(std::move(why));
     }

@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -165,6 +166,30 @@ TEST_CASE("an edge whose buffers cannot be sized for it is skipped with the reas
   CHECK_FALSE(report->bucket.split);
 }
 
+TEST_CASE("an edge whose measuring fails as a whole is skipped with the reason, never a split") {
+  // The device's kernel body throws at the upper edges (the whole measurement fails, as when a
+  // user callback throws or the device is lost): that says nothing of the winner.
+  Rig rig(8192);
+  rig.dev.set_cost_model(bm_model(64));
+  rig.dev.set_kernel_body([](const Config&, ArgList args, SimDevice&) {
+    if (args[1].as_int() > 6000) throw std::runtime_error("device lost at n > 6000");
+  });
+  auto tuner = make_tuner(bucketed_kernel(), with_store(std::make_shared<MemoryStore>()));
+  REQUIRE(tuner->run(rig.dev, rig.args(5000)).ok());
+  auto report = tuner->last_report(rig.dev, rig.args(5000));
+  REQUIRE(report.has_value());
+  REQUIRE(report->bucket.edges.size() == 3);
+  CHECK(report->bucket.edges[0].skipped.empty());  // 4097
+  for (int i : {1, 2}) {
+    const EdgeCheck& e = report->bucket.edges[static_cast<std::size_t>(i)];
+    CAPTURE(e.value);
+    CHECK_FALSE(e.broke);
+    CHECK(e.skipped.find("measuring the edge failed") != std::string::npos);
+    CHECK(e.skipped.find("device lost at n > 6000") != std::string::npos);
+  }
+  CHECK_FALSE(report->bucket.split);
+}
+
 TEST_CASE("check_bucket_edges = false checks no edge") {
   Rig rig(8192);
   rig.dev.set_cost_model(fails_above(6000));
@@ -277,7 +302,9 @@ TEST_CASE("a split bucket's members are hits that allocate nothing, here and in 
   auto tuner = make_tuner(bucketed_kernel(), with_store(SqliteStore::open(db)));
   const auto at5000 = rig.args(5000), at7000 = rig.args(7000);
   REQUIRE(tuner->run(rig.dev, at5000).ok());  // tunes and splits
-  REQUIRE(tuner->last_report(rig.dev, at5000)->bucket.split);
+  const auto split_report = tuner->last_report(rig.dev, at5000);
+  REQUIRE(split_report.has_value());
+  REQUIRE(split_report->bucket.split);
   REQUIRE(tuner->run(rig.dev, at7000).ok());  // a member of its own: tuned
   REQUIRE(tuner->run(rig.dev, at5000).ok());  // first calls after the split may allocate
   REQUIRE(tuner->run(rig.dev, at7000).ok());
@@ -324,7 +351,9 @@ TEST_CASE("a split bucket's members are hits that allocate nothing, here and in 
   });
   CHECK(all_ok);
   CHECK_MESSAGE(n == 0, n << " allocations in " << kHits << " hits of a member split elsewhere");
-  CHECK(second->last_report(other.dev, at6500)->key.find("n=6500") != std::string::npos);
+  const auto other_report = second->last_report(other.dev, at6500);
+  REQUIRE(other_report.has_value());
+  CHECK(other_report->key.find("n=6500") != std::string::npos);
 }
 #endif
 
@@ -336,7 +365,9 @@ TEST_CASE("a split's bookkeeping row is stored and honoured, never listed") {
   auto store = SqliteStore::open(db);
   auto tuner = make_tuner(bucketed_kernel(), with_store(store));
   REQUIRE(tuner->run(rig.dev, rig.args(5000)).ok());
-  REQUIRE(tuner->last_report(rig.dev, rig.args(5000))->bucket.split);
+  const auto split_report = tuner->last_report(rig.dev, rig.args(5000));
+  REQUIRE(split_report.has_value());
+  REQUIRE(split_report->bucket.split);
   REQUIRE(tuner->run(rig.dev, rig.args(7000)).ok());
 
   // Listed: the bucket's and the members' decisions, never the split's record.
@@ -369,5 +400,7 @@ TEST_CASE("a split's bookkeeping row is stored and honoured, never listed") {
   other.dev.set_cost_model(fails_above(6000));
   auto second = make_tuner(bucketed_kernel(), with_store(merged));
   REQUIRE(second->run(other.dev, other.args(6000)).ok());
-  CHECK(second->last_report(other.dev, other.args(6000))->key.find("n=6000") != std::string::npos);
+  const auto other_report = second->last_report(other.dev, other.args(6000));
+  REQUIRE(other_report.has_value());
+  CHECK(other_report->key.find("n=6000") != std::string::npos);
 }

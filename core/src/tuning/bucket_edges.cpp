@@ -96,6 +96,27 @@ void read_pair(const std::vector<ConfigResult>& measured, EdgeCheck& e) {
   e.runner_up_ns = measured.size() > 1 && measured[1].status.ok() ? measured[1].stats.median : 0;
 }
 
+// Whether a measurement of the pair says nothing of the winner, so the edge is skipped (with
+// the reason) rather than judged: the measuring failed as a whole (a user callback threw, the
+// device was lost, host memory ran out: the winner's own status is what breaks a bucket, not
+// the harness's), or both contestants failed verification at once (the expectations, a
+// verify hook or `expected` callback holding the call's own outputs, do not follow the
+// arguments).
+bool skipped_measurement(const Pair& measured, EdgeCheck& e) {
+  if (!measured.ok()) {
+    e.skipped = "measuring the edge failed: " + measured.status().to_string();
+    return true;
+  }
+  if (measured->size() > 1 && (*measured)[0].status.code() == StatusCode::wrong_output &&
+      (*measured)[1].status.code() == StatusCode::wrong_output) {
+    e.skipped = "the winner and the runner-up both fail verification here (" +
+                (*measured)[0].status.message() +
+                "): the kernel's expected outputs do not follow its arguments";
+    return true;
+  }
+  return false;
+}
+
 // One edge: the winner (and the runner-up, when there is one) measured at `member`; it breaks
 // the bucket when the winner fails there, at once, or loses beyond `tolerance` in two
 // measurements: the first (`ctx`'s timing: a race, in which a change of the machine's load
@@ -120,29 +141,12 @@ EdgeCheck check_edge(const SessionContext& ctx, const SessionContext& confirming
   KeyForms at = forms;
   at.text = forms.text + " at " + e.arg + "=" + std::to_string(member);
   Pair measured = measure_configs(ctx, dev, rebuilt->values, at, configs, ledger);
-  if (!measured.ok()) {
-    e.winner = measured.status();
-    e.broke = true;
-    return e;
-  }
-  // Both wrong at once: the expectations (a verify hook or `expected` callback holding the
-  // call's own outputs) do not follow the arguments, so the edge says nothing of the winner.
-  if (measured->size() > 1 && (*measured)[0].status.code() == StatusCode::wrong_output &&
-      (*measured)[1].status.code() == StatusCode::wrong_output) {
-    e.skipped = "the winner and the runner-up both fail verification here (" +
-                (*measured)[0].status.message() +
-                "): the kernel's expected outputs do not follow its arguments";
-    return e;
-  }
+  if (skipped_measurement(measured, e)) return e;
   read_pair(*measured, e);
   if (measured->size() > 1 && lost((*measured)[0], (*measured)[1], tolerance)) {
     const double first_ns = e.winner_ns, first_runner_up_ns = e.runner_up_ns;
     Pair again = measure_configs(confirming, dev, rebuilt->values, at, configs, ledger);
-    if (!again.ok()) {
-      e.winner = again.status();
-      e.broke = true;
-      return e;
-    }
+    if (skipped_measurement(again, e)) return e;
     read_pair(*again, e);
     e.broke = lost((*again)[0], (*again)[1], tolerance);
     if (e.winner.ok() && !e.broke)
