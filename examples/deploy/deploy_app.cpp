@@ -13,7 +13,8 @@
 //      into the farm's database, and the next bundle made from it serves n = 1000 too.
 // Every launch's output is checked against the CPU reference. Exits 0 when every step behaves
 // so, 1 naming the one that did not, 77 without a Vulkan device. `deploy_app DIR` keeps the
-// bundle, the record and the databases in DIR (default: a fresh directory under /tmp).
+// bundle, the record and the databases in DIR (default: a fresh directory under /tmp); its own
+// files from an earlier run there are removed first, so that every run starts from nothing.
 #include <unistd.h>
 
 #include <cstdio>
@@ -162,6 +163,9 @@ int main(int argc, char** argv) {
   if (argc > 1) {
     dir = argv[1];
     std::filesystem::create_directories(dir);
+    for (const char* f : {"farm.db", "app.tunebundle", "missed.jsonl", "user1.db", "user2.db"})
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+        std::filesystem::remove(dir + "/" + f + suffix);
   } else {
     char templ[] = "/tmp/deploy_app-XXXXXX";
     if (::mkdtemp(templ) == nullptr) return 1;
