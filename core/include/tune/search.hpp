@@ -75,10 +75,12 @@ std::unique_ptr<SearchStrategy> make_annealing_search(int patience = 40);
 // neighbouring steps, elitism; `population` individuals per generation.
 std::unique_ptr<SearchStrategy> make_genetic_search(int population = 16);
 // Model-guided search (likelihood-free Bayesian optimisation, as PyTorch Helion's): after
-// `initial` random points, a random forest learns "is this point in the best quantile" from
-// every evaluation (failures are in the worst class) over each dimension's value index and
-// log2 value; each round evaluates the `batch` unvisited points it rates most likely, one of
-// them a random point so the model keeps learning about the whole space.
+// `initial` random points, a random forest learns "is this point in the best quantile" and a
+// second one log2 of the time, from every evaluation (failures are in the worst class, and
+// slower than any time) over each value's index, log2 and, for integers, odd factor. Each
+// round evaluates `batch` unvisited points: the best-predicted neighbour of the best points of
+// a few regions, the points whose time the second forest bounds lowest, those the classifier
+// rates most likely, and one random point so the model keeps learning about the whole space.
 std::unique_ptr<SearchStrategy> make_model_search(int batch = 8, int initial = 20);
 // Pattern search: from the best point so far, every dimension moved by +-step; the step halves
 // when no move improves, and at step 1 without improvement the search restarts from a random
