@@ -113,6 +113,8 @@ int cmd_record_tune(const RecordArgs& a) {
     for (const std::string& why : done->skipped) std::printf("not tuned: %s\n", why.c_str());
     std::printf("%zu tuned, %zu not tuned\n", done->tuned, done->skipped.size());
     if (!a.bundle.empty() && done->tuned > 0) rc = write_bundle(a, *dev, defs);
+    if (!a.bundle.empty() && done->tuned == 0)
+      std::printf("no bundle written: no key of %s was tuned\n", a.file.c_str());
     if (rc == 0 && !done->skipped.empty())
       rc = command_failed("tune record tune", std::to_string(done->skipped.size()) +
                                                   " lines or keys of " + a.file +
