@@ -14,7 +14,7 @@ scripts/install-deps.sh
 # preset's folder at a time, not the sum of all six. Say so up front when the disk is short,
 # rather than only through the compiler's "No space left on device" halfway in.
 prune=${TUNE_TEST_PRUNE:-${CI:+1}}
-need_gib=$([[ $prune == 1 ]] && echo 4 || echo 10)
+need_gib=$([[ $prune == 1 ]] && echo 4 || echo 10)  # folders 0.7-2.7 GB each, 9 GB together
 avail_gib=$(df -Pk . | awk 'NR == 2 { print int($4 / 1048576) }')
 if [[ $# -eq 0 && ! -d build/asan && ${avail_gib:-99} -lt $((need_gib + 2)) ]]; then
   echo "warning: ${avail_gib} GiB free under $PWD; a full run from a fresh clone needs about ${need_gib} GiB" >&2
