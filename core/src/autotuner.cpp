@@ -108,7 +108,7 @@ Status Autotuner::Impl::wait_or_claim(Device& dev, ArgList args, TuningKey& key,
         return {};
       }
       // The bucket split while this call waited on its tuning: the member's own key.
-      key = detail::exact_member_key(def, args, key, e->split_specs);
+      key = detail::exact_member_key(keys.builder(), args, key, e->split_specs);
       continue;
     }
     auto it = inflight.find(key.hash);
@@ -486,7 +486,7 @@ Status Autotuner::adopt(Device& dev, ArgList args, const Config& config,
 std::optional<Config> Autotuner::best(const Device& dev, ArgList args) const {
   TuningKey key{TuningKey::Unfilled{}};
   if (!impl_->keys.key_of(dev, args, &key).ok()) return std::nullopt;
-  key = impl_->splits.exact_where_split(&dev, impl_->def, args, key);
+  key = impl_->splits.exact_where_split(&dev, impl_->keys.builder(), args, key);
   const Entry* e = impl_->published.find(key, dev);
   if (e == nullptr) return std::nullopt;
   return e->config;
@@ -495,7 +495,7 @@ std::optional<Config> Autotuner::best(const Device& dev, ArgList args) const {
 std::optional<TuningReport> Autotuner::last_report(const Device& dev, ArgList args) const {
   TuningKey key{TuningKey::Unfilled{}};
   if (!impl_->keys.key_of(dev, args, &key).ok()) return std::nullopt;
-  key = impl_->splits.exact_where_split(&dev, impl_->def, args, key);
+  key = impl_->splits.exact_where_split(&dev, impl_->keys.builder(), args, key);
   std::lock_guard lock(impl_->mu);
   auto it = impl_->reports.find({&dev, key.hash});
   if (it == impl_->reports.end()) return std::nullopt;

@@ -12,7 +12,7 @@ TuningKey Autotuner::Impl::split_aware(Device& dev, ArgList args, const TuningKe
     return key;
   if (detail::KeyForms forms; !splits.loaded(&dev) && keys.forms_of(dev, args, key, &forms).ok())
     splits.load_once(&dev, store.get(), forms.store_key);
-  return splits.exact_where_split(&dev, def, args, key);
+  return splits.exact_where_split(&dev, keys.builder(), args, key);
 }
 
 // A tuning whose edge checks split its bucket: the split remembered and stored, each bucketed

@@ -202,14 +202,14 @@ struct Autotuner::Impl {
   // miss). Lock-free and allocation-free, like the hit path.
   const Entry* split_member(const Device& dev, ArgList args, const TuningKey& key,
                             const Entry& marker) const noexcept {
-    const Entry* e =
-        published.find(detail::exact_member_key(def, args, key, marker.split_specs), dev);
+    const Entry* e = published.find(
+        detail::exact_member_key(keys.builder(), args, key, marker.split_specs), dev);
     return e != nullptr && e->split_specs == 0 ? e : nullptr;
   }
   // Publishes the marker of `bucketed` on `dev` when its bucket is split (Entry::split_specs),
   // replacing the bucket's entry if it had one. Caller holds mu.
   void mark_split(const Device& dev, const TuningKey& bucketed) {
-    const std::uint32_t specs = splits.split_specs(&dev, def, bucketed);
+    const std::uint32_t specs = splits.split_specs(&dev, keys.builder(), bucketed);
     if (specs == 0) return;
     const Entry* had = published.find(bucketed, dev);
     if (had != nullptr && had->split_specs == specs) return;

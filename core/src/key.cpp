@@ -67,8 +67,7 @@ TuningKey KeyBuilder::build(ArgList args, std::uint64_t device_hash) const {
   TuningKey k{TuningKey::Unfilled{}};
   k.device_hash = device_hash;
   for (std::size_t i = 0; i < specs_.size(); ++i) {
-    const ArgValue& a = args[static_cast<std::size_t>(arg_index_[i])];
-    std::int64_t v = a.kind == ArgKind::buffer ? static_cast<std::int64_t>(a.count) : a.as_int();
+    std::int64_t v = raw_value(args, i);
     switch (specs_[i].bucket) {
       case Bucket::exact:
         break;

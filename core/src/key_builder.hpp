@@ -49,6 +49,12 @@ class KeyBuilder {
   TuningKey build(ArgList args, std::uint64_t device_hash) const;
   // Readable text of a key for logs and the cache: "M=4096,N=4096;f16,f16,f32".
   std::string to_string(const TuningKey& key) const;
+  // The call's own value of key argument `spec` (a buffer's count or a scalar), before its
+  // bucket. Allocates nothing.
+  std::int64_t raw_value(ArgList args, std::size_t spec) const noexcept {
+    const ArgValue& a = args[static_cast<std::size_t>(arg_index_[spec])];
+    return a.kind == ArgKind::buffer ? static_cast<std::int64_t>(a.count) : a.as_int();
+  }
   // The key's numeric values by name, for nearest-key search and cache rows.
   const std::vector<KeySpec>& specs() const noexcept { return specs_; }
 

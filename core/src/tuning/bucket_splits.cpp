@@ -85,37 +85,34 @@ void BucketSplits::add(const Device* device, TuningStore* store, const StoreKey&
   }
 }
 
-TuningKey exact_member_key(const KernelDef& def, ArgList args, const TuningKey& key,
+TuningKey exact_member_key(const KeyBuilder& kb, ArgList args, const TuningKey& key,
                            std::uint32_t specs) noexcept {
   if (specs == 0) return key;
   TuningKey out = key;
-  for (std::size_t i = 0; i < def.key.size(); ++i) {
-    if ((specs & (std::uint32_t{1} << i)) == 0) continue;
-    const ArgValue& a = args[static_cast<std::size_t>(def.signature.index_of(def.key[i].arg))];
-    out.values[i] = a.kind == ArgKind::buffer ? static_cast<std::int64_t>(a.count) : a.as_int();
-  }
+  for (std::size_t i = 0; i < kb.specs().size(); ++i)
+    if ((specs & (std::uint32_t{1} << i)) != 0) out.values[i] = kb.raw_value(args, i);
   if (!out.push(kExactMember)) return key;
   out.rehash();
   return out;
 }
 
-std::uint32_t BucketSplits::split_specs(const Device* device, const KernelDef& def,
+std::uint32_t BucketSplits::split_specs(const Device* device, const KeyBuilder& kb,
                                         const TuningKey& key) const {
   std::lock_guard lock(mu_);
   auto it = splits_.find(device);
   if (it == splits_.end() || it->second.empty() || is_exact_member(key)) return 0;
   std::uint32_t specs = 0;
-  for (std::size_t i = 0; i < def.key.size(); ++i) {
-    const KeySpec& spec = def.key[i];
+  for (std::size_t i = 0; i < kb.specs().size(); ++i) {
+    const KeySpec& spec = kb.specs()[i];
     if (spec.bucket == Bucket::next_pow2 && it->second.count({spec.arg, key.values[i]}) != 0)
       specs |= std::uint32_t{1} << i;
   }
   return specs;
 }
 
-TuningKey BucketSplits::exact_where_split(const Device* device, const KernelDef& def, ArgList args,
+TuningKey BucketSplits::exact_where_split(const Device* device, const KeyBuilder& kb, ArgList args,
                                           const TuningKey& key) const {
-  return exact_member_key(def, args, key, split_specs(device, def, key));
+  return exact_member_key(kb, args, key, split_specs(device, kb, key));
 }
 
 }  // namespace tune::detail

@@ -33,11 +33,11 @@ inline bool is_exact_member(const TuningKey& key) noexcept {
   return key.size > 0 && key.values[key.size - 1] == kExactMember;
 }
 
-// `key` with the value of each key argument whose bit is set in `specs` (bit i: def.key[i])
+// `key` with the value of each key argument whose bit is set in `specs` (bit i: kb.specs()[i])
 // replaced by the call's own value of that argument, and kExactMember appended (rehashed).
 // `key` itself when `specs` is 0 or the key has no room left (KernelDef checks that it has).
 // Allocates nothing: the hit path calls it for a split bucket's members.
-TuningKey exact_member_key(const KernelDef& def, ArgList args, const TuningKey& key,
+TuningKey exact_member_key(const KeyBuilder& kb, ArgList args, const TuningKey& key,
                            std::uint32_t specs) noexcept;
 
 class BucketSplits {
@@ -52,14 +52,14 @@ class BucketSplits {
   // Records a split in memory and in `store` (may be null): `why` is stored as the reason.
   void add(const Device* device, TuningStore* store, const StoreKey& of, const std::string& arg,
            std::int64_t bucket, const std::string& why);
-  // The key arguments of `key` whose bucket is split on `device`: bit i for def.key[i]; 0
+  // The key arguments of `key` whose bucket is split on `device`: bit i for kb.specs()[i]; 0
   // when none is.
-  std::uint32_t split_specs(const Device* device, const KernelDef& def, const TuningKey& key) const;
-  // exact_member_key(def, args, key, split_specs(device, def, key)): `key` with each split
+  std::uint32_t split_specs(const Device* device, const KeyBuilder& kb, const TuningKey& key) const;
+  // exact_member_key(kb, args, key, split_specs(device, kb, key)): `key` with each split
   // bucket's value replaced by the call's own value of that key
   // argument and kExactMember appended (rehashed), so that the member equal to the bucket's
   // value has a key of its own; `key` itself when none of its buckets is split.
-  TuningKey exact_where_split(const Device* device, const KernelDef& def, ArgList args,
+  TuningKey exact_where_split(const Device* device, const KeyBuilder& kb, ArgList args,
                               const TuningKey& key) const;
 
  private:

@@ -32,6 +32,8 @@ class CallKeys {
   bool calls_user_code() const noexcept { return calls_user_code_; }
   // How many of a key's values are key arguments (the rest: buffer types, heuristics).
   int key_args() const noexcept { return static_cast<int>(builder_.specs().size()); }
+  // The key arguments resolved against the signature (bucket splits re-key with it).
+  const KeyBuilder& builder() const noexcept { return builder_; }
 
  private:
   // The numeric key of a call. May throw (a heuristic or custom key function).

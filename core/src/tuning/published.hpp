@@ -23,7 +23,7 @@ struct Entry {
   std::shared_ptr<Variant> variant;
   // Nonzero: no decision but a split bucket's marker (bucket_splits.hpp), under the bucket's
   // key: bit i set when def.key[i]'s bucket is split. Its members' own entries are under
-  // exact_member_key(def, args, key, split_specs); config and variant are empty.
+  // exact_member_key(keys, args, key, split_specs); config and variant are empty.
   std::uint32_t split_specs = 0;
 };
 
