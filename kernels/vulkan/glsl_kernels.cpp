@@ -232,7 +232,7 @@ bool coopmat_shape_offered(const Config& c, const DeviceInfo& dev) {
          dev.matrix_shapes_f16.end();
 }
 
-// 3 shapes x 10 subgroup layouts x BK {32, 64} x STAGES {1, 2} x VSH = 240 points; a device keeps
+// 3 shapes x 14 subgroup layouts x BK {32, 64} x STAGES {1, 2} x VSH = 336 points; a device keeps
 // those of the shapes it reports (NVIDIA: 16x8x16, 16x8x8 and 16x16x16 are the usual ones).
 BundledKernel matmul_f16_coopmat() {
   BundledKernel k = detail::contract("matmul_f16_coopmat");
@@ -241,8 +241,11 @@ BundledKernel matmul_f16_coopmat() {
   struct Layout {
     int sgm, sgn, wm, wn;
   };
+  // The last four give each subgroup 64 rows of C (64 x 32 to 64 x 128), the warp tiles of
+  // fast mma.sync kernels, on workgroup tiles of 128 x 128 to 128 x 512.
   const Layout layouts[] = {{2, 2, 2, 2}, {2, 2, 4, 2}, {2, 2, 2, 4}, {2, 2, 4, 4}, {4, 2, 2, 2},
-                            {2, 4, 2, 2}, {4, 2, 2, 4}, {2, 4, 4, 2}, {1, 2, 4, 4}, {4, 4, 2, 2}};
+                            {2, 4, 2, 2}, {4, 2, 2, 4}, {2, 4, 4, 2}, {1, 2, 4, 4}, {4, 4, 2, 2},
+                            {2, 2, 4, 8}, {2, 4, 4, 4}, {4, 2, 4, 4}, {2, 4, 4, 8}};
   std::vector<Config> configs;
   for (MatrixShape s : {MatrixShape{16, 8, 16}, MatrixShape{16, 16, 16}, MatrixShape{16, 8, 8}})
     for (const Layout& l : layouts)
