@@ -143,9 +143,11 @@
 #if WG_PINGPONG
 #define WG_ROWS BM  // ping-pong: each consumer owns whole tiles
 #define WG_TILE_CONSUMERS 1
+#define WG_ROW0(c) 0  // consumer c's first row within a tile
 #else
 #define WG_ROWS (BM / WG_CONSUMERS)  // rows of the tile one consumer owns
 #define WG_TILE_CONSUMERS WG_CONSUMERS
+#define WG_ROW0(c) ((c) * WG_ROWS)
 #endif
 #define WG_MI (WG_ROWS / 64)         // m64 wgmmas per k-step per consumer
 #define WG_ACC (BN / 2)              // fp32 accumulators per thread per m64 block
@@ -664,7 +666,7 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
     int tm, tn;
     wg_tile_coords(unit, units_m, tiles_n, &tm, &tn);
     tm = tm * CLUSTER_M + rank;
-    const int m0 = tm * BM + c * WG_ROWS, n0 = tn * BN;
+    const int m0 = tm * BM + WG_ROW0(c), n0 = tn * BN;
 #endif
 #pragma unroll
     for (int mi = 0; mi < WG_MI; ++mi)
@@ -674,7 +676,8 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
     for (int kt = 0; kt < ktiles; ++kt, ++it) {
       const int s = it % WG_STAGES;
       wg_mbar_wait(full0 + 8 * s, (unsigned)(it / WG_STAGES) & 1u);
-      const unsigned a_tile = base + s * WG_STAGE_BYTES + c * WG_ROWS * WG_A_ROW_BYTES;
+      // This consumer's rows of the stage's A (ping-pong: all of them).
+      const unsigned a_tile = base + s * WG_STAGE_BYTES + WG_ROW0(c) * WG_A_ROW_BYTES;
       const unsigned b_tile = base + s * WG_STAGE_BYTES + WG_A_BYTES;
 #pragma unroll
       for (int mi = 0; mi < WG_MI; ++mi)
