@@ -240,7 +240,8 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("the wgmma PTX of tile K 32 and 128 and of clusters has what they are about") {
+TEST_CASE(
+    "the wgmma PTX of tile K 32 and 128, of clusters and of ping-pong has what they are about") {
   const tune::DeviceInfo h100 = tune::testing::nvidia_snapshot("sm_90");
   const BundledKernel k = wgmma_kernel("matmul_wgmma_f16");
   const tune::KernelSource& src = *k.def.source_for(tune::Language::cuda_hip);
@@ -296,21 +297,7 @@ TEST_CASE("the wgmma PTX of tile K 32 and 128 and of clusters has what they are 
   // The copy path is still there (unaligned shapes with clusters copy without multicast).
   CHECK(count(pair, "st.shared.v4.b32") > 0);
   CHECK(count(pair, "fence.proxy.async.shared::cta") > 0);
-}
-
-TEST_CASE("the ping-pong wgmma PTX has whole-tile consumers and their turn barriers") {
-  const tune::DeviceInfo h100 = tune::testing::nvidia_snapshot("sm_90");
-  const BundledKernel k = wgmma_kernel("matmul_wgmma_f16");
-  const tune::KernelSource& src = *k.def.source_for(tune::Language::cuda_hip);
-  auto configs = k.def.space.enumerate(h100);
-  REQUIRE(configs.ok());
-  auto count = [](const std::string& text, const std::string& what) {
-    std::size_t n = 0;
-    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-      ++n;
-    return n;
-  };
-  const std::string plain = ptx_of(src, k.default_config);
+  // Ping-pong: whole-tile consumers and their turn barriers.
   std::set<std::int64_t> bms;
   for (const tune::Config& c : *configs) {
     if (c.get_int("WG_PINGPONG", 0) != 1) continue;
