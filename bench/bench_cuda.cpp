@@ -16,7 +16,11 @@
 //                                    space (screened alone, then the winner, the best, cuBLAS
 //                                    and mma.sync timed interleaved: same clocks for all);
 //                                    tuning time cold and warm; every output checked against
-//                                    the CPU reference
+//                                    the CPU reference. Also timed: the best of the space
+//                                    without ping-pong consumers (WG_PINGPONG). Options:
+//                                    --shapes=MxNxK[,MxNxK...] (instead of those four and the
+//                                    copy path's 4095x4097x4095), --types=f16|bf16,
+//                                    --no-mma-sync, --no-tuning-time
 //
 // Figures (issue 4): dispatch overhead of an autotuned call on a cache hit vs a raw
 // cuLaunchKernel of the same CUfunction, on libtune's queue and (issue 13) on the application's
@@ -606,7 +610,49 @@ tune::Config tune_winner(const tune::kernels::BundledKernel& k, tune::kernels::W
   return must(tuner->tune(*g_dev, w.args()), "tune " + k.name);
 }
 
-int matmul_hopper() {
+// --matmul-hopper's options (see the top of this file).
+struct HopperOptions {
+  // The last default shape (N and K odd) is one TMA cannot address: the wgmma kernels' copy
+  // path.
+  std::vector<std::vector<std::int64_t>> shapes = {{4096, 4096, 4096},
+                                                   {8192, 8192, 8192},
+                                                   {8192, 8192, 512},
+                                                   {3001, 4104, 2056},
+                                                   {4095, 4097, 4095}};
+  std::vector<bool> bf16 = {false, true};
+  bool mma_sync = true, tuning_time = true;
+};
+
+HopperOptions hopper_options(int argc, char** argv) {
+  HopperOptions o;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.starts_with("--shapes=")) {
+      o.shapes.clear();
+      std::string list = a.substr(9);
+      for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t end = std::min(list.find(',', at), list.size());
+        long long m = 0, n = 0, k = 0;
+        if (std::sscanf(list.substr(at, end - at).c_str(), "%lldx%lldx%lld", &m, &n, &k) != 3 ||
+            m < 1 || n < 1 || k < 1)
+          die("--shapes: '" + list.substr(at, end - at) + "' is not MxNxK", tune::Status());
+        o.shapes.push_back({m, n, k});
+        at = end + 1;
+      }
+    } else if (a == "--types=f16" || a == "--types=bf16") {
+      o.bf16 = {a == "--types=bf16"};
+    } else if (a == "--no-mma-sync") {
+      o.mma_sync = false;
+    } else if (a == "--no-tuning-time") {
+      o.tuning_time = false;
+    } else {
+      die("bench_cuda --matmul-hopper: unknown option '" + a + "'", tune::Status());
+    }
+  }
+  return o;
+}
+
+int matmul_hopper(const HopperOptions& opt) {
   const tune::DeviceInfo& info = g_dev->info();
   if (info.arch != "sm_90") {
     std::fprintf(stderr, "bench_cuda --matmul-hopper: needs an sm_90 GPU; this is %s (%s)\n",
@@ -620,17 +666,12 @@ int matmul_hopper() {
       "L2-flushed launches, contenders interleaved\n",
       info.name.c_str(), info.arch.c_str(), info.driver_version.c_str(),
       info.compiler_version.c_str(), info.compute_units, rounds, reps);
-  std::printf("%-5s %-16s %8s %8s %8s %8s %10s  %s\n", "type", "MxNxK", "wgmma", "mma.sync",
-              "cuBLAS", "wg/cuBLAS", "chosen/best", "wgmma winner (best of space)");
-  // The last shape (N and K odd) is one TMA cannot address: the wgmma kernels' copy path.
-  const std::vector<std::vector<std::int64_t>> shapes = {{4096, 4096, 4096},
-                                                         {8192, 8192, 8192},
-                                                         {8192, 8192, 512},
-                                                         {3001, 4104, 2056},
-                                                         {4095, 4097, 4095}};
-  for (const bool bf16 : {false, true}) {
+  std::printf("%-5s %-16s %8s %8s %8s %8s %8s %10s  %s\n", "type", "MxNxK", "wgmma", "no-pp",
+              "mma.sync", "cuBLAS", "wg/cuBLAS", "chosen/best",
+              "wgmma winner (best of space; best without ping-pong)");
+  for (const bool bf16 : opt.bf16) {
     const auto& wg = kernel(bf16 ? "matmul_wgmma_bf16" : "matmul_wgmma_f16");
-    for (const auto& s : shapes) {
+    for (const auto& s : opt.shapes) {
       auto w = wg.workload(s);
       if (auto st = w->setup(*g_dev, 11); !st.ok()) die("setup", st);
       const double tflop = w->flops() / 1e12;
@@ -638,29 +679,36 @@ int matmul_hopper() {
       // A screen for the best of the whole space: each configuration timed alone (compiles
       // between them let the GPU cool, so these times are not compared with the winner's);
       // the figures come from the interleaved rounds below.
-      double screen_ns = std::numeric_limits<double>::infinity();
-      tune::Config best = winner;
+      double screen_ns = std::numeric_limits<double>::infinity(), plain_ns = screen_ns;
+      tune::Config best = winner, plain = wg.default_config;
       for (const tune::Config& c : must(wg.def.space.enumerate(info), "enumerate")) {
         const double ns = time_variant(wg, c, *w, reps);
         if (ns < screen_ns) {
           screen_ns = ns;
           best = c;
         }
+        if (ns < plain_ns && c.find("WG_PINGPONG") == nullptr) {
+          plain_ns = ns;
+          plain = c;
+        }
       }
       auto ck_winner = compile_variant(wg, winner);
       auto ck_best = compile_variant(wg, best);
+      auto ck_plain = compile_variant(wg, plain);
       CublasMatmul vendor(raw, *w, s, bf16 ? CUDA_R_16BF : CUDA_R_16F);
       std::vector<tune::bench::Contender> cs = {
           checked("wgmma winner", *w,
                   [&] { return variant_samples(wg, *ck_winner, winner, *w, reps); }),
           checked("wgmma best", *w, [&] { return variant_samples(wg, *ck_best, best, *w, reps); }),
-          checked("cuBLAS", *w, [&] { return vendor.samples(reps); })};
+          checked("cuBLAS", *w, [&] { return vendor.samples(reps); }),
+          checked("wgmma best without ping-pong", *w,
+                  [&] { return variant_samples(wg, *ck_plain, plain, *w, reps); })};
       // The mma.sync kernel (fp16 only) on its own workload, tuned the same way.
       std::unique_ptr<tune::kernels::Workload> wo;
       std::unique_ptr<tune::CompiledKernel> ck_old;
       tune::Config old_winner;
       const auto& old = kernel("matmul_f16");
-      if (!bf16) {
+      if (!bf16 && opt.mma_sync) {
         wo = old.workload(s);
         if (auto st = wo->setup(*g_dev, 11); !st.ok()) die("setup", st);
         old_winner = tune_winner(old, *wo);
@@ -669,18 +717,20 @@ int matmul_hopper() {
                              [&] { return variant_samples(old, *ck_old, old_winner, *wo, reps); }));
       }
       const std::vector<double> med = tune::bench::interleaved_medians(cs, rounds);
-      const double old_tflops = bf16 ? -1 : tflop / (med[3] * 1e-9);
+      const double old_tflops = med.size() > 4 ? tflop / (med[4] * 1e-9) : -1;
       const std::string shape =
           std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]);
-      std::printf("%-5s %-16s %8.1f %8.1f %8.1f %8.2f %10.3f  %s (%s)\n", bf16 ? "bf16" : "f16",
-                  shape.c_str(), tflop / (med[0] * 1e-9), old_tflops, tflop / (med[2] * 1e-9),
-                  med[2] / med[0], med[0] / med[1], winner.to_string().c_str(),
-                  best.to_string().c_str());
+      std::printf("%-5s %-16s %8.1f %8.1f %8.1f %8.1f %8.2f %10.3f  %s (%s; %s)\n",
+                  bf16 ? "bf16" : "f16", shape.c_str(), tflop / (med[0] * 1e-9),
+                  tflop / (med[3] * 1e-9), old_tflops, tflop / (med[2] * 1e-9), med[2] / med[0],
+                  med[0] / med[1], winner.to_string().c_str(), best.to_string().c_str(),
+                  plain.to_string().c_str());
       std::fflush(stdout);
     }
   }
   // Tuning time of the new space at 4096^3: a fresh process with empty caches (compiling
   // included), then a second fresh process with the caches warm.
+  if (!opt.tuning_time) return 0;
   for (const char* name : {"matmul_wgmma_f16", "matmul_wgmma_bf16"}) {
     char tmpl[] = "/tmp/libtune-bench-cache-XXXXXX";
     const char* dir = ::mkdtemp(tmpl);
@@ -779,7 +829,7 @@ int main(int argc, char** argv) {
   if (const std::uint64_t mb = tune::bench::verify_cost_flag(argc, argv, 256); mb > 0)
     return tune::bench::run_verify_cost(*g_dev, mb, tune::bench::verify_rounds_flag(argc, argv, 3));
   if (argc > 1 && std::string(argv[1]) == "--matmul-hopper") {
-    const int rc = matmul_hopper();
+    const int rc = matmul_hopper(hopper_options(argc, argv));
     g_flush.reset();
     g_kernels.clear();
     return rc;

@@ -220,18 +220,21 @@ BundledKernel matmul_f16() {
 }
 
 // One wgmma configuration (matmul_wgmma.cu): block tile, consumer warpgroups, stages, tile
-// order, k per stage, blocks per cluster along M. Shared memory: 1024 bytes of alignment
-// slack, the stages (A and B tiles), and a full and an empty mbarrier per stage. BK and
-// CLUSTER_M are parameters only where they are not the kernel's defaults (64, 1), so the
-// configurations that predate them keep their names (and their cached results).
+// order, k per stage, blocks per cluster along M, ping-pong consumers (each a whole tile, their
+// main loops in turn). Shared memory: 1024 bytes of alignment slack, the stages (A and B
+// tiles), a full and an empty mbarrier per stage, and with ping-pong a turn mbarrier per
+// consumer. BK, CLUSTER_M and WG_PINGPONG are parameters only where they are not the kernel's
+// defaults (64, 1, 0), so the configurations that predate them keep their names (and their
+// cached results).
 Config matmul_wgmma_config(int bm, int bn, int consumers, int stages, int group_m, int bk = 64,
-                           int cluster_m = 1) {
+                           int cluster_m = 1, bool pingpong = false) {
   Config c{{"BM", bm}, {"BN", bn}, {"WG_CONSUMERS", consumers}, {"GROUP_M", group_m}};
   if (bk != 64) c.set("BK", bk);
   if (cluster_m != 1) c.set("CLUSTER_M", cluster_m);
+  if (pingpong) c.set("WG_PINGPONG", 1);
   c.set(kBlockX, 128 * (consumers + 1)).set(kNumStages, stages);
-  c.launch().shared_bytes =
-      static_cast<std::uint32_t>(1024 + stages * ((bm * bk + bk * bn) * 2 + 16));
+  c.launch().shared_bytes = static_cast<std::uint32_t>(
+      1024 + stages * ((bm * bk + bk * bn) * 2 + 16) + (pingpong ? 8 * consumers : 0));
   return c;
 }
 
@@ -267,14 +270,16 @@ BundledKernel matmul_wgmma(const char* name, bool bf16) {
         {1, 5, 4, bk, 64, S::bytes128, true}};
   };
   d.sources = {std::move(src)};
-  // 45 configurations on an H200. At BK = 64: four tile shapes (one or two consumer
+  // 50 configurations on an H200. At BK = 64: four tile shapes (one or two consumer
   // warpgroups, at most 128 fp32 accumulators per consumer thread) x 2-5 stages x two tile
   // orders, less the 5-stage 48 KiB-per-stage ones that exceed 227 KiB of shared memory (28).
   // At BK = 128 (half the barrier round trips per k, as deep in k as 3-4 stages of 64): the
   // two-consumer 128x128 and 128x256 tiles at the stages that fit (6). At BK = 32 (more,
   // shallower stages): 128x128 at 4 and 6 stages, 128x256 at 4 (3). In clusters of two
   // blocks along M sharing (multicasting) their B tiles, which halves B's L2 traffic: the
-  // two-consumer 128x128 and 128x256 tiles at 3 and 4 stages, both tile orders (8).
+  // two-consumer 128x128 and 128x256 tiles at 3 and 4 stages, both tile orders (8). Ping-pong
+  // (two consumers, each a whole tile of 128 accumulators per thread; the epilogue of one
+  // under the other's main loop, for short K): 128x128 at 4-6 stages, 64x256 at 4-5 (5).
   std::vector<Config> configs;
   for (auto [bm, bn, consumers] : {std::tuple{128, 128, 1}, std::tuple{128, 128, 2},
                                    std::tuple{128, 256, 2}, std::tuple{256, 128, 2}})
@@ -293,6 +298,10 @@ BundledKernel matmul_wgmma(const char* name, bool bf16) {
        {std::pair{128, 3}, std::pair{128, 4}, std::pair{256, 3}, std::pair{256, 4}})
     for (int group_m : {1, 8})
       configs.push_back(matmul_wgmma_config(128, bn, 2, stages, group_m, 64, 2));
+  for (int stages : {4, 5, 6})
+    configs.push_back(matmul_wgmma_config(128, 128, 2, stages, 8, 64, 1, true));
+  for (int stages : {4, 5})
+    configs.push_back(matmul_wgmma_config(64, 256, 2, stages, 8, 64, 1, true));
   d.space = ConfigSpace::list(std::move(configs))
                 .constrain("sm_90 (wgmma and TMA of sm_90a)",
                            [](const Config&, const DeviceInfo& dev) {

@@ -17,6 +17,12 @@
 //   next tile meanwhile).
 // - Tiles are visited persistently: block b takes tiles b, b + gridDim.x, ... in GROUP_M order
 //   (GROUP_M tile rows at a time, Triton's L2-friendly order).
+// - Ping-pong (WG_PINGPONG = 1; two consumers, no clusters; CUTLASS's "pingpong" schedule):
+//   each consumer computes whole BM x BN tiles, the block's tiles dealt to the consumers in
+//   turn, and their main loops take turns through a "turn" mbarrier per consumer, so one
+//   consumer's epilogue runs while the other's wgmmas keep the tensor cores busy. Without it
+//   both consumers store at once and the tensor cores wait: short main loops (K = 512: eight
+//   k-tiles of 64) lose a large share of each tile to it. The producer is unchanged.
 // - Clusters (CLUSTER_M = 2; launched with LaunchDims::cluster = {2, 1, 1}): the two blocks of
 //   a cluster take tile rows 2u and 2u + 1 of one tile column together, walking such pairs
 //   ("units") persistently in GROUP_M order in lockstep (cluster c takes units c, c +
@@ -102,6 +108,12 @@
 #if CLUSTER_M != 1 && CLUSTER_M != 2
 #error "CLUSTER_M must be 1 or 2"
 #endif
+#ifndef WG_PINGPONG
+#define WG_PINGPONG 0
+#endif
+#if WG_PINGPONG && (CLUSTER_M != 1 || WG_CONSUMERS < 2)
+#error "WG_PINGPONG needs two or more consumer warpgroups and no clusters"
+#endif
 
 #ifdef WG_BF16
 #define WG_PTX_T "bf16"
@@ -128,7 +140,15 @@
 #define WG_KS_PER_SLICE (WG_A_ROW_BYTES / 32)  // k16 steps per slice: +32 bytes each
 #define WG_STAGES TUNE_NUM_STAGES
 #define WG_THREADS (128 * (WG_CONSUMERS + 1))
+#if WG_PINGPONG
+#define WG_ROWS BM  // ping-pong: each consumer owns whole tiles
+#define WG_TILE_CONSUMERS 1
+#define WG_ROW0(c) 0  // consumer c's first row within a tile
+#else
 #define WG_ROWS (BM / WG_CONSUMERS)  // rows of the tile one consumer owns
+#define WG_TILE_CONSUMERS WG_CONSUMERS
+#define WG_ROW0(c) ((c) * WG_ROWS)
+#endif
 #define WG_MI (WG_ROWS / 64)         // m64 wgmmas per k-step per consumer
 #define WG_ACC (BN / 2)              // fp32 accumulators per thread per m64 block
 #define WG_A_BYTES (BM * WG_BK * 2)
@@ -461,12 +481,13 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
                  unsigned short* __restrict__ C, int M, int N, int K,
                  const __grid_constant__ wg_tensor_map tma_a,
                  const __grid_constant__ wg_tensor_map tma_b) {
-  static_assert(BM % (64 * WG_CONSUMERS) == 0, "each consumer owns whole m64 blocks");
+  static_assert(WG_ROWS % 64 == 0 && BM % WG_ROWS == 0, "each consumer owns whole m64 blocks");
   static_assert(WG_MI * WG_ACC <= 128, "at most 128 accumulators per consumer thread");
   static_assert(WG_STAGES >= 2, "the pipeline needs at least two stages");
   static_assert(BM <= 256, "one TMA box covers the A tile's rows");
 #ifdef TUNE_SHARED_BYTES
-  static_assert(TUNE_SHARED_BYTES >= 1024 + WG_STAGES * (WG_STAGE_BYTES + 16),
+  static_assert(TUNE_SHARED_BYTES >=
+                    1024 + WG_STAGES * (WG_STAGE_BYTES + 16) + WG_PINGPONG * 8 * WG_CONSUMERS,
                 "dynamic shared memory covers the alignment slack, the stages and barriers");
 #endif
 #if CLUSTER_M > 1
@@ -489,6 +510,9 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
   const unsigned base = (raw + 1023u) & ~1023u;
   const unsigned full0 = base + WG_STAGES * WG_STAGE_BYTES;  // full[s] = full0 + 8 s
   const unsigned empty0 = full0 + 8 * WG_STAGES;
+#if WG_PINGPONG
+  const unsigned turn0 = empty0 + 8 * WG_STAGES;  // turn[c] = turn0 + 8 c: see the consumers
+#endif
 
   const int wg = threadIdx.x / 128;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -500,8 +524,11 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
       // One arrive per consumer warp; with TMA, of every block of the cluster (a pair's
       // producers both write into each block's stage: see the producer). The copy path
       // writes only its own block's stages: its releases stay in the block.
-      wg_mbar_init(empty0 + 8 * s, 4 * WG_CONSUMERS * (tma ? CLUSTER_M : 1));
+      wg_mbar_init(empty0 + 8 * s, 4 * WG_TILE_CONSUMERS * (tma ? CLUSTER_M : 1));
     }
+#if WG_PINGPONG
+    for (int t = 0; t < WG_CONSUMERS; ++t) wg_mbar_init(turn0 + 8 * t, 128);
+#endif
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     if (tma) {  // zeros on the copy path: nothing to prefetch
       asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)&tma_a) : "memory");
@@ -615,12 +642,32 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
   const int row_in_wg = (warp % 4) * 16 + lane / 4;  // accumulator row of d[0] in an m64 block
   const int col_in_wg = (lane % 4) * 2;              // accumulator column of d[0]
   float acc[WG_MI][WG_ACC];
+#if WG_PINGPONG
+  // Ping-pong: consumer c takes this block's tiles c, c + WG_CONSUMERS, ... whole, so one
+  // consumer's epilogue overlaps another's main loop (the tensor cores idle through the
+  // epilogue otherwise, which short main loops such as K = 512 feel most). Block tile j's
+  // k-tiles are the producer's loads j * ktiles onwards. The main loops take turns in tile
+  // order: tile j's waits for tile j - 1's to have passed its last full-barrier wait (an
+  // arrival of that consumer's 128 threads on turn[j % WG_CONSUMERS]). Besides keeping the
+  // tensor cores to one main loop at a time, the turns keep the parity waits sound: a consumer
+  // waits on a full barrier at most one phase ahead of the phases completed, as the stage's
+  // earlier loads were all waited for by the main loops before it.
+  for (int j = c, unit = WG_FIRST_UNIT + c * WG_UNIT_STRIDE; unit < units;
+       j += WG_CONSUMERS, unit += WG_CONSUMERS * WG_UNIT_STRIDE) {
+    int it = j * ktiles;
+    int tm, tn;
+    wg_tile_coords(unit, units_m, tiles_n, &tm, &tn);
+    const int m0 = tm * BM, n0 = tn * BN;
+    // Tile j - 1's arrival is the ((j - 1) / WG_CONSUMERS)-th on this consumer's turn barrier.
+    if (j > 0) wg_mbar_wait(turn0 + 8 * c, (unsigned)((j - 1) / WG_CONSUMERS) & 1u);
+#else
   int it = 0;
   for (int unit = WG_FIRST_UNIT; unit < units; unit += WG_UNIT_STRIDE) {
     int tm, tn;
     wg_tile_coords(unit, units_m, tiles_n, &tm, &tn);
     tm = tm * CLUSTER_M + rank;
-    const int m0 = tm * BM + c * WG_ROWS, n0 = tn * BN;
+    const int m0 = tm * BM + WG_ROW0(c), n0 = tn * BN;
+#endif
 #pragma unroll
     for (int mi = 0; mi < WG_MI; ++mi)
 #pragma unroll
@@ -629,7 +676,8 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
     for (int kt = 0; kt < ktiles; ++kt, ++it) {
       const int s = it % WG_STAGES;
       wg_mbar_wait(full0 + 8 * s, (unsigned)(it / WG_STAGES) & 1u);
-      const unsigned a_tile = base + s * WG_STAGE_BYTES + c * WG_ROWS * WG_A_ROW_BYTES;
+      // This consumer's rows of the stage's A (ping-pong: all of them).
+      const unsigned a_tile = base + s * WG_STAGE_BYTES + WG_ROW0(c) * WG_A_ROW_BYTES;
       const unsigned b_tile = base + s * WG_STAGE_BYTES + WG_A_BYTES;
 #pragma unroll
       for (int mi = 0; mi < WG_MI; ++mi)
@@ -651,6 +699,9 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
         for (int i = 0; i < WG_ACC; ++i) wg_fence_acc(acc[mi][i]);
       if (kt > 0 && lane == 0) WG_RELEASE(empty0 + 8 * ((it - 1) % WG_STAGES));
     }
+#if WG_PINGPONG
+    wg_mbar_arrive(turn0 + 8 * ((c + 1) % WG_CONSUMERS));  // the next tile's main loop may go
+#endif
     wg_wait<0>();
 #pragma unroll
     for (int mi = 0; mi < WG_MI; ++mi)

@@ -4,9 +4,10 @@
 // path for shapes TMA cannot address are chosen at run time, so every variant holds both); the
 // PTX holds the Hopper instructions the kernel is about (wgmma, TMA, mbarrier, and the copy
 // path's proxy fence and vector shared stores; with clusters the multicast TMA, the remote
-// mbarrier arrivals and the cluster barriers; at BK = 32 the 64-byte swizzle), and the
-// toolkit's ptxas, when installed, assembles it for sm_90a. The space has every tile K and
-// cluster shape, and launches clusters as whole clusters. Whether the kernels compute the
+// mbarrier arrivals and the cluster barriers; at BK = 32 the 64-byte swizzle; with ping-pong
+// whole-tile consumers and their turn barriers), and the toolkit's ptxas, when installed,
+// assembles it for sm_90a. The space has every tile K, cluster shape and ping-pong, and
+// launches clusters as whole clusters. Whether the kernels compute the
 // right numbers needs the GPU: wgmma_gpu_test.cpp.
 #include <doctest/doctest.h>
 #include <nvrtc.h>
@@ -161,15 +162,17 @@ TEST_CASE("an architecture-specific source for a target before sm_90 is invalid_
   CHECK(configs->empty());
 }
 
-TEST_CASE("the wgmma space has tile K 32/64/128 and clusters of two, launched as whole clusters") {
+TEST_CASE(
+    "the wgmma space has tile K 32/64/128, clusters of two launched as whole clusters, and "
+    "ping-pong") {
   const tune::DeviceInfo h100 = tune::testing::nvidia_snapshot("sm_90");
   for (const char* name : kWgmmaKernels) {
     CAPTURE(name);
     const BundledKernel k = wgmma_kernel(name);
     auto configs = k.def.space.enumerate(h100);
     REQUIRE(configs.ok());
-    CHECK(configs->size() <= 48);  // each costs a compile while tuning
-    int by_bk[3] = {}, clustered = 0;
+    CHECK(configs->size() <= 52);  // each costs a compile while tuning
+    int by_bk[3] = {}, clustered = 0, pingpong = 0;
     for (const tune::Config& c : *configs) {
       CAPTURE(c.to_string());
       const std::int64_t bk = c.get_int("BK", 64), cluster = c.get_int("CLUSTER_M", 1);
@@ -177,10 +180,20 @@ TEST_CASE("the wgmma space has tile K 32/64/128 and clusters of two, launched as
       ++by_bk[bk == 32 ? 0 : bk == 64 ? 1 : 2];
       REQUIRE((cluster == 1 || cluster == 2));
       clustered += cluster == 2 ? 1 : 0;
-      // Shared memory follows BK: the stages' A and B tiles, barriers and alignment slack.
+      // Ping-pong: two consumers, no clusters (the kernel refuses anything else).
+      const std::int64_t pp = c.get_int("WG_PINGPONG", 0);
+      REQUIRE((pp == 0 || pp == 1));
+      if (pp == 1) {
+        ++pingpong;
+        CHECK(cluster == 1);
+        CHECK(c.get_int("WG_CONSUMERS") == 2);
+      }
+      // Shared memory follows BK: the stages' A and B tiles, barriers and alignment slack, and
+      // with ping-pong a turn barrier per consumer.
       const std::int64_t bm = c.get_int("BM"), bn = c.get_int("BN");
       const std::int64_t stages = c.launch().num_stages;
-      CHECK(c.launch().shared_bytes == 1024 + stages * ((bm * bk + bk * bn) * 2 + 16));
+      CHECK(c.launch().shared_bytes ==
+            1024 + stages * ((bm * bk + bk * bn) * 2 + 16) + pp * 8 * c.get_int("WG_CONSUMERS"));
       CHECK(c.launch().shared_bytes <= h100.shared_bytes_per_block_optin);
       // The tensor maps' boxes: A in BM x min(BK, 64) (64-byte swizzle at BK = 32), B in
       // BK x 64.
@@ -218,13 +231,17 @@ TEST_CASE("the wgmma space has tile K 32/64/128 and clusters of two, launched as
     CHECK(by_bk[1] >= 24);
     CHECK(by_bk[2] >= 2);
     CHECK(clustered >= 4);
-    // The default is the configuration of before tile K and clusters, named as it was.
+    CHECK(pingpong >= 4);
+    // The default is the configuration of before tile K, clusters and ping-pong, named as it
+    // was.
     CHECK(k.default_config.find("BK") == nullptr);
     CHECK(k.default_config.find("CLUSTER_M") == nullptr);
+    CHECK(k.default_config.find("WG_PINGPONG") == nullptr);
   }
 }
 
-TEST_CASE("the wgmma PTX of tile K 32 and 128 and of clusters has what they are about") {
+TEST_CASE(
+    "the wgmma PTX of tile K 32 and 128, of clusters and of ping-pong has what they are about") {
   const tune::DeviceInfo h100 = tune::testing::nvidia_snapshot("sm_90");
   const BundledKernel k = wgmma_kernel("matmul_wgmma_f16");
   const tune::KernelSource& src = *k.def.source_for(tune::Language::cuda_hip);
@@ -280,4 +297,27 @@ TEST_CASE("the wgmma PTX of tile K 32 and 128 and of clusters has what they are 
   // The copy path is still there (unaligned shapes with clusters copy without multicast).
   CHECK(count(pair, "st.shared.v4.b32") > 0);
   CHECK(count(pair, "fence.proxy.async.shared::cta") > 0);
+  // Ping-pong: whole-tile consumers and their turn barriers.
+  std::set<std::int64_t> bms;
+  for (const tune::Config& c : *configs) {
+    if (c.get_int("WG_PINGPONG", 0) != 1) continue;
+    CAPTURE(c.to_string());
+    const std::int64_t bm = c.get_int("BM"), bn = c.get_int("BN");
+    bms.insert(bm);
+    const std::string ptx = ptx_of(src, c);
+    // A consumer computes all BM rows of its tile: BM / 64 m64 wgmmas per k16 step (4 steps
+    // at BK = 64), where the default's two consumers share a 128-row tile (one each).
+    CHECK(count(ptx, "wgmma.mma_async") == static_cast<std::size_t>(4 * bm / 64));
+    CHECK(count(ptx, bn == 256 ? "m64n256k16" : "m64n128k16") > 0);
+    // One more kind of mbarrier (the turns, 128 arrivals each) besides the stages' full and
+    // empty ones, and no clusters.
+    CHECK(count(ptx, "mbarrier.init.shared::cta.b64") >
+          count(plain, "mbarrier.init.shared::cta.b64"));
+    CHECK(count(ptx, "barrier.cluster") == 0);
+    CHECK(count(ptx, "multicast::cluster") == 0);
+    // The copy path is still there.
+    CHECK(count(ptx, "st.shared.v4.b32") > 0);
+    CHECK(count(ptx, "fence.proxy.async.shared::cta") > 0);
+  }
+  CHECK(bms == std::set<std::int64_t>{64, 128});
 }

@@ -1,9 +1,10 @@
 // The sm_90 wgmma matmuls on an H100/H200: every configuration of their space (tile K 32, 64
-// and 128; clusters of two blocks multicasting B) against the CPU reference on random inputs,
-// fp16 and bf16, at shapes TMA loads (ragged M, odd and skinny shapes with N and K multiples
-// of 8) and at shapes it cannot address, which take the kernel's copy path (N odd, K odd, N or
-// K alone not a multiple of 8, tiny), both with odd numbers of tile rows (a cluster's last
+// and 128; clusters of two blocks multicasting B; ping-pong consumers) against the CPU reference on
+// random inputs, fp16 and bf16, at shapes TMA loads (ragged M, odd and skinny shapes with N and K
+// multiples of 8) and at shapes it cannot address, which take the kernel's copy path (N odd, K odd,
+// N or K alone not a multiple of 8, tiny), both with odd numbers of tile rows (a cluster's last
 // pair of tiles reaches past M) and with more tile pairs than clusters (several per cluster); the
+// ping-pong configurations also at K = 512, a skinny shape and 3001 x 4104 x 2056; the
 // tensor maps re-encoded when a later call passes other buffers and zeros for a shape TMA cannot
 // address, whatever came before; the Autotuner's winner correct at both kinds of shape, and its
 // cache hits allocating nothing. Each case skips with the reason without a CUDA device or on
@@ -13,7 +14,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <initializer_list>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,39 +67,31 @@ std::vector<std::vector<std::int64_t>> sizes_of(const BundledKernel& k, bool tma
   return sizes;
 }
 
-// Every configuration on every size: compiled once, launched on poisoned outputs, checked.
-void check_every_config(const char* name, bool tma) {
+// Every configuration `pick` accepts (at least `at_least` of them) on every size of `sizes`:
+// compiled once, launched on poisoned outputs, checked against the CPU reference.
+void check_configs(const char* name, const std::function<bool(const tune::Config&)>& pick,
+                   std::size_t at_least, const std::vector<std::vector<std::int64_t>>& sizes,
+                   std::uint64_t seed) {
   auto dev = open_hopper_or_skip();
   const BundledKernel k = wgmma_kernel(name);
   const tune::KernelSource& src = *k.def.source_for(tune::Language::cuda_hip);
-  auto configs = k.def.space.enumerate(dev->info());
-  REQUIRE_MESSAGE(configs.ok(), configs.status().to_string());
-  REQUIRE(configs->size() >= 24);
+  auto offered = k.def.space.enumerate(dev->info());
+  REQUIRE_MESSAGE(offered.ok(), offered.status().to_string());
+  std::vector<tune::Config> configs;
+  std::copy_if(offered->begin(), offered->end(), std::back_inserter(configs), pick);
+  REQUIRE(configs.size() >= at_least);
   std::vector<std::unique_ptr<tune::CompiledKernel>> compiled;
-  for (const tune::Config& c : *configs) {
+  for (const tune::Config& c : configs) {
     auto ck = dev->compile(src, c);
     REQUIRE_MESSAGE(ck.ok(), c.to_string() << ": " << ck.status().to_string());
     std::printf("%s %s: %s\n", name, c.to_string().c_str(), (*ck)->resources().to_string().c_str());
     compiled.push_back(std::move(*ck));
   }
-  // TMA: the bundled sizes (ragged M; N and K multiples of 8 but not of the tiles), a skinny K,
-  // and a square one of several waves of persistent tiles; 5 and 23 tile rows of 128 (odd: a
-  // cluster's last pair has its second tile past M; 23 x 16 tiles are more pairs than
-  // clusters). Copy path: the bundled ones (N odd, K odd, N % 8 != 0 alone, K % 8 != 0 alone,
-  // tiny), and larger ones whose k-tiles outnumber every configuration's stages, so the copy
-  // path's stages are reused; 513 and 2900 rows are odd numbers of 128-row tiles (5, 23).
-  const auto sizes =
-      tma ? sizes_of(k, true,
-                     {{2048, 1024, 512}, {1536, 1536, 1536}, {640, 264, 200}, {2900, 2048, 256}})
-          : sizes_of(k, false,
-                     {{513, 385, 1001}, {640, 1000, 1028}, {1000, 1030, 520}, {2900, 1030, 136}});
-  REQUIRE(sizes.size() >= 5);
-  std::uint64_t seed = tma ? 77 : 177;
   for (const auto& size : sizes) {
     auto w = k.workload(size);
     REQUIRE(w->setup(*dev, seed++).ok());
-    for (std::size_t i = 0; i < configs->size(); ++i) {
-      const tune::Config& c = (*configs)[i];
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      const tune::Config& c = configs[i];
       CAPTURE(c.to_string());
       CAPTURE(size_name(size));
       const tune::testing::Watchdog dog(
@@ -109,6 +104,42 @@ void check_every_config(const char* name, bool tma) {
     }
   }
   compiled.clear();  // before the device
+}
+
+// Every configuration on every size of its kind (TMA's or the copy path's).
+void check_every_config(const char* name, bool tma) {
+  const BundledKernel k = wgmma_kernel(name);
+  // TMA: the bundled sizes (ragged M; N and K multiples of 8 but not of the tiles), a skinny K,
+  // and a square one of several waves of persistent tiles; 5 and 23 tile rows of 128 (odd: a
+  // cluster's last pair has its second tile past M; 23 x 16 tiles are more pairs than
+  // clusters). Copy path: the bundled ones (N odd, K odd, N % 8 != 0 alone, K % 8 != 0 alone,
+  // tiny), and larger ones whose k-tiles outnumber every configuration's stages, so the copy
+  // path's stages are reused; 513 and 2900 rows are odd numbers of 128-row tiles (5, 23).
+  const auto sizes =
+      tma ? sizes_of(k, true,
+                     {{2048, 1024, 512}, {1536, 1536, 1536}, {640, 264, 200}, {2900, 2048, 256}})
+          : sizes_of(k, false,
+                     {{513, 385, 1001}, {640, 1000, 1028}, {1000, 1030, 520}, {2900, 1030, 136}});
+  REQUIRE(sizes.size() >= 5);
+  check_configs(
+      name, [](const tune::Config&) { return true; }, 24, sizes, tma ? 77 : 177);
+}
+
+// The ping-pong configurations (each consumer a whole tile, main loops in turn) at the shapes
+// they are for and the ones the issue names: K = 512 (many tiles per block, so both consumers
+// and the turn barriers go round many times), skinny M (fewer tiles than blocks: one consumer
+// of a block idles), 3001 x 4104 x 2056 (ragged in M, N and K), and the copy path at K = 512
+// and an odd shape.
+void check_pingpong(const char* name) {
+  check_configs(
+      name, [](const tune::Config& c) { return c.get_int("WG_PINGPONG", 0) == 1; }, 4,
+      {{4096, 4096, 512},
+       {2048, 1024, 512},
+       {128, 4096, 4096},
+       {3001, 4104, 2056},
+       {1000, 1030, 512},
+       {2900, 1031, 1001}},
+      277);
 }
 
 // matmul_wgmma_f16's default configuration, compiled once, launched on workloads of `sizes`
@@ -160,6 +191,13 @@ TEST_CASE("every wgmma configuration is correct at shapes TMA cannot address: fp
 }
 TEST_CASE("every wgmma configuration is correct at shapes TMA cannot address: bf16") {
   check_every_config(kWgmmaKernels[1], false);
+}
+
+TEST_CASE("the ping-pong wgmma configurations are correct at K = 512, skinny and ragged: fp16") {
+  check_pingpong(kWgmmaKernels[0]);
+}
+TEST_CASE("the ping-pong wgmma configurations are correct at K = 512, skinny and ragged: bf16") {
+  check_pingpong(kWgmmaKernels[1]);
 }
 
 TEST_CASE("a later call on other buffers and sizes gets tensor maps for them") {
