@@ -20,13 +20,10 @@
 
 #include "cache/store_schema.hpp"
 #include "cache_test_util.hpp"
+#include "program_paths.hpp"
 #include "tune/backend/binary_cache.hpp"
 #include "tune/config.hpp"
 #include "tune/sqlite_store.hpp"
-
-#ifndef TUNE_CACHE_WORKER
-#error "TUNE_CACHE_WORKER must name the cache_worker binary"
-#endif
 
 namespace tune {
 namespace {
@@ -529,8 +526,9 @@ struct ClaimWorker {
       ::dup2(i[0], 0);
       ::dup2(o[1], 1);
       for (int fd : {i[0], i[1], o[0], o[1]}) ::close(fd);
-      ::execl(TUNE_CACHE_WORKER, TUNE_CACHE_WORKER, "claim", db.c_str(), key.c_str(),
-              ttl_ms.c_str(), at_exit.c_str(), static_cast<char*>(nullptr));
+      ::execl(tune_test_programs::cache_worker, tune_test_programs::cache_worker, "claim",
+              db.c_str(), key.c_str(), ttl_ms.c_str(), at_exit.c_str(),
+              static_cast<char*>(nullptr));
       std::_Exit(127);
     }
     ::close(i[0]);

@@ -9,12 +9,9 @@
 #include <vector>
 
 #include "cache_test_util.hpp"
+#include "program_paths.hpp"
 #include "tune/config.hpp"
 #include "tune/sqlite_store.hpp"
-
-#ifndef TUNE_CACHE_WORKER
-#error "TUNE_CACHE_WORKER must name the cache_worker binary"
-#endif
 
 namespace tune {
 namespace {
@@ -55,8 +52,8 @@ void run_workers(const std::string& db, int n, int configs, int keys, std::vecto
         ::close(w.err_fd);
       }
       std::string id = std::to_string(i), c = std::to_string(configs), k = std::to_string(keys);
-      ::execl(TUNE_CACHE_WORKER, TUNE_CACHE_WORKER, db.c_str(), id.c_str(), c.c_str(), k.c_str(),
-              static_cast<char*>(nullptr));
+      ::execl(tune_test_programs::cache_worker, tune_test_programs::cache_worker, db.c_str(),
+              id.c_str(), c.c_str(), k.c_str(), static_cast<char*>(nullptr));
       std::_Exit(127);
     }
     ::close(out[1]);

@@ -16,6 +16,7 @@
 
 #include "cuda_app.hpp"
 #include "interop_data.hpp"
+#include "program_paths.hpp"
 
 using namespace tune;
 using tune::testing::interop_options;
@@ -68,7 +69,7 @@ AutotunerOptions isolated_options() {
   AutotunerOptions o = interop_options();
   o.isolation.enabled = true;
   // TUNE_WORKER when set (binaries run away from their build tree), else the build tree's.
-  if (tune::env_text("TUNE_WORKER").empty()) o.isolation.worker = TUNE_WORKER_PATH;
+  if (tune::env_text("TUNE_WORKER").empty()) o.isolation.worker = tune_test_programs::tune_worker;
   return o;
 }
 

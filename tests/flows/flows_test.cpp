@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "program_paths.hpp"
 #include "tune/sqlite_store.hpp"
 
 namespace {
@@ -23,8 +24,9 @@ struct Run {
 
 std::string worker_command(const std::string& db, const std::string& values, double budget_ms,
                            int slow, double slow_ms) {
-  return std::string(TUNING_WORKER) + " '" + db + "' " + values + " " + std::to_string(budget_ms) +
-         " " + std::to_string(slow) + " " + std::to_string(slow_ms) + " 2>&1";
+  return std::string(tune_test_programs::tuning_worker) + " '" + db + "' " + values + " " +
+         std::to_string(budget_ms) + " " + std::to_string(slow) + " " + std::to_string(slow_ms) +
+         " 2>&1";
 }
 
 Run finish(FILE* p) {

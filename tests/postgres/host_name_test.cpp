@@ -13,6 +13,7 @@
 #include "../cache/cache_test_util.hpp"
 #include "child_processes.hpp"
 #include "pg_server.hpp"
+#include "program_paths.hpp"
 #include "skip.hpp"
 #include "temp_dir.hpp"
 #include "tune/postgres_store.hpp"
@@ -42,7 +43,7 @@ TEST_CASE("a host name whose DNS never answers costs one connect timeout, one wa
   TempDir dir;
   const std::vector<int> status =
       testing::wait_all({testing::spawn({unshare, "--user", "--map-root-user", "--net", "--mount",
-                                         PG_LOOKUP_CHILD, dir.path.string()})},
+                                         tune_test_programs::pg_lookup_child, dir.path.string()})},
                         std::chrono::seconds(60));  // the resolver alone would retry for 150 s
   std::ifstream in(dir.path / "report.txt");
   const std::string report((std::istreambuf_iterator<char>(in)), {});

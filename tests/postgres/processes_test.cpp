@@ -13,6 +13,7 @@
 
 #include "child_processes.hpp"
 #include "pg_server.hpp"
+#include "program_paths.hpp"
 #include "scoped_env.hpp"
 #include "temp_dir.hpp"
 #include "tune/sqlite_store.hpp"
@@ -37,7 +38,8 @@ TEST_CASE("four machines meeting one new key through the server tune it once") {
     const auto local = dir.path / ("machine" + std::to_string(m));
     std::filesystem::create_directories(local);
     outs.push_back((local / "out.txt").string());
-    pids.push_back(spawn({PG_TUNE_CHILD, local.string(), url, go, outs.back()}));
+    pids.push_back(
+        spawn({tune_test_programs::pg_tune_child, local.string(), url, go, outs.back()}));
   }
   std::ofstream(go) << "go\n";
   const std::vector<int> status = wait_all(pids, std::chrono::seconds(120));
@@ -76,7 +78,8 @@ TEST_CASE("TUNE_STORE=postgresql://... puts the server behind the default store"
   tune::testing::ScopedEnv store("TUNE_STORE", url.c_str());
   tune::testing::ScopedEnv cache("TUNE_CACHE_DIR", dir.path.c_str());
   const std::vector<int> status =
-      wait_all({spawn({PG_TUNE_CHILD, "-", "default", go, out})}, std::chrono::seconds(120));
+      wait_all({spawn({tune_test_programs::pg_tune_child, "-", "default", go, out})},
+               std::chrono::seconds(120));
   const bool exited_ok = status[0] != -1 && WIFEXITED(status[0]) && WEXITSTATUS(status[0]) == 0;
   REQUIRE_MESSAGE(exited_ok, describe(status[0]));
   CHECK(server.scalar("SELECT count(*) FROM tune_results", "env") == "12");
@@ -95,8 +98,9 @@ TEST_CASE("a machine tunes with the server down, exits, and a later process send
   const std::string out = (dir.path / "out.txt").string();
   server.stop();
   auto run_child = [&] {
-    const std::vector<int> status = wait_all(
-        {spawn({PG_TUNE_CHILD, dir.path.string(), url, go, out})}, std::chrono::seconds(120));
+    const std::vector<int> status =
+        wait_all({spawn({tune_test_programs::pg_tune_child, dir.path.string(), url, go, out})},
+                 std::chrono::seconds(120));
     const bool exited_ok = status[0] != -1 && WIFEXITED(status[0]) && WEXITSTATUS(status[0]) == 0;
     REQUIRE_MESSAGE(exited_ok, describe(status[0]));
   };

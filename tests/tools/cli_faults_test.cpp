@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "program_paths.hpp"
 #include "sanitized.hpp"
 #include "skip.hpp"
 #include "tune_process.hpp"
@@ -93,12 +94,12 @@ Measured run_measured(const ScratchDir& scratch, const TuneCli& cli,
     const int out_fd = ::open("/dev/null", O_WRONLY);
     const int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (out_fd < 0 || err_fd < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) _exit(126);
-    std::vector<std::string> argv_s{TUNE_EXE};
+    std::vector<std::string> argv_s{tune_test_programs::tune_exe};
     argv_s.insert(argv_s.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : argv_s) argv.push_back(a.data());
     argv.push_back(nullptr);
-    ::execv(TUNE_EXE, argv.data());
+    ::execv(tune_test_programs::tune_exe, argv.data());
     _exit(127);
   }
   Measured m;

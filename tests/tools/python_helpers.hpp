@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "program_paths.hpp"
 #include "skip.hpp"
 #include "tune_process.hpp"
 
@@ -73,7 +74,7 @@ sys.exit(os.waitstatus_to_exitcode(status))
 )PY";
 
 inline ProcessResult run_in_pty(const TuneCli& cli, const std::vector<std::string>& args) {
-  std::vector<std::string> a = {"python3", "-c", kPtyScript, TUNE_EXE};
+  std::vector<std::string> a = {"python3", "-c", kPtyScript, tune_test_programs::tune_exe};
   a.insert(a.end(), args.begin(), args.end());
   return cli.run_program("/usr/bin/env", a);
 }

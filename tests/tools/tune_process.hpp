@@ -26,6 +26,8 @@
 #include <thread>
 #include <vector>
 
+#include "program_paths.hpp"
+
 extern char** environ;
 
 namespace tune::testing {
@@ -114,7 +116,7 @@ class TuneCli {
   // `limit` so that a hang fails the test instead of stalling CTest).
   ProcessResult run(const std::vector<std::string>& args,
                     std::chrono::seconds limit = std::chrono::seconds(300)) const {
-    return run_program(TUNE_EXE, args, limit);
+    return run_program(tune_test_programs::tune_exe, args, limit);
   }
 
   // The same for another program (`exe`: a path), in the same environment: a helper that

@@ -24,6 +24,7 @@
 #include "isolation/device_codec.hpp"
 #include "isolation/wire.hpp"
 #include "isolation/worker_device.hpp"
+#include "program_paths.hpp"
 #include "sim_kernel.hpp"
 #include "temp_dir.hpp"
 #include "tune/testing/quick_options.hpp"
@@ -88,7 +89,7 @@ KernelDef y_kernel(std::vector<Config> configs, std::vector<std::string>* trace 
 AutotunerOptions isolated() {
   AutotunerOptions o = quiet_options();
   o.isolation.enabled = true;
-  o.isolation.worker = TUNE_SIM_WORKER;
+  o.isolation.worker = tune_test_programs::sim_worker;
   o.isolation.device = "sim";
   o.isolation.call_timeout_ms = 1500;  // the hang test's detection time
   o.bench.timeout_ms = 200;
@@ -363,7 +364,7 @@ TEST_CASE("isolation: a restarted worker replays buffers from the shadow and rec
   Watchdog dog("worker replay", 60);
   SimDevice parent;
   detail::WorkerSettings s;
-  s.path = TUNE_SIM_WORKER;
+  s.path = tune_test_programs::sim_worker;
   s.spec = "sim";
   s.call_limit = std::chrono::milliseconds(5000);
   detail::WorkerDevice proxy(parent.info(), parent.language(), s);
@@ -481,7 +482,7 @@ struct ProxyRig {
   std::vector<float> xs = random_floats(kN, 13);
   explicit ProxyRig(const std::string& spec, std::uint64_t chunk = detail::kChunkBytes,
                     std::chrono::milliseconds call_limit = std::chrono::milliseconds(5000)) {
-    settings.path = TUNE_SIM_WORKER;
+    settings.path = tune_test_programs::sim_worker;
     settings.spec = spec;
     settings.call_limit = call_limit;
     settings.chunk_bytes = chunk;
@@ -574,7 +575,7 @@ TEST_CASE("isolation: a worker that cannot restart ends the tuning, nothing stor
   auto args = rig.args();
   const Status st = tuner->run(rig.dev, args);
   CHECK(st.code() == StatusCode::device_lost);
-  CHECK_MESSAGE(st.message().find("worker '" + std::string(TUNE_SIM_WORKER) +
+  CHECK_MESSAGE(st.message().find("worker '" + std::string(tune_test_programs::sim_worker) +
                                   "' could not be restarted") != std::string::npos,
                 st.to_string());
   CHECK_MESSAGE(st.message().find("no simulated device named 'refuse'") != std::string::npos,
@@ -671,7 +672,7 @@ TEST_CASE("isolation: the worker keeps none of the host's inherited descriptors"
   REQUIRE(::pipe(p) == 0);  // no O_CLOEXEC: posix_spawn passes both ends on
   SimDevice parent;
   detail::WorkerSettings s;
-  s.path = TUNE_SIM_WORKER;
+  s.path = tune_test_programs::sim_worker;
   s.spec = "sim";
   detail::WorkerDevice proxy(parent.info(), parent.language(), s);
   REQUIRE(proxy.start().ok());
@@ -693,13 +694,14 @@ TEST_CASE("isolation: a worker whose parent is already gone exits before opening
   posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
   // --parent names a process that is not its parent (pid 1): as if this process had died while
   // the worker started, before its device opened.
-  std::vector<std::string> argv_s = {TUNE_SIM_WORKER, "--fd", "0", "--parent", "1",
-                                     "--device",      "sim"};
+  std::vector<std::string> argv_s = {
+      tune_test_programs::sim_worker, "--fd", "0", "--parent", "1", "--device", "sim"};
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = -1;
-  REQUIRE(::posix_spawn(&pid, TUNE_SIM_WORKER, &fa, nullptr, argv.data(), environ) == 0);
+  REQUIRE(::posix_spawn(&pid, tune_test_programs::sim_worker, &fa, nullptr, argv.data(), environ) ==
+          0);
   posix_spawn_file_actions_destroy(&fa);
   ::close(sv[1]);
   int ws = 0;

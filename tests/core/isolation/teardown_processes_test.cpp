@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "child_processes.hpp"
+#include "program_paths.hpp"
 #include "temp_dir.hpp"
 #include "tune/sqlite_store.hpp"
 
@@ -32,7 +33,8 @@ TEST_CASE("teardown: 4 processes x 6 keys on one cache directory exit cleanly, n
     tune::testing::TempDir dir;
     std::vector<pid_t> pids;
     for (int p = 0; p < kProcesses; ++p)
-      pids.push_back(spawn({TUNE_TEARDOWN_CHILD, dir.path.string(), std::to_string(kKeys)}));
+      pids.push_back(
+          spawn({tune_test_programs::teardown_child, dir.path.string(), std::to_string(kKeys)}));
     const std::vector<int> status = wait_all(pids, std::chrono::seconds(120));
     for (int p = 0; p < kProcesses; ++p) {
       CAPTURE(p);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "many_lives.hpp"
+#include "program_paths.hpp"
 #include "sim_fixture.hpp"
 #include "watchdog.hpp"
 
@@ -48,7 +49,7 @@ AutotunerOptions options_for(Life life) {
   if (life == Life::background) o.mode = TuningMode::background;
   if (life == Life::isolated) {
     o.isolation.enabled = true;
-    o.isolation.worker = TUNE_SIM_WORKER;
+    o.isolation.worker = tune_test_programs::sim_worker;
     o.isolation.device = "sim";
     o.tuning_budget_ms = 1;
   }
