@@ -63,12 +63,12 @@ std::map<std::string, StoredResult> by_config(const std::vector<StoredResult>& r
   return m;
 }
 
-TEST_CASE("rows saved on the server read back the same, on a fresh schema of version 1") {
+TEST_CASE("rows saved on the server read back the same, on a fresh schema of version 2") {
   PgServer server;
   auto store = PostgresStore::open(options(server.new_database("rows")));
   const std::vector<StoredResult> rows{ok_row(64, 1200.5), ok_row(33, 1500.25), failed_row(7)};
   REQUIRE(store->put(key_of("n=1"), rows).ok());
-  CHECK(server.scalar("SELECT version FROM tune_schema", "rows") == "1");
+  CHECK(server.scalar("SELECT version FROM tune_schema", "rows") == "2");
   auto back = store->fetch(key_of("n=1"));
   REQUIRE(back.ok());
   auto m = by_config(*back);
@@ -223,7 +223,7 @@ TEST_CASE("a server whose schema is newer is refused with a clear error, and not
   auto r = store->fetch(key_of("n=1"));
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().code() == StatusCode::failed_precondition);
-  CHECK(r.status().message().find("schema version 99, newer than this libtune's (1)") !=
+  CHECK(r.status().message().find("schema version 99, newer than this libtune's (2)") !=
         std::string::npos);
   CHECK(!store->put(key_of("n=2"), std::vector{ok_row(8, 900)}).ok());
   CHECK(server.scalar("SELECT count(*) FROM tune_results", "newer") == "1");

@@ -29,6 +29,11 @@ CREATE TABLE tune_claims (
   key_id text PRIMARY KEY, kernel text NOT NULL, key text NOT NULL, owner text NOT NULL,
   expires_at timestamptz NOT NULL);
 )sql",
+    // Version 2: the decision record of a key's decided winner (StoredResult::decision, as the
+    // decision codec writes it); '' for every older row.
+    R"sql(
+ALTER TABLE tune_results ADD COLUMN decision text NOT NULL DEFAULT '';
+)sql",
 };
 static_assert(std::size(kMigrations) == kPgSchemaVersion);
 

@@ -35,11 +35,16 @@ std::string new_owner() {
 // has_better_provenance (cache/row_rules.hpp) as a row comparison of PostgreSQL: ok first, then
 // (for ok rows) verified, then more samples, then newer; a full tie keeps the stored row. The
 // server applies it per row inside the upsert, so machines writing one key at once never
-// replace a better-measured row. A test runs both rules on every kind of pair.
+// replace a better-measured row. A test runs both rules on every kind of pair. A row of the
+// same measurement whose decision record differs replaces it too: a stored winner stored again
+// with the record of a new decision, or the last winner's row without its record.
 constexpr std::string_view kBetterProvenance =
     "(EXCLUDED.status = 'ok', EXCLUDED.status = 'ok' AND EXCLUDED.verified, EXCLUDED.count, "
     "EXCLUDED.unix_time) > (tune_results.status = 'ok', tune_results.status = 'ok' AND "
-    "tune_results.verified, tune_results.count, tune_results.unix_time)";
+    "tune_results.verified, tune_results.count, tune_results.unix_time) OR "
+    "(EXCLUDED.decision <> tune_results.decision AND (EXCLUDED.status, EXCLUDED.verified, "
+    "EXCLUDED.count, EXCLUDED.unix_time) = (tune_results.status, tune_results.verified, "
+    "tune_results.count, tune_results.unix_time))";
 
 // Inserts `rows` rows, replacing a stored row of the same config only where `condition` holds;
 // returns the config of every row written.
@@ -49,12 +54,13 @@ std::string upsert_sql(std::size_t rows, std::string_view condition) {
   int p = 1;
   for (std::size_t r = 0; r < rows; ++r) {
     sql += r == 0 ? "(" : ", (";
-    for (int c = 0; c < 18; ++c) sql += (c == 0 ? "$" : ", $") + std::to_string(p++);
+    for (int c = 0; c < 19; ++c) sql += (c == 0 ? "$" : ", $") + std::to_string(p++);
     sql += ")";
   }
   sql += " ON CONFLICT (key_id, config) DO UPDATE SET ";
-  constexpr const char* kSet[] = {"status", "reason", "count", "min",       "p20",      "median",
-                                  "p80",    "max",    "mean",  "unix_time", "checksum", "verified"};
+  constexpr const char* kSet[] = {"status",   "reason",   "count",   "min",  "p20",
+                                  "median",   "p80",      "max",     "mean", "unix_time",
+                                  "checksum", "verified", "decision"};
   for (const char* c : kSet) sql += std::string(c == kSet[0] ? "" : ", ") + c + " = EXCLUDED." + c;
   return sql + " WHERE " + std::string(condition) + " RETURNING config";
 }
@@ -168,7 +174,7 @@ struct PostgresStore::Impl {
       pg::append_key(key, &one);
       pg::append_row(key, *it->second, &one);
       one.emplace_back(std::string(stored->text(i, 0)));
-      Result<Answer> w = conn.exec(upsert_sql(1, "tune_results.xmin::text = $19"), one);
+      Result<Answer> w = conn.exec(upsert_sql(1, "tune_results.xmin::text = $20"), one);
       if (!w.ok()) return w.status();
       written += static_cast<std::size_t>(w->rows());
     }

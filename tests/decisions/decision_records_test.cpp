@@ -1,0 +1,292 @@
+// Decision records (StoredResult::decision) on the simulated device and in the SQLite store:
+// a tuning stores its winner's margin and confidence over the runner-up, how it was timed and
+// which libtune decided, on the winner's row only; a re-tuning that picks another winner counts
+// a flip and moves the record, one that keeps it does not, one served wholly from the store
+// records nothing; the flip rate in `tune report`'s page and in list_entries; a version-2
+// database keeps opening (read-only as it is, migrated on a readwrite open); the JSON export
+// round-trips the record and a malformed one is refused with the reason; a bundle leaves it out.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../cache/cache_test_util.hpp"
+#include "../core/sim_fixture.hpp"
+#include "cache/cache_json.hpp"
+#include "cache/store_schema.hpp"
+#include "html_report.hpp"
+#include "tune/bundle.hpp"
+#include "tune/sqlite_store.hpp"
+#include "tune/version.hpp"
+
+using namespace tune;
+using namespace tune::testing;
+
+namespace {
+
+AutotunerOptions with_store(std::shared_ptr<TuningStore> store) {
+  AutotunerOptions o = quiet_options();
+  o.store = std::move(store);
+  return o;
+}
+
+// Tunes n=1000 of sim_kernel over `space` on a fresh simulated device whose best BM is `best`.
+TuningReport tune_once(const std::string& db, ConfigSpace space, std::int64_t best) {
+  SimRig rig;
+  rig.dev.set_cost_model(bm_model(best));
+  auto tuner = make_tuner(sim_kernel(std::move(space)), with_store(SqliteStore::open(db)));
+  auto args = rig.args(1000);
+  REQUIRE(tuner->run(rig.dev, args).ok());
+  auto report = tuner->last_report(rig.dev, args);
+  REQUIRE(report.has_value());
+  return *report;
+}
+
+// The stored rows of the one key, and the rows among them that carry a record.
+std::vector<CacheRow> stored_rows(const std::string& db) {
+  auto rows = SqliteStore::open(db, {CacheMode::readonly})->rows();
+  REQUIRE(rows.ok());
+  return *rows;
+}
+std::vector<const StoredResult*> with_record(const std::vector<CacheRow>& rows) {
+  std::vector<const StoredResult*> out;
+  for (const CacheRow& r : rows)
+    if (r.result.decision) out.push_back(&r.result);
+  return out;
+}
+const StoredResult& row_of(const std::vector<CacheRow>& rows, const std::string& config) {
+  for (const CacheRow& r : rows)
+    if (r.result.config == config) return r.result;
+  FAIL("no row of " << config);
+  throw;
+}
+
+DecisionRecord sample_record() {
+  DecisionRecord d;
+  d.runner_up = "BM=32";
+  d.margin = 0.125;
+  d.confidence = 0.97;
+  d.timing = "rotate";
+  d.sustained_turns = 6;
+  d.library_version = "0.1.0";
+  d.unix_time = 1'780'000'123;
+  d.tunings = 3;
+  d.flips = 1;
+  return d;
+}
+
+void check_same(const DecisionRecord& a, const DecisionRecord& b) {
+  CHECK(a.runner_up == b.runner_up);
+  CHECK(a.margin == b.margin);
+  CHECK(a.confidence == b.confidence);
+  CHECK(a.timing == b.timing);
+  CHECK(a.sustained_turns == b.sustained_turns);
+  CHECK(a.library_version == b.library_version);
+  CHECK(a.unix_time == b.unix_time);
+  CHECK(a.tunings == b.tunings);
+  CHECK(a.flips == b.flips);
+}
+
+}  // namespace
+
+TEST_CASE("a tuning stores its decision record on the winner's row only") {
+  cache_test::TempDir dir;
+  const std::string db = dir.file("tune.db");
+  const TuningReport report = tune_once(db, bm_space({16, 32, 64}), 32);
+  CHECK(report.winner.to_string() == "BM=32");
+
+  const auto rows = stored_rows(db);
+  REQUIRE(rows.size() == 3);
+  const auto recorded = with_record(rows);
+  REQUIRE(recorded.size() == 1);
+  const StoredResult& w = *recorded.front();
+  CHECK(w.config == "BM=32");
+  const DecisionRecord& d = *w.decision;
+  // BM=16 and BM=64 tie at 1160 ns: the runner-up is the first in canonical order.
+  CHECK(d.runner_up == "BM=16");
+  const StoredResult& r = row_of(rows, d.runner_up);
+  CHECK(d.margin == doctest::Approx(r.stats.median / w.stats.median - 1));
+  CHECK(d.margin > 0.1);
+  CHECK(d.confidence >= 0.5);
+  CHECK(d.confidence <= 1.0);
+  CHECK(d.timing == to_string(report.timing_cache));
+  CHECK(d.sustained_turns == report.showdown.sustained_turns);
+  CHECK(d.library_version == kVersion);
+  CHECK(d.unix_time >= w.unix_time - 1);
+  CHECK(d.tunings == 1);
+  CHECK(d.flips == 0);
+}
+
+TEST_CASE("re-tunings count flips, the record follows the winner, a stored key records nothing") {
+  cache_test::TempDir dir;
+  const std::string db = dir.file("tune.db");
+  CHECK(tune_once(db, bm_space({16, 32}), 64).winner.to_string() == "BM=32");
+  REQUIRE(with_record(stored_rows(db)).size() == 1);
+
+  // The space grew: BM=64 is timed now and wins: a flip, the record moves to its row.
+  CHECK(tune_once(db, bm_space({16, 32, 64}), 64).winner.to_string() == "BM=64");
+  auto rows = stored_rows(db);
+  auto recorded = with_record(rows);
+  REQUIRE(recorded.size() == 1);
+  CHECK(recorded.front()->config == "BM=64");
+  CHECK(recorded.front()->decision->runner_up == "BM=32");
+  CHECK(recorded.front()->decision->tunings == 2);
+  CHECK(recorded.front()->decision->flips == 1);
+
+  // Grew again with a slower BM=128: timed, BM=64 kept: a re-tuning without a flip.
+  CHECK(tune_once(db, bm_space({16, 32, 64, 128}), 64).winner.to_string() == "BM=64");
+  recorded = with_record(stored_rows(db));
+  REQUIRE(recorded.size() == 1);
+  CHECK(recorded.front()->config == "BM=64");
+  CHECK(recorded.front()->decision->tunings == 3);
+  CHECK(recorded.front()->decision->flips == 1);
+  const std::int64_t decided = recorded.front()->decision->unix_time;
+
+  // Every candidate stored: nothing timed, no new decision.
+  CHECK(tune_once(db, bm_space({16, 32, 64, 128}), 64).winner.to_string() == "BM=64");
+  recorded = with_record(stored_rows(db));
+  REQUIRE(recorded.size() == 1);
+  CHECK(recorded.front()->decision->tunings == 3);
+  CHECK(recorded.front()->decision->unix_time == decided);
+
+  // The flip rate: list_entries carries the key's record, the report page the kernel's rate.
+  auto entries = SqliteStore::open(db, {CacheMode::readonly})->list_entries();
+  REQUIRE(entries.ok());
+  REQUIRE(entries->size() == 1);
+  REQUIRE(entries->front().decision.has_value());
+  CHECK(entries->front().decision->flips == 1);
+  cli::ReportInput in;
+  in.title = "t";
+  const auto all = stored_rows(db);
+  in.keys = cli::report_keys_from_rows(all);
+  REQUIRE(in.keys.size() == 1);
+  REQUIRE(in.keys.front().decision.has_value());
+  const std::string page = cli::html_report(in);
+  CHECK(page.find("<tr data-kernel=\"sim_kernel\" data-flips=\"1\" data-retunings=\"2\" "
+                  "data-flip-rate=\"0.5\">") != std::string::npos);
+  CHECK(page.find("class=\"decision\" data-runner-up=\"BM=32\"") != std::string::npos);
+  CHECK(page.find("1 flip in 2 re-tunings") != std::string::npos);
+}
+
+TEST_CASE("a version-2 database keeps opening: read-only as it is, migrated on readwrite") {
+  cache_test::TempDir dir;
+  const std::string db = dir.file("tune.db");
+  SqliteStore::open(db)->save(
+      cache_test::test_key(),
+      std::vector{cache_test::ok_row("BM=64", 100.0), cache_test::ok_row("BM=32", 120.0)});
+  {  // What a version-2 libtune wrote: no decision column, user_version 2.
+    cache_test::RawDb raw(db);
+    raw.exec("ALTER TABLE results DROP COLUMN decision");
+    raw.exec("PRAGMA user_version = 2");
+  }
+  const std::string before = cache_test::read_bytes(db);
+  {
+    cache_test::LogCapture log;
+    auto rows = SqliteStore::open(db, {CacheMode::readonly})->load(cache_test::test_key());
+    REQUIRE(rows.size() == 2);
+    for (const auto& r : rows) CHECK_FALSE(r.decision.has_value());
+    CHECK(log.warnings().empty());
+  }
+  CHECK(cache_test::read_bytes(db) == before);
+
+  cache_test::LogCapture log;
+  auto store = SqliteStore::open(db);
+  CHECK(log.warnings().empty());
+  CHECK(cache_test::files_starting(dir.path(), "tune.db.corrupt-").empty());
+  {
+    cache_test::RawDb raw(db, /*readonly=*/true);
+    CHECK(raw.scalar("PRAGMA user_version") == std::to_string(kCacheSchemaVersion));
+    CHECK(raw.scalar("SELECT count(*) FROM results WHERE decision = ''") == "2");
+  }
+  CHECK(store->load(cache_test::test_key()).size() == 2);
+  StoredResult decided = cache_test::ok_row("BM=64", 100.0);
+  decided.decision = sample_record();
+  store->save(cache_test::test_key(), std::vector{decided});
+  auto rows = store->load(cache_test::test_key());
+  REQUIRE(rows.size() == 2);
+  for (const auto& r : rows) {
+    CHECK(r.decision.has_value() == (r.config == "BM=64"));
+    if (r.decision) check_same(*r.decision, sample_record());
+  }
+  CHECK(log.warnings().empty());
+  CHECK(kCacheSchemaVersion == 3);
+}
+
+TEST_CASE("a record altered in the file is refused like any altered row") {
+  cache_test::TempDir dir;
+  const std::string db = dir.file("tune.db");
+  StoredResult decided = cache_test::ok_row("BM=64", 100.0);
+  decided.decision = sample_record();
+  SqliteStore::open(db)->save(cache_test::test_key(),
+                              std::vector{decided, cache_test::ok_row("BM=32", 120.0)});
+  {
+    cache_test::RawDb raw(db);
+    raw.exec(
+        "UPDATE results SET decision = replace(decision, '\"flips\":1', '\"flips\":0') "
+        "WHERE config = 'BM=64'");
+  }
+  cache_test::LogCapture log;
+  auto rows = SqliteStore::open(db, {CacheMode::readonly})->load(cache_test::test_key());
+  REQUIRE(rows.size() == 1);
+  CHECK(rows.front().config == "BM=32");
+  CHECK(log.any_contains("checksum mismatch"));
+}
+
+TEST_CASE("the JSON export round-trips records; a malformed one is refused with the reason") {
+  cache_test::TempDir dir;
+  auto store = SqliteStore::open(dir.file("tune.db"));
+  StoredResult decided = cache_test::ok_row("BM=64", 100.0);
+  decided.decision = sample_record();
+  DecisionRecord alone;  // no runner-up: NaN margin and confidence
+  alone.timing = "flush";
+  StoredResult single = cache_test::ok_row("BM=8", 50.0);
+  single.decision = alone;
+  store->save(cache_test::test_key(), std::vector{decided, cache_test::ok_row("BM=32", 120.0)});
+  store->save(cache_test::test_key("n=2|f32"), std::vector{single});
+  auto text = store->export_json();
+  REQUIRE(text.ok());
+  auto back = cache_rows_from_json(*text);
+  REQUIRE(back.ok());
+  REQUIRE(back->size() == 3);
+  int records = 0;
+  for (const CacheRow& r : *back) {
+    if (!r.result.decision) continue;
+    ++records;
+    if (r.result.config == "BM=64") check_same(*r.result.decision, sample_record());
+    if (r.result.config == "BM=8") {
+      CHECK(std::isnan(r.result.decision->margin));
+      CHECK(std::isnan(r.result.decision->confidence));
+      CHECK(r.result.decision->timing == "flush");
+    }
+  }
+  CHECK(records == 2);
+
+  std::string bad = *text;
+  const auto at = bad.find("\"flips\": 1");
+  REQUIRE(at != std::string::npos);
+  bad.replace(at, 10, "\"flips\": \"one\"");
+  std::vector<std::string> problems;
+  back = cache_rows_from_json(bad, &problems);
+  REQUIRE(back.ok());
+  CHECK(back->size() == 2);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems.front().find("decision 'flips' is not a count") != std::string::npos);
+}
+
+TEST_CASE("a bundle ships decisions without their records") {
+  cache_test::TempDir dir;
+  const std::string db = dir.file("tune.db");
+  StoredResult decided = cache_test::ok_row("BM=64", 100.0);
+  decided.decision = sample_record();
+  SqliteStore::open(db)->save(cache_test::test_key(),
+                              std::vector{decided, cache_test::ok_row("BM=32", 120.0)});
+  const std::string path = dir.file("app.tunebundle");
+  auto written = create_bundle(db, path);
+  REQUIRE_MESSAGE(written.ok(), written.status().to_string());
+  const std::vector<std::string> bundles{path};
+  auto served = stack_stores(nullptr, bundles)->load(cache_test::test_key());
+  REQUIRE(served.size() == 2);
+  for (const auto& r : served) CHECK_FALSE(r.decision.has_value());
+}
