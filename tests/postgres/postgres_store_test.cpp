@@ -97,6 +97,84 @@ TEST_CASE("rows saved on the server read back the same, on a fresh schema of ver
   CHECK(server.scalar("SELECT count(*) FROM tune_results", "rows") == "3");
 }
 
+// A decision record of `tunings` tunings and `flips` flips (values every field of its own).
+DecisionRecord record(std::uint32_t tunings, std::uint32_t flips) {
+  DecisionRecord d;
+  d.runner_up = "BM=32";
+  d.margin = 0.25;
+  d.confidence = 0.875;
+  d.timing = "rotate";
+  d.sustained_turns = 4;
+  d.library_version = "0.1.0";
+  d.unix_time = 1'780'000'500;
+  d.tunings = tunings;
+  d.flips = flips;
+  return d;
+}
+
+TEST_CASE("decision records on the server: kept, replaced on the same measurement, migrated") {
+  PgServer server;
+  const std::string url = server.new_database("records");
+  auto store = PostgresStore::open(options(url));
+  StoredResult winner = ok_row(64, 1000.0);
+  winner.decision = record(2, 1);
+  REQUIRE(store->put(key_of("n=1"), std::vector{winner, ok_row(32, 1250.0)}).ok());
+  auto m = by_config(*store->fetch(key_of("n=1")));
+  REQUIRE(m.at("BM=64").decision.has_value());
+  const DecisionRecord& d = *m.at("BM=64").decision;
+  CHECK(d.runner_up == "BM=32");
+  CHECK(d.margin == 0.25);
+  CHECK(d.confidence == 0.875);
+  CHECK(d.timing == "rotate");
+  CHECK(d.sustained_turns == 4);
+  CHECK(d.library_version == "0.1.0");
+  CHECK(d.unix_time == 1'780'000'500);
+  CHECK(d.tunings == 2);
+  CHECK(d.flips == 1);
+  CHECK_FALSE(m.at("BM=32").decision.has_value());
+
+  // The same measurement with a new record (a later tuning's, or none: the record moved to
+  // another row) replaces the stored one, where a full tie of rows keeps it.
+  winner.decision = record(3, 1);
+  REQUIRE(store->put(key_of("n=1"), std::vector{winner}).ok());
+  CHECK(by_config(*store->fetch(key_of("n=1"))).at("BM=64").decision->tunings == 3);
+  winner.decision.reset();
+  REQUIRE(store->put(key_of("n=1"), std::vector{winner}).ok());
+  CHECK_FALSE(by_config(*store->fetch(key_of("n=1"))).at("BM=64").decision.has_value());
+
+  // A record altered on the server fails the row's checksum.
+  winner.decision = record(3, 1);
+  REQUIRE(store->put(key_of("n=1"), std::vector{winner}).ok());
+  server.sql(
+      "UPDATE tune_results SET decision = replace(decision, '\"flips\":1', "
+      "'\"flips\":0') WHERE config = 'BM=64'",
+      "records");
+  {
+    LogCapture log;
+    auto rows = store->load(key_of("n=1"));
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].config == "BM=32");
+  }
+
+  // A server at version 1 (no decision column) is migrated on the next open, its rows kept
+  // without records.
+  const std::string old_url = server.new_database("old");
+  REQUIRE(PostgresStore::open(options(old_url))
+              ->put(key_of("n=2"), std::vector{ok_row(16, 900.0)})
+              .ok());
+  server.sql("ALTER TABLE tune_results DROP COLUMN decision; UPDATE tune_schema SET version = 1",
+             "old");
+  auto migrated = PostgresStore::open(options(old_url));
+  auto rows = migrated->fetch(key_of("n=2"));
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 1);
+  CHECK_FALSE(rows->front().decision.has_value());
+  CHECK(server.scalar("SELECT version FROM tune_schema", "old") == "2");
+  winner.decision = record(1, 0);
+  REQUIRE(migrated->put(key_of("n=2"), std::vector{winner}).ok());
+  CHECK(by_config(*migrated->fetch(key_of("n=2"))).at("BM=64").decision->tunings == 1);
+}
+
 // Every kind of row a machine writes: failed or measured, with the verified flag or not (the
 // rule ignores it on a failure); few or many samples; older or newer.
 std::vector<StoredResult> row_kinds() {
