@@ -77,6 +77,13 @@ DecisionRecord sample_record() {
   return d;
 }
 
+// The test key's rows: BM=64 with sample_record(), BM=32 without a record.
+void save_decided_key(TuningStore& store) {
+  StoredResult decided = cache_test::ok_row("BM=64", 100.0);
+  decided.decision = sample_record();
+  store.save(cache_test::test_key(), std::vector{decided, cache_test::ok_row("BM=32", 120.0)});
+}
+
 void check_same(const DecisionRecord& a, const DecisionRecord& b) {
   CHECK(a.runner_up == b.runner_up);
   CHECK(a.margin == b.margin);
@@ -217,10 +224,7 @@ TEST_CASE("a version-2 database keeps opening: read-only as it is, migrated on r
 TEST_CASE("a record altered in the file is refused like any altered row") {
   cache_test::TempDir dir;
   const std::string db = dir.file("tune.db");
-  StoredResult decided = cache_test::ok_row("BM=64", 100.0);
-  decided.decision = sample_record();
-  SqliteStore::open(db)->save(cache_test::test_key(),
-                              std::vector{decided, cache_test::ok_row("BM=32", 120.0)});
+  save_decided_key(*SqliteStore::open(db));
   {
     cache_test::RawDb raw(db);
     raw.exec(
@@ -237,13 +241,11 @@ TEST_CASE("a record altered in the file is refused like any altered row") {
 TEST_CASE("the JSON export round-trips records; a malformed one is refused with the reason") {
   cache_test::TempDir dir;
   auto store = SqliteStore::open(dir.file("tune.db"));
-  StoredResult decided = cache_test::ok_row("BM=64", 100.0);
-  decided.decision = sample_record();
+  save_decided_key(*store);
   DecisionRecord alone;  // no runner-up: NaN margin and confidence
   alone.timing = "flush";
   StoredResult single = cache_test::ok_row("BM=8", 50.0);
   single.decision = alone;
-  store->save(cache_test::test_key(), std::vector{decided, cache_test::ok_row("BM=32", 120.0)});
   store->save(cache_test::test_key("n=2|f32"), std::vector{single});
   auto text = store->export_json();
   REQUIRE(text.ok());
@@ -278,10 +280,7 @@ TEST_CASE("the JSON export round-trips records; a malformed one is refused with 
 TEST_CASE("a bundle ships decisions without their records") {
   cache_test::TempDir dir;
   const std::string db = dir.file("tune.db");
-  StoredResult decided = cache_test::ok_row("BM=64", 100.0);
-  decided.decision = sample_record();
-  SqliteStore::open(db)->save(cache_test::test_key(),
-                              std::vector{decided, cache_test::ok_row("BM=32", 120.0)});
+  save_decided_key(*SqliteStore::open(db));
   const std::string path = dir.file("app.tunebundle");
   auto written = create_bundle(db, path);
   REQUIRE_MESSAGE(written.ok(), written.status().to_string());
