@@ -177,6 +177,38 @@ TEST_CASE("re-tunings count flips, the record follows the winner, a stored key r
   CHECK(page.find("1 flip in 2 re-tunings") != std::string::npos);
 }
 
+TEST_CASE("a winner's row stored again without a new decision keeps its record") {
+  cache_test::TempDir dir;
+  const std::string db = dir.file("tune.db");
+  CHECK(tune_once(db, bm_space({16, 32, 64}), 32).winner.to_string() == "BM=32");
+  REQUIRE(with_record(stored_rows(db)).size() == 1);
+
+  {  // Every candidate stored, the stored winner no longer compiles: its row is stored again
+     // as failed, nothing was timed, so no new decision: the record stays on that row.
+    SimRig rig;
+    rig.dev.set_cost_model(bm_model(32));
+    rig.dev.fail_compile_if([](const Config& c) { return c.get_int("BM") == 32; }, "gone");
+    auto tuner = make_tuner(sim_kernel(bm_space({16, 32, 64})), with_store(SqliteStore::open(db)));
+    auto args = rig.args(1000);
+    REQUIRE(tuner->run(rig.dev, args).ok());
+  }
+  auto rows = stored_rows(db);
+  CHECK(row_of(rows, "BM=32").status == StatusCode::compile_error);
+  auto recorded = with_record(rows);
+  REQUIRE(recorded.size() == 1);
+  CHECK(recorded.front()->config == "BM=32");
+  CHECK(recorded.front()->decision->tunings == 1);
+
+  // The next decision continues the counts: a second tuning, a flip away from BM=32.
+  const std::string winner = tune_once(db, bm_space({16, 32, 64, 128}), 32).winner.to_string();
+  CHECK(winner != "BM=32");
+  recorded = with_record(stored_rows(db));
+  REQUIRE(recorded.size() == 1);
+  CHECK(recorded.front()->config == winner);
+  CHECK(recorded.front()->decision->tunings == 2);
+  CHECK(recorded.front()->decision->flips == 1);
+}
+
 TEST_CASE("a version-2 database keeps opening: read-only as it is, migrated on readwrite") {
   cache_test::TempDir dir;
   const std::string db = dir.file("tune.db");

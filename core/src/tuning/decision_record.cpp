@@ -52,7 +52,7 @@ std::optional<std::pair<std::string, DecisionRecord>> last_decision(
   return last;
 }
 
-void attach_decision(const DecisionRecord& record, const std::string& winner,
+bool attach_decision(const DecisionRecord& record, const std::string& winner,
                      const std::map<std::string, StoredResult>& stored,
                      std::vector<StoredResult>& rows) {
   auto row_for = [&](const std::string& config) -> StoredResult* {
@@ -70,7 +70,19 @@ void attach_decision(const DecisionRecord& record, const std::string& winner,
   }
   for (StoredResult& r : rows)
     if (r.config != winner) r.decision.reset();
-  if (StoredResult* r = row_for(winner)) r->decision = record;
+  StoredResult* w = row_for(winner);
+  if (!w) return false;
+  w->decision = record;
+  return true;
+}
+
+void keep_decisions(const std::map<std::string, StoredResult>& stored,
+                    std::vector<StoredResult>& rows) {
+  for (StoredResult& r : rows) {
+    if (r.decision) continue;
+    auto it = stored.find(r.config);
+    if (it != stored.end()) r.decision = it->second.decision;
+  }
 }
 
 }  // namespace tune::detail

@@ -26,11 +26,16 @@ std::optional<DecisionRecord> record_decision(const TuningReport& report, const 
 // Puts `record` on the winner's row: the one among `rows` (the rows this tuning stores), else a
 // copy of its stored row added to them; and, when the key's last record was on another
 // configuration's row, that row stored again without it. `stored` are the key's stored rows
-// by configuration text. Nothing when the winner has no row of the user's store (one of a
-// bundle is never copied into it).
-void attach_decision(const DecisionRecord& record, const std::string& winner,
+// by configuration text. True when attached; false, with `rows` unchanged, when the winner has
+// no row of the user's store (one of a bundle is never copied into it).
+bool attach_decision(const DecisionRecord& record, const std::string& winner,
                      const std::map<std::string, StoredResult>& stored,
                      std::vector<StoredResult>& rows);
+
+// Rows stored again without a new decision keep their stored row's record: each of `rows`
+// without one takes that of its configuration's row in `stored`, if any.
+void keep_decisions(const std::map<std::string, StoredResult>& stored,
+                    std::vector<StoredResult>& rows);
 
 // The configuration text and record of the stored row that carries the key's last decision;
 // none when no row does.

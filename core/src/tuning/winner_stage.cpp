@@ -100,18 +100,21 @@ void WinnerStage::store_verified(const ConfigResult& r) {
 Result<Selection> WinnerStage::finish(GpuLock& gpu, Result<Selection> out) {
   Status finished = hooks_.finish(out.status());
   gpu.release();
-  if (out.ok()) record_winner(out->config.to_string());
+  const bool decided = out.ok() && record_winner(out->config.to_string());
+  // Rows rewritten without a new decision (a failed check, a compile error, a re-timing of a
+  // tuning that failed) keep the record their stored row carries.
+  if (!decided) keep_decisions(stored_.rows(), new_rows_);
   save_rows();
   if (out.ok() && !finished.ok()) return finished;
   return out;
 }
 
-void WinnerStage::record_winner(const std::string& winner) {
+bool WinnerStage::record_winner(const std::string& winner) {
   const auto last = last_decision(stored_.rows());
   const auto record =
       record_decision(report_, winner, ranked(), last ? std::optional(last->second) : std::nullopt,
                       last ? last->first : std::string());
-  if (record) attach_decision(*record, winner, stored_.rows(), new_rows_);
+  return record && attach_decision(*record, winner, stored_.rows(), new_rows_);
 }
 
 void WinnerStage::save_rows() {

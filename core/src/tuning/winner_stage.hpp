@@ -72,7 +72,8 @@ class WinnerStage {
   void save_rows();
   // The decision record of `winner` (decision_record.hpp) onto the rows to store, when this
   // tuning timed something; the key's last record moves off another configuration's row.
-  void record_winner(const std::string& winner);
+  // False when no record was made or attached (the rows keep the records they had).
+  bool record_winner(const std::string& winner);
 
   // Strict mode: the error for a key with no stored winner.
   Status strict_refusal() const;
