@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "tune/bundle.hpp"
 #include "tune/sqlite_store.hpp"
 #include "tune/version.hpp"
+#include "tuning/decision_record.hpp"
 
 using namespace tune;
 using namespace tune::testing;
@@ -207,6 +209,22 @@ TEST_CASE("a winner's row stored again without a new decision keeps its record")
   CHECK(recorded.front()->config == winner);
   CHECK(recorded.front()->decision->tunings == 2);
   CHECK(recorded.front()->decision->flips == 1);
+}
+
+TEST_CASE("a record that cannot be attached to a bundle's winner row moves nothing") {
+  std::map<std::string, StoredResult> stored;
+  stored["BM=32"] = cache_test::ok_row("BM=32", 120.0);
+  stored["BM=32"].decision = sample_record();
+  stored["BM=64"] = cache_test::ok_row("BM=64", 100.0);
+  stored["BM=64"].origin = "bundle.json";
+  std::vector<StoredResult> rows;
+  CHECK_FALSE(detail::attach_decision(sample_record(), "BM=64", stored, rows));
+  CHECK(rows.empty());
+  // The user's own row takes it, and the old record leaves BM=32's row.
+  stored["BM=64"].origin.clear();
+  CHECK(detail::attach_decision(sample_record(), "BM=64", stored, rows));
+  REQUIRE(rows.size() == 2);
+  for (const StoredResult& r : rows) CHECK(r.decision.has_value() == (r.config == "BM=64"));
 }
 
 TEST_CASE("a version-2 database keeps opening: read-only as it is, migrated on readwrite") {

@@ -63,6 +63,11 @@ bool attach_decision(const DecisionRecord& record, const std::string& winner,
     if (it == stored.end() || !it->second.origin.empty()) return nullptr;
     return &rows.emplace_back(it->second);
   };
+  // A winner whose row cannot take the record leaves every record where it is.
+  const bool in_rows = std::any_of(rows.begin(), rows.end(),
+                                   [&](const StoredResult& r) { return r.config == winner; });
+  auto it = stored.find(winner);
+  if (!in_rows && (it == stored.end() || !it->second.origin.empty())) return false;
   // Clear every other record first (rows.emplace_back may move what row_for returned).
   for (const auto& [config, row] : stored) {
     if (config == winner || !row.decision) continue;
@@ -70,9 +75,7 @@ bool attach_decision(const DecisionRecord& record, const std::string& winner,
   }
   for (StoredResult& r : rows)
     if (r.config != winner) r.decision.reset();
-  StoredResult* w = row_for(winner);
-  if (!w) return false;
-  w->decision = record;
+  row_for(winner)->decision = record;
   return true;
 }
 
