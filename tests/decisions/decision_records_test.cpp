@@ -327,6 +327,46 @@ TEST_CASE("the JSON export round-trips records; a malformed one is refused with 
   CHECK(problems.front().find("decision 'flips' is not a count") != std::string::npos);
 }
 
+TEST_CASE("import brings a newer record onto the same measurement and never erases one") {
+  cache_test::TempDir dir;
+  auto from = SqliteStore::open(dir.file("from.db"));
+  save_decided_key(*from);
+  auto text = from->export_json();
+  REQUIRE(text.ok());
+
+  // The same measurements without a record: the export's record comes in.
+  auto bare = SqliteStore::open(dir.file("bare.db"));
+  bare->save(cache_test::test_key(),
+             std::vector{cache_test::ok_row("BM=64", 100.0), cache_test::ok_row("BM=32", 120.0)});
+  REQUIRE(bare->import_json(*text).ok());
+  auto rows = bare->load(cache_test::test_key());
+  REQUIRE(rows.size() == 2);
+  for (const StoredResult& r : rows) {
+    CHECK(r.decision.has_value() == (r.config == "BM=64"));
+    if (r.decision) check_same(*r.decision, sample_record());
+  }
+
+  // A newer record stays; an export without records erases nothing.
+  auto newer = SqliteStore::open(dir.file("newer.db"));
+  StoredResult decided = cache_test::ok_row("BM=64", 100.0);
+  decided.decision = sample_record();
+  decided.decision->unix_time += 60;
+  newer->save(cache_test::test_key(), std::vector{decided});
+  REQUIRE(newer->import_json(*text).ok());
+  auto plain = SqliteStore::open(dir.file("plain.db"));
+  plain->save(cache_test::test_key(), std::vector{cache_test::ok_row("BM=64", 100.0)});
+  auto plain_text = plain->export_json();
+  REQUIRE(plain_text.ok());
+  REQUIRE(newer->import_json(*plain_text).ok());
+  rows = newer->load(cache_test::test_key());
+  REQUIRE(rows.size() == 2);
+  for (const StoredResult& r : rows)
+    if (r.config == "BM=64") {
+      REQUIRE(r.decision.has_value());
+      CHECK(r.decision->unix_time == sample_record().unix_time + 60);
+    }
+}
+
 TEST_CASE("a bundle ships decisions without their records") {
   cache_test::TempDir dir;
   const std::string db = dir.file("tune.db");

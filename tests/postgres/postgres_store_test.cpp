@@ -133,14 +133,38 @@ TEST_CASE("decision records on the server: kept, replaced on the same measuremen
   CHECK(d.flips == 1);
   CHECK_FALSE(m.at("BM=32").decision.has_value());
 
-  // The same measurement with a new record (a later tuning's, or none: the record moved to
-  // another row) replaces the stored one, where a full tie of rows keeps it.
+  // The same measurement with a newer record (a later tuning's) replaces the stored one; an
+  // older record, or none, never erases it.
   winner.decision = record(3, 1);
+  winner.decision->unix_time += 60;
   REQUIRE(store->put(key_of("n=1"), std::vector{winner}).ok());
   CHECK(by_config(*store->fetch(key_of("n=1"))).at("BM=64").decision->tunings == 3);
-  winner.decision.reset();
-  REQUIRE(store->put(key_of("n=1"), std::vector{winner}).ok());
-  CHECK_FALSE(by_config(*store->fetch(key_of("n=1"))).at("BM=64").decision.has_value());
+  StoredResult stale = winner;
+  stale.decision = record(4, 1);
+  REQUIRE(store->put(key_of("n=1"), std::vector{stale}).ok());
+  CHECK(by_config(*store->fetch(key_of("n=1"))).at("BM=64").decision->tunings == 3);
+  stale.decision.reset();
+  REQUIRE(store->put(key_of("n=1"), std::vector{stale}).ok());
+  CHECK(by_config(*store->fetch(key_of("n=1"))).at("BM=64").decision->tunings == 3);
+
+  // The record moved: a batch whose newer record is on BM=32 clears BM=64's older one (the
+  // row stays readable: its checksum is written with it).
+  StoredResult runner = ok_row(32, 1250.0);
+  runner.decision = record(4, 2);
+  runner.decision->unix_time += 120;
+  REQUIRE(store->put(key_of("n=1"), std::vector{stale, runner}).ok());
+  m = by_config(*store->fetch(key_of("n=1")));
+  REQUIRE(m.count("BM=64") == 1);
+  CHECK_FALSE(m.at("BM=64").decision.has_value());
+  REQUIRE(m.at("BM=32").decision.has_value());
+  CHECK(m.at("BM=32").decision->tunings == 4);
+  // An older record elsewhere clears nothing newer.
+  winner.decision = record(3, 1);
+  StoredResult plain_runner = ok_row(32, 1250.0);
+  REQUIRE(store->put(key_of("n=1"), std::vector{winner, plain_runner}).ok());
+  m = by_config(*store->fetch(key_of("n=1")));
+  CHECK(m.at("BM=32").decision->tunings == 4);
+  CHECK(m.at("BM=64").decision->tunings == 3);
 
   // A record altered on the server fails the row's checksum.
   winner.decision = record(3, 1);
@@ -182,13 +206,18 @@ std::vector<StoredResult> row_kinds() {
   for (bool ok : {false, true})
     for (bool verified : {false, true})
       for (std::uint32_t count : {5u, 20u})
-        for (std::int64_t when : {1'780'000'000, 1'780'000'100}) {
-          StoredResult r = ok ? ok_row(1, 100.0 + count) : failed_row(1);
-          r.stats.count = count;  // a failure's: its attempts
-          r.verified = verified;
-          r.unix_time = when;
-          kinds.push_back(r);
-        }
+        for (std::int64_t when : {1'780'000'000, 1'780'000'100})
+          for (int decided : {0, 1, 2}) {  // no record, an older one, a newer one
+            StoredResult r = ok ? ok_row(1, 100.0 + count) : failed_row(1);
+            r.stats.count = count;  // a failure's: its attempts
+            r.verified = verified;
+            r.unix_time = when;
+            if (decided > 0) {
+              r.decision = record(1, 0);
+              r.decision->unix_time += decided;
+            }
+            kinds.push_back(r);
+          }
   return kinds;
 }
 
@@ -216,9 +245,14 @@ TEST_CASE("the server keeps import's provenance rule on every kind of pair of ro
       expect_kept += better ? 0 : 1;
     }
   REQUIRE(store->put(key_of("n=1"), stored).ok());
-  std::size_t kept = 0;
-  REQUIRE(store->put(key_of("n=1"), incoming, &kept).ok());
-  CHECK(kept == expect_kept);
+  // Rows with records and rows without in two batches: a batch carrying a record also clears
+  // older records from the rows it sends without one (the moved record's rule, tested above).
+  std::vector<StoredResult> with, without;
+  for (const StoredResult& in : incoming) (in.decision ? with : without).push_back(in);
+  std::size_t kept = 0, kept_too = 0;
+  REQUIRE(store->put(key_of("n=1"), with, &kept).ok());
+  REQUIRE(store->put(key_of("n=1"), without, &kept_too).ok());
+  CHECK(kept + kept_too == expect_kept);
   const auto held = by_config(*store->fetch(key_of("n=1")));
   REQUIRE(held.size() == expected.size());
   for (const StoredResult& e : expected) {
@@ -229,6 +263,7 @@ TEST_CASE("the server keeps import's provenance rule on every kind of pair of ro
     CHECK(h.stats.count == e.stats.count);
     CHECK(h.unix_time == e.unix_time);
     CHECK(h.reason == e.reason);
+    CHECK(decision_time(h) == decision_time(e));
     if (e.status == StatusCode::ok) CHECK(h.stats.median == e.stats.median);
   }
 }

@@ -1,6 +1,7 @@
 // PostgresStore: the rows and claims on the server. See tune/postgres_store.hpp.
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <random>
@@ -32,19 +33,25 @@ std::string new_owner() {
   return std::string(host) + ":" + std::to_string(::getpid()) + ":" + std::to_string(nonce);
 }
 
+// decision_time (cache/row_rules.hpp) of a row of tune_results or EXCLUDED: the unix_time of
+// the decision codec's compact JSON text, -1 for '' (or a text that has none).
+std::string decision_time_sql(std::string_view row) {
+  return "COALESCE(substring(" + std::string(row) +
+         ".decision from '\"unix_time\":([0-9]{1,18})')::bigint, -1)";
+}
+
 // has_better_provenance (cache/row_rules.hpp) as a row comparison of PostgreSQL: ok first, then
-// (for ok rows) verified, then more samples, then newer; a full tie keeps the stored row. The
-// server applies it per row inside the upsert, so machines writing one key at once never
-// replace a better-measured row. A test runs both rules on every kind of pair. A row of the
-// same measurement whose decision record differs replaces it too: a stored winner stored again
-// with the record of a new decision, or the last winner's row without its record.
-constexpr std::string_view kBetterProvenance =
+// (for ok rows) verified, then more samples, then newer, then the newer decision record; a full
+// tie keeps the stored row. The server applies it per row inside the upsert, so machines
+// writing one key at once never replace a better-measured row nor a newer record. A test runs
+// both rules on every kind of pair.
+const std::string kBetterProvenance =
     "(EXCLUDED.status = 'ok', EXCLUDED.status = 'ok' AND EXCLUDED.verified, EXCLUDED.count, "
-    "EXCLUDED.unix_time) > (tune_results.status = 'ok', tune_results.status = 'ok' AND "
-    "tune_results.verified, tune_results.count, tune_results.unix_time) OR "
-    "(EXCLUDED.decision <> tune_results.decision AND (EXCLUDED.status, EXCLUDED.verified, "
-    "EXCLUDED.count, EXCLUDED.unix_time) = (tune_results.status, tune_results.verified, "
-    "tune_results.count, tune_results.unix_time))";
+    "EXCLUDED.unix_time, " +
+    decision_time_sql("EXCLUDED") +
+    ") > (tune_results.status = 'ok', tune_results.status = 'ok' AND tune_results.verified, "
+    "tune_results.count, tune_results.unix_time, " +
+    decision_time_sql("tune_results") + ")";
 
 // Inserts `rows` rows, replacing a stored row of the same config only where `condition` holds;
 // returns the config of every row written.
@@ -145,11 +152,47 @@ struct PostgresStore::Impl {
     }
     Result<Answer> a = conn.exec(upsert_sql(unique.size(), kBetterProvenance), params);
     if (!a.ok()) return a.status();
+    if (Status s = clear_moved_records(key, unique); !s.ok()) return s;
     for (int i = 0; i < a->rows(); ++i) unique.erase(std::string(a->text(i, 0)));
     if (unique.empty()) return {};
     Result<std::size_t> repaired = replace_damaged(key, unique);
     if (!repaired.ok()) return repaired.status();
     if (kept != nullptr) *kept = unique.size() - *repaired;
+    return {};
+  }
+
+  // A record moved to another row: when `rows` (config -> row) carry a record, the server's
+  // records older than the newest of them leave the rows of the configs sent without one (the
+  // upsert never erases a record); each such row is written again as it is, without its
+  // record (its checksum with it), unless it changed meanwhile (its xmin). A newer record, of
+  // another machine's decision, stays.
+  Status clear_moved_records(const StoreKey& key,
+                             const std::map<std::string, const StoredResult*>& rows) {
+    std::int64_t newest = -1;
+    for (const auto& [config, r] : rows) newest = std::max(newest, decision_time(*r));
+    if (newest < 0) return {};
+    std::vector<Param> params;
+    pg::append_key(key, &params);
+    Result<Answer> stored = conn.exec("SELECT xmin::text, " + std::string(pg::kRowColumns) +
+                                          " FROM tune_results WHERE " + std::string(pg::kKeyMatch),
+                                      params);
+    if (!stored.ok()) return stored.status();
+    for (int i = 0; i < stored->rows(); ++i) {
+      StoredResult old;
+      std::string why;
+      auto it = rows.find(std::string(stored->text(i, 1)));
+      if (it == rows.end() || it->second->decision ||
+          !pg::read_row(*stored, i, 1, key, &old, &why) || decision_time(old) < 0 ||
+          decision_time(old) >= newest)
+        continue;
+      old.decision.reset();
+      std::vector<Param> one;
+      pg::append_key(key, &one);
+      pg::append_row(key, old, &one);
+      one.emplace_back(std::string(stored->text(i, 0)));
+      Result<Answer> w = conn.exec(upsert_sql(1, "tune_results.xmin::text = $20"), one);
+      if (!w.ok()) return w.status();
+    }
     return {};
   }
 
