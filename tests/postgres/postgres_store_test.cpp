@@ -158,12 +158,24 @@ TEST_CASE("decision records on the server: kept, replaced on the same measuremen
   CHECK_FALSE(m.at("BM=64").decision.has_value());
   REQUIRE(m.at("BM=32").decision.has_value());
   CHECK(m.at("BM=32").decision->tunings == 4);
+  // A fresh tuning's row measured worse than the server's (fewer samples): the server's row
+  // stays and takes the newer record.
+  StoredResult thin = ok_row(32, 1300.0);
+  thin.stats.count = 3;
+  thin.decision = record(5, 2);
+  thin.decision->unix_time += 180;
+  REQUIRE(store->put(key_of("n=1"), std::vector{thin}).ok());
+  m = by_config(*store->fetch(key_of("n=1")));
+  CHECK(m.at("BM=32").stats.count == 10);
+  CHECK(m.at("BM=32").stats.median == 1250.0);
+  REQUIRE(m.at("BM=32").decision.has_value());
+  CHECK(m.at("BM=32").decision->tunings == 5);
   // An older record elsewhere clears nothing newer.
   winner.decision = record(3, 1);
   StoredResult plain_runner = ok_row(32, 1250.0);
   REQUIRE(store->put(key_of("n=1"), std::vector{winner, plain_runner}).ok());
   m = by_config(*store->fetch(key_of("n=1")));
-  CHECK(m.at("BM=32").decision->tunings == 4);
+  CHECK(m.at("BM=32").decision->tunings == 5);
   CHECK(m.at("BM=64").decision->tunings == 3);
 
   // A record altered on the server fails the row's checksum.
@@ -242,6 +254,9 @@ TEST_CASE("the server keeps import's provenance rule on every kind of pair of ro
       incoming.push_back(in);
       const bool better = has_better_provenance(in, s);
       expected.push_back(better ? in : s);
+      // A newer record goes onto the server's row even where that row stays.
+      if (in.decision && decision_time(expected.back()) < decision_time(in))
+        expected.back().decision = in.decision;
       expect_kept += better ? 0 : 1;
     }
   REQUIRE(store->put(key_of("n=1"), stored).ok());

@@ -152,7 +152,7 @@ struct PostgresStore::Impl {
     }
     Result<Answer> a = conn.exec(upsert_sql(unique.size(), kBetterProvenance), params);
     if (!a.ok()) return a.status();
-    if (Status s = clear_moved_records(key, unique); !s.ok()) return s;
+    if (Status s = settle_records(key, unique); !s.ok()) return s;
     for (int i = 0; i < a->rows(); ++i) unique.erase(std::string(a->text(i, 0)));
     if (unique.empty()) return {};
     Result<std::size_t> repaired = replace_damaged(key, unique);
@@ -161,13 +161,15 @@ struct PostgresStore::Impl {
     return {};
   }
 
-  // A record moved to another row: when `rows` (config -> row) carry a record, the server's
-  // records older than the newest of them leave the rows of the configs sent without one (the
-  // upsert never erases a record); each such row is written again as it is, without its
-  // record (its checksum with it), unless it changed meanwhile (its xmin). A newer record, of
-  // another machine's decision, stays.
-  Status clear_moved_records(const StoreKey& key,
-                             const std::map<std::string, const StoredResult*>& rows) {
+  // Records after the upsert, which never erases one: a record newer than the server's row's
+  // own goes onto that row even where the row stayed (better measured, by another machine or
+  // an earlier tuning: the decision is the key's, not the measurement's); when `rows` (config
+  // -> row) carry a record, the server's records older than the newest of them leave the rows
+  // of the configs sent without one (the record moved). Each such row is written again as the
+  // server holds it, but for its record (its checksum with it), unless it changed meanwhile
+  // (its xmin). A newer record, of another machine's decision, stays.
+  Status settle_records(const StoreKey& key,
+                        const std::map<std::string, const StoredResult*>& rows) {
     std::int64_t newest = -1;
     for (const auto& [config, r] : rows) newest = std::max(newest, decision_time(*r));
     if (newest < 0) return {};
@@ -178,17 +180,20 @@ struct PostgresStore::Impl {
                                       params);
     if (!stored.ok()) return stored.status();
     for (int i = 0; i < stored->rows(); ++i) {
-      StoredResult old;
+      StoredResult held;
       std::string why;
       auto it = rows.find(std::string(stored->text(i, 1)));
-      if (it == rows.end() || it->second->decision ||
-          !pg::read_row(*stored, i, 1, key, &old, &why) || decision_time(old) < 0 ||
-          decision_time(old) >= newest)
+      if (it == rows.end() || !pg::read_row(*stored, i, 1, key, &held, &why)) continue;
+      const StoredResult& sent = *it->second;
+      if (sent.decision && decision_time(held) < decision_time(sent))
+        held.decision = sent.decision;
+      else if (!sent.decision && held.decision && decision_time(held) < newest)
+        held.decision.reset();
+      else
         continue;
-      old.decision.reset();
       std::vector<Param> one;
       pg::append_key(key, &one);
-      pg::append_row(key, old, &one);
+      pg::append_row(key, held, &one);
       one.emplace_back(std::string(stored->text(i, 0)));
       Result<Answer> w = conn.exec(upsert_sql(1, "tune_results.xmin::text = $20"), one);
       if (!w.ok()) return w.status();
