@@ -143,7 +143,7 @@ void cmd_list(const CacheArgs& a) {
                                : "not_checked",
          std::to_string(e.rows - e.failed) + "/" + std::to_string(e.rows),
          std::to_string(e.verified) + "/" + std::to_string(e.rows - e.failed),
-         e.decision
+         e.decision && e.decision->tunings >= 1
              ? std::to_string(e.decision->flips) + "/" + std::to_string(e.decision->tunings - 1)
              : "-",
          age_text(e.newest_time)});

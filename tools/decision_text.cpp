@@ -24,8 +24,12 @@ std::string decision_summary(const DecisionRecord& d) {
   if (d.runner_up.empty()) {
     o = "no runner-up";
   } else {
-    std::snprintf(buf, sizeof buf, "margin %+.1f%% over ", 100.0 * d.margin);
-    o = buf + d.runner_up;
+    if (std::isfinite(d.margin)) {
+      std::snprintf(buf, sizeof buf, "margin %+.1f%% over ", 100.0 * d.margin);
+      o = buf + d.runner_up;
+    } else {
+      o = "runner-up " + d.runner_up;
+    }
     if (std::isfinite(d.confidence)) {
       std::snprintf(buf, sizeof buf, ", confidence %.2f", d.confidence);
       o += buf;

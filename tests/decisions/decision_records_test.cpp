@@ -11,12 +11,14 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "../cache/cache_test_util.hpp"
 #include "../core/sim_fixture.hpp"
 #include "cache/cache_json.hpp"
 #include "cache/store_schema.hpp"
+#include "decision_text.hpp"
 #include "html_report.hpp"
 #include "tune/bundle.hpp"
 #include "tune/sqlite_store.hpp"
@@ -325,6 +327,31 @@ TEST_CASE("the JSON export round-trips records; a malformed one is refused with 
   CHECK(back->size() == 2);
   REQUIRE(problems.size() == 1);
   CHECK(problems.front().find("decision 'flips' is not a count") != std::string::npos);
+
+  // Counts no tuning writes: no tuning at all, or as many flips as tunings.
+  for (const auto& [from, to, reason] :
+       {std::tuple{"\"tunings\": 3", "\"tunings\": 0", "decision 'tunings' is 0"},
+        std::tuple{"\"tunings\": 3", "\"tunings\": 1", "1 flips in 1 tunings"}}) {
+    bad = *text;
+    const auto t = bad.find(from);
+    REQUIRE(t != std::string::npos);
+    bad.replace(t, std::string(from).size(), to);
+    problems.clear();
+    back = cache_rows_from_json(bad, &problems);
+    REQUIRE(back.ok());
+    CHECK(back->size() == 2);
+    REQUIRE(problems.size() == 1);
+    CHECK(problems.front().find(reason) != std::string::npos);
+  }
+}
+
+TEST_CASE("a record's summary without a margin says so") {
+  DecisionRecord d = sample_record();
+  CHECK(cli::decision_summary(d).find("margin +12.5% over BM=32") != std::string::npos);
+  d.margin = std::nan("");
+  const std::string text = cli::decision_summary(d);
+  CHECK(text.find("nan") == std::string::npos);
+  CHECK(text.find("runner-up BM=32") != std::string::npos);
 }
 
 TEST_CASE("import brings a newer record onto the same measurement and never erases one") {

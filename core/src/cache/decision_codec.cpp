@@ -83,7 +83,12 @@ bool decode_decision(std::string_view text, std::optional<DecisionRecord>* d, st
       !read_count(j, "unix_time", &r.unix_time, why) ||
       !read_count(j, "tunings", &r.tunings, why) || !read_count(j, "flips", &r.flips, why))
     return false;
-  if (r.flips >= r.tunings && r.flips != 0) {
+  if (r.tunings < 1) {
+    *why = "decision 'tunings' is " + std::to_string(r.tunings) +
+           " (the record's own tuning counts: at least 1)";
+    return false;
+  }
+  if (r.flips >= r.tunings) {
     *why = "decision counts " + std::to_string(r.flips) + " flips in " + std::to_string(r.tunings) +
            " tunings (flips are re-tunings: fewer than tunings)";
     return false;

@@ -1,6 +1,8 @@
 #include "decision_record.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 
 #include "cache/row_rules.hpp"
 #include "stats.hpp"
@@ -34,8 +36,10 @@ std::optional<DecisionRecord> record_decision(const TuningReport& report, const 
   d.library_version = std::string(kVersion);
   d.unix_time = cache::now_unix();
   if (previous) {
-    d.tunings = previous->tunings + 1;
-    d.flips = previous->flips + (previous_winner != winner ? 1 : 0);
+    // Saturated: a count at its limit stays there (flips stay below tunings).
+    constexpr std::uint32_t kMax = std::numeric_limits<std::uint32_t>::max();
+    d.tunings = previous->tunings == kMax ? kMax : previous->tunings + 1;
+    d.flips = previous->flips + (previous_winner != winner && previous->flips + 1 < d.tunings);
   }
   return d;
 }
