@@ -10,8 +10,8 @@
 
 namespace tune::cli {
 
-// "margin +12.0% over {BM=32}, confidence 0.98, flush, 0 sustained turns, libtune 0.1.0,
-// 2026-12-06, 1 flip in 2 re-tunings".
+// "margin +12.0% over BM=32, confidence 0.98, flush, libtune 0.1.0, decided 2026-12-06,
+// 1 flip in 2 re-tunings" ("runner-up BM=32" without a margin, "no runner-up" without one).
 std::string decision_summary(const DecisionRecord& d);
 
 // Re-tunings of a set of keys and how many of them picked another winner than the one before.

@@ -2,9 +2,10 @@
 // `decision` column, and as the JSON object `tune cache export` writes.
 //
 // The text is a compact JSON object with the record's fields by name; an absent record is the
-// empty text. Reading is strict about types (the column is stored data that damage may have
-// altered, and an export is input from anywhere) and ignores members it does not know, so a
-// later libtune may add fields. Pure functions; thread-safe.
+// empty text. Reading is strict about types and counts (the column is stored data that damage
+// may have altered, and an export is input from anywhere) and ignores members it does not
+// know. That does not let a later libtune add fields to stored rows: the row checksum hashes
+// the re-encoded record, so a field this version drops fails it. Pure functions; thread-safe.
 #pragma once
 
 #include <optional>

@@ -16,9 +16,10 @@
 namespace tune::cache {
 namespace {
 
-// Columns of a row of `results` as stored: the key, then the result (18 with the checksum
-// and `verified`; a row written before version 2 has 17, one from before the checksum 16:
-// SQLite gives an added column its default without rewriting the rows).
+// Columns of a row of `results` as stored: the key, then the result (19 with the checksum,
+// `verified` and `decision`; a row written before version 3 has 18, before version 2 17, one
+// from before the checksum 16: SQLite gives an added column its default without rewriting the
+// rows).
 constexpr int kRowColumns = 19;
 
 // What the salvage found and kept, for its summary.
