@@ -422,6 +422,26 @@ TEST_CASE("a read-only role reads, is never written through, and claims are gran
   CHECK(shared->try_claim(key_of("n=5"), std::chrono::milliseconds(1000)));  // cannot record
 }
 
+TEST_CASE("a read-only role reads a version-1 server as it is, its rows without records") {
+  PgServer server;
+  const std::string url = server.new_database("ro1");
+  REQUIRE(PostgresStore::open(options(url))->put(key_of("n=1"), std::vector{ok_row(64, 10)}).ok());
+  server.sql("ALTER TABLE tune_results DROP COLUMN decision; UPDATE tune_schema SET version = 1",
+             "ro1");
+  server.sql("CREATE ROLE reader1 LOGIN", "ro1");
+  server.sql("GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader1", "ro1");
+  auto reader = PostgresStore::open(options(server.url("ro1", "reader1")));
+  auto rows = reader->fetch(key_of("n=1"));
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 1);
+  CHECK_FALSE(rows->front().decision.has_value());
+  CHECK_FALSE(reader->writable());
+  auto all = reader->rows();
+  REQUIRE(all.ok());
+  CHECK(all->size() == 1);
+  CHECK(server.scalar("SELECT version FROM tune_schema", "ro1") == "1");
+}
+
 // A SharedStore whose server at 127.0.0.1:`port` never answers (`what` it does): every call
 // goes on from the local file within the connect timeout, with one warning and no password.
 void expect_one_connect_timeout(int port, const std::string& what) {

@@ -16,6 +16,7 @@
 // Stateless functions over a Connection the caller owns.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "pg_connection.hpp"
@@ -37,7 +38,10 @@ inline constexpr std::string_view kKeyColumns = "kernel, source_hash, key, devic
 // Makes the schema usable: creates it when absent, migrates an older one. failed_precondition
 // naming the server for a newer version, or an absent or older schema this role may not
 // create or migrate; what Connection::exec returns for other failures. `*writable` says
-// whether this role may write rows (INSERT and UPDATE on tune_results).
-Status ensure_schema(Connection& c, bool* writable);
+// whether this role may write rows (INSERT and UPDATE on tune_results). A server at version 1
+// that this role may not migrate is read as it is, read-only, its rows without records (as a
+// read-only open reads an older SQLite file): `*row_columns` is what to select for a row,
+// kRowColumns or its version-1 form.
+Status ensure_schema(Connection& c, bool* writable, std::string* row_columns);
 
 }  // namespace tune::pg

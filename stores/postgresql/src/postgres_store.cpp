@@ -83,6 +83,7 @@ struct PostgresStore::Impl {
   std::string owner;
   bool schema_ready = false;  // for the current connection
   bool writable = false;
+  std::string row_columns;       // what a row's SELECT names (pg::ensure_schema)
   std::set<std::string> warned;  // kinds already warned about
 
   // Connected with a usable schema.
@@ -91,7 +92,7 @@ struct PostgresStore::Impl {
     if (schema_ready) return {};
     if (Status s = conn.connect(); !s.ok()) return s;
     bool may_write = false;
-    if (Status s = pg::ensure_schema(conn, &may_write); !s.ok()) {
+    if (Status s = pg::ensure_schema(conn, &may_write, &row_columns); !s.ok()) {
       if (s.code() == StatusCode::failed_precondition) conn.rest();
       return s;
     }
@@ -113,9 +114,9 @@ struct PostgresStore::Impl {
   Result<std::vector<StoredResult>> fetch(const StoreKey& key) {
     std::vector<Param> params;
     pg::append_key(key, &params);
-    Result<Answer> a = exec("SELECT " + std::string(pg::kRowColumns) + " FROM tune_results WHERE " +
-                                std::string(pg::kKeyMatch),
-                            params);
+    if (Status s = ready(); !s.ok()) return s;
+    Result<Answer> a = exec(
+        "SELECT " + row_columns + " FROM tune_results WHERE " + std::string(pg::kKeyMatch), params);
     if (!a.ok()) return a.status();
     std::vector<StoredResult> out;
     std::vector<std::string> dropped;
@@ -319,8 +320,9 @@ void PostgresStore::release_claim(const StoreKey& key) {
 Result<std::vector<CacheRow>> PostgresStore::rows(const CacheFilter& f) {
   std::lock_guard lock(impl_->mu);
   const std::vector<Param> params{f.kernel, f.key, f.device};
+  if (Status s = impl_->ready(); !s.ok()) return s;
   Result<Answer> a = impl_->exec(
-      "SELECT " + std::string(pg::kKeyColumns) + ", " + std::string(pg::kRowColumns) +
+      "SELECT " + std::string(pg::kKeyColumns) + ", " + impl_->row_columns +
           " FROM tune_results WHERE ($1 = '' OR kernel = $1) AND ($2 = '' OR key = $2) AND "
           "($3 = '' OR strpos(device, $3) > 0) ORDER BY kernel, key, device, toolchain, "
           "source_hash, status <> 'ok', median, config",
