@@ -162,6 +162,26 @@ struct PostgresStore::Impl {
     return {};
   }
 
+  // The server's rows of `key` with their xmin first (columns 1.. in kRowColumns' order).
+  Result<Answer> held_rows(const StoreKey& key) {
+    std::vector<Param> params;
+    pg::append_key(key, &params);
+    return conn.exec("SELECT xmin::text, " + std::string(pg::kRowColumns) +
+                         " FROM tune_results WHERE " + std::string(pg::kKeyMatch),
+                     params);
+  }
+
+  // `row` written over the server's row of its config unless that changed since it was read
+  // at `xmin`; the answer names the config when written.
+  Result<Answer> write_unchanged(const StoreKey& key, const StoredResult& row,
+                                 std::string_view xmin) {
+    std::vector<Param> one;
+    pg::append_key(key, &one);
+    pg::append_row(key, row, &one);
+    one.emplace_back(std::string(xmin));
+    return conn.exec(upsert_sql(1, "tune_results.xmin::text = $20"), one);
+  }
+
   // Records after the upsert, which never erases one: a record newer than the server's row's
   // own goes onto that row even where the row stayed (better measured, by another machine or
   // an earlier tuning: the decision is the key's, not the measurement's); when `rows` (config
@@ -174,11 +194,7 @@ struct PostgresStore::Impl {
     std::int64_t newest = -1;
     for (const auto& [config, r] : rows) newest = std::max(newest, decision_time(*r));
     if (newest < 0) return {};
-    std::vector<Param> params;
-    pg::append_key(key, &params);
-    Result<Answer> stored = conn.exec("SELECT xmin::text, " + std::string(pg::kRowColumns) +
-                                          " FROM tune_results WHERE " + std::string(pg::kKeyMatch),
-                                      params);
+    Result<Answer> stored = held_rows(key);
     if (!stored.ok()) return stored.status();
     for (int i = 0; i < stored->rows(); ++i) {
       StoredResult held;
@@ -192,11 +208,7 @@ struct PostgresStore::Impl {
         held.decision.reset();
       else
         continue;
-      std::vector<Param> one;
-      pg::append_key(key, &one);
-      pg::append_row(key, held, &one);
-      one.emplace_back(std::string(stored->text(i, 0)));
-      Result<Answer> w = conn.exec(upsert_sql(1, "tune_results.xmin::text = $20"), one);
+      Result<Answer> w = write_unchanged(key, held, stored->text(i, 0));
       if (!w.ok()) return w.status();
     }
     return {};
@@ -207,11 +219,7 @@ struct PostgresStore::Impl {
   // Returns how many were written.
   Result<std::size_t> replace_damaged(const StoreKey& key,
                                       const std::map<std::string, const StoredResult*>& refused) {
-    std::vector<Param> params;
-    pg::append_key(key, &params);
-    Result<Answer> stored = conn.exec("SELECT xmin::text, " + std::string(pg::kRowColumns) +
-                                          " FROM tune_results WHERE " + std::string(pg::kKeyMatch),
-                                      params);
+    Result<Answer> stored = held_rows(key);
     if (!stored.ok()) return stored.status();
     std::size_t written = 0;
     for (int i = 0; i < stored->rows(); ++i) {
@@ -219,11 +227,7 @@ struct PostgresStore::Impl {
       std::string why;
       auto it = refused.find(std::string(stored->text(i, 1)));
       if (it == refused.end() || pg::read_row(*stored, i, 1, key, &old, &why)) continue;
-      std::vector<Param> one;
-      pg::append_key(key, &one);
-      pg::append_row(key, *it->second, &one);
-      one.emplace_back(std::string(stored->text(i, 0)));
-      Result<Answer> w = conn.exec(upsert_sql(1, "tune_results.xmin::text = $20"), one);
+      Result<Answer> w = write_unchanged(key, *it->second, stored->text(i, 0));
       if (!w.ok()) return w.status();
       written += static_cast<std::size_t>(w->rows());
     }
