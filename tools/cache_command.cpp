@@ -27,6 +27,7 @@
 #include "cache_server.hpp"
 #include "cli_print.hpp"
 #include "command_error.hpp"
+#include "decision_text.hpp"
 #include "t4_export.hpp"
 #include "time_text.hpp"
 #include "tune/device.hpp"
@@ -76,6 +77,21 @@ std::string age_text(std::int64_t unix_time) {
   return std::to_string(d / 86400) + "d";
 }
 
+// A decision record as `--json` writes it (null for none; NaN as null).
+json decision_json(const std::optional<DecisionRecord>& d) {
+  if (!d) return nullptr;
+  auto real = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  return {{"runner_up", d->runner_up},
+          {"margin", real(d->margin)},
+          {"confidence", real(d->confidence)},
+          {"timing", d->timing},
+          {"sustained_turns", d->sustained_turns},
+          {"library_version", d->library_version},
+          {"unix_time", d->unix_time},
+          {"tunings", d->tunings},
+          {"flips", d->flips}};
+}
+
 // --store, else TUNE_STORE; empty when neither names a server.
 std::string server_of(const CacheArgs& a) {
   return a.store.empty() ? env_text("TUNE_STORE") : a.store;
@@ -108,7 +124,8 @@ void cmd_list(const CacheArgs& a) {
            {"rows", e.rows},
            {"failed", e.failed},
            {"verified", e.verified},
-           {"newest_time", e.newest_time}});
+           {"newest_time", e.newest_time},
+           {"decision", decision_json(e.decision)}});
     }
     return print_json(out);
   }
@@ -118,18 +135,21 @@ void cmd_list(const CacheArgs& a) {
   }
   std::vector<std::vector<std::string>> rows;
   for (const CacheEntry& e : *entries) {
-    rows.push_back({e.key.kernel, e.key.key, e.key.device,
-                    e.best_config.empty() ? "(none ok)" : e.best_config,
-                    e.best_config.empty() ? "-" : time_text(e.best_stats.median),
-                    e.best_config.empty() ? "-"
-                    : e.best_verified     ? "verified"
-                                          : "not_checked",
-                    std::to_string(e.rows - e.failed) + "/" + std::to_string(e.rows),
-                    std::to_string(e.verified) + "/" + std::to_string(e.rows - e.failed),
-                    age_text(e.newest_time)});
+    rows.push_back(
+        {e.key.kernel, e.key.key, e.key.device, e.best_config.empty() ? "(none ok)" : e.best_config,
+         e.best_config.empty() ? "-" : time_text(e.best_stats.median),
+         e.best_config.empty() ? "-"
+         : e.best_verified     ? "verified"
+                               : "not_checked",
+         std::to_string(e.rows - e.failed) + "/" + std::to_string(e.rows),
+         std::to_string(e.verified) + "/" + std::to_string(e.rows - e.failed),
+         e.decision && e.decision->tunings >= 1
+             ? std::to_string(e.decision->flips) + "/" + std::to_string(e.decision->tunings - 1)
+             : "-",
+         age_text(e.newest_time)});
   }
   print_table({"KERNEL", "KEY", "DEVICE", "BEST", "MEDIAN", "BEST OUTPUT", "OK/CONFIGS",
-               "VERIFIED/OK", "AGE"},
+               "VERIFIED/OK", "FLIPS/RETUNES", "AGE"},
               rows);
 }
 
@@ -151,7 +171,8 @@ void cmd_show(const CacheArgs& a) {
                      {"verification",
                       std::string(to_string(verification_of(r.result.status, r.result.verified)))},
                      {"stats", stats_json(r.result.stats)},
-                     {"unix_time", r.result.unix_time}});
+                     {"unix_time", r.result.unix_time},
+                     {"decision", decision_json(r.result.decision)}});
     }
     return print_json(out);
   }
@@ -163,6 +184,7 @@ void cmd_show(const CacheArgs& a) {
   std::size_t i = 0;
   while (i < rows->size()) {
     const StoreKey& k = (*rows)[i].key;
+    std::optional<DecisionRecord> decision;
     std::printf("%s  key %s\n  device %s\n  toolchain %s\n", k.kernel.c_str(), k.key.c_str(),
                 k.device.c_str(), k.toolchain.c_str());
     std::vector<std::vector<std::string>> table;
@@ -172,6 +194,8 @@ void cmd_show(const CacheArgs& a) {
           r.key.source_hash != k.source_hash)
         break;
       const StoredResult& s = r.result;
+      if (s.decision && (!decision || s.decision->unix_time > decision->unix_time))
+        decision = s.decision;
       bool ok = s.status == StatusCode::ok;
       std::string reason = s.reason.substr(0, s.reason.find('\n'));
       table.push_back({s.config, std::string(to_string(s.status)),
@@ -182,6 +206,7 @@ void cmd_show(const CacheArgs& a) {
     }
     print_table({"CONFIG", "STATUS", "OUTPUT", "MEDIAN", "P20", "P80", "N", "AGE", "REASON"},
                 table);
+    if (decision) std::printf("  decision: %s\n", decision_summary(*decision).c_str());
     std::printf("\n");
   }
 }

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "convergence.hpp"
+#include "decision_text.hpp"
 #include "host_text.hpp"
 #include "time_text.hpp"
 #include "tune/version.hpp"
@@ -53,6 +54,9 @@ std::string num(double v) {
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
 }
+
+// num(), with "nan" for what is not known (a record's margin without a runner-up).
+std::string num_or_nan(double v) { return std::isnan(v) ? "nan" : num(v); }
 
 // A number for drawing: 2 decimals.
 std::string px(double v) {
@@ -375,6 +379,15 @@ std::string key_summary_html(const ReportKey& k, std::size_t index, const Config
        "</dd>";
   o += "<dt>device</dt><dd>" + esc(r.device) + "</dd>";
   if (!k.toolchain.empty()) o += "<dt>toolchain</dt><dd>" + esc(k.toolchain) + "</dd>";
+  if (const auto& d = k.decision) {
+    o += "<dt>decision</dt><dd class=\"decision\" data-runner-up=\"" + esc(d->runner_up) +
+         "\" data-margin=\"" + num_or_nan(d->margin) + "\" data-confidence=\"" +
+         num_or_nan(d->confidence) + "\" data-timing=\"" + esc(d->timing) +
+         "\" data-sustained-turns=\"" + std::to_string(d->sustained_turns) + "\" data-libtune=\"" +
+         esc(d->library_version) + "\" data-decided=\"" + std::to_string(d->unix_time) +
+         "\" data-tunings=\"" + std::to_string(d->tunings) + "\" data-flips=\"" +
+         std::to_string(d->flips) + "\">" + esc(decision_summary(*d)) + "</dd>";
+  }
   o += "</dl>";
 
   return o;
@@ -539,6 +552,28 @@ std::string heatmap_html(const std::vector<ReportKey>& keys) {
   return o;
 }
 
+// Per kernel with a decision record on any key: its flip rate, the share of re-tunings that
+// picked another winner than the one before (FlipTally over its keys' latest records).
+std::string flips_html(const std::vector<ReportKey>& keys) {
+  std::map<std::string, FlipTally> by_kernel;
+  for (const auto& k : keys)
+    if (k.decision) by_kernel[k.report.kernel].add(*k.decision);
+  if (by_kernel.empty()) return {};
+  std::string o =
+      "<section class=\"stability\"><h2>Decision stability</h2><p>Per kernel: re-tunings of "
+      "its keys that picked another winner than the one before.</p><table class=\"flips\">"
+      "<tr><th>kernel</th><th>flips</th><th>re-tunings</th><th>flip rate</th></tr>";
+  for (const auto& [kernel, t] : by_kernel) {
+    char rate[32] = "-";
+    if (t.retunings > 0) std::snprintf(rate, sizeof rate, "%.0f%%", 100.0 * t.rate());
+    o += "<tr data-kernel=\"" + esc(kernel) + "\" data-flips=\"" + std::to_string(t.flips) +
+         "\" data-retunings=\"" + std::to_string(t.retunings) + "\" data-flip-rate=\"" +
+         num_or_nan(t.rate()) + "\"><th>" + esc(kernel) + "</th><td>" + std::to_string(t.flips) +
+         "</td><td>" + std::to_string(t.retunings) + "</td><td>" + rate + "</td></tr>";
+  }
+  return o + "</table></section>";
+}
+
 const char* const kStyle = R"CSS(
 body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#1d2330;background:#fff}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 6px;border-top:1px solid #ccd;padding-top:14px}
@@ -618,6 +653,7 @@ std::string html_report(const ReportInput& in) {
   o += "</ul></nav>";
   for (std::size_t i = 0; i < in.keys.size(); ++i) o += key_html(in.keys[i], i);
   o += heatmap_html(in.keys);
+  o += flips_html(in.keys);
   o += "<footer>libtune " + esc(std::string(kVersion)) + ", " + esc(now_text()) +
        ". Times are medians of timed launches; bands are p20 to p80, whiskers min to max."
        "</footer></body></html>\n";
@@ -655,6 +691,8 @@ std::vector<ReportKey> report_keys_from_rows(std::span<const CacheRow> rows) {
     if (!c.status.ok()) c.stats.median = kInf;
     c.from_store = true;
     c.verified = s.verified;
+    if (auto& d = out[i].decision; s.decision && (!d || s.decision->unix_time > d->unix_time))
+      d = s.decision;
     if (ok_row(c)) {
       bool best = true;
       for (const auto& o : r.results)

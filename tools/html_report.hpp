@@ -15,12 +15,16 @@
 // cache keeps neither the order of evaluation nor the strategy, so keys read back from it show
 // no convergence. Per kernel with more than one key: a
 // heat map of each winning configuration's time relative to the best at each key. The page starts
-// with the device, driver and toolchain identity.
+// with the device, driver and toolchain identity. Keys read back from the cache show their
+// decision record (margin and confidence over the runner-up, how it was timed, which libtune
+// decided and when, its tunings and flips), and each kernel with a record its flip rate: the
+// share of re-tunings that picked another winner than the one before.
 //
 // Elements carry data-* attributes with the numbers they show (nanoseconds, as measured), so
 // that tests and scripts can read the page's DOM. Pure functions; safe from any thread.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -49,6 +53,9 @@ struct ReportKey {
   // `progress` are known. False for rows read back from the cache, which keeps none of them.
   bool measured = false;
   std::vector<ProgressPoint> progress;
+  // The key's latest decision record (StoredResult::decision), for keys read back from the
+  // cache; none for a tuning measured here and for rows without one.
+  std::optional<DecisionRecord> decision;
 };
 
 struct ReportInput {
@@ -65,7 +72,8 @@ std::string html_report(const ReportInput& in);
 std::vector<std::pair<std::string, std::string>> report_identity(const DeviceInfo& info);
 
 // One ReportKey per StoreKey of `rows` (in their order): results from the stored rows, the
-// winner the fastest ok row (none when none is ok), source disk, measured false.
+// winner the fastest ok row (none when none is ok), source disk, measured false, the key's
+// latest decision record.
 std::vector<ReportKey> report_keys_from_rows(std::span<const CacheRow> rows);
 
 }  // namespace tune::cli

@@ -59,6 +59,19 @@ bool clearly_faster(const SampleStats& a, const SampleStats& b) noexcept {
   return a.count > 0 && b.count > 0 && a.p80 < b.p20;
 }
 
+double probability_faster(const SampleStats& a, const SampleStats& b) noexcept {
+  if (a.count == 0 || b.count == 0) return std::numeric_limits<double>::quiet_NaN();
+  auto variance = [](const SampleStats& s) {
+    const double sigma = (s.p80 - s.p20) / (2 * 0.8416);
+    const double se = std::sqrt(std::numbers::pi / 2) * sigma / std::sqrt(double(s.count));
+    return se * se;
+  };
+  const double spread = std::sqrt(variance(a) + variance(b));
+  const double gap = b.median - a.median;
+  if (!(spread > 0)) return gap > 0 ? 1.0 : gap < 0 ? 0.0 : 0.5;
+  return 0.5 * std::erfc(-gap / (spread * std::numbers::sqrt2));
+}
+
 std::string SampleStats::to_string() const {
   if (count == 0) return "no samples";
   return "median " + format_ns(median) + " [p20 " + format_ns(p20) + ", p80 " + format_ns(p80) +

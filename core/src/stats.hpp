@@ -17,6 +17,12 @@ SampleStats summarize(std::span<const double> samples);
 // overlap). Differences smaller than the spread are noise.
 bool clearly_faster(const SampleStats& a, const SampleStats& b) noexcept;
 
+// The probability that `a`'s true median is below `b`'s, from their summaries alone: each
+// median's standard error taken as sqrt(pi/2) sigma / sqrt(count), sigma estimated from the
+// p20-p80 band (0.8416 sigma either side of a normal median), the difference normal. 1 or 0
+// (0.5 for equal medians) when neither has spread; NaN when either has no samples.
+double probability_faster(const SampleStats& a, const SampleStats& b) noexcept;
+
 // A distribution-free confidence interval for the median: the order statistics
 // [x_(k), x_(n+1-k)] with k the largest rank such that P(Binomial(n, 1/2) < k) <= (1-conf)/2.
 // With too few samples for that confidence the interval is [min, max].

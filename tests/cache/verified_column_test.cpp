@@ -36,9 +36,11 @@ const StoredResult* find(const std::vector<StoredResult>& rows, const std::strin
   return nullptr;
 }
 
-// Makes the store's file what a version-1 libtune wrote: no verified column, user_version 1.
+// Makes the store's file what a version-1 libtune wrote: no verified (nor decision) column,
+// user_version 1.
 void downgrade_to_version_1(const std::string& path) {
   RawDb raw(path);
+  raw.exec("ALTER TABLE results DROP COLUMN decision");
   raw.exec("ALTER TABLE results DROP COLUMN verified");
   raw.exec("PRAGMA user_version = 1");
 }
@@ -152,7 +154,7 @@ TEST_CASE(
   CHECK_FALSE(rows->front().result.verified);
 }
 
-TEST_CASE("a version-1 database reads as not checked and is migrated to version 2") {
+TEST_CASE("a version-1 database reads as not checked and is migrated to the current version") {
   TempDir dir;
   const std::string path = dir.file("tune.db");
   SqliteStore::open(path)->save(test_key(),
@@ -201,7 +203,7 @@ TEST_CASE("a version-1 database reads as not checked and is migrated to version 
   CHECK(find(rows, "BM=32")->verified);
   CHECK_FALSE(find(rows, "BM=64")->verified);
   CHECK(log.warnings().empty());
-  CHECK(kCacheSchemaVersion == 2);
+  CHECK(kCacheSchemaVersion == 3);
 }
 
 }  // namespace

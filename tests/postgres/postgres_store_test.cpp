@@ -63,12 +63,12 @@ std::map<std::string, StoredResult> by_config(const std::vector<StoredResult>& r
   return m;
 }
 
-TEST_CASE("rows saved on the server read back the same, on a fresh schema of version 1") {
+TEST_CASE("rows saved on the server read back the same, on a fresh schema of version 2") {
   PgServer server;
   auto store = PostgresStore::open(options(server.new_database("rows")));
   const std::vector<StoredResult> rows{ok_row(64, 1200.5), ok_row(33, 1500.25), failed_row(7)};
   REQUIRE(store->put(key_of("n=1"), rows).ok());
-  CHECK(server.scalar("SELECT version FROM tune_schema", "rows") == "1");
+  CHECK(server.scalar("SELECT version FROM tune_schema", "rows") == "2");
   auto back = store->fetch(key_of("n=1"));
   REQUIRE(back.ok());
   auto m = by_config(*back);
@@ -97,6 +97,120 @@ TEST_CASE("rows saved on the server read back the same, on a fresh schema of ver
   CHECK(server.scalar("SELECT count(*) FROM tune_results", "rows") == "3");
 }
 
+// A decision record of `tunings` tunings and `flips` flips (values every field of its own).
+DecisionRecord record(std::uint32_t tunings, std::uint32_t flips) {
+  DecisionRecord d;
+  d.runner_up = "BM=32";
+  d.margin = 0.25;
+  d.confidence = 0.875;
+  d.timing = "rotate";
+  d.sustained_turns = 4;
+  d.library_version = "0.1.0";
+  d.unix_time = 1'780'000'500;
+  d.tunings = tunings;
+  d.flips = flips;
+  return d;
+}
+
+TEST_CASE("decision records on the server: kept, replaced on the same measurement, migrated") {
+  PgServer server;
+  const std::string url = server.new_database("records");
+  auto store = PostgresStore::open(options(url));
+  StoredResult winner = ok_row(64, 1000.0);
+  winner.decision = record(2, 1);
+  REQUIRE(store->put(key_of("n=1"), std::vector{winner, ok_row(32, 1250.0)}).ok());
+  auto m = by_config(*store->fetch(key_of("n=1")));
+  REQUIRE(m.at("BM=64").decision.has_value());
+  const DecisionRecord& d = *m.at("BM=64").decision;
+  CHECK(d.runner_up == "BM=32");
+  CHECK(d.margin == 0.25);
+  CHECK(d.confidence == 0.875);
+  CHECK(d.timing == "rotate");
+  CHECK(d.sustained_turns == 4);
+  CHECK(d.library_version == "0.1.0");
+  CHECK(d.unix_time == 1'780'000'500);
+  CHECK(d.tunings == 2);
+  CHECK(d.flips == 1);
+  CHECK_FALSE(m.at("BM=32").decision.has_value());
+
+  // The same measurement with a newer record (a later tuning's) replaces the stored one; an
+  // older record, or none, never erases it.
+  winner.decision = record(3, 1);
+  winner.decision->unix_time += 60;
+  REQUIRE(store->put(key_of("n=1"), std::vector{winner}).ok());
+  CHECK(by_config(*store->fetch(key_of("n=1"))).at("BM=64").decision->tunings == 3);
+  StoredResult stale = winner;
+  stale.decision = record(4, 1);
+  REQUIRE(store->put(key_of("n=1"), std::vector{stale}).ok());
+  CHECK(by_config(*store->fetch(key_of("n=1"))).at("BM=64").decision->tunings == 3);
+  stale.decision.reset();
+  REQUIRE(store->put(key_of("n=1"), std::vector{stale}).ok());
+  CHECK(by_config(*store->fetch(key_of("n=1"))).at("BM=64").decision->tunings == 3);
+
+  // The record moved: a batch whose newer record is on BM=32 clears BM=64's older one (the
+  // row stays readable: its checksum is written with it).
+  StoredResult runner = ok_row(32, 1250.0);
+  runner.decision = record(4, 2);
+  runner.decision->unix_time += 120;
+  REQUIRE(store->put(key_of("n=1"), std::vector{stale, runner}).ok());
+  m = by_config(*store->fetch(key_of("n=1")));
+  REQUIRE(m.count("BM=64") == 1);
+  CHECK_FALSE(m.at("BM=64").decision.has_value());
+  REQUIRE(m.at("BM=32").decision.has_value());
+  CHECK(m.at("BM=32").decision->tunings == 4);
+  // A fresh tuning's row measured worse than the server's (fewer samples): the server's row
+  // stays and takes the newer record.
+  StoredResult thin = ok_row(32, 1300.0);
+  thin.stats.count = 3;
+  thin.decision = record(5, 2);
+  thin.decision->unix_time += 180;
+  REQUIRE(store->put(key_of("n=1"), std::vector{thin}).ok());
+  m = by_config(*store->fetch(key_of("n=1")));
+  CHECK(m.at("BM=32").stats.count == 10);
+  CHECK(m.at("BM=32").stats.median == 1250.0);
+  REQUIRE(m.at("BM=32").decision.has_value());
+  CHECK(m.at("BM=32").decision->tunings == 5);
+  // An older record elsewhere clears nothing newer.
+  winner.decision = record(3, 1);
+  StoredResult plain_runner = ok_row(32, 1250.0);
+  REQUIRE(store->put(key_of("n=1"), std::vector{winner, plain_runner}).ok());
+  m = by_config(*store->fetch(key_of("n=1")));
+  CHECK(m.at("BM=32").decision->tunings == 5);
+  CHECK(m.at("BM=64").decision->tunings == 3);
+
+  // A record altered on the server fails the row's checksum.
+  winner.decision = record(3, 1);
+  REQUIRE(store->put(key_of("n=1"), std::vector{winner}).ok());
+  server.sql(
+      "UPDATE tune_results SET decision = replace(decision, '\"flips\":1', "
+      "'\"flips\":0') WHERE config = 'BM=64'",
+      "records");
+  {
+    LogCapture log;
+    auto rows = store->load(key_of("n=1"));
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].config == "BM=32");
+  }
+
+  // A server at version 1 (no decision column) is migrated on the next open, its rows kept
+  // without records.
+  const std::string old_url = server.new_database("old");
+  REQUIRE(PostgresStore::open(options(old_url))
+              ->put(key_of("n=2"), std::vector{ok_row(16, 900.0)})
+              .ok());
+  server.sql("ALTER TABLE tune_results DROP COLUMN decision; UPDATE tune_schema SET version = 1",
+             "old");
+  auto migrated = PostgresStore::open(options(old_url));
+  auto rows = migrated->fetch(key_of("n=2"));
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 1);
+  CHECK_FALSE(rows->front().decision.has_value());
+  CHECK(server.scalar("SELECT version FROM tune_schema", "old") == "2");
+  winner.decision = record(1, 0);
+  REQUIRE(migrated->put(key_of("n=2"), std::vector{winner}).ok());
+  CHECK(by_config(*migrated->fetch(key_of("n=2"))).at("BM=64").decision->tunings == 1);
+}
+
 // Every kind of row a machine writes: failed or measured, with the verified flag or not (the
 // rule ignores it on a failure); few or many samples; older or newer.
 std::vector<StoredResult> row_kinds() {
@@ -104,13 +218,18 @@ std::vector<StoredResult> row_kinds() {
   for (bool ok : {false, true})
     for (bool verified : {false, true})
       for (std::uint32_t count : {5u, 20u})
-        for (std::int64_t when : {1'780'000'000, 1'780'000'100}) {
-          StoredResult r = ok ? ok_row(1, 100.0 + count) : failed_row(1);
-          r.stats.count = count;  // a failure's: its attempts
-          r.verified = verified;
-          r.unix_time = when;
-          kinds.push_back(r);
-        }
+        for (std::int64_t when : {1'780'000'000, 1'780'000'100})
+          for (int decided : {0, 1, 2}) {  // no record, an older one, a newer one
+            StoredResult r = ok ? ok_row(1, 100.0 + count) : failed_row(1);
+            r.stats.count = count;  // a failure's: its attempts
+            r.verified = verified;
+            r.unix_time = when;
+            if (decided > 0) {
+              r.decision = record(1, 0);
+              r.decision->unix_time += decided;
+            }
+            kinds.push_back(r);
+          }
   return kinds;
 }
 
@@ -135,12 +254,20 @@ TEST_CASE("the server keeps import's provenance rule on every kind of pair of ro
       incoming.push_back(in);
       const bool better = has_better_provenance(in, s);
       expected.push_back(better ? in : s);
+      // A newer record goes onto the server's row even where that row stays.
+      if (in.decision && decision_time(expected.back()) < decision_time(in))
+        expected.back().decision = in.decision;
       expect_kept += better ? 0 : 1;
     }
   REQUIRE(store->put(key_of("n=1"), stored).ok());
-  std::size_t kept = 0;
-  REQUIRE(store->put(key_of("n=1"), incoming, &kept).ok());
-  CHECK(kept == expect_kept);
+  // Rows with records and rows without in two batches: a batch carrying a record also clears
+  // older records from the rows it sends without one (the moved record's rule, tested above).
+  std::vector<StoredResult> with, without;
+  for (const StoredResult& in : incoming) (in.decision ? with : without).push_back(in);
+  std::size_t kept = 0, kept_too = 0;
+  REQUIRE(store->put(key_of("n=1"), with, &kept).ok());
+  REQUIRE(store->put(key_of("n=1"), without, &kept_too).ok());
+  CHECK(kept + kept_too == expect_kept);
   const auto held = by_config(*store->fetch(key_of("n=1")));
   REQUIRE(held.size() == expected.size());
   for (const StoredResult& e : expected) {
@@ -151,6 +278,7 @@ TEST_CASE("the server keeps import's provenance rule on every kind of pair of ro
     CHECK(h.stats.count == e.stats.count);
     CHECK(h.unix_time == e.unix_time);
     CHECK(h.reason == e.reason);
+    CHECK(decision_time(h) == decision_time(e));
     if (e.status == StatusCode::ok) CHECK(h.stats.median == e.stats.median);
   }
 }
@@ -223,7 +351,7 @@ TEST_CASE("a server whose schema is newer is refused with a clear error, and not
   auto r = store->fetch(key_of("n=1"));
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().code() == StatusCode::failed_precondition);
-  CHECK(r.status().message().find("schema version 99, newer than this libtune's (1)") !=
+  CHECK(r.status().message().find("schema version 99, newer than this libtune's (2)") !=
         std::string::npos);
   CHECK(!store->put(key_of("n=2"), std::vector{ok_row(8, 900)}).ok());
   CHECK(server.scalar("SELECT count(*) FROM tune_results", "newer") == "1");
@@ -292,6 +420,26 @@ TEST_CASE("a read-only role reads, is never written through, and claims are gran
   CHECK(shared->local()->load(key_of("n=3")).size() == 1);
   CHECK(log.count(LogLevel::warning, "read-only") == 1);
   CHECK(shared->try_claim(key_of("n=5"), std::chrono::milliseconds(1000)));  // cannot record
+}
+
+TEST_CASE("a read-only role reads a version-1 server as it is, its rows without records") {
+  PgServer server;
+  const std::string url = server.new_database("ro1");
+  REQUIRE(PostgresStore::open(options(url))->put(key_of("n=1"), std::vector{ok_row(64, 10)}).ok());
+  server.sql("ALTER TABLE tune_results DROP COLUMN decision; UPDATE tune_schema SET version = 1",
+             "ro1");
+  server.sql("CREATE ROLE reader1 LOGIN", "ro1");
+  server.sql("GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader1", "ro1");
+  auto reader = PostgresStore::open(options(server.url("ro1", "reader1")));
+  auto rows = reader->fetch(key_of("n=1"));
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 1);
+  CHECK_FALSE(rows->front().decision.has_value());
+  CHECK_FALSE(reader->writable());
+  auto all = reader->rows();
+  REQUIRE(all.ok());
+  CHECK(all->size() == 1);
+  CHECK(server.scalar("SELECT version FROM tune_schema", "ro1") == "1");
 }
 
 // A SharedStore whose server at 127.0.0.1:`port` never answers (`what` it does): every call

@@ -2,7 +2,8 @@
 //
 // The file holds one row per (kernel, source hash, key, device fingerprint, toolchain
 // fingerprint, config) with the config's status, failure reason, sample statistics, the unix
-// time it was measured, a checksum and whether its output was verified, and one claim per key being
+// time it was measured, a checksum, whether its output was verified and, on a key's decided
+// winner, its decision record (StoredResult::decision), and one claim per key being
 // tuned (see try_claim). It is marked as libtune's (PRAGMA application_id) with its schema version
 // (PRAGMA user_version), so a foreign or older file is recognised. The database runs in WAL mode
 // with a busy timeout (on a network file system, where WAL does not work, in journal_mode=DELETE
@@ -16,8 +17,9 @@
 //   directory is refused (SQLITE_OPEN_NOFOLLOW as well); in readwrite mode it is renamed to
 //   "<file>.corrupt-<unix time>" (the link itself, never its target) and a fresh database is
 //   started.
-// - A file of schema version 1 is upgraded in place on the first readwrite open (its rows
-//   read as not checked: StoredResult::verified false) and read as it is when read-only.
+// - A file of schema version 1 or 2 is upgraded in place on the first readwrite open (its rows
+//   read as not checked when version 1: StoredResult::verified false; without decision
+//   records) and read as it is when read-only.
 // - A file that is not a database, is corrupt or truncated, or carries another application's
 //   or a schema older than version 1 is renamed "<file>.corrupt-<unix time>" (with its
 //   companions; never deleted) and replaced by a fresh database. A corrupt file of our schema (by
@@ -59,6 +61,7 @@
 #include <functional>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -93,6 +96,9 @@ struct CacheEntry {
   std::int64_t newest_time = 0;  // unix time of the most recent row
   std::size_t verified = 0;      // ok rows whose output was verified (StoredResult::verified)
   bool best_verified = false;    // best_config's output was verified
+  // The key's latest decision record (StoredResult::decision), on whichever row carries it;
+  // none when no row does (rows of a libtune that did not record decisions).
+  std::optional<DecisionRecord> decision;
 };
 
 // What import_json did. A row is `added` when no row had its identity, `replaced` when the
@@ -175,11 +181,16 @@ class SqliteStore final : public TuningStore {
   //      "toolchain": "...", "config": "BM=64,...", "status": "ok", "reason": "",
   //      "unix_time": 1700000000, "verified": true,
   //      "stats": {"count": 40, "min": .., "p20": .., "median": .., "p80": .., "max": ..,
-  //                "mean": ..}}]}
+  //                "mean": ..},
+  //      "decision": null or {"runner_up": "...", "margin": .., "confidence": .., "timing":
+  //                  "flush", "sustained_turns": 0, "library_version": "...", "unix_time": ..,
+  //                  "tunings": 1, "flips": 0}}]}
   // Statistics are nanoseconds; a non-finite value is written as null. "verified" is
   // StoredResult::verified (whether the row's output was checked; optional on import, absent
   // reads as false: not checked), "verification" the row's Verification for readers
-  // (verified, not_checked, wrong_output; written, ignored on import).
+  // (verified, not_checked, wrong_output; written, ignored on import). "decision" is
+  // StoredResult::decision, round-tripped (optional on import: absent or null is none; NaN
+  // margin and confidence are null).
   Result<std::string> export_json(const CacheFilter& filter = {});
   // Parses that format (a document that is not JSON or not this format is an error:
   // invalid_argument / data_loss), validates every row (the row checks above, and the space

@@ -8,7 +8,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -41,6 +43,27 @@ std::string_view to_string(Verification v) noexcept;  // "not_checked", "verifie
 // wrong_output status is wrong_output whatever `checked` says; otherwise verified when checked.
 Verification verification_of(StatusCode status, bool checked) noexcept;
 
+// What a tuning knew when it chose a key's winner (docs/caches.md, "Decision records"),
+// stored with the winner's row. Provenance beyond these fields is the row's StoreKey (device
+// and driver in `device`, compiler and libtune version in `toolchain`).
+struct DecisionRecord {
+  std::string runner_up;  // the runner-up's configuration text; empty when none timed
+  // How much faster the winner was: runner-up median / winner median - 1 (0.12: the runner-up
+  // took 12% longer; negative when a near-tie went to the first in canonical order). NaN
+  // without a runner-up.
+  double margin = std::numeric_limits<double>::quiet_NaN();
+  // The probability that the winner's true median is below the runner-up's, from both rows'
+  // sample statistics (normal approximation of each median's error from its p20-p80 band and
+  // sample count). NaN without a runner-up.
+  double confidence = std::numeric_limits<double>::quiet_NaN();
+  std::string timing;           // how the cache was kept cold: "flush", "rotate" or "none"
+  int sustained_turns = 0;      // turns of the showdown's sustained timing; 0: none held
+  std::string library_version;  // the libtune that decided (tune/version.hpp's kVersion)
+  std::int64_t unix_time = 0;   // when it was decided
+  std::uint32_t tunings = 1;    // tunings of this key that decided, this one included
+  std::uint32_t flips = 0;      // of those, the ones that picked another winner than the last
+};
+
 // One configuration's outcome for one StoreKey.
 struct StoredResult {
   std::string config;  // Config::to_string()
@@ -51,6 +74,10 @@ struct StoredResult {
   // Its output was checked (and passed unless status is wrong_output): verification_of(status,
   // verified) is the row's Verification. False in rows of a libtune that did not record it.
   bool verified = false;
+  // Set on the row of the key's latest decided winner (a tuning that timed something and chose
+  // it); empty on every other row and in rows of a libtune that did not record decisions. The
+  // winner itself is always recomputed from the rows (the winner rule), never read from here.
+  std::optional<DecisionRecord> decision;
   // Which layer served the row (tune/bundle.hpp): empty for the user's own store, else the
   // path of the bundle it was read from. Not stored: a store's load() sets it.
   std::string origin;

@@ -160,7 +160,9 @@ Status read_decisions(sqlite3* db, const std::string& path, BundleInfo* info) {
 Status read_rows(sqlite3* db, const std::string& path, std::vector<CacheRow>* out,
                  std::vector<std::string>* problems) {
   Stmt s;
-  int rc = s.prepare(db, "SELECT " + std::string(kKeyColumns) + ", " + std::string(kResultColumns) +
+  // A bundle written before the decision column reads as rows without records.
+  int rc = s.prepare(db, "SELECT " + std::string(kKeyColumns) + ", " +
+                             std::string(result_columns_of(db)) +
                              " FROM results ORDER BY kernel, key, device, toolchain, "
                              "source_hash, status != 'ok', median, config");
   for (rc = rc == SQLITE_OK ? s.step() : rc; rc == SQLITE_ROW; rc = s.step()) {

@@ -85,7 +85,11 @@ int insert_rows(sqlite3* db, const std::vector<CacheRow>& rows) {
   for (std::size_t i = 0; rc == SQLITE_OK && i < rows.size(); ++i) {
     s.rewind();
     cache::bind_key(s, rows[i].key);
-    cache::bind_result(s, 6, rows[i].key, rows[i].result);
+    // A bundle ships decisions, not their local history: decision records stay out, so that a
+    // libtune that reads bundles of this format without the record column checks every row.
+    StoredResult r = rows[i].result;
+    r.decision.reset();
+    cache::bind_result(s, 6, rows[i].key, r);
     rc = s.step();
     if (rc == SQLITE_DONE) rc = SQLITE_OK;
   }

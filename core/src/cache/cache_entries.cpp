@@ -58,11 +58,14 @@ std::vector<CacheEntry> summarize_entries(const std::vector<CacheRow>& rows) {
   for (const CacheRow& r : rows) {
     const StoreKey& k = r.key;
     if (out.empty() || !same_key(out.back().key, k)) {
-      out.push_back(CacheEntry{k, {}, {}, 0, 0, 0, 0, false});
+      out.push_back(CacheEntry{k, {}, {}, 0, 0, 0, 0, false, std::nullopt});
     }
     CacheEntry& e = out.back();
     ++e.rows;
     e.newest_time = std::max(e.newest_time, r.result.unix_time);
+    if (const auto& d = r.result.decision;
+        d && (!e.decision || d->unix_time > e.decision->unix_time))
+      e.decision = d;
     if (r.result.status != StatusCode::ok) {
       ++e.failed;
       continue;

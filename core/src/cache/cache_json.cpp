@@ -12,6 +12,7 @@
 #include <string_view>
 #include <utility>
 
+#include "cache/decision_codec.hpp"
 #include "cache/row_rules.hpp"
 #include "tune/backend/hash.hpp"
 
@@ -167,6 +168,14 @@ bool parse_row(const json& j, CacheRow* row, std::string* why) {
     }
     r.verified = v->get<bool>();
   }
+  // Optional: absent or null is a row without a decision record.
+  if (auto d = j.find("decision"); d != j.end() && !d->is_null()) {
+    if (!d->is_object()) {
+      *why = "'decision' is not an object";
+      return false;
+    }
+    if (!cache::decode_decision(d->dump(), &r.decision, why)) return false;
+  }
   if (!parse_stats(j, r.status == StatusCode::ok, &r.stats, why)) return false;
   std::string canonical;
   Status check = check_stored_row(r, &canonical);
@@ -191,18 +200,21 @@ std::string cache_rows_to_json(std::span<const CacheRow> rows) {
                   {"p80", number_or_null(r.stats.p80)},
                   {"max", number_or_null(r.stats.max)},
                   {"mean", number_or_null(r.stats.mean)}};
-    list.push_back({{"kernel", row.key.kernel},
-                    {"source_hash", "0x" + hex64(row.key.source_hash)},
-                    {"key", row.key.key},
-                    {"device", row.key.device},
-                    {"toolchain", row.key.toolchain},
-                    {"config", r.config},
-                    {"status", std::string(to_string(r.status))},
-                    {"reason", r.reason},
-                    {"unix_time", r.unix_time},
-                    {"verified", r.verified},
-                    {"verification", std::string(to_string(verification_of(r.status, r.verified)))},
-                    {"stats", std::move(stats)}});
+    list.push_back(
+        {{"kernel", row.key.kernel},
+         {"source_hash", "0x" + hex64(row.key.source_hash)},
+         {"key", row.key.key},
+         {"device", row.key.device},
+         {"toolchain", row.key.toolchain},
+         {"config", r.config},
+         {"status", std::string(to_string(r.status))},
+         {"reason", r.reason},
+         {"unix_time", r.unix_time},
+         {"verified", r.verified},
+         {"verification", std::string(to_string(verification_of(r.status, r.verified)))},
+         {"stats", std::move(stats)},
+         {"decision", r.decision ? json::parse(cache::encode_decision(r.decision), nullptr, false)
+                                 : json(nullptr)}});
   }
   json doc = {{"format", kFormat}, {"version", kFormatVersion}, {"rows", std::move(list)}};
   // Invalid UTF-8 in a stored string (a compiler log in `reason`) is replaced, not thrown.
@@ -291,7 +303,8 @@ class ViewInput final : public std::streambuf {
 };
 
 // The SAX handler: follows the top-level object, builds each element of "rows" as a small
-// json value (only its scalar members, and the scalars of "stats", within the row limits),
+// json value (only its scalar members, and the scalars of "stats" and "decision", within the
+// row limits),
 // checks it with parse_row and hands it on before the next one is read.
 class RowsSax {
  public:
@@ -386,8 +399,8 @@ class RowsSax {
     }
     if (depth_ == kRowDepth)
       row_[member_] = std::move(v);
-    else if (depth_ == kRowDepth + 1 && in_stats_)
-      row_["stats"][member_] = std::move(v);
+    else if (depth_ == kRowDepth + 1 && !nested_.empty())
+      row_[nested_][member_] = std::move(v);
     return true;
   }
 
@@ -417,11 +430,12 @@ class RowsSax {
       }
     } else if (in_row() && depth_ == kRowDepth) {
       // A container as a member: kept as an empty one of its kind (parse_row names the
-      // member whose type is wrong), its contents skipped; "stats" keeps its scalars.
+      // member whose type is wrong), its contents skipped; "stats" and "decision" keep their
+      // scalars.
       row_[member_] = object ? json::object() : json::array();
-      in_stats_ = object && member_ == "stats";
-    } else if (in_row() && depth_ == kRowDepth + 1 && in_stats_) {
-      row_["stats"][member_] = object ? json::object() : json::array();
+      nested_ = object && (member_ == "stats" || member_ == "decision") ? member_ : std::string();
+    } else if (in_row() && depth_ == kRowDepth + 1 && !nested_.empty()) {
+      row_[nested_][member_] = object ? json::object() : json::array();
     }
     ++depth_;
     return true;
@@ -429,7 +443,7 @@ class RowsSax {
 
   bool close() {
     --depth_;
-    if (depth_ == kRowDepth) in_stats_ = false;
+    if (depth_ == kRowDepth) nested_.clear();
     if (depth_ == 2 && row_open_) {
       row_open_ = false;
       return finish_row();
@@ -492,7 +506,7 @@ class RowsSax {
   bool row_open_ = false;
   bool row_bad_ = false;  // over a row limit: skipped to its end, then rejected
   std::string row_bad_why_;
-  bool in_stats_ = false;
+  std::string nested_;  // the row's member whose scalars are kept ("stats", "decision"), if in one
   std::string member_;
   json row_;
   std::size_t row_members_ = 0;

@@ -344,7 +344,8 @@ bool has_cache_header(const std::string& path) {
   const bool read = ::pread(fd, h, sizeof h, 0) == static_cast<ssize_t>(sizeof h);
   ::close(fd);
   return read && std::memcmp(h, "SQLite format 3", 16) == 0 &&
-         be32(h + 60) == static_cast<std::uint32_t>(kCacheSchemaVersion) &&
+         be32(h + 60) >= static_cast<std::uint32_t>(kOldestCacheSchemaVersion) &&
+         be32(h + 60) <= static_cast<std::uint32_t>(kCacheSchemaVersion) &&
          be32(h + 68) == static_cast<std::uint32_t>(kCacheApplicationId);
 }
 

@@ -50,7 +50,8 @@ PageScanStats scan_index_records(
     const std::string& path, const std::function<void(const std::vector<RecordValue>&)>& on_record);
 
 // Whether the first 100 bytes at `path` are an SQLite header carrying the cache's
-// application id and schema version: a file of ours, worth salvaging whatever else is wrong.
+// application id and a schema version this libtune reads: a file of ours, worth salvaging whatever
+// else is wrong.
 bool has_cache_header(const std::string& path);
 
 }  // namespace tune::cache

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string_view>
 
+#include "cache/decision_codec.hpp"
 #include "cache/row_rules.hpp"
 #include "tune/backend/hash.hpp"
 
@@ -64,6 +65,11 @@ bool check_column_types(const Stmt& s, int first, std::string* why) {
     *why = "column verified holds " + std::to_string(flag) + " (0 or 1)";
     return false;
   }
+  // NULL only in a record salvaged from the pages of a file from before the column.
+  if (int d = s.type(first + 13); d != SQLITE_TEXT && d != SQLITE_NULL) {
+    *why = std::string("column decision holds ") + type_name(d);
+    return false;
+  }
   return true;
 }
 
@@ -82,6 +88,10 @@ std::int64_t row_checksum(const StoreKey& k, const StoredResult& r) noexcept {
     h = hash_combine(h, std::isnan(v) ? 0x7ff8000000000000ULL : double_bits(v));
   h = hash_combine(h, static_cast<std::uint64_t>(r.unix_time));
   if (r.verified) h = hash_combine(h, 0x76657269666965ULL);  // "verifie"
+  if (r.decision) {
+    const std::string d = encode_decision(r.decision);
+    h = hash_combine(stable_hash(d, h), d.size());
+  }
   return to_db(h);
 }
 
@@ -122,6 +132,7 @@ void bind_result(Stmt& s, int first, const StoreKey& key, const StoredResult& in
   s.bind(first + 10, r.unix_time);
   s.bind(first + 11, row_checksum(key, r));
   s.bind(first + 12, static_cast<std::int64_t>(r.verified ? 1 : 0));
+  s.bind(first + 13, std::string_view(encode_decision(r.decision)));
 }
 
 bool read_result(const Stmt& s, int first, const StoreKey& key, StoredResult* r, std::string* why) {
@@ -144,6 +155,7 @@ bool read_result(const Stmt& s, int first, const StoreKey& key, StoredResult* r,
   for (int i = 0; i < 6; ++i) *fields[i] = s.real(first + 4 + i);
   r->unix_time = s.int64(first + 10);
   r->verified = s.int64(first + 12) == 1;
+  if (!decode_decision(s.text(first + 13), &r->decision, why)) return false;
   if (s.type(first + 11) == SQLITE_INTEGER && s.int64(first + 11) != row_checksum(key, *r)) {
     *why = "checksum mismatch (the row was altered)";
     return false;

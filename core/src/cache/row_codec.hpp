@@ -5,7 +5,8 @@
 // stored as NULL, i.e. NaN, hashes as NaN). It protects against damage, not against a
 // deliberate writer. Rows written before the checksum column have NULL there: read as
 // unverified, still checked like any row. The `verified` flag enters the checksum only when
-// set, so rows from before that column (all not checked) keep their checksums.
+// set, so rows from before that column (all not checked) keep their checksums; the decision
+// record (its stored text) likewise only when the row has one.
 //
 // Stateless functions over a statement the caller owns; no I/O beyond the statement's.
 #pragma once
@@ -33,14 +34,14 @@ void read_key(const Stmt& s, StoreKey* k);
 // Whether result columns 0..4 have the SQLite types of a key.
 bool key_columns_ok(const Stmt& s);
 
-// Binds a row at ?first..?first+12 (the order of kResultColumns) with its checksum. A row
+// Binds a row at ?first..?first+13 (the order of kResultColumns) with its checksum. A row
 // without a time (unix_time 0) is stamped with now.
 void bind_result(Stmt& s, int first, const StoreKey& key, const StoredResult& row);
 
 // Reads a StoredResult of `key` from the columns listed in kResultColumns starting at
 // `first`. Returns false (with `why`) when a column has the wrong SQLite type (damage can
 // leave text in a statistics column, which would otherwise read as 0.0; `verified` must be
-// the integer 0 or 1), the status name is
+// the integer 0 or 1; `decision` text the decision codec reads), the status name is
 // unknown, the sample count is out of range, or the row's checksum does not match. A
 // failed row's NULL statistics read as +inf. check_stored_row() is the caller's next step.
 bool read_result(const Stmt& s, int first, const StoreKey& key, StoredResult* r, std::string* why);

@@ -32,7 +32,12 @@ bool has_better_provenance(const StoredResult& incoming, const StoredResult& exi
   if (in_ok && incoming.verified != existing.verified) return incoming.verified;
   if (incoming.stats.count != existing.stats.count)
     return incoming.stats.count > existing.stats.count;
-  return incoming.unix_time > existing.unix_time;
+  if (incoming.unix_time != existing.unix_time) return incoming.unix_time > existing.unix_time;
+  return decision_time(incoming) > decision_time(existing);
+}
+
+std::int64_t decision_time(const StoredResult& row) noexcept {
+  return row.decision ? row.decision->unix_time : -1;
 }
 
 Status check_stored_key(const StoreKey& key) {

@@ -43,8 +43,14 @@ Status check_stored_key(const StoreKey& key);
 // Provenance order used by import: whether `incoming` may replace `existing` (same identity).
 // A measured (ok) row is never replaced by a failure, nor a verified ok row by one whose
 // output was not checked; between two rows of the same kind the one with more samples wins,
-// then the newer one; on a full tie the stored row stays.
+// then the newer one; between two rows of one measurement, the one whose decision record is
+// newer (a row without one is older than any); on a full tie the stored row stays. So import,
+// push and pull bring a newer record onto a row that is otherwise the same, and never erase one.
 bool has_better_provenance(const StoredResult& incoming, const StoredResult& existing) noexcept;
+
+// The unix time of `row`'s decision record, -1 without one: the last tie-break of
+// has_better_provenance.
+std::int64_t decision_time(const StoredResult& row) noexcept;
 
 namespace cache {
 

@@ -16,10 +16,11 @@
 namespace tune::cache {
 namespace {
 
-// Columns of a row of `results` as stored: the key, then the result (18 with the checksum
-// and `verified`; a row written before version 2 has 17, one from before the checksum 16:
-// SQLite gives an added column its default without rewriting the rows).
-constexpr int kRowColumns = 18;
+// Columns of a row of `results` as stored: the key, then the result (19 with the checksum,
+// `verified` and `decision`; a row written before version 3 has 18, before version 2 17, one
+// from before the checksum 16: SQLite gives an added column its default without rewriting the
+// rows).
+constexpr int kRowColumns = 19;
 
 // What the salvage found and kept, for its summary.
 struct Tally {
@@ -28,7 +29,7 @@ struct Tally {
   std::size_t invalid = 0;
 };
 
-// Checks the row `s` is positioned on (key at columns 0..4, result at 5..17) like any stored
+// Checks the row `s` is positioned on (key at columns 0..4, result at 5..18) like any stored
 // row (column types, checksum, row rules) and inserts it with `ins` when valid and its
 // primary key was not met before. Returns false when it was met before.
 bool keep_row(sqlite3* into, const Stmt& s, Stmt& ins, Tally* t) {
@@ -58,9 +59,11 @@ bool keep_row(sqlite3* into, const Stmt& s, Stmt& ins, Tally* t) {
 void salvage_scan(sqlite3* into, sqlite3* src, const char* order, Stmt& ins, Tally* t) {
   Stmt s;
   std::string o = std::string(" ") + order;
-  // This version's columns, else a version-1 file's (with and without the checksum column).
+  // This version's columns, else a version-2 file's, else a version-1 file's (with and without
+  // the checksum column).
   int rc = SQLITE_ERROR;
-  for (std::string_view columns : {kResultColumns, kVersion1ResultColumns, kLegacyResultColumns}) {
+  for (std::string_view columns :
+       {kResultColumns, kVersion2ResultColumns, kVersion1ResultColumns, kLegacyResultColumns}) {
     std::string sql = "SELECT " + std::string(kKeyColumns) + ", " + std::string(columns) +
                       " FROM results ORDER BY kernel" + o + ", source_hash" + o + ", key" + o +
                       ", device" + o + ", toolchain" + o + ", config" + o;
@@ -89,11 +92,11 @@ std::size_t salvage_pages(sqlite3* into, const std::string& from, Stmt& ins, Tal
   std::size_t found = 0;
   if (values.prepare(mem, sql) == SQLITE_OK) {
     scan_index_records(from, [&](const std::vector<RecordValue>& rec) {
-      if (rec.size() < kRowColumns - 2 || rec.size() > kRowColumns) return;
+      if (rec.size() < kRowColumns - 3 || rec.size() > kRowColumns) return;
       StmtScope scope(values);
       // A row from before `verified` was not checked (the column's default); before the
-      // checksum, it has none (NULL: unbound).
-      sqlite3_bind_int64(values.get(), kRowColumns, 0);
+      // checksum, it has none, and before `decision`, no record (NULL: unbound).
+      sqlite3_bind_int64(values.get(), kRowColumns - 1, 0);
       for (std::size_t i = 0; i < rec.size(); ++i) {
         const RecordValue& v = rec[i];
         sqlite3_stmt* st = values.get();

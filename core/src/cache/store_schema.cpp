@@ -41,7 +41,8 @@ int ensure_current_schema(sqlite3* db) {
   std::int64_t version = 0;
   if (int rc = query_int(db, "PRAGMA user_version", &version); rc != SQLITE_OK) return rc;
   if (version >= kCacheSchemaVersion && has_column(db, "results", "checksum") &&
-      has_column(db, "results", "verified") && has_column(db, "claims", "expires_ms"))
+      has_column(db, "results", "verified") && has_column(db, "results", "decision") &&
+      has_column(db, "claims", "expires_ms"))
     return SQLITE_OK;
   int rc = exec(db, "BEGIN IMMEDIATE");
   if (rc != SQLITE_OK) return rc;
@@ -50,6 +51,8 @@ int ensure_current_schema(sqlite3* db) {
     rc = exec(db, "ALTER TABLE results ADD COLUMN checksum INTEGER");
   if (rc == SQLITE_OK && !has_column(db, "results", "verified"))
     rc = exec(db, "ALTER TABLE results ADD COLUMN verified INTEGER NOT NULL DEFAULT 0");
+  if (rc == SQLITE_OK && !has_column(db, "results", "decision"))
+    rc = exec(db, "ALTER TABLE results ADD COLUMN decision TEXT NOT NULL DEFAULT ''");
   if (rc == SQLITE_OK) rc = exec(db, kClaimsTableSql);
   if (rc == SQLITE_OK) rc = query_int(db, "PRAGMA user_version", &version);
   if (rc == SQLITE_OK && version < kCacheSchemaVersion)
@@ -62,6 +65,7 @@ int ensure_current_schema(sqlite3* db) {
 std::string_view result_columns_of(sqlite3* db) {
   if (!has_column(db, "results", "checksum")) return kLegacyResultColumns;
   if (!has_column(db, "results", "verified")) return kVersion1ResultColumns;
+  if (!has_column(db, "results", "decision")) return kVersion2ResultColumns;
   return kResultColumns;
 }
 

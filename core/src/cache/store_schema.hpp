@@ -3,9 +3,10 @@
 // Table `results`: one row per (kernel, source hash, key, device fingerprint, toolchain
 // fingerprint, config text) holding the config's status, failure reason, sample statistics,
 // the unix time it was measured, a checksum of the row (row_codec.hpp) and whether its output
-// was verified (StoredResult::verified). Table `claims`: one row per key being tuned
-// (claims.hpp). PRAGMA application_id marks the file as libtune's and PRAGMA user_version is
-// the schema version, so a foreign or older file is recognised.
+// was verified (StoredResult::verified) and, on a key's decided winner, its decision record
+// (StoredResult::decision, as decision_codec.hpp writes it; '' on other rows). Table `claims`: one
+// row per key being tuned (claims.hpp). PRAGMA application_id marks the file as libtune's and
+// PRAGMA user_version is the schema version, so a foreign or older file is recognised.
 //
 // Schema version 2 added `verified` (0 or 1). A version-1 file is migrated on its first
 // readwrite open (ensure_current_schema: the column added with 0, i.e. not checked, for every
@@ -14,6 +15,11 @@
 // memory (a newer schema). `checksum` and the `claims` table were added to version 1 in
 // place: files written before them gain them on the same upgrade (their rows have a NULL
 // checksum, read as unverified but checked like any row). Versions below 1 are not ours.
+//
+// Schema version 3 added `decision` (text, '' for none). A version-2 (or 1) file is migrated
+// the same way on its first readwrite open (the column added with '' for every old row: no
+// decision records) and read without records when opened read-only; a libtune that reads only
+// version 2 leaves a version-3 file alone and works in memory, as for any newer schema.
 //
 // The functions take a connection the caller owns and serialises; each change is one
 // IMMEDIATE transaction, which may wait up to the connection's busy timeout.
@@ -27,7 +33,7 @@
 namespace tune {
 
 // The schema version this libtune reads and writes (PRAGMA user_version).
-inline constexpr int kCacheSchemaVersion = 2;
+inline constexpr int kCacheSchemaVersion = 3;
 // The oldest schema version this libtune reads and upgrades.
 inline constexpr int kOldestCacheSchemaVersion = 1;
 // PRAGMA application_id of a libtune cache ("ltun").
@@ -50,6 +56,7 @@ CREATE TABLE IF NOT EXISTS results (
   unix_time   INTEGER NOT NULL DEFAULT 0,
   checksum    INTEGER,
   verified    INTEGER NOT NULL DEFAULT 0,
+  decision    TEXT    NOT NULL DEFAULT '',
   PRIMARY KEY (kernel, source_hash, key, device, toolchain, config)
 ) WITHOUT ROWID;
 )sql";
@@ -72,22 +79,27 @@ CREATE TABLE IF NOT EXISTS claims (
 // The columns of a StoredResult, in the order read_result() reads them.
 inline constexpr std::string_view kResultColumns =
     "config, status, reason, count, min, p20, median, p80, max, mean, unix_time, checksum, "
-    "verified";
+    "verified, decision";
+// For a version-2 file opened read-only: no decision records.
+inline constexpr std::string_view kVersion2ResultColumns =
+    "config, status, reason, count, min, p20, median, p80, max, mean, unix_time, checksum, "
+    "verified, ''";
 // For a version-1 file opened read-only (it cannot be upgraded): every row not checked.
 inline constexpr std::string_view kVersion1ResultColumns =
-    "config, status, reason, count, min, p20, median, p80, max, mean, unix_time, checksum, 0";
+    "config, status, reason, count, min, p20, median, p80, max, mean, unix_time, checksum, 0, ''";
 // For a version-1 file from before the checksum column, opened read-only.
 inline constexpr std::string_view kLegacyResultColumns =
-    "config, status, reason, count, min, p20, median, p80, max, mean, unix_time, NULL, 0";
+    "config, status, reason, count, min, p20, median, p80, max, mean, unix_time, NULL, 0, ''";
 
 // The columns of a StoreKey, in the order read_key() reads and bind_key() binds them.
 inline constexpr std::string_view kKeyColumns = "kernel, source_hash, key, device, toolchain";
 
-// One row: key at ?1..?5 (bind_key), result at ?6..?18 (bind_result).
+// One row: key at ?1..?5 (bind_key), result at ?6..?19 (bind_result).
 inline constexpr std::string_view kUpsertSql =
     "INSERT OR REPLACE INTO results (kernel, source_hash, key, device, toolchain, config, "
-    "status, reason, count, min, p20, median, p80, max, mean, unix_time, checksum, verified) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)";
+    "status, reason, count, min, p20, median, p80, max, mean, unix_time, checksum, verified, "
+    "decision) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+    "?18, ?19)";
 
 // The rows (or claim) of one key bound at ?1..?5.
 inline constexpr std::string_view kKeyWhere =
@@ -104,9 +116,9 @@ int create_schema(sqlite3* db);
 
 // Upgrades a file of an older version this libtune reads (kOldestCacheSchemaVersion on) to
 // kCacheSchemaVersion, in place: the checksum column and the claims table when missing, the
-// verified column (0: not checked), then user_version (one short write, once per file).
-// SQLITE_ERROR, changing nothing, when the file's `results` table is not ours (the caller
-// reports it as damaged).
+// verified column (0: not checked), the decision column ('': none), then user_version (one short
+// write, once per file). SQLITE_ERROR, changing nothing, when the file's `results` table is not
+// ours (the caller reports it as damaged).
 int ensure_current_schema(sqlite3* db);
 
 // Whether `table` exists and has `column`.

@@ -1,5 +1,6 @@
 #include "winner_stage.hpp"
 
+#include "decision_record.hpp"
 #include "winner_rule.hpp"
 
 namespace tune::detail {
@@ -99,9 +100,21 @@ void WinnerStage::store_verified(const ConfigResult& r) {
 Result<Selection> WinnerStage::finish(GpuLock& gpu, Result<Selection> out) {
   Status finished = hooks_.finish(out.status());
   gpu.release();
+  const bool decided = out.ok() && record_winner(out->config.to_string());
+  // Rows rewritten without a new decision (a failed check, a compile error, a re-timing of a
+  // tuning that failed) keep the record their stored row carries.
+  if (!decided) keep_decisions(stored_.rows(), new_rows_);
   save_rows();
   if (out.ok() && !finished.ok()) return finished;
   return out;
+}
+
+bool WinnerStage::record_winner(const std::string& winner) {
+  const auto last = last_decision(stored_.rows());
+  const auto record =
+      record_decision(report_, winner, ranked(), last ? std::optional(last->second) : std::nullopt,
+                      last ? last->first : std::string());
+  return record && attach_decision(*record, winner, stored_.rows(), new_rows_);
 }
 
 void WinnerStage::save_rows() {

@@ -10,7 +10,7 @@
 //     stored) as failed;
 //   - the end of a tuning (finish): the hooks put the caller's buffers back, the GPU lock is
 //     let go, the rows are saved (after the winner, so that a configuration failing
-//     verification is stored as failed);
+//     verification is stored as failed), the winner's with its decision record;
 //   - strict mode's refusal when no stored row gives a winner;
 //   - the common part of a progress event (AutotunerOptions::progress).
 // Internal to the core. Not thread-safe: one thread tunes the key.
@@ -70,6 +70,10 @@ class WinnerStage {
   Result<Selection> finish(GpuLock& gpu, Result<Selection> out);
   // The rows to store, less those of configurations whose check could not be trusted.
   void save_rows();
+  // The decision record of `winner` (decision_record.hpp) onto the rows to store, when this
+  // tuning timed something; the key's last record moves off another configuration's row.
+  // False when no record was made or attached (the rows keep the records they had).
+  bool record_winner(const std::string& winner);
 
   // Strict mode: the error for a key with no stored winner.
   Status strict_refusal() const;

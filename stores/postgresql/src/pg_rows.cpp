@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "cache/decision_codec.hpp"
 #include "cache/row_codec.hpp"
 #include "cache/row_rules.hpp"
 #include "cache/sqlite_db.hpp"
@@ -82,7 +83,7 @@ bool read_values(const Answer& a, int row, int first, StoredResult* r, std::stri
     return false;
   }
   r->verified = a.text(row, first + 12) == "t";
-  return true;
+  return cache::decode_decision(a.text(row, first + 13), &r->decision, why);
 }
 
 }  // namespace
@@ -108,6 +109,7 @@ void append_row(const StoreKey& key, const StoredResult& in, std::vector<Param>*
   params->emplace_back(std::to_string(r.unix_time));
   params->emplace_back(std::to_string(cache::row_checksum(key, r)));
   params->emplace_back(r.verified ? "true" : "false");
+  params->emplace_back(cache::encode_decision(r.decision));
 }
 
 bool read_key(const Answer& a, int row, int first, StoreKey* key, std::string* why) {

@@ -29,6 +29,11 @@ CREATE TABLE tune_claims (
   key_id text PRIMARY KEY, kernel text NOT NULL, key text NOT NULL, owner text NOT NULL,
   expires_at timestamptz NOT NULL);
 )sql",
+    // Version 2: the decision record of a key's decided winner (StoredResult::decision, as the
+    // decision codec writes it); '' for every older row.
+    R"sql(
+ALTER TABLE tune_results ADD COLUMN decision text NOT NULL DEFAULT '';
+)sql",
 };
 static_assert(std::size(kMigrations) == kPgSchemaVersion);
 
@@ -91,7 +96,8 @@ Status migrate(Connection& c) {
 
 }  // namespace
 
-Status ensure_schema(Connection& c, bool* writable) {
+Status ensure_schema(Connection& c, bool* writable, std::string* row_columns) {
+  *row_columns = std::string(kRowColumns);
   Result<int> v = schema_version(c);
   if (!v.ok()) return v.status();
   if (*v > kPgSchemaVersion)
@@ -100,7 +106,15 @@ Status ensure_schema(Connection& c, bool* writable) {
                       ", newer than this libtune's (" + std::to_string(kPgSchemaVersion) +
                       "): the server is not used (upgrade libtune)");
   if (*v < kPgSchemaVersion) {
-    if (Status st = migrate(c); !st.ok()) return st;
+    Status st = migrate(c);
+    // Only refused for the role's rights (42501): a version-1 server stays readable.
+    if (!st.ok() && st.code() == StatusCode::failed_precondition && *v == 1) {
+      const std::string_view cols = kRowColumns;
+      *row_columns = std::string(cols.substr(0, cols.rfind("decision"))) + "'' AS decision";
+      *writable = false;
+      return {};
+    }
+    if (!st.ok()) return st;
   }
   Result<Answer> rights = c.exec(
       "SELECT has_table_privilege('tune_results', 'INSERT') AND "

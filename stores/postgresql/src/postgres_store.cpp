@@ -1,6 +1,7 @@
 // PostgresStore: the rows and claims on the server. See tune/postgres_store.hpp.
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <random>
@@ -32,14 +33,25 @@ std::string new_owner() {
   return std::string(host) + ":" + std::to_string(::getpid()) + ":" + std::to_string(nonce);
 }
 
+// decision_time (cache/row_rules.hpp) of a row of tune_results or EXCLUDED: the unix_time of
+// the decision codec's compact JSON text, -1 for '' (or a text that has none).
+std::string decision_time_sql(std::string_view row) {
+  return "COALESCE(substring(" + std::string(row) +
+         ".decision from '\"unix_time\":([0-9]{1,18})')::bigint, -1)";
+}
+
 // has_better_provenance (cache/row_rules.hpp) as a row comparison of PostgreSQL: ok first, then
-// (for ok rows) verified, then more samples, then newer; a full tie keeps the stored row. The
-// server applies it per row inside the upsert, so machines writing one key at once never
-// replace a better-measured row. A test runs both rules on every kind of pair.
-constexpr std::string_view kBetterProvenance =
+// (for ok rows) verified, then more samples, then newer, then the newer decision record; a full
+// tie keeps the stored row. The server applies it per row inside the upsert, so machines
+// writing one key at once never replace a better-measured row nor a newer record. A test runs
+// both rules on every kind of pair.
+const std::string kBetterProvenance =
     "(EXCLUDED.status = 'ok', EXCLUDED.status = 'ok' AND EXCLUDED.verified, EXCLUDED.count, "
-    "EXCLUDED.unix_time) > (tune_results.status = 'ok', tune_results.status = 'ok' AND "
-    "tune_results.verified, tune_results.count, tune_results.unix_time)";
+    "EXCLUDED.unix_time, " +
+    decision_time_sql("EXCLUDED") +
+    ") > (tune_results.status = 'ok', tune_results.status = 'ok' AND tune_results.verified, "
+    "tune_results.count, tune_results.unix_time, " +
+    decision_time_sql("tune_results") + ")";
 
 // Inserts `rows` rows, replacing a stored row of the same config only where `condition` holds;
 // returns the config of every row written.
@@ -49,12 +61,13 @@ std::string upsert_sql(std::size_t rows, std::string_view condition) {
   int p = 1;
   for (std::size_t r = 0; r < rows; ++r) {
     sql += r == 0 ? "(" : ", (";
-    for (int c = 0; c < 18; ++c) sql += (c == 0 ? "$" : ", $") + std::to_string(p++);
+    for (int c = 0; c < 19; ++c) sql += (c == 0 ? "$" : ", $") + std::to_string(p++);
     sql += ")";
   }
   sql += " ON CONFLICT (key_id, config) DO UPDATE SET ";
-  constexpr const char* kSet[] = {"status", "reason", "count", "min",       "p20",      "median",
-                                  "p80",    "max",    "mean",  "unix_time", "checksum", "verified"};
+  constexpr const char* kSet[] = {"status",   "reason",   "count",   "min",  "p20",
+                                  "median",   "p80",      "max",     "mean", "unix_time",
+                                  "checksum", "verified", "decision"};
   for (const char* c : kSet) sql += std::string(c == kSet[0] ? "" : ", ") + c + " = EXCLUDED." + c;
   return sql + " WHERE " + std::string(condition) + " RETURNING config";
 }
@@ -70,6 +83,7 @@ struct PostgresStore::Impl {
   std::string owner;
   bool schema_ready = false;  // for the current connection
   bool writable = false;
+  std::string row_columns;       // what a row's SELECT names (pg::ensure_schema)
   std::set<std::string> warned;  // kinds already warned about
 
   // Connected with a usable schema.
@@ -78,7 +92,7 @@ struct PostgresStore::Impl {
     if (schema_ready) return {};
     if (Status s = conn.connect(); !s.ok()) return s;
     bool may_write = false;
-    if (Status s = pg::ensure_schema(conn, &may_write); !s.ok()) {
+    if (Status s = pg::ensure_schema(conn, &may_write, &row_columns); !s.ok()) {
       if (s.code() == StatusCode::failed_precondition) conn.rest();
       return s;
     }
@@ -100,9 +114,9 @@ struct PostgresStore::Impl {
   Result<std::vector<StoredResult>> fetch(const StoreKey& key) {
     std::vector<Param> params;
     pg::append_key(key, &params);
-    Result<Answer> a = exec("SELECT " + std::string(pg::kRowColumns) + " FROM tune_results WHERE " +
-                                std::string(pg::kKeyMatch),
-                            params);
+    if (Status s = ready(); !s.ok()) return s;
+    Result<Answer> a = exec(
+        "SELECT " + row_columns + " FROM tune_results WHERE " + std::string(pg::kKeyMatch), params);
     if (!a.ok()) return a.status();
     std::vector<StoredResult> out;
     std::vector<std::string> dropped;
@@ -139,6 +153,7 @@ struct PostgresStore::Impl {
     }
     Result<Answer> a = conn.exec(upsert_sql(unique.size(), kBetterProvenance), params);
     if (!a.ok()) return a.status();
+    if (Status s = settle_records(key, unique); !s.ok()) return s;
     for (int i = 0; i < a->rows(); ++i) unique.erase(std::string(a->text(i, 0)));
     if (unique.empty()) return {};
     Result<std::size_t> repaired = replace_damaged(key, unique);
@@ -147,16 +162,64 @@ struct PostgresStore::Impl {
     return {};
   }
 
+  // The server's rows of `key` with their xmin first (columns 1.. in kRowColumns' order).
+  Result<Answer> held_rows(const StoreKey& key) {
+    std::vector<Param> params;
+    pg::append_key(key, &params);
+    return conn.exec("SELECT xmin::text, " + std::string(pg::kRowColumns) +
+                         " FROM tune_results WHERE " + std::string(pg::kKeyMatch),
+                     params);
+  }
+
+  // `row` written over the server's row of its config unless that changed since it was read
+  // at `xmin`; the answer names the config when written.
+  Result<Answer> write_unchanged(const StoreKey& key, const StoredResult& row,
+                                 std::string_view xmin) {
+    std::vector<Param> one;
+    pg::append_key(key, &one);
+    pg::append_row(key, row, &one);
+    one.emplace_back(std::string(xmin));
+    return conn.exec(upsert_sql(1, "tune_results.xmin::text = $20"), one);
+  }
+
+  // Records after the upsert, which never erases one: a record newer than the server's row's
+  // own goes onto that row even where the row stayed (better measured, by another machine or
+  // an earlier tuning: the decision is the key's, not the measurement's); when `rows` (config
+  // -> row) carry a record, the server's records older than the newest of them leave the rows
+  // of the configs sent without one (the record moved). Each such row is written again as the
+  // server holds it, but for its record (its checksum with it), unless it changed meanwhile
+  // (its xmin). A newer record, of another machine's decision, stays.
+  Status settle_records(const StoreKey& key,
+                        const std::map<std::string, const StoredResult*>& rows) {
+    std::int64_t newest = -1;
+    for (const auto& [config, r] : rows) newest = std::max(newest, decision_time(*r));
+    if (newest < 0) return {};
+    Result<Answer> stored = held_rows(key);
+    if (!stored.ok()) return stored.status();
+    for (int i = 0; i < stored->rows(); ++i) {
+      StoredResult held;
+      std::string why;
+      auto it = rows.find(std::string(stored->text(i, 1)));
+      if (it == rows.end() || !pg::read_row(*stored, i, 1, key, &held, &why)) continue;
+      const StoredResult& sent = *it->second;
+      if (sent.decision && decision_time(held) < decision_time(sent))
+        held.decision = sent.decision;
+      else if (!sent.decision && held.decision && decision_time(held) < newest)
+        held.decision.reset();
+      else
+        continue;
+      Result<Answer> w = write_unchanged(key, held, stored->text(i, 0));
+      if (!w.ok()) return w.status();
+    }
+    return {};
+  }
+
   // The rows of `refused` (config -> row) whose stored row fails the checks, written over it
   // (as import replaces an unreadable row); a stored row changed meanwhile (its xmin) stays.
   // Returns how many were written.
   Result<std::size_t> replace_damaged(const StoreKey& key,
                                       const std::map<std::string, const StoredResult*>& refused) {
-    std::vector<Param> params;
-    pg::append_key(key, &params);
-    Result<Answer> stored = conn.exec("SELECT xmin::text, " + std::string(pg::kRowColumns) +
-                                          " FROM tune_results WHERE " + std::string(pg::kKeyMatch),
-                                      params);
+    Result<Answer> stored = held_rows(key);
     if (!stored.ok()) return stored.status();
     std::size_t written = 0;
     for (int i = 0; i < stored->rows(); ++i) {
@@ -164,11 +227,7 @@ struct PostgresStore::Impl {
       std::string why;
       auto it = refused.find(std::string(stored->text(i, 1)));
       if (it == refused.end() || pg::read_row(*stored, i, 1, key, &old, &why)) continue;
-      std::vector<Param> one;
-      pg::append_key(key, &one);
-      pg::append_row(key, *it->second, &one);
-      one.emplace_back(std::string(stored->text(i, 0)));
-      Result<Answer> w = conn.exec(upsert_sql(1, "tune_results.xmin::text = $19"), one);
+      Result<Answer> w = write_unchanged(key, *it->second, stored->text(i, 0));
       if (!w.ok()) return w.status();
       written += static_cast<std::size_t>(w->rows());
     }
@@ -265,8 +324,9 @@ void PostgresStore::release_claim(const StoreKey& key) {
 Result<std::vector<CacheRow>> PostgresStore::rows(const CacheFilter& f) {
   std::lock_guard lock(impl_->mu);
   const std::vector<Param> params{f.kernel, f.key, f.device};
+  if (Status s = impl_->ready(); !s.ok()) return s;
   Result<Answer> a = impl_->exec(
-      "SELECT " + std::string(pg::kKeyColumns) + ", " + std::string(pg::kRowColumns) +
+      "SELECT " + std::string(pg::kKeyColumns) + ", " + impl_->row_columns +
           " FROM tune_results WHERE ($1 = '' OR kernel = $1) AND ($2 = '' OR key = $2) AND "
           "($3 = '' OR strpos(device, $3) > 0) ORDER BY kernel, key, device, toolchain, "
           "source_hash, status <> 'ok', median, config",

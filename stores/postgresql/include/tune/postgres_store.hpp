@@ -83,11 +83,14 @@ class PostgresStore final : public TuningStore {
   // server. fetch() drops bad rows with the warning load() gives.
   //
   // put() and save() write by import's provenance rule (has_better_provenance: a measured row
-  // before a failure, a verified one before an unchecked one, then more samples, then newer),
-  // decided by the server per row and atomically: a row replaces the server's row of its
-  // config only when better, or when the server's row fails the checks. Two machines writing
-  // one key never replace a better-measured row; `kept` (when given) counts the server's rows
-  // that stayed.
+  // before a failure, a verified one before an unchecked one, then more samples, then newer,
+  // then the newer decision record), decided by the server per row and atomically: a row
+  // replaces the server's row of its config only when better, or when the server's row fails
+  // the checks. Two machines writing one key never replace a better-measured row nor a newer
+  // record; `kept` (when given) counts the server's rows that stayed. A sent record newer than
+  // the server row's own goes onto that row even where the row stays (a fresh tuning's winner
+  // measured less than the server's row). A record is erased only when it moved: rows sent
+  // without a record lose the server's records older than the newest record of the same call.
   Result<std::vector<StoredResult>> fetch(const StoreKey& key);
   Status put(const StoreKey& key, std::span<const StoredResult> rows, std::size_t* kept = nullptr);
   Result<bool> claim(const StoreKey& key, std::chrono::milliseconds ttl);
