@@ -25,6 +25,20 @@ struct Entry {
   // key: bit i set when def.key[i]'s bucket is split. Its members' own entries are under
   // exact_member_key(keys, args, key, split_specs); config and variant are empty.
   std::uint32_t split_specs = 0;
+  // The decided median in ns (the winner's row when it was published), the reference of drift
+  // samples (AutotunerOptions::drift); 0 when none is known (nothing is sampled then).
+  double decided_ns = 0;
+  // Drift bookkeeping, the only state of a published entry that changes: hits counted for
+  // sampling (relaxed: a lost count only shifts which hit is sampled), and whether a drift
+  // re-validation was started for this decision (at most one per entry; a new decision is a
+  // new entry).
+  mutable std::atomic<std::uint64_t> hits{0};
+  mutable std::atomic<bool> revalidated{false};
+
+  // Whether this hit is the one in `period` to time (period > 0). Lock-free, allocation-free.
+  bool sample_now(std::uint32_t period) const noexcept {
+    return decided_ns > 0 && hits.fetch_add(1, std::memory_order_relaxed) % period == period - 1;
+  }
 };
 
 class PublishedEntries {
