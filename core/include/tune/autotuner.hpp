@@ -239,14 +239,14 @@ enum class VerifyScope : std::uint8_t { winner_candidates, every_configuration }
 // a key whose decision has a timed median is launched through Device::time (one repetition,
 // no cache flush, no resets: the call's own launch, timed with the device's timestamps) on
 // the device's queue; Device::time returns only when that launch has finished, so a sampled
-// hit waits for the device (the other hits add one relaxed atomic increment and nothing
-// else). Hits on a stream or command-buffer target are never sampled: their launch stays
-// asynchronous on the caller's target. When a sample exceeds `threshold` times the decided
-// median, the key is re-validated once, on a background thread on copies of the call's
-// buffers: the winner and the runner-up its decision record names are timed again with the
-// tuning's rules; when the runner-up is now faster it becomes the key's winner (the record's
-// flip counter counts it). Further drifting samples of the key start nothing until a new
-// decision exists (a flip, or a re-tuning in another process). 0: off (the default).
+// hit waits for the device (the other hits add a relaxed load and store of a countdown,
+// approximate when several threads hit one key). Hits on a stream or command-buffer target are
+// never sampled: their launch stays asynchronous on the caller's target. When a sample exceeds
+// `threshold` times the decided median, the key is re-validated once, on a background thread on
+// copies of the call's buffers: the winner and the runner-up its decision record names are timed
+// again with the tuning's rules; when the runner-up is now faster it becomes the key's winner (the
+// record's flip counter counts it). Further drifting samples of the key start nothing until a new
+// decision is published in this process (a flip, adopt(), a tuning after release()).
 struct DriftOptions {
   // One hit in this many is timed (0: none, the default).
   std::uint32_t sample_period = 0;
