@@ -12,6 +12,9 @@
 //                       served (FallbackPolicy::keep, nothing stored), without and with record
 //                       mode (tune/record.hpp): recording touches only a key's first call, so
 //                       the two must cost the same (target <= 1.02x).
+//   BM_AutotunerHitDriftOn  the same hit with drift sampling on (AutotunerOptions::drift) and
+//                       a period no run reaches: the cost of an unsampled hit (a relaxed load
+//                       and store of the entry's countdown).
 //   BM_KeyBuild         KeyBuilder::build alone (bucketing, buffer types, hash).
 //   BM_SignatureCheck   KernelSignature::check alone (BM_SignatureCheckReference: the same
 //                       checks with no message built on success, for comparison).
@@ -49,6 +52,7 @@ struct Harness {
   std::unique_ptr<tune::Autotuner> bundled;    // the same kernel, its key served by a bundle
   std::unique_ptr<tune::Autotuner> kept;       // its key served by the fallback chain
   std::unique_ptr<tune::Autotuner> recording;  // the same, recorded (record mode)
+  std::unique_ptr<tune::Autotuner> drifting;   // drift sampling on, its period never reached
   tune::KeyBuilder keys;
   tune::KernelSignature signature;
 
@@ -88,6 +92,10 @@ struct Harness {
     tuner = tune::Autotuner::make(def, opts).value();
     auto args = make_args();
     tune::throw_if_error(tuner->run(dev, args));  // tune once: every later call is a hit
+    tune::AutotunerOptions sampled = opts;
+    sampled.drift.sample_period = 0xFFFFFFFFu;
+    drifting = tune::Autotuner::make(def, sampled).value();
+    tune::throw_if_error(drifting->run(dev, args));
     make_kept(def, opts);
     make_bundled(std::move(def), opts);
   }
@@ -195,6 +203,16 @@ void BM_AutotunerHitKeptRecording(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+void BM_AutotunerHitDriftOn(benchmark::State& state) {
+  Harness& h = harness();
+  const auto args = h.make_args();
+  for (auto _ : state) {
+    tune::Status st = h.drifting->run(h.dev, args);
+    benchmark::DoNotOptimize(st);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
 void BM_KeyBuild(benchmark::State& state) {
   Harness& h = harness();
   const auto args = h.make_args();
@@ -245,6 +263,7 @@ BENCHMARK(BM_AutotunerHit)->Threads(1)->Threads(8)->UseRealTime();
 BENCHMARK(BM_AutotunerHitBundled)->Threads(1)->Threads(8)->UseRealTime();
 BENCHMARK(BM_AutotunerHitKept)->Threads(1)->Threads(8)->UseRealTime();
 BENCHMARK(BM_AutotunerHitKeptRecording)->Threads(1)->Threads(8)->UseRealTime();
+BENCHMARK(BM_AutotunerHitDriftOn)->Threads(1)->Threads(8)->UseRealTime();
 BENCHMARK(BM_KeyBuild)->Threads(1)->Threads(8)->UseRealTime();
 BENCHMARK(BM_SignatureCheck)->Threads(1)->Threads(8)->UseRealTime();
 BENCHMARK(BM_SignatureCheckReference)->Threads(1)->Threads(8)->UseRealTime();

@@ -206,6 +206,7 @@ const Entry* Autotuner::Impl::conclude(Device& dev, const TuningKey& key,
   e->device = &dev;
   e->config = selected->config;
   e->variant = selected->variant;
+  e->decided_ns = decided_median(report, selected->config);
   // A background tuning replaces the fallback that stood in for its key.
   const Entry* out = nullptr;
   if (published.find(publish_as, dev) != nullptr) {
@@ -234,15 +235,8 @@ Status Autotuner::Impl::start_background(Device& dev, ArgList args, const Tuning
   // Caller holds mu. The tuning times on copies of the caller's buffers, taken now in queue
   // order, so the caller may reuse or free its buffers at once.
   auto copies = std::make_shared<std::vector<Buffer>>();
-  auto copied_args = std::make_shared<std::vector<ArgValue>>(args.begin(), args.end());
-  for (auto& a : *copied_args) {
-    if (a.kind != ArgKind::buffer) continue;
-    auto b = dev.alloc(a.buffer->size_bytes());
-    if (!b.ok()) return b.status();
-    TUNE_RETURN_IF_ERROR(dev.copy(**b, *a.buffer, a.buffer->size_bytes()));
-    a.buffer = b->get();
-    copies->push_back(std::move(*b));
-  }
+  auto copied_args = std::make_shared<std::vector<ArgValue>>();
+  TUNE_RETURN_IF_ERROR(copy_args(dev, args, *copies, *copied_args));
   auto job = std::make_shared<Inflight>();
   job->background = true;
   inflight.emplace(key.hash, job);
@@ -250,6 +244,20 @@ Status Autotuner::Impl::start_background(Device& dev, ArgList args, const Tuning
   jobs.push_back({&dev, std::thread([this, d, key, copies, copied_args, job] {
                     run_background(d, key, copies, copied_args, job);
                   })});
+  return {};
+}
+
+Status Autotuner::Impl::copy_args(Device& dev, ArgList args, std::vector<Buffer>& copies,
+                                  std::vector<ArgValue>& copied_args) {
+  copied_args.assign(args.begin(), args.end());
+  for (auto& a : copied_args) {
+    if (a.kind != ArgKind::buffer) continue;
+    auto b = dev.alloc(a.buffer->size_bytes());
+    if (!b.ok()) return b.status();
+    TUNE_RETURN_IF_ERROR(dev.copy(**b, *a.buffer, a.buffer->size_bytes()));
+    a.buffer = b->get();
+    copies.push_back(std::move(*b));
+  }
   return {};
 }
 
@@ -313,6 +321,8 @@ Result<std::unique_ptr<Autotuner>> Autotuner::make(KernelDef def, AutotunerOptio
   impl->strict = opts.strict.value_or(env_flag("TUNE_STRICT"));
   impl->check_edges = opts.check_bucket_edges.value_or(env_flag("TUNE_BUCKET_EDGES", true));
   impl->fallback = opts.fallback.value_or(fallback_policy_from_env());
+  if (!impl->disabled && !impl->strict && !opts.isolation.enabled)
+    impl->drift_period = opts.drift.sample_period;
   impl->record_path = opts.record.empty() ? env_text("TUNE_RECORD") : opts.record;
   if (opts.gpu_lock.value_or(env_flag("TUNE_GPU_LOCK", true)))
     impl->gpu_lock_dir = detail::gpu_lock_dir();
@@ -336,6 +346,8 @@ Status Autotuner::run(Device& dev, ArgList args, const LaunchTarget& target) {
   thread_local detail::HitMemo<Entry> memo;
   if (!m.keys.calls_user_code()) {
     if (const Entry* e = memo.find(&m, &dev, args)) {
+      if (m.drift_period != 0 && target.is_queue() && e->sample_now(m.drift_period))
+        return m.sampled_launch(dev, args, *e, memo.dims);
       Status st = Impl::launch_dims(*e->variant, memo.dims, dev, args, target);
       return st.ok() ? st : m.fall_back(dev, args, *e, target, std::move(st));
     }
@@ -349,6 +361,8 @@ Status Autotuner::run(Device& dev, ArgList args, const LaunchTarget& target) {
   LaunchDims dims;
   TUNE_RETURN_IF_ERROR(m.dims_of(e->config, args, &dims));
   if (!m.keys.calls_user_code()) memo.remember(&m, &dev, generation, args, e, dims);
+  if (m.drift_period != 0 && target.is_queue() && e->sample_now(m.drift_period))
+    return m.sampled_launch(dev, args, *e, dims);
   Status st = Impl::launch_dims(*e->variant, dims, dev, args, target);
   return st.ok() ? st : m.fall_back(dev, args, *e, target, std::move(st));
 }
@@ -474,6 +488,7 @@ Status Autotuner::adopt(Device& dev, ArgList args, const Config& config,
   e->device = &dev;
   e->config = config;
   e->variant = std::move(v);
+  e->decided_ns = Impl::decided_median(report, config);
   {
     std::lock_guard lock(m.mu);
     m.published.replace(std::move(e));

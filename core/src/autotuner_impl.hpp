@@ -75,6 +75,9 @@ struct Autotuner::Impl {
   // opts.check_bucket_edges, else TUNE_BUCKET_EDGES; never with isolation (the edges' buffers
   // would live in the worker, and a split must be seen by this process).
   bool check_edges = false;
+  // opts.drift.sample_period; 0 (no sampling) with TUNE_DISABLE, strict mode (neither times)
+  // or isolation (a re-validation would time in this process).
+  std::uint32_t drift_period = 0;
   detail::BucketSplits splits;
   std::shared_ptr<TuningStore> store;
   std::vector<int> zero_idx, restore_idx;  // buffer argument positions of the hooks
@@ -256,6 +259,17 @@ struct Autotuner::Impl {
   Status start_background(Device& dev, ArgList args, const TuningKey& key);
   void run_background(Device* dev, TuningKey key, std::shared_ptr<std::vector<Buffer>> copies,
                       std::shared_ptr<std::vector<ArgValue>> args, std::shared_ptr<Inflight> job);
+  // `args` with each buffer replaced by a copy (kept in `copies`), queued on the device now.
+  static Status copy_args(Device& dev, ArgList args, std::vector<Buffer>& copies,
+                          std::vector<ArgValue>& copied_args);
+
+  // Drift re-validation (AutotunerOptions::drift; autotuner_drift.cpp).
+  // The median `report` timed `winner` at (Entry::decided_ns); 0 when it has none.
+  static double decided_median(const TuningReport& report, const Config& winner);
+  Status sampled_launch(Device& dev, ArgList args, const Entry& e, const LaunchDims& dims);
+  Status start_revalidation(Device& dev, ArgList args, const Entry& e);
+  Status revalidate(Device& dev, ArgList args, const Entry& old);
+  Status publish_revalidated(Device& dev, const Entry& old, const ConfigResult& best);
 };
 
 }  // namespace tune

@@ -235,6 +235,27 @@ struct IsolationOptions {
 // again. Autotuner::measure always checks every configuration.
 enum class VerifyScope : std::uint8_t { winner_candidates, every_configuration };
 
+// Drift re-validation (docs/caches.md, "Drift re-validation"): one hit in `sample_period` of
+// a key whose decision has a timed median is launched through Device::time (one repetition,
+// no cache flush, no resets: the call's own launch, timed with the device's timestamps) on
+// the device's queue; Device::time returns only when that launch has finished, so a sampled
+// hit waits for the device (the other hits add a relaxed load and store of a countdown,
+// approximate when several threads hit one key). Hits on a stream or command-buffer target are
+// never sampled: their launch stays asynchronous on the caller's target. When a sample exceeds
+// `threshold` times the decided median, the key is re-validated once, on a background thread on
+// copies of the call's buffers: the winner and the runner-up its decision record names are timed
+// again with the tuning's rules; when the runner-up is now faster it becomes the key's winner (the
+// record's flip counter counts it). Further drifting samples of the key start nothing until a new
+// decision is published in this process (a flip, adopt(), a tuning after release()).
+struct DriftOptions {
+  // One hit in this many is timed (0: none, the default).
+  std::uint32_t sample_period = 0;
+  // A sample drifts when its time exceeds threshold x the decided median (finite, > 1). The
+  // sample runs warm (no flush) while the decision was timed cold, so a sample above it is
+  // slower than the decision by at least that much.
+  double threshold = 1.5;
+};
+
 struct AutotunerOptions {
   // What a tuning may spend (tune/effort.hpp): the timing budgets and a search's evaluations,
   // unless `bench` or KernelDef::search set them.
@@ -317,6 +338,7 @@ struct AutotunerOptions {
   // says what was checked. Not made for tunings in an isolated worker (`isolation`). Defaults
   // to TUNE_BUCKET_EDGES in the environment, on when unset.
   std::optional<bool> check_bucket_edges;
+  DriftOptions drift;  // sampled timing of hits and re-validation on drift (off by default)
 };
 
 class Autotuner {
@@ -331,7 +353,8 @@ class Autotuner {
   Autotuner& operator=(const Autotuner&) = delete;
 
   // Launches the best configuration for these arguments, tuning first on a new key. Blocks
-  // while tuning; on a known key returns once the launch is enqueued.
+  // while tuning; on a known key returns once the launch is enqueued (a hit sampled for drift,
+  // AutotunerOptions::drift, once it has finished).
   Status run(Device& dev, ArgList args);
   Status run(Device& dev, std::initializer_list<ArgValue> args) {
     return run(dev, ArgList(args.begin(), args.size()));

@@ -13,6 +13,13 @@ Status validate_options(const KernelDef& def, const AutotunerOptions& opts) {
                   "limit), not " +
                       std::to_string(opts.tuning_budget_ms));
   }
+  if (opts.drift.sample_period != 0 &&
+      (!std::isfinite(opts.drift.threshold) || opts.drift.threshold <= 1)) {
+    return Status(StatusCode::invalid_argument,
+                  "AutotunerOptions::drift.threshold must be a finite ratio > 1 (a sample slower "
+                  "than threshold x the decided median drifts), not " +
+                      std::to_string(opts.drift.threshold));
+  }
   const PerfModel& pm = def.perf_model;
   if (pm) {
     if (pm.top_k < 0)

@@ -25,6 +25,28 @@ struct Entry {
   // key: bit i set when def.key[i]'s bucket is split. Its members' own entries are under
   // exact_member_key(keys, args, key, split_specs); config and variant are empty.
   std::uint32_t split_specs = 0;
+  // The decided median in ns (the winner's row when it was published), the reference of drift
+  // samples (AutotunerOptions::drift); 0 when none is known (nothing is sampled then).
+  double decided_ns = 0;
+  // Drift bookkeeping, the only state of a published entry that changes: hits left until the
+  // next sample (0: none counted yet), and whether a drift re-validation was started for this
+  // decision (at most one per entry; a new decision is a new entry). The countdown is a
+  // relaxed load and store, not a read-modify-write: no locked instruction on the hit path;
+  // concurrent hits may lose a count or sample twice, which only shifts which hit is timed.
+  mutable std::atomic<std::uint32_t> until_sample{0};
+  mutable std::atomic<bool> revalidated{false};
+
+  // Whether this hit is the one in `period` to time (period > 0). Lock-free, allocation-free.
+  bool sample_now(std::uint32_t period) const noexcept {
+    if (decided_ns <= 0) return false;
+    const std::uint32_t left = until_sample.load(std::memory_order_relaxed);
+    if (left == 1) {
+      until_sample.store(period, std::memory_order_relaxed);
+      return true;
+    }
+    until_sample.store(left == 0 ? period - 1 : left - 1, std::memory_order_relaxed);
+    return left == 0 && period == 1;
+  }
 };
 
 class PublishedEntries {
