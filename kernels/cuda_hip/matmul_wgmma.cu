@@ -147,10 +147,10 @@
 #else
 #define WG_ROWS (BM / WG_CONSUMERS)  // rows of the tile one consumer owns
 #define WG_TILE_CONSUMERS WG_CONSUMERS
-#define WG_ROW0(c) ((c) * WG_ROWS)
+#define WG_ROW0(c) ((c)*WG_ROWS)
 #endif
-#define WG_MI (WG_ROWS / 64)         // m64 wgmmas per k-step per consumer
-#define WG_ACC (BN / 2)              // fp32 accumulators per thread per m64 block
+#define WG_MI (WG_ROWS / 64)  // m64 wgmmas per k-step per consumer
+#define WG_ACC (BN / 2)       // fp32 accumulators per thread per m64 block
 #define WG_A_BYTES (BM * WG_BK * 2)
 #define WG_B_CHUNK_BYTES (WG_BK * 64 * 2)  // BK k-rows x 64 columns
 #define WG_B_BYTES (WG_BK * BN * 2)
