@@ -146,9 +146,9 @@ TEST_CASE("a resealed bundle still has its rows checked, bad rows skipped with a
   // A writer who knows the format: an implausible row without a row checksum, and a row whose
   // row checksum does not match, then the content checksum recomputed.
   run_sql(path,
-          "INSERT INTO results SELECT kernel, source_hash, key, device, toolchain, 'BM=8', status, "
-          "reason, count, -5, -5, -5, -5, -5, -5, unix_time, NULL, 0 FROM results WHERE config = "
-          "'BM=16'; UPDATE results SET median = 119 WHERE config = 'BM=32'");
+          "INSERT INTO results SELECT kernel, source_hash, key, device, toolchain, 'BM=8', "
+          "status, reason, count, -5, -5, -5, -5, -5, -5, unix_time, NULL, 0, '' FROM results "
+          "WHERE config = 'BM=16'; UPDATE results SET median = 119 WHERE config = 'BM=32'");
   reseal(path);
   Result<BundleInfo> info = read_bundle(path);
   REQUIRE_MESSAGE(info.ok(), info.status().to_string());
