@@ -60,12 +60,15 @@ std::vector<const StoredResult*> with_record(const std::vector<CacheRow>& rows) 
     if (r.result.decision) out.push_back(&r.result);
   return out;
 }
+// The pointers point into `rows`: a temporary would leave them dangling.
+std::vector<const StoredResult*> with_record(std::vector<CacheRow>&&) = delete;
 const StoredResult& row_of(const std::vector<CacheRow>& rows, const std::string& config) {
   for (const CacheRow& r : rows)
     if (r.result.config == config) return r.result;
   FAIL("no row of " << config);
   throw;
 }
+const StoredResult& row_of(std::vector<CacheRow>&&, const std::string&) = delete;
 
 DecisionRecord sample_record() {
   DecisionRecord d;
@@ -134,11 +137,12 @@ TEST_CASE("re-tunings count flips, the record follows the winner, a stored key r
   cache_test::TempDir dir;
   const std::string db = dir.file("tune.db");
   CHECK(tune_once(db, bm_space({16, 32}), 64).winner.to_string() == "BM=32");
-  REQUIRE(with_record(stored_rows(db)).size() == 1);
+  auto rows = stored_rows(db);
+  REQUIRE(with_record(rows).size() == 1);
 
   // The space grew: BM=64 is timed now and wins: a flip, the record moves to its row.
   CHECK(tune_once(db, bm_space({16, 32, 64}), 64).winner.to_string() == "BM=64");
-  auto rows = stored_rows(db);
+  rows = stored_rows(db);
   auto recorded = with_record(rows);
   REQUIRE(recorded.size() == 1);
   CHECK(recorded.front()->config == "BM=64");
@@ -148,7 +152,8 @@ TEST_CASE("re-tunings count flips, the record follows the winner, a stored key r
 
   // Grew again with a slower BM=128: timed, BM=64 kept: a re-tuning without a flip.
   CHECK(tune_once(db, bm_space({16, 32, 64, 128}), 64).winner.to_string() == "BM=64");
-  recorded = with_record(stored_rows(db));
+  rows = stored_rows(db);
+  recorded = with_record(rows);
   REQUIRE(recorded.size() == 1);
   CHECK(recorded.front()->config == "BM=64");
   CHECK(recorded.front()->decision->tunings == 3);
@@ -157,7 +162,8 @@ TEST_CASE("re-tunings count flips, the record follows the winner, a stored key r
 
   // Every candidate stored: nothing timed, no new decision.
   CHECK(tune_once(db, bm_space({16, 32, 64, 128}), 64).winner.to_string() == "BM=64");
-  recorded = with_record(stored_rows(db));
+  rows = stored_rows(db);
+  recorded = with_record(rows);
   REQUIRE(recorded.size() == 1);
   CHECK(recorded.front()->decision->tunings == 3);
   CHECK(recorded.front()->decision->unix_time == decided);
@@ -185,7 +191,10 @@ TEST_CASE("a winner's row stored again without a new decision keeps its record")
   cache_test::TempDir dir;
   const std::string db = dir.file("tune.db");
   CHECK(tune_once(db, bm_space({16, 32, 64}), 32).winner.to_string() == "BM=32");
-  REQUIRE(with_record(stored_rows(db)).size() == 1);
+  {
+    const auto first = stored_rows(db);
+    REQUIRE(with_record(first).size() == 1);
+  }
 
   {  // Every candidate stored, the stored winner no longer compiles: its row is stored again
      // as failed, nothing was timed, so no new decision: the record stays on that row.
@@ -206,7 +215,8 @@ TEST_CASE("a winner's row stored again without a new decision keeps its record")
   // The next decision continues the counts: a second tuning, a flip away from BM=32.
   const std::string winner = tune_once(db, bm_space({16, 32, 64, 128}), 32).winner.to_string();
   CHECK(winner != "BM=32");
-  recorded = with_record(stored_rows(db));
+  rows = stored_rows(db);
+  recorded = with_record(rows);
   REQUIRE(recorded.size() == 1);
   CHECK(recorded.front()->config == winner);
   CHECK(recorded.front()->decision->tunings == 2);
