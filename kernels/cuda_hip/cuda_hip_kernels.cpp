@@ -13,7 +13,10 @@
 #include "tune/kernels/bundled.hpp"
 
 namespace tune::kernels {
+// Named inside the anonymous namespace: a unity build may put this file and its sibling backend's
+// (same kernel names) into one translation unit.
 namespace {
+namespace cuda_hip_sources {
 
 #include "matmul_f16.cu.inc"
 #include "matmul_f32.cu.inc"
@@ -342,16 +345,17 @@ BundledKernel matmul_wgmma(const char* name, bool bf16) {
   return k;
 }
 
+}  // namespace cuda_hip_sources
 }  // namespace
 
 std::vector<BundledKernel> cuda_hip_kernels() {
   std::vector<BundledKernel> out;
-  out.push_back(vector_add());
-  out.push_back(reduce_sum());
-  out.push_back(matmul_f32());
-  out.push_back(matmul_f16());
-  out.push_back(matmul_wgmma("matmul_wgmma_f16", false));
-  out.push_back(matmul_wgmma("matmul_wgmma_bf16", true));
+  out.push_back(cuda_hip_sources::vector_add());
+  out.push_back(cuda_hip_sources::reduce_sum());
+  out.push_back(cuda_hip_sources::matmul_f32());
+  out.push_back(cuda_hip_sources::matmul_f16());
+  out.push_back(cuda_hip_sources::matmul_wgmma("matmul_wgmma_f16", false));
+  out.push_back(cuda_hip_sources::matmul_wgmma("matmul_wgmma_bf16", true));
   return out;
 }
 

@@ -23,7 +23,10 @@ extern const char* const k_matmul_f16_comp;
 extern const char* const k_matmul_f16_coopmat_comp;
 }  // namespace glsl
 
+// Named inside the anonymous namespace: a unity build may put this file and its sibling backend's
+// (same kernel names) into one translation unit.
 namespace {
+namespace glsl_sources {
 
 constexpr std::uint32_t kMaxGridX = 32768;  // well under every device's 65535
 
@@ -275,15 +278,16 @@ BundledKernel matmul_f16_coopmat() {
   return k;
 }
 
+}  // namespace glsl_sources
 }  // namespace
 
 std::vector<BundledKernel> glsl_kernels() {
   std::vector<BundledKernel> out;
-  out.push_back(vector_add());
-  out.push_back(reduce_sum());
-  out.push_back(matmul_f32());
-  out.push_back(matmul_f16());
-  out.push_back(matmul_f16_coopmat());
+  out.push_back(glsl_sources::vector_add());
+  out.push_back(glsl_sources::reduce_sum());
+  out.push_back(glsl_sources::matmul_f32());
+  out.push_back(glsl_sources::matmul_f16());
+  out.push_back(glsl_sources::matmul_f16_coopmat());
   return out;
 }
 
