@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "command_error.hpp"
 #include "flush_check.hpp"
 #include "open_cli_device.hpp"
 #include "tune/backend/last_level_cache.hpp"
@@ -15,18 +16,14 @@
 namespace tune::cli {
 namespace {
 
+constexpr const char* kFlushCheckCommand = "tune-lab flush-check";  // prefixes its error messages
+
 struct FlushCheckArgs {
   std::string device;
   int reps = 30;
   std::string bytes;  // the buffer read; empty: half the last-level cache
   bool json = false;
 };
-
-[[noreturn]] void fail(const std::string& message) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "tune-lab flush-check: %s\n", message.c_str());
-  throw CLI::RuntimeError(message, 1);
-}
 
 void cmd_flush_check(const FlushCheckArgs& a) {
   std::unique_ptr<Device> dev = open_cli_device("flush-check", a.device, "tune-lab");
@@ -35,11 +32,11 @@ void cmd_flush_check(const FlushCheckArgs& a) {
   opts.reps = a.reps;
   if (!a.bytes.empty()) {
     auto bytes = parse_byte_size(a.bytes);
-    if (!bytes.ok()) fail("--bytes: " + bytes.status().message());
+    if (!bytes.ok()) fail_command(kFlushCheckCommand, "--bytes: " + bytes.status().message());
     opts.buffer_bytes = *bytes;
   }
   auto r = measure_flush_effect(*dev, opts);
-  if (!r.ok()) fail(r.status().to_string());
+  if (!r.ok()) fail_command(kFlushCheckCommand, r.status().to_string());
   const DeviceInfo& info = dev->info();
   if (a.json) {
     nlohmann::json j = {{"device", info.name},

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "command_error.hpp"
 #include "open_cli_device.hpp"
 #include "stability_judge.hpp"
 #include "stability_reference.hpp"
@@ -24,6 +25,8 @@
 
 namespace tune::cli {
 namespace {
+
+constexpr const char* kStabilityCommand = "tune-lab stability";  // prefixes its error messages
 
 struct StabilityArgs {
   std::string device;
@@ -134,12 +137,6 @@ struct KeyOutcome {
   }
 };
 
-[[noreturn]] void fail(const std::string& message) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "tune-lab stability: %s\n", message.c_str());
-  throw CLI::RuntimeError(message, 1);
-}
-
 // Tunes one workload `runs` times, each with a fresh Autotuner and no database.
 KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
                        const std::vector<std::int64_t>& size, const StabilityArgs& a, unsigned seed,
@@ -149,7 +146,7 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
   auto w = k.workload(size);
   out.size = w->size_text();
   if (Status st = w->setup(dev, seed); !st.ok())
-    fail(k.name + " " + out.size + ": setup failed: " + st.to_string());
+    fail_command(kStabilityCommand, k.name + " " + out.size + ": setup failed: " + st.to_string());
   AutotunerOptions opts;
   opts.persistent = false;  // every run tunes from nothing
   if (a.no_showdown) opts.bench.expert.showdown_rounds = 0;
@@ -169,11 +166,13 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
   if (a.quality) {
     auto compiled = compile_candidates(dev, k, *w);
     if (!compiled.ok())
-      fail(k.name + " " + out.size + ": compiling the reference: " + compiled.status().to_string());
+      fail_command(kStabilityCommand, k.name + " " + out.size + ": compiling the reference: " +
+                                          compiled.status().to_string());
     candidates = std::move(*compiled);
     auto ref = reference_medians(dev, candidates, turn_ms, a.reference_passes, turns.reference());
     if (!ref.ok())
-      fail(k.name + " " + out.size + ": reference timing: " + ref.status().to_string());
+      fail_command(kStabilityCommand,
+                   k.name + " " + out.size + ": reference timing: " + ref.status().to_string());
     out.reference_passes = std::move(*ref);
     out.reference = pass_means(out.reference_passes);
     fastest_ns = fastest(out.reference);
@@ -181,10 +180,11 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
   std::vector<std::string>& picks = out.picks;
   std::vector<std::map<std::string, double>> medians;  // each run's report, by config text
   for (int r = 0; r < a.runs; ++r) {
-    if (Status st = heat_gpu(dev, a.heat_ms); !st.ok()) fail(st.to_string());
+    if (Status st = heat_gpu(dev, a.heat_ms); !st.ok())
+      fail_command(kStabilityCommand, st.to_string());
     opts.bench.expert.showdown_seed = turns.run(r);
     auto tuner = Autotuner::make(k.def, opts);
-    if (!tuner.ok()) fail(k.name + ": " + tuner.status().to_string());
+    if (!tuner.ok()) fail_command(kStabilityCommand, k.name + ": " + tuner.status().to_string());
     auto best = (*tuner)->tune(dev, w->args());
     ++out.runs;
     if (!best.ok()) {
@@ -212,8 +212,9 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
           dev, candidates, judge_contenders({{best->to_string(), 1}}, out.reference, kJudgeTop),
           turn_ms, a.judge_each_pairs, turns.each_judge(r));
       if (!judge.ok())
-        fail(k.name + " " + out.size + ": judging run " + std::to_string(r + 1) +
-             "'s pick: " + judge.status().to_string());
+        fail_command(kStabilityCommand, k.name + " " + out.size + ": judging run " +
+                                            std::to_string(r + 1) +
+                                            "'s pick: " + judge.status().to_string());
       out.each_ratios.push_back(judge->ratio(best->to_string()));
       out.each_lower.push_back(judge->ratio_lower(best->to_string(), kJudgeConfidence));
       out.each_judge.push_back(std::move(*judge));
@@ -224,7 +225,8 @@ KeyOutcome measure_key(Device& dev, const kernels::BundledKernel& k,
         head_to_head(dev, candidates, judge_contenders(out.winners, out.reference, kJudgeTop),
                      turn_ms, a.judge_pairs, turns.end_judge());
     if (!judge.ok())
-      fail(k.name + " " + out.size + ": judging the picks: " + judge.status().to_string());
+      fail_command(kStabilityCommand,
+                   k.name + " " + out.size + ": judging the picks: " + judge.status().to_string());
     out.judge = std::move(*judge);
     for (const std::string& pick : picks) {
       out.judged_ratios.push_back(out.judge.ratio(pick));
@@ -388,8 +390,9 @@ void cmd_stability(const StabilityArgs& a) {
                                  TurnSeeds{seed, keys.size()}));
   }
   if (!any)
-    fail("no bundled kernel" + (a.kernel.empty() ? "" : " named " + a.kernel) + " for " +
-         dev->info().backend);
+    fail_command(kStabilityCommand, "no bundled kernel" +
+                                        (a.kernel.empty() ? "" : " named " + a.kernel) + " for " +
+                                        dev->info().backend);
   if (a.json)
     print_json(dev->info(), keys, a.runs, seed);
   else

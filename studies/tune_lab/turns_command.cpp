@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "command_error.hpp"
 #include "open_cli_device.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
@@ -15,6 +16,8 @@
 
 namespace tune::cli {
 namespace {
+
+constexpr const char* kTurnsCommand = "tune-lab turns";  // prefixes its error messages
 
 struct TurnsArgs {
   std::string device;
@@ -28,12 +31,6 @@ struct TurnsArgs {
   int samples = 200;
 };
 
-[[noreturn]] void fail(const std::string& message) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "tune-lab turns: %s\n", message.c_str());
-  throw CLI::RuntimeError(message, 1);
-}
-
 void cmd_turns(const TurnsArgs& a) {
   std::unique_ptr<Device> dev = open_cli_device("turns", a.device, "tune-lab");
   if (!dev) throw CLI::RuntimeError(1);
@@ -41,11 +38,13 @@ void cmd_turns(const TurnsArgs& a) {
   const kernels::BundledKernel* k = nullptr;
   for (const auto& b : kernels)
     if (b.name == a.kernel) k = &b;
-  if (k == nullptr) fail("no bundled kernel '" + a.kernel + "' for this device");
+  if (k == nullptr)
+    fail_command(kTurnsCommand, "no bundled kernel '" + a.kernel + "' for this device");
   for (std::int64_t n : a.sizes) {
     // The bundled matrix multiplies take one size for M, N and K.
     const Status st = lab::print_turn_lengths(*dev, *k, {n, n, n}, a.configs, a.heat_ms, a.samples);
-    if (!st.ok()) fail(a.kernel + " at " + std::to_string(n) + ": " + st.to_string());
+    if (!st.ok())
+      fail_command(kTurnsCommand, a.kernel + " at " + std::to_string(n) + ": " + st.to_string());
   }
 }
 
