@@ -25,10 +25,10 @@
 #endif
 #endif
 
-// Word i of the 32 bytes `lo` (bytes 0-15) then `hi` (bytes 16-31) as 32-bit words, taken
-// from byte `off` (even, 0..14) on: selects by bits 3 and 2 of `off` (whole words; ternaries
-// on named values, never a register array indexed at run time, which would live in local
-// memory) then a 16-bit funnel shift by bit 1.
+// The four 32-bit words from byte `off` (even, 0..14) on of the 32 bytes `lo` (bytes 0-15)
+// then `hi` (bytes 16-31), little-endian as on the GPU: selects by bits 3 and 2 of `off`
+// (whole words; ternaries on named values, never a register array indexed at run time, which
+// would live in local memory) then a 16-bit funnel shift by bit 1.
 WG_CHUNK_FN void wg_chunk_extract(const unsigned* lo, const unsigned* hi, unsigned off,
                                   unsigned* w) {
   const bool by8 = (off & 8u) != 0, by4 = (off & 4u) != 0, by2 = (off & 2u) != 0;
