@@ -412,9 +412,11 @@ TUNE_DEVICE int wg_clamp8(int n) { return n < 0 ? 0 : (n > 8 ? 8 : n); }
 // fewer than 128 x WG_COPY_BATCH chunks per stage takes smaller batches (WG_BATCH). No
 // setmaxnreg: the producer has the kernel's registers, which the consumers set (90-157).
 // ptxas 13.0 for sm_90a gives the copy loop alone (a producer-only kernel, 2026-12-06) 64-71
-// registers at a batch of 4 (36-43 with the former 2-byte loads), 112-122 at 8, no spills.
+// registers at a batch of 4 (36-43 with the former 2-byte loads), 112-122 at 8, no spills
+// (a batch of 16 spills). 8: on an H100 at 4095x4097x4095 f16, 122.0 TFLOP/s against 97.4 at 4
+// (bench/RESULTS.md).
 #ifndef WG_COPY_BATCH
-#define WG_COPY_BATCH 4
+#define WG_COPY_BATCH 8
 #endif
 #define WG_BATCH(chunks) ((chunks) / 128 < WG_COPY_BATCH ? (chunks) / 128 : WG_COPY_BATCH)
 
