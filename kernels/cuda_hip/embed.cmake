@@ -1,8 +1,19 @@
-# Build-time step: pastes prelude.h into a kernel source and writes it as a C++ raw string.
+# Build-time step: pastes prelude.h, and any other header of prelude.h's folder the kernel
+# includes (`#include "name.h"` lines), into a kernel source and writes it as a C++ raw string,
+# so the source a device compiles is self-contained.
 #   cmake -DIN=<kernel.cu> -DPRELUDE=<prelude.h> -DOUT=<file.inc> -DVAR=<name> -P embed.cmake
 file(READ "${IN}" src)
-file(READ "${PRELUDE}" prelude)
-string(REPLACE "#include \"prelude.h\"" "${prelude}" src "${src}")
+get_filename_component(dir "${PRELUDE}" DIRECTORY)
+string(REGEX MATCHALL "#include \"[A-Za-z0-9_]+\\.h\"" includes "${src}")
+list(REMOVE_DUPLICATES includes)
+foreach(line IN LISTS includes)
+  string(REGEX REPLACE "#include \"(.*)\"" "\\1" name "${line}")
+  if(NOT EXISTS "${dir}/${name}")
+    message(FATAL_ERROR "${IN} includes ${name}, which is not in ${dir}")
+  endif()
+  file(READ "${dir}/${name}" header)
+  string(REPLACE "${line}" "${header}" src "${src}")
+endforeach()
 string(FIND "${src}" ")tune_src\"" clash)
 if(NOT clash EQUAL -1)
   message(FATAL_ERROR "${IN} contains the raw-string delimiter )tune_src\"")

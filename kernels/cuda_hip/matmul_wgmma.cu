@@ -62,14 +62,18 @@
 // the main loop has no bounds checks; the stores are guarded. Any M, N, K >= 1 works:
 // - TMA needs 16-byte aligned addresses and row strides: K % 8 == 0 and N % 8 == 0. Other
 //   shapes (and a misaligned A or B) take the copy path, decided once per launch from the
-//   arguments (kernel-uniform): the producer warpgroup's 128 threads read the tiles with
-//   bounds-checked loads (zeros outside the matrices; one 16-byte load where a chunk of 8 is
-//   in range and aligned, else 2-byte loads) and write them in exactly the swizzled layout TMA
-//   would, then fence the writes to the async proxy (wgmma reads shared memory through it)
-//   and arrive on the stage's full barrier, which then counts 128 plain arrivals instead of
-//   one expect_tx. The host passes zero tensor maps for such shapes
-//   (TensorMapSpec::zeros_when_unaligned) and this path never touches them. The consumers
-//   and the empty barriers do not know which path filled a stage.
+//   arguments (kernel-uniform): the producer warpgroup's 128 threads read the tiles in
+//   chunks of 8 elements of a row, WG_COPY_BATCH chunks' loads in flight per thread, each
+//   chunk from the one or two 16-byte ALIGNED blocks that cover its bytes (predicated
+//   ld.global.nc.v4: the first where the chunk has a valid element, the second only where its
+//   valid elements reach into it; none past M or K), shifted into place and zeroed past the
+//   matrix (k >= K or n >= N: the next row's elements). wg_chunk.h holds that arithmetic,
+//   shared with a CPU test, and why reading a whole aligned block never faults. They write
+//   the chunks in exactly the swizzled layout TMA would, then fence the writes to the async
+//   proxy (wgmma reads shared memory through it) and arrive on the stage's full barrier,
+//   which then counts 128 plain arrivals instead of one expect_tx. The host passes zero
+//   tensor maps for such shapes (TensorMapSpec::zeros_when_unaligned) and this path never
+//   touches them. The consumers and the empty barriers do not know which path filled a stage.
 // - An odd N misaligns the epilogue's paired 4-byte stores: it stores 2-byte halves then.
 // Aligned shapes take the TMA path as before; what they gained is a uniform branch per stage
 // in the producer thread and one per stored pair in the epilogue (ptxas: consumer registers
@@ -79,6 +83,7 @@
 // (__grid_constant__), which libtune's CUDA backend encodes per call from A and B
 // (KernelSource::tensor_maps; see cuda_hip_kernels.cpp), zeros where TMA cannot address them.
 #include "prelude.h"
+#include "wg_chunk.h"
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ < 900 || !defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #error "matmul_wgmma needs sm_90a (wgmma, TMA): compile with the arch-specific target"
@@ -371,25 +376,30 @@ TUNE_DEVICE bool wg_tma_ok(const unsigned short* A, const unsigned short* B, int
          ((unsigned long long)B % 16) == 0;
 }
 
-// Eight consecutive elements from `src`, the first `valid` (0..8) of them in the matrix and
-// zeros after, as four packed words. A whole, 16-byte aligned chunk is one vector load;
-// anything else goes element by element (the rows of an odd-length matrix are 2-byte aligned
-// at best). A and B are read-only for the kernel's lifetime: the non-coherent path is safe.
-TUNE_DEVICE void wg_load_chunk(const unsigned short* src, int valid, unsigned* w) {
-  if (valid == 8 && ((unsigned long long)src % 16) == 0) {
-    asm("ld.global.nc.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-        : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
-        : "l"(src));
-  } else {
-    unsigned short h[8];
-#pragma unroll
-    for (int e = 0; e < 8; ++e) h[e] = e < valid ? src[e] : (unsigned short)0;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) w[i] = (unsigned)h[2 * i] | ((unsigned)h[2 * i + 1] << 16);
+// The four words of the 16-byte aligned `block` of A or B into v where `load` holds (the
+// predicate inside the instruction: no branch between a batch's loads), v left alone otherwise
+// (wg_chunk_load). A and B are read-only for the kernel's lifetime: the non-coherent path is
+// safe.
+struct wg_load16 {
+  TUNE_DEVICE void operator()(const unsigned short* block, bool load, unsigned* v) const {
+    asm("{\n.reg .pred p;\nsetp.ne.b32 p, %5, 0;\n"
+        "@p ld.global.nc.v4.b32 {%0, %1, %2, %3}, [%4];\n}\n"
+        : "+r"(v[0]), "+r"(v[1]), "+r"(v[2]), "+r"(v[3])
+        : "l"(block), "r"((int)load));
   }
+};
+
+// Starts loading eight consecutive elements from `src`, the first `valid` (0..8) of them in
+// the matrix: one or two aligned 16-byte loads, none for valid = 0 (wg_chunk.h; rows of a
+// matrix with an odd length start at any even byte). wg_chunk_finish shifts them into place.
+TUNE_DEVICE void wg_load_chunk(const unsigned short* src, int valid, wg_chunk& c) {
+  wg_chunk_load(src, valid, wg_load16{}, c);
 }
 
-TUNE_DEVICE void wg_store_chunk(unsigned dst, const unsigned* w) {
+// A loaded chunk, shifted into place, into shared memory at `dst`.
+TUNE_DEVICE void wg_store_chunk(unsigned dst, const wg_chunk& c) {
+  unsigned w[4];
+  wg_chunk_finish(c, w);
   asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(w[0]), "r"(w[1]),
                "r"(w[2]), "r"(w[3])
                : "memory");
@@ -397,9 +407,18 @@ TUNE_DEVICE void wg_store_chunk(unsigned dst, const unsigned* w) {
 
 TUNE_DEVICE int wg_clamp8(int n) { return n < 0 ? 0 : (n > 8 ? 8 : n); }
 
-// 16-byte chunks a producer thread copies per batch: all its loads of a batch are issued before
-// its stores, so several are in flight.
-#define WG_COPY_BATCH 4
+// 16-byte chunks a producer thread copies per batch: all its loads of a batch (one or two
+// 16-byte loads per chunk) are issued before its stores, so several are in flight. A loop over
+// fewer than 128 x WG_COPY_BATCH chunks per stage takes smaller batches (WG_BATCH). No
+// setmaxnreg: the producer has the kernel's registers, which the consumers set (90-157).
+// ptxas 13.0 for sm_90a gives the copy loop alone (a producer-only kernel, 2026-12-06) 64-71
+// registers at a batch of 4 (36-43 with the former 2-byte loads), 112-122 at 8, no spills
+// (a batch of 16 spills). 8: on an H100 at 4095x4097x4095 f16, 122.0 TFLOP/s against 97.4 at 4
+// (bench/RESULTS.md).
+#ifndef WG_COPY_BATCH
+#define WG_COPY_BATCH 8
+#endif
+#define WG_BATCH(chunks) ((chunks) / 128 < WG_COPY_BATCH ? (chunks) / 128 : WG_COPY_BATCH)
 
 // One stage's tiles by the producer warpgroup's thread `t` (of 128), in the layout TMA writes.
 // 128-byte swizzle: within each 8-row x 128-byte atom (1024-byte aligned), the 16-byte chunk
@@ -412,61 +431,65 @@ TUNE_DEVICE int wg_clamp8(int n) { return n < 0 ? 0 : (n > 8 ? 8 : n); }
 TUNE_DEVICE void wg_copy_stage(const unsigned short* __restrict__ A,
                                const unsigned short* __restrict__ B, int M, int N, int K, int m0,
                                int n0, int k0, unsigned a_dst, unsigned b_dst, int t) {
-  static_assert((WG_BK * BN / 8) % (128 * WG_COPY_BATCH) == 0, "B chunks split evenly");
-  unsigned w[WG_COPY_BATCH][4], dst[WG_COPY_BATCH];
+  constexpr int b_batch = WG_BATCH(WG_BK * BN / 8);
+  static_assert((WG_BK * BN / 8) % (128 * b_batch) == 0, "B chunks split evenly in batches");
+  wg_chunk ch[WG_COPY_BATCH];
+  unsigned dst[WG_COPY_BATCH];
 #if WG_A_SLICES == 1 && WG_A_ROW_BYTES == 128
   // BK = 64: one 128-byte swizzled slice, written as before tile K existed (the general loop
   // below, though equal in value, compiles to other SASS).
-  static_assert((BM * 8) % (128 * WG_COPY_BATCH) == 0, "A chunks split evenly in batches");
+  constexpr int a_batch = WG_BATCH(BM * 8);
+  static_assert((BM * 8) % (128 * a_batch) == 0, "A chunks split evenly in batches");
 #pragma unroll 1
-  for (int q0 = t; q0 < BM * 8; q0 += 128 * WG_COPY_BATCH) {
+  for (int q0 = t; q0 < BM * 8; q0 += 128 * a_batch) {
 #pragma unroll
-    for (int i = 0; i < WG_COPY_BATCH; ++i) {
+    for (int i = 0; i < a_batch; ++i) {
       const int q = q0 + 128 * i;
       const int r = q / 8, c = q % 8;  // tile row, 16-byte chunk of it
       const int m = m0 + r, k = k0 + 8 * c;
       const int valid = m < M ? wg_clamp8(K - k) : 0;
-      wg_load_chunk(valid > 0 ? A + (long long)m * K + k : A, valid, w[i]);
+      wg_load_chunk(valid > 0 ? A + (long long)m * K + k : A, valid, ch[i]);
       dst[i] = a_dst + r * 128 + ((c ^ (r % 8)) * 16);
     }
 #pragma unroll
-    for (int i = 0; i < WG_COPY_BATCH; ++i) wg_store_chunk(dst[i], w[i]);
+    for (int i = 0; i < a_batch; ++i) wg_store_chunk(dst[i], ch[i]);
   }
 #else
   constexpr int a_cpr = WG_A_ROW_BYTES / 16;  // 16-byte chunks per row of an A slice
   constexpr int a_chunks = WG_A_SLICES * BM * a_cpr;
-  static_assert(a_chunks % (128 * WG_COPY_BATCH) == 0, "A chunks split evenly in batches");
+  constexpr int a_batch = WG_BATCH(a_chunks);
+  static_assert(a_chunks % (128 * a_batch) == 0, "A chunks split evenly in batches");
 #pragma unroll 1
-  for (int q0 = t; q0 < a_chunks; q0 += 128 * WG_COPY_BATCH) {
+  for (int q0 = t; q0 < a_chunks; q0 += 128 * a_batch) {
 #pragma unroll
-    for (int i = 0; i < WG_COPY_BATCH; ++i) {
+    for (int i = 0; i < a_batch; ++i) {
       const int q = q0 + 128 * i;
       const int h = q / (BM * a_cpr), rq = q % (BM * a_cpr);  // slice, chunk within it
       const int r = rq / a_cpr, c = rq % a_cpr;               // tile row, 16-byte chunk of it
       const int m = m0 + r, k = k0 + 64 * h + 8 * c;
       const int valid = m < M ? wg_clamp8(K - k) : 0;
-      wg_load_chunk(valid > 0 ? A + (long long)m * K + k : A, valid, w[i]);
+      wg_load_chunk(valid > 0 ? A + (long long)m * K + k : A, valid, ch[i]);
       // 128-byte swizzle: chunk ^ row % 8; 64-byte: chunk ^ bits 1-2 of the row.
       const int sw = WG_A_ROW_BYTES == 128 ? (c ^ (r % 8)) : (c ^ ((r >> 1) % 4));
       dst[i] = a_dst + h * WG_A_SLICE_BYTES + r * WG_A_ROW_BYTES + sw * 16;
     }
 #pragma unroll
-    for (int i = 0; i < WG_COPY_BATCH; ++i) wg_store_chunk(dst[i], w[i]);
+    for (int i = 0; i < a_batch; ++i) wg_store_chunk(dst[i], ch[i]);
   }
 #endif
 #pragma unroll 1
-  for (int q0 = t; q0 < WG_BK * (BN / 8); q0 += 128 * WG_COPY_BATCH) {
+  for (int q0 = t; q0 < WG_BK * (BN / 8); q0 += 128 * b_batch) {
 #pragma unroll
-    for (int i = 0; i < WG_COPY_BATCH; ++i) {
+    for (int i = 0; i < b_batch; ++i) {
       const int q = q0 + 128 * i;
       const int kk = q / (BN / 8), cn = q % (BN / 8);  // k row of the tile, 8-column chunk
       const int k = k0 + kk, n = n0 + 8 * cn;
       const int valid = k < K ? wg_clamp8(N - n) : 0;
-      wg_load_chunk(valid > 0 ? B + (long long)k * N + n : B, valid, w[i]);
+      wg_load_chunk(valid > 0 ? B + (long long)k * N + n : B, valid, ch[i]);
       dst[i] = b_dst + (cn / 8) * WG_B_CHUNK_BYTES + kk * 128 + (((cn % 8) ^ (kk % 8)) * 16);
     }
 #pragma unroll
-    for (int i = 0; i < WG_COPY_BATCH; ++i) wg_store_chunk(dst[i], w[i]);
+    for (int i = 0; i < b_batch; ++i) wg_store_chunk(dst[i], ch[i]);
   }
 }
 

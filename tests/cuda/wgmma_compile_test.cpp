@@ -119,9 +119,13 @@ TEST_CASE("the wgmma PTX has wgmma, TMA, mbarriers and the copy path; ptxas asse
     CHECK(ptx.find("mbarrier.try_wait.parity") != std::string::npos);
     CHECK(ptx.find("mbarrier.arrive.expect_tx") != std::string::npos);
     CHECK(ptx.find("wgmma.wait_group") != std::string::npos);
-    // The copy path: 16-byte loads where aligned, swizzled 16-byte shared stores, and the
-    // fence that shows them to wgmma's async proxy before the plain arrival.
-    CHECK(ptx.find("ld.global.nc.v4.b32") != std::string::npos);
+    // The copy path: predicated aligned 16-byte loads only (wg_chunk.h; no element-wise
+    // 2-byte loads, no local memory), swizzled 16-byte shared stores, and the fence that shows
+    // them to wgmma's async proxy before the plain arrival.
+    CHECK(ptx.find("@p ld.global.nc.v4.b32") != std::string::npos);
+    CHECK(ptx.find("ld.global.u16") == std::string::npos);
+    CHECK(ptx.find("ld.global.nc.u16") == std::string::npos);
+    CHECK(ptx.find(".local") == std::string::npos);
     CHECK(ptx.find("st.shared.v4.b32") != std::string::npos);
     CHECK(ptx.find("fence.proxy.async.shared::cta") != std::string::npos);
     CHECK(ptx.find("mbarrier.arrive.shared::cta.b64") != std::string::npos);
