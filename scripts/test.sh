@@ -66,7 +66,7 @@ done
 echo "=== fuzz: fuzz_cache_import, ${TUNE_FUZZ_SECONDS:-30} s"
 cmake -S . -B build/fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DTUNE_BACKENDS= -DTUNE_FUZZ=ON -DTUNE_WERROR=ON -DTUNE_BUILD_TESTS=OFF -DTUNE_BUILD_BENCH=OFF \
-  -DTUNE_BUILD_STUDIES=OFF -DTUNE_BUILD_TOOLS=OFF >/dev/null
+  -DTUNE_BUILD_STUDIES=OFF -DTUNE_BUILD_TOOLS=OFF -DCMAKE_UNITY_BUILD=ON >/dev/null
 cmake --build build/fuzz --target fuzz_cache_import
 build/fuzz/fuzz/fuzz_cache_import -max_total_time="${TUNE_FUZZ_SECONDS:-30}" -rss_limit_mb=2048 \
   -print_final_stats=0 -dict=fuzz/cache_import.dict build/fuzz/fuzz/corpus fuzz/corpus/cache_import \
