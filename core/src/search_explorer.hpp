@@ -127,6 +127,13 @@ class Explorer {
   }
 
   bool visited(std::uint64_t index) const { return memo_.count(index) != 0; }
+  // Whether the constraints accept point `index` (a listed space: a binary search of the
+  // accepted points; else the constraints, a rejection remembered so the point counts as
+  // visited from then on).
+  bool accepts(std::uint64_t index) {
+    if (known_accepted_) return std::binary_search(accepted_.begin(), accepted_.end(), index);
+    return admit(index);
+  }
   bool evaluated(std::uint64_t index) const {
     auto it = memo_.find(index);
     return it != memo_.end() && !std::isnan(it->second);

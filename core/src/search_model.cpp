@@ -1,172 +1,65 @@
-// Model-guided search: a likelihood-free Bayesian optimisation (as PyTorch Helion's LFBO). A
-// random forest (search_forest.hpp) learns from every evaluation whether a point is in the best
-// quantile; each round evaluates, in one batch, the unvisited points it rates most likely,
-// beside local picks, points a regression of run time bounds low, and one random point.
+// Model-guided search: Bayesian optimisation with a Gaussian process (gaussian_process.hpp)
+// over the points' features (search_features.hpp) and batches picked by expected improvement
+// (expected_improvement.hpp).
 //
-// Why these choices (few, and not fitted to one benchmark): a classifier of "top quantile vs
-// the rest" is blind to the scale of run times and to outliers, and a failed configuration is
-// simply in the worst class, so failures teach the model where not to go. Features are each
-// dimension's value index (order), log2 value (ratios, as tile sizes act) and, for integers,
-// log2 of the odd factor (alignment: powers of two), so a split can follow any. The quantile
-// is the best 15% of the evaluated points (at least 3): tight enough to point at the
-// optimum's region, loose enough to give the classifier positives. The classifier alone
-// converges on the region that is good on average and misses an optimum in a regime that is
-// poor as a whole (a switch's slow setting): hence the local picks, which walk from the best
-// point of each switch's setting to its neighbour that a regression of log2 run time predicts
-// fastest (the regression, unlike the classifier, ranks points inside a poor region), and the
-// picks by that regression's lower confidence bound, which reach scattered optima.
-// Candidates are every unvisited accepted point when the space lists them (up to kScoreAll),
-// else a random sample plus the neighbours of the best points. One point of each batch is
-// random, so that a wrong model is corrected by data from where it does not look.
+// After an initial batch of random points, each round fits the process to ln(run time) of the
+// evaluated points (standardised), scores a set of unvisited candidates and evaluates, in one
+// batch, the batch - 1 of highest expected improvement (greedily, each pick's neighbourhood's
+// variance reduced before the next: kriging believer) and one random point, so that a wrong
+// model is corrected by data from where it does not look.
+//
+// Why these choices, measured on the benchmark hub's replayed spaces (bench/RESULTS.md) against
+// a random-forest model (git history: search_forest.cpp) and prototyped first in Python:
+// - A failed configuration (+inf) is left out of the model rather than given a made-up time:
+//   a fictitious "slow" value distorts the surface around it; the point stays visited, so it
+//   is never proposed again.
+// - The improvement is counted beyond the best by kXi (standardised units), which leans the
+//   picks towards uncertain points: with xi = 0 the search settled in a local optimum more
+//   often.
+// - Candidates are a random sample plus every one-dimension neighbour of the best points and
+//   every point two dimensions away from the best: the optimum of a GPU kernel's space is
+//   often one or two settings away from a good point, where a random sample rarely looks.
+// - The training set is capped (the best half and the most recent rest): the Cholesky is cubic
+//   in it, and far from the best the model need not be exact.
+// - The lengthscales are refitted every kRefitEvery batches, from the last ones: they change
+//   slowly once a few dozen points are in.
 #include <algorithm>
 #include <cmath>
-#include <limits>
-#include <numeric>
 #include <optional>
 #include <string>
-#include <unordered_set>
+#include <vector>
 
+#include "expected_improvement.hpp"
+#include "gaussian_process.hpp"
 #include "search_explorer.hpp"
-#include "search_forest.hpp"
+#include "search_features.hpp"
 
 namespace tune {
 namespace {
 
 using detail::Explorer;
+using detail::Features;
+using detail::GaussianProcess;
 
-// Spaces up to this many accepted points have every unvisited one scored each round.
-constexpr std::size_t kScoreAll = 32768;
-// Otherwise: this many random points, plus the neighbours of the best few.
-constexpr std::size_t kSampled = 4096;
-constexpr int kTopForNeighbours = 8;
-constexpr double kQuantile = 0.15;
-constexpr std::size_t kMinPositives = 3;
-// Of each batch of 8: 2 local picks (the best-predicted neighbour of an elite, search_model's
-// niches), 2 by the lower confidence bound of a regression of log2 time (its mean less one
-// spread across trees), the rest by the classifier, 1 random. Measured on the benchmark hub's
-// spaces (bench/RESULTS.md); 3 local or 3 bound picks, a bound of two spreads and niches of
-// up to 4 values did no better within the seeds' spread.
-constexpr int kLocalPicks = 2;
-constexpr int kBoundPicks = 2;
-constexpr float kSpreads = 1.0f;
-// The regression's trees: fewer than the classifier's, to keep a proposal's cost down.
-constexpr int kTimeTrees = 16;
-// Dimensions of at most this many values (switches) split the history into niches.
-constexpr std::uint64_t kNicheValues = 2;
+// Random candidates scored per round (all unvisited points when fewer).
+constexpr std::size_t kRandomCandidates = 1000;
+// Product spaces listed up to this many accepted points sample their candidates from the list
+// of unvisited ones; larger ones (or unlisted) by rejection through Explorer::random_unvisited.
+constexpr std::size_t kListCandidates = 65536;
+// The best points whose one-dimension neighbours are candidates.
+constexpr std::size_t kTopForNeighbours = 8;
+// Training points: at most kTrainingCap, the best kTrainingBest of them by time.
+constexpr std::size_t kTrainingCap = 200;
+constexpr std::size_t kTrainingBest = 100;
+constexpr int kRefitEvery = 4;
+constexpr double kXi = 0.1;
+// Rounds in a row that evaluate nothing before the search gives up.
+constexpr int kStaleRounds = 8;
 
-// A numeric feature of a value: log2 of an integer's magnitude (sign kept), a boolean as 0/1;
-// strings have only their index.
-std::optional<float> log_value(const Value& v) {
-  if (const auto* i = std::get_if<std::int64_t>(&v)) {
-    const double m = std::log2(1.0 + std::fabs(static_cast<double>(*i)));
-    return static_cast<float>(*i < 0 ? -m : m);
-  }
-  if (const auto* b = std::get_if<bool>(&v)) return *b ? 1.0f : 0.0f;
-  return std::nullopt;
-}
-
-// log2 of an integer's odd factor (|v| without its factors of two; 0 for 0): 0 for powers of
-// two. GPU run times often hinge on alignment (warp and wavefront sizes, memory segments, bank
-// counts), which neither a value's index nor its log2 isolates in one split.
-std::optional<float> odd_factor(const Value& v) {
-  const auto* i = std::get_if<std::int64_t>(&v);
-  if (!i || *i == 0) return std::nullopt;
-  std::uint64_t m = *i < 0 ? 0 - static_cast<std::uint64_t>(*i) : static_cast<std::uint64_t>(*i);
-  while (m % 2 == 0) m /= 2;
-  return static_cast<float>(std::log2(static_cast<double>(m)));
-}
-
-// The feature vector of every point: per dimension (a product space) or per parameter (a
-// list), the value's index in its domain and, for numbers, log2 of the value and, for
-// integers, log2 of its odd factor (odd_factor).
-class Features {
- public:
-  explicit Features(const Explorer& x) {
-    const ConfigSpace& s = x.space();
-    if (!s.is_list()) {
-      for (const auto& d : s.dimensions()) add_column(d.values);
-      return;
-    }
-    // A list: each parameter's distinct values, in the order they first appear.
-    std::vector<std::string> names;
-    std::vector<std::vector<Value>> domains;
-    std::vector<Config> configs;
-    for (std::uint64_t i = 0; i < s.raw_size(); ++i) configs.push_back(s.at(i));
-    for (const auto& c : configs)
-      for (const auto& [name, v] : c.params()) {
-        auto it = std::find(names.begin(), names.end(), name);
-        if (it == names.end()) {
-          names.push_back(name);
-          domains.emplace_back();
-          it = names.end() - 1;
-        }
-        auto& dom = domains[static_cast<std::size_t>(it - names.begin())];
-        if (std::find(dom.begin(), dom.end(), v) == dom.end()) dom.push_back(v);
-      }
-    list_rows_.resize(configs.size());
-    for (std::size_t p = 0; p < names.size(); ++p) add_column(domains[p]);
-    for (std::size_t r = 0; r < configs.size(); ++r)
-      for (std::size_t p = 0; p < names.size(); ++p) {
-        const Value* v = configs[r].find(names[p]);
-        auto at = v ? std::find(domains[p].begin(), domains[p].end(), *v) : domains[p].end();
-        list_rows_[r].push_back(v ? static_cast<std::uint32_t>(at - domains[p].begin()) : kMissing);
-      }
-  }
-
-  std::size_t size() const { return width_; }
-
-  // Appends the features of point `index` to `out`.
-  void append(const Explorer& x, std::uint64_t index, std::vector<float>& out) const {
-    if (list_rows_.empty()) {
-      const auto d = x.digits(index);
-      for (std::size_t k = 0; k < columns_.size(); ++k) push(k, d[k], out);
-    } else {
-      const auto& row = list_rows_[index];
-      for (std::size_t k = 0; k < columns_.size(); ++k) push(k, row[k], out);
-    }
-  }
-
- private:
-  static constexpr std::uint32_t kMissing = 0xffffffffu;
-  struct Column {
-    bool numeric = false;
-    std::vector<float> log2;  // per value index
-    std::vector<float> odd;   // per value index; empty when the odd factors tell nothing
-  };
-
-  void add_column(const std::vector<Value>& values) {
-    Column c;
-    c.numeric = std::all_of(values.begin(), values.end(),
-                            [](const Value& v) { return log_value(v).has_value(); });
-    if (c.numeric)
-      for (const auto& v : values) c.log2.push_back(*log_value(v));
-    for (const auto& v : values) c.odd.push_back(odd_factor(v).value_or(0.0f));
-    // Kept only for integers whose odd factors differ (else a split on them splits nothing).
-    const bool integers = std::all_of(values.begin(), values.end(), [](const Value& v) {
-      return std::holds_alternative<std::int64_t>(v);
-    });
-    if (!integers ||
-        std::all_of(c.odd.begin(), c.odd.end(), [&](float o) { return o == c.odd.front(); }))
-      c.odd.clear();
-    width_ += (c.numeric ? 2 : 1) + (c.odd.empty() ? 0 : 1);
-    columns_.push_back(std::move(c));
-  }
-  void push(std::size_t k, std::uint64_t value_index, std::vector<float>& out) const {
-    const Column& c = columns_[k];
-    if (value_index == kMissing) {
-      out.push_back(-1.0f);
-      if (c.numeric) out.push_back(-1.0f);
-      if (!c.odd.empty()) out.push_back(-1.0f);
-      return;
-    }
-    out.push_back(static_cast<float>(value_index));
-    if (c.numeric) out.push_back(c.log2[value_index]);
-    if (!c.odd.empty()) out.push_back(c.odd[value_index]);
-  }
-
-  std::vector<Column> columns_;
-  std::size_t width_ = 0;
-  std::vector<std::vector<std::uint32_t>> list_rows_;  // a list space's value indices per point
+// The evaluated points the process learns from, in evaluation order: features (rows) and
+// ln(time).
+struct TrainingSet {
+  std::vector<double> x, y;
 };
 
 class ModelSearch final : public SearchStrategy {
@@ -185,210 +78,188 @@ class ModelSearch final : public SearchStrategy {
   }
 
  private:
+  // What one search carries from round to round.
+  struct State {
+    std::vector<double> lengthscales;  // the last fit's; empty before the first
+    int rounds = 0;                    // rounds that fitted a process
+  };
+
   Result<SearchResult> run(const ConfigSpace& space, const DeviceInfo& dev, BatchObjective f,
                            const SearchBudget& budget, std::uint64_t seed) const {
     Explorer x(space, dev, std::move(f), budget, seed);
     TUNE_RETURN_IF_ERROR(x.check());
     const Features features(x);
-    // The initial design: random points, one batch.
-    std::vector<std::uint64_t> first;
-    for (int i = 0; i < initial_; ++i) {
-      auto r = x.random_unvisited();
-      if (!r) break;
-      if (std::find(first.begin(), first.end(), *r) == first.end()) first.push_back(*r);
-    }
-    x.eval_batch(first);
+    x.eval_batch(random_points(x, static_cast<std::size_t>(initial_), {}));
+    State state;
     int stale = 0;
-    std::size_t turn = 0;  // which elite's neighbourhood the next local pick searches
-    detail::Forest forest, times;
-    while (!x.exhausted() && stale < 8) {
-      fit(x, features, forest);
-      fit_times(x, features, times);
-      std::vector<std::uint64_t> chosen = propose(x, features, forest, times, turn);
+    while (!x.exhausted() && stale < kStaleRounds) {
+      const std::vector<std::uint64_t> chosen = propose(x, features, state);
       stale = x.eval_batch(chosen).empty() ? stale + 1 : 0;
     }
     return x.finish();
   }
 
-  // Fits the forest to every evaluation so far: 1 for the best quantile, 0 for the rest.
-  void fit(Explorer& x, const Features& features, detail::Forest& forest) const {
-    const auto& history = x.so_far().history;
-    std::vector<double> finite;
-    for (const auto& [i, v] : history)
-      if (std::isfinite(v)) finite.push_back(v);
-    std::sort(finite.begin(), finite.end());
-    double cut = -detail::kInf;  // every evaluation failed: all in the worst class
-    if (!finite.empty()) {
-      const std::size_t k = std::max(
-          kMinPositives, static_cast<std::size_t>(kQuantile * static_cast<double>(history.size())));
-      cut = finite[std::min(k, finite.size()) - 1];
-    }
-    std::vector<float> xs, ys;
-    xs.reserve(history.size() * features.size());
-    for (const auto& [i, v] : history) {
-      features.append(x, i, xs);
-      ys.push_back(v <= cut ? 1.0f : 0.0f);
-    }
-    forest.fit(xs, features.size(), ys, {}, x.rng());
-  }
-
-  // Fits `times` to log2 of every evaluation's value (a failure: one above the worst success),
-  // the local picks' guide: unlike the classifier it ranks points inside a region it rates
-  // poor as a whole.
-  void fit_times(Explorer& x, const Features& features, detail::Forest& times) const {
-    const auto& history = x.so_far().history;
-    double worst = 0;
-    bool any = false;
-    for (const auto& [i, v] : history)
-      if (std::isfinite(v) && v > 0)
-        worst = any ? std::max(worst, std::log2(v)) : std::log2(v), any = true;
-    std::vector<float> xs, ys;
-    xs.reserve(history.size() * features.size());
-    for (const auto& [i, v] : history) {
-      features.append(x, i, xs);
-      ys.push_back(static_cast<float>(std::isfinite(v) && v > 0 ? std::log2(v) : worst + 1));
-    }
-    detail::Forest::Options opt;
-    opt.trees = kTimeTrees;
-    times.fit(xs, features.size(), ys, opt, x.rng());
-  }
-
-  // The batch to evaluate next: the best-rated neighbour of an elite of each of a few niches
-  // (local picks), the unvisited candidates whose time the regression bounds lowest (bound
-  // picks, where the batch has room), the unvisited candidates the classifier rates highest
-  // (global picks, ties in random order), and one random point; never more than the batch.
-  std::vector<std::uint64_t> propose(Explorer& x, const Features& features,
-                                     const detail::Forest& forest, const detail::Forest& times,
-                                     std::size_t& turn) const {
+  // The next batch: by expected improvement and one random point; all random while the model
+  // has fewer than 2 successes to learn from or cannot be fitted.
+  std::vector<std::uint64_t> propose(Explorer& x, const Features& features, State& state) const {
+    const std::size_t batch = static_cast<std::size_t>(batch_);
+    const TrainingSet train = training_set(x, features);
+    if (train.y.size() < 2) return random_points(x, batch, {});
+    std::optional<GaussianProcess> gp;
+    if (state.lengthscales.empty() || state.rounds % kRefitEvery == 0)
+      gp = detail::fit_gaussian_process(train.x, features.size(), train.y,
+                                        state.lengthscales.empty() ? nullptr : &state.lengthscales);
+    else
+      gp = detail::gaussian_process_with(train.x, features.size(), train.y, state.lengthscales);
+    ++state.rounds;
+    if (!gp) return random_points(x, batch, {});
+    state.lengthscales = gp->lengthscales();
+    const std::vector<std::uint64_t> pool = candidates(x);
+    std::vector<double> rows;
+    rows.reserve(pool.size() * features.size());
+    for (std::uint64_t i : pool) features.append(x, i, rows);
+    detail::Posterior posterior;
+    gp->predict(rows, posterior);
+    const std::size_t random = batch > 1 ? 1 : 0;
+    const std::size_t room = static_cast<std::size_t>(
+        std::min<std::uint64_t>(x.evaluations_left(), batch - random));
     std::vector<std::uint64_t> out;
-    const int random = batch_ > 1 ? 1 : 0;
-    const int local = std::min(kLocalPicks, batch_ - random - 1);
-    const auto niche = niches(x);
-    for (int p = 0; p < local && !niche.empty(); ++p) {
-      // The first local pick always searches the whole history's niche; the rest take turns.
-      const auto& members = p == 0 ? niche.front() : niche[turn++ % niche.size()];
-      for (std::uint64_t e : members)  // the best member whose neighbourhood is not exhausted
-        if (auto n = best_neighbour(x, features, times, e, out)) {
-          out.push_back(*n);
-          break;
-        }
+    for (std::size_t j : detail::pick_by_expected_improvement(*gp, posterior, room, kXi))
+      out.push_back(pool[j]);
+    if (random && out.size() < x.evaluations_left()) {
+      const auto extra = random_points(x, 1, out);
+      out.insert(out.end(), extra.begin(), extra.end());
     }
-    std::vector<std::uint64_t> pool = candidates(x);
-    std::shuffle(pool.begin(), pool.end(), x.rng());
-    std::vector<std::pair<float, std::uint64_t>> scored, bound;
-    scored.reserve(pool.size());
-    bound.reserve(pool.size());
-    std::vector<float> row;
-    for (std::uint64_t i : pool) {
-      if (std::find(out.begin(), out.end(), i) != out.end()) continue;
-      row.clear();
-      features.append(x, i, row);
-      scored.emplace_back(-forest.predict(row.data()), i);
-      const auto [mean, spread] = times.predict_spread(row.data());
-      bound.emplace_back(mean - kSpreads * spread, i);
-    }
-    auto by_score = [](const auto& a, const auto& b) { return a.first < b.first; };
-    const std::size_t want = static_cast<std::size_t>(std::max(1, batch_ - random));
-    // Lower confidence bound on log2 time: the points the regression thinks may be fastest,
-    // never more than the batch has room for (a batch of 1 or 2 keeps a classifier pick).
-    const std::size_t room = want > out.size() ? want - out.size() : 0;
-    const std::size_t bounded = std::min<std::size_t>(
-        {bound.size(), static_cast<std::size_t>(kBoundPicks), room > 1 ? room / 2 : 0});
-    std::partial_sort(bound.begin(), bound.begin() + static_cast<std::ptrdiff_t>(bounded),
-                      bound.end(), by_score);
-    for (std::size_t k = 0; k < bounded; ++k) out.push_back(bound[k].second);
-    std::partial_sort(scored.begin(),
-                      scored.begin() + static_cast<std::ptrdiff_t>(std::min(scored.size(), want)),
-                      scored.end(), by_score);
-    for (std::size_t k = 0; k < scored.size() && out.size() < want; ++k)
-      if (std::find(out.begin(), out.end(), scored[k].second) == out.end())
-        out.push_back(scored[k].second);
-    if (random)
-      if (auto r = x.random_unvisited()) out.push_back(*r);
     return out;
   }
 
-  // The evaluated points (finite values, best first) of each niche: the whole history, then,
-  // for each dimension of few values (a switch), the points with each of its values. A switch
-  // often selects another code path (shared memory or not): a regime the model rates poorly as
-  // a whole may hold the optimum, so its own best points are searched around too.
-  static std::vector<std::vector<std::uint64_t>> niches(const Explorer& x) {
-    std::vector<std::vector<std::uint64_t>> out;
-    if (x.space().is_list()) return out;
-    auto history = x.so_far().history;
-    history.erase(std::remove_if(history.begin(), history.end(),
-                                 [](const auto& h) { return !std::isfinite(h.second); }),
-                  history.end());
-    std::sort(history.begin(), history.end(),
-              [](const auto& a, const auto& b) { return a.second < b.second; });
-    out.emplace_back();
-    for (const auto& h : history) out.back().push_back(h.first);
-    const auto& radix = x.radix();
-    for (std::size_t k = 0; k < radix.size(); ++k) {
-      if (radix[k] < 2 || radix[k] > kNicheValues) continue;
-      const std::size_t first = out.size();
-      out.resize(first + radix[k]);
-      for (const auto& h : history) out[first + x.digits(h.first)[k]].push_back(h.first);
+  // Every evaluated point with a finite positive time, capped at kTrainingCap: the best
+  // kTrainingBest and the most recent others, kept in evaluation order.
+  static TrainingSet training_set(const Explorer& x, const Features& features) {
+    std::vector<std::pair<std::uint64_t, double>> ok;
+    for (const auto& [i, v] : x.so_far().history)
+      if (std::isfinite(v) && v > 0) ok.emplace_back(i, std::log(v));
+    if (ok.size() > kTrainingCap) {
+      std::vector<std::size_t> order(ok.size());
+      for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::size_t a, std::size_t b) { return ok[a].second < ok[b].second; });
+      std::vector<char> keep(ok.size(), 0);
+      for (std::size_t k = 0; k < kTrainingBest; ++k) keep[order[k]] = 1;
+      std::size_t kept = kTrainingBest;
+      for (std::size_t k = ok.size(); k-- > 0 && kept < kTrainingCap;)
+        if (!keep[k]) keep[k] = 1, ++kept;
+      std::size_t w = 0;
+      for (std::size_t k = 0; k < ok.size(); ++k)
+        if (keep[k]) ok[w++] = ok[k];
+      ok.resize(w);
     }
-    out.erase(std::remove_if(out.begin(), out.end(), [](const auto& n) { return n.empty(); }),
-              out.end());
+    TrainingSet t;
+    t.x.reserve(ok.size() * features.size());
+    for (const auto& [i, y] : ok) {
+      features.append(x, i, t.x);
+      t.y.push_back(y);
+    }
+    return t;
+  }
+
+  // Up to `n` distinct random unvisited accepted points not in `taken`.
+  static std::vector<std::uint64_t> random_points(Explorer& x, std::size_t n,
+                                                  const std::vector<std::uint64_t>& taken) {
+    std::vector<std::uint64_t> out;
+    for (std::size_t tries = 0; out.size() < n && tries < 4 * n + 16; ++tries) {
+      auto r = x.random_unvisited();
+      if (!r) break;
+      if (std::find(out.begin(), out.end(), *r) == out.end() &&
+          std::find(taken.begin(), taken.end(), *r) == taken.end())
+        out.push_back(*r);
+    }
     return out;
   }
 
-  // The unvisited accepted point that differs from `at` in one dimension (any other value of
-  // it) and that the forest rates highest; nullopt when every such point is visited.
-  static std::optional<std::uint64_t> best_neighbour(Explorer& x, const Features& features,
-                                                     const detail::Forest& times, std::uint64_t at,
-                                                     const std::vector<std::uint64_t>& taken) {
-    const auto digits = x.digits(at);
-    std::optional<std::uint64_t> best;
-    float best_score = -std::numeric_limits<float>::infinity();
-    std::vector<float> row;
-    for (std::size_t k = 0; k < digits.size(); ++k)
-      for (std::uint64_t j = 0; j < x.radix()[k]; ++j) {
-        if (j == digits[k]) continue;
-        auto d = digits;
-        d[k] = j;
-        const std::uint64_t i = x.index_of(d);
-        if (x.visited(i) || std::find(taken.begin(), taken.end(), i) != taken.end()) continue;
-        if (x.known_accepted() && !std::binary_search(x.accepted().begin(), x.accepted().end(), i))
-          continue;
-        row.clear();
-        features.append(x, i, row);
-        // Ties go to a random one of them: a small random term below the forest's resolution.
-        const float score = -times.predict(row.data()) + 1e-4f * static_cast<float>(x.unit());
-        if (score > best_score) best_score = score, best = i;
-      }
-    return best;
-  }
-
-  // Unvisited points worth scoring: all of them when the accepted points are listed and few
-  // enough, else a random sample and the neighbours of the best points.
+  // The unvisited accepted points scored this round, sorted: a random sample and, in a
+  // product space, the one-dimension neighbours of the best points and every point two
+  // dimensions away from the best one.
   static std::vector<std::uint64_t> candidates(Explorer& x) {
+    std::vector<std::uint64_t> pool = random_candidates(x);
+    if (!x.space().is_list()) {
+      const std::vector<std::uint64_t> best = best_points(x, kTopForNeighbours);
+      for (std::uint64_t b : best) add_neighbours(x, b, pool);
+      if (!best.empty()) add_two_away(x, best.front(), pool);
+    }
+    std::sort(pool.begin(), pool.end());
+    pool.erase(std::unique(pool.begin(), pool.end()), pool.end());
+    return pool;
+  }
+
+  // Up to kRandomCandidates distinct unvisited accepted points, uniformly at random.
+  static std::vector<std::uint64_t> random_candidates(Explorer& x) {
     std::vector<std::uint64_t> pool;
-    if (x.known_accepted() && x.accepted().size() <= kScoreAll) {
+    if (x.known_accepted() && x.accepted().size() <= kListCandidates) {
       for (std::uint64_t i : x.accepted())
         if (!x.visited(i)) pool.push_back(i);
+      // A partial Fisher-Yates shuffle: the first kRandomCandidates are a uniform sample.
+      const std::size_t n = std::min(pool.size(), kRandomCandidates);
+      for (std::size_t k = 0; k < n; ++k)
+        std::swap(pool[k], pool[k + x.uniform(pool.size() - k)]);
+      pool.resize(n);
       return pool;
     }
-    std::unordered_set<std::uint64_t> seen;
-    for (std::size_t k = 0; k < kSampled; ++k)
-      if (auto r = x.random_unvisited(); r && seen.insert(*r).second) pool.push_back(*r);
-    auto history = x.so_far().history;
-    std::sort(history.begin(), history.end(),
-              [](const auto& a, const auto& b) { return a.second < b.second; });
-    for (std::size_t t = 0; t < history.size() && t < kTopForNeighbours; ++t) {
-      const auto digits = x.digits(history[t].first);
-      for (std::size_t k = 0; k < digits.size(); ++k)
-        for (int step : {-1, 1}) {
-          auto d = digits;
-          if ((step < 0 && d[k] == 0) || (step > 0 && d[k] + 1 >= x.radix()[k])) continue;
-          d[k] = static_cast<std::uint64_t>(static_cast<std::int64_t>(d[k]) + step);
-          const std::uint64_t i = x.index_of(d);
-          if (!x.visited(i) && seen.insert(i).second) pool.push_back(i);
-        }
-    }
+    pool = random_points(x, kRandomCandidates, {});
+    std::sort(pool.begin(), pool.end());
     return pool;
+  }
+
+  // The `n` evaluated points of lowest finite time, best first (ties: the earlier).
+  static std::vector<std::uint64_t> best_points(const Explorer& x, std::size_t n) {
+    std::vector<std::pair<double, std::uint64_t>> ok;
+    for (const auto& [i, v] : x.so_far().history)
+      if (std::isfinite(v)) ok.emplace_back(v, i);
+    std::stable_sort(ok.begin(), ok.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::uint64_t> out;
+    for (std::size_t k = 0; k < ok.size() && k < n; ++k) out.push_back(ok[k].second);
+    return out;
+  }
+
+  // Appends every unvisited accepted point that differs from `at` in one dimension.
+  static void add_neighbours(Explorer& x, std::uint64_t at, std::vector<std::uint64_t>& pool) {
+    auto d = x.digits(at);
+    const auto& radix = x.radix();
+    for (std::size_t k = 0; k < d.size(); ++k) {
+      const std::uint64_t own = d[k];
+      for (std::uint64_t v = 0; v < radix[k]; ++v) {
+        if (v == own) continue;
+        d[k] = v;
+        const std::uint64_t i = x.index_of(d);
+        if (!x.visited(i) && x.accepts(i)) pool.push_back(i);
+      }
+      d[k] = own;
+    }
+  }
+
+  // Appends every unvisited accepted point that differs from `at` in exactly two dimensions.
+  static void add_two_away(Explorer& x, std::uint64_t at, std::vector<std::uint64_t>& pool) {
+    auto d = x.digits(at);
+    const auto& radix = x.radix();
+    for (std::size_t a = 0; a < d.size(); ++a) {
+      const std::uint64_t own_a = d[a];
+      for (std::size_t b = a + 1; b < d.size(); ++b) {
+        const std::uint64_t own_b = d[b];
+        for (std::uint64_t va = 0; va < radix[a]; ++va) {
+          if (va == own_a) continue;
+          d[a] = va;
+          for (std::uint64_t vb = 0; vb < radix[b]; ++vb) {
+            if (vb == own_b) continue;
+            d[b] = vb;
+            const std::uint64_t i = x.index_of(d);
+            if (!x.visited(i) && x.accepts(i)) pool.push_back(i);
+          }
+          d[b] = own_b;
+        }
+        d[a] = own_a;
+      }
+    }
   }
 
   int batch_;
