@@ -19,8 +19,7 @@ namespace {
 // Conditions the variances of `p` on a pseudo-observation at candidate `j`: with kj the
 // posterior covariance of every candidate with j, var -= kj^2 / var_j, and kj / sqrt(var_j)
 // becomes a new row of p.v (so later covariances account for this pick too).
-void condition_on(const GaussianProcess& gp, Posterior& p, std::size_t j,
-                  std::vector<double>& kj) {
+void condition_on(const GaussianProcess& gp, Posterior& p, std::size_t j, std::vector<double>& kj) {
   gp.covariance_with(p, j, kj);
   const std::size_t m = p.count, rows = p.v.size() / std::max<std::size_t>(1, m);
   for (std::size_t r = 0; r < rows; ++r) {

@@ -96,8 +96,8 @@ void GaussianProcess::covariance_with(const Posterior& p, std::size_t j,
   for (std::size_t i = 0; i < p.count; ++i) out[i] = matern52(&p.scaled[i * dims_], zj, dims_);
 }
 
-std::optional<GaussianProcess> gaussian_process_with(const std::vector<double>& x,
-                                                     std::size_t dims, const std::vector<double>& y,
+std::optional<GaussianProcess> gaussian_process_with(const std::vector<double>& x, std::size_t dims,
+                                                     const std::vector<double>& y,
                                                      const std::vector<double>& lengthscales) {
   GaussianProcess gp;
   if (gp.fit(x, dims, y, lengthscales) ||
@@ -106,8 +106,8 @@ std::optional<GaussianProcess> gaussian_process_with(const std::vector<double>& 
   return std::nullopt;
 }
 
-std::optional<GaussianProcess> fit_gaussian_process(const std::vector<double>& x,
-                                                    std::size_t dims, const std::vector<double>& y,
+std::optional<GaussianProcess> fit_gaussian_process(const std::vector<double>& x, std::size_t dims,
+                                                    const std::vector<double>& y,
                                                     const std::vector<double>* previous) {
   std::optional<GaussianProcess> best;
   auto consider = [&](const std::vector<double>& ls) {

@@ -17,16 +17,16 @@ namespace tune::detail {
 // (standardised units), and the rows V = L^-1 k(training, candidates) that let a caller update
 // the variances after conditioning on more points (expected_improvement.hpp).
 struct Posterior {
-  std::size_t count = 0;      // candidates
-  std::vector<double> mean;   // per candidate
-  std::vector<double> var;    // per candidate, at least kMinVariance
-  std::vector<double> v;      // rows of `count` values: one per training point, then any added
-  std::vector<double> scaled; // the candidates' features divided by the lengthscales, row-major
+  std::size_t count = 0;       // candidates
+  std::vector<double> mean;    // per candidate
+  std::vector<double> var;     // per candidate, at least kMinVariance
+  std::vector<double> v;       // rows of `count` values: one per training point, then any added
+  std::vector<double> scaled;  // the candidates' features divided by the lengthscales, row-major
 };
 
 class GaussianProcess {
  public:
-  static constexpr double kNoise = 1e-3;        // added to the kernel's diagonal
+  static constexpr double kNoise = 1e-3;         // added to the kernel's diagonal
   static constexpr double kMinVariance = 1e-12;  // floor of a posterior variance
   static constexpr double kMinSd = 1e-9;         // floor of the targets' standard deviation
 
@@ -68,14 +68,14 @@ class GaussianProcess {
 // sweeps over the features, each lengthscale halved and doubled (within [0.03, 10]) and the
 // change kept when the likelihood improves. A lengthscale setting whose kernel matrix is not
 // positive definite is retried with ten times the noise, else skipped; nullopt when none fits.
-std::optional<GaussianProcess> fit_gaussian_process(const std::vector<double>& x,
-                                                    std::size_t dims, const std::vector<double>& y,
+std::optional<GaussianProcess> fit_gaussian_process(const std::vector<double>& x, std::size_t dims,
+                                                    const std::vector<double>& y,
                                                     const std::vector<double>* previous);
 
 // A process with the given lengthscales (no search), with the same noise fallback; nullopt
 // when neither noise fits.
-std::optional<GaussianProcess> gaussian_process_with(const std::vector<double>& x,
-                                                     std::size_t dims, const std::vector<double>& y,
+std::optional<GaussianProcess> gaussian_process_with(const std::vector<double>& x, std::size_t dims,
+                                                     const std::vector<double>& y,
                                                      const std::vector<double>& lengthscales);
 
 }  // namespace tune::detail

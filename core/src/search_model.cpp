@@ -121,8 +121,8 @@ class ModelSearch final : public SearchStrategy {
     detail::Posterior posterior;
     gp->predict(rows, posterior);
     const std::size_t random = batch > 1 ? 1 : 0;
-    const std::size_t room = static_cast<std::size_t>(
-        std::min<std::uint64_t>(x.evaluations_left(), batch - random));
+    const std::size_t room =
+        static_cast<std::size_t>(std::min<std::uint64_t>(x.evaluations_left(), batch - random));
     std::vector<std::uint64_t> out;
     for (std::size_t j : detail::pick_by_expected_improvement(*gp, posterior, room, kXi))
       out.push_back(pool[j]);
@@ -200,8 +200,7 @@ class ModelSearch final : public SearchStrategy {
         if (!x.visited(i)) pool.push_back(i);
       // A partial Fisher-Yates shuffle: the first kRandomCandidates are a uniform sample.
       const std::size_t n = std::min(pool.size(), kRandomCandidates);
-      for (std::size_t k = 0; k < n; ++k)
-        std::swap(pool[k], pool[k + x.uniform(pool.size() - k)]);
+      for (std::size_t k = 0; k < n; ++k) std::swap(pool[k], pool[k + x.uniform(pool.size() - k)]);
       pool.resize(n);
       return pool;
     }
