@@ -112,11 +112,7 @@ std::optional<GaussianProcess> fit_gaussian_process(const std::vector<double>& x
   std::optional<GaussianProcess> best;
   auto consider = [&](const std::vector<double>& ls) {
     auto gp = gaussian_process_with(x, dims, y, ls);
-    if (gp && (!best || gp->nll() < best->nll())) {
-      best = std::move(gp);
-      return true;
-    }
-    return false;
+    if (gp && (!best || gp->nll() < best->nll())) best = std::move(gp);
   };
   for (double shared : {0.1, 0.2, 0.4, 0.8}) consider(std::vector<double>(dims, shared));
   if (previous && previous->size() == dims) consider(*previous);
