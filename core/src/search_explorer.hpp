@@ -160,6 +160,21 @@ class Explorer {
     return pop;
   }
 
+  // Up to `n` distinct random accepted points not evaluated yet and not in `taken` (fewer
+  // when they are hard to find).
+  std::vector<std::uint64_t> random_unvisited(std::size_t n,
+                                              const std::vector<std::uint64_t>& taken) {
+    std::vector<std::uint64_t> out;
+    for (std::size_t tries = 0; out.size() < n && tries < 4 * n + 16; ++tries) {
+      auto r = random_unvisited();
+      if (!r) break;
+      if (std::find(out.begin(), out.end(), *r) == out.end() &&
+          std::find(taken.begin(), taken.end(), *r) == taken.end())
+        out.push_back(*r);
+    }
+    return out;
+  }
+
   // A random accepted point not evaluated yet; nullopt when none can be found.
   std::optional<std::uint64_t> random_unvisited() {
     if (known_accepted_) {
