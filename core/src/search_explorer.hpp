@@ -127,6 +127,13 @@ class Explorer {
   }
 
   bool visited(std::uint64_t index) const { return memo_.count(index) != 0; }
+  // Whether the constraints accept point `index` (a listed space: a binary search of the
+  // accepted points; else the constraints, a rejection remembered so the point counts as
+  // visited from then on).
+  bool accepts(std::uint64_t index) {
+    if (known_accepted_) return std::binary_search(accepted_.begin(), accepted_.end(), index);
+    return admit(index);
+  }
   bool evaluated(std::uint64_t index) const {
     auto it = memo_.find(index);
     return it != memo_.end() && !std::isnan(it->second);
@@ -151,6 +158,21 @@ class Explorer {
       if (auto v = eval(*r)) pop.push_back({*r, *v});
     }
     return pop;
+  }
+
+  // Up to `n` distinct random accepted points not evaluated yet and not in `taken` (fewer
+  // when they are hard to find).
+  std::vector<std::uint64_t> random_unvisited(std::size_t n,
+                                              const std::vector<std::uint64_t>& taken) {
+    std::vector<std::uint64_t> out;
+    for (std::size_t tries = 0; out.size() < n && tries < 4 * n + 16; ++tries) {
+      auto r = random_unvisited();
+      if (!r) break;
+      if (std::find(out.begin(), out.end(), *r) == out.end() &&
+          std::find(taken.begin(), taken.end(), *r) == taken.end())
+        out.push_back(*r);
+    }
+    return out;
   }
 
   // A random accepted point not evaluated yet; nullopt when none can be found.

@@ -1,6 +1,6 @@
 // A small regression forest (Breiman's random forest: bootstrap samples, a random third of the
 // features tried at each split, splits by the largest drop in squared error): the surrogate of
-// the model-guided search (search_model.cpp). On 0/1 targets its prediction is the fraction of
+// the model-guided search (forest_proposal.cpp). On 0/1 targets its prediction is the fraction of
 // trees' leaves in class 1, a classifier's probability.
 //
 // Written here rather than taken from a library: Debian has no mlpack; xgboost (libxgboost-dev)

@@ -234,3 +234,80 @@ TEST_CASE("search: the model finds the optimum of a small space in a fraction of
     CHECK(r->best_value == 100.0);
   }
 }
+
+TEST_CASE("search: the model searches a space too large to list, through its constraints") {
+  // 12^6 (about 3 million) points, beyond what the Explorer lists: candidates come from
+  // rejection sampling and constraint-checked neighbours. Half the points are rejected.
+  ConfigSpace space;
+  std::vector<tune::Value> v;
+  for (int i = 0; i < 12; ++i) v.emplace_back(std::int64_t{i});
+  for (const char* p : {"A", "B", "C", "D", "E", "F"}) space.param(p, v);
+  space.constrain("A + B even", [](const Config& c, const tune::DeviceInfo&) {
+    return (c.get_int("A") + c.get_int("B")) % 2 == 0;
+  });
+  tune::Objective f = [](const Config& c) {
+    CHECK((c.get_int("A") + c.get_int("B")) % 2 == 0);
+    double s = 10;
+    for (const char* p : {"A", "B", "C", "D", "E", "F"}) {
+      const double d = static_cast<double>(c.get_int(p)) - 4;
+      s += d * d;
+    }
+    return s;
+  };
+  auto a = tune::make_search("model")->search(space, {}, f, {120, 0}, 5);
+  auto b = tune::make_search("model")->search(space, {}, f, {120, 0}, 5);
+  REQUIRE((a.ok() && b.ok()));
+  CHECK(a->evaluations == 120);
+  CHECK(a->accepted_points == 0);  // unknown: not listed
+  CHECK(a->history == b->history);
+  // Random sampling's best of 120 lies about 40 above the optimum (10) on this bowl.
+  CHECK(a->best_value <= 14);
+}
+
+TEST_CASE("search: the model learns from the successes when most points fail") {
+  // Only points with an even X succeed; failures are left out of the model and never
+  // proposed again.
+  auto space = bowl_space();
+  tune::Objective f = [](const Config& c) {
+    return c.get_int("X") % 2 == 0 ? bowl(c) : std::numeric_limits<double>::infinity();
+  };
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    CAPTURE(seed);
+    auto r = tune::make_search("model")->search(space, {}, f, {150, 0}, seed);
+    REQUIRE(r.ok());
+    CHECK(r->evaluations == 150);
+    // The best successes: X = 6 or 8, Y = 3, Z = 12 (101).
+    CHECK(r->best_value == 101.0);
+  }
+  // A single success among failures: the model has too little to learn from and samples at
+  // random to the budget.
+  tune::Objective one = [](const Config& c) {
+    return c.get_int("X") == 0 && c.get_int("Y") == 0 && c.get_int("Z") == 0
+               ? 1.0
+               : std::numeric_limits<double>::infinity();
+  };
+  auto r = tune::make_search("model")->search(space, {}, one, {60, 0}, 2);
+  REQUIRE(r.ok());
+  CHECK(r->evaluations == 60);
+}
+
+TEST_CASE("search: the model over a list whose configurations differ in their parameters") {
+  // 300 configurations: a string parameter, a number, and a parameter only some have.
+  std::vector<Config> list;
+  const char* kinds[] = {"row", "col", "tile"};
+  for (int i = 0; i < 300; ++i) {
+    Config c{{"K", std::string(kinds[i % 3])}, {"N", std::int64_t{(i / 3) + 1}}};
+    if (i % 2 == 0) c.set("U", std::int64_t{i % 7});
+    list.push_back(c);
+  }
+  auto space = ConfigSpace::list(list);
+  tune::Objective f = [](const Config& c) {
+    const double n = static_cast<double>(c.get_int("N")) - 40;
+    return 5 + n * n + (*c.find("K") == tune::Value{std::string("tile")} ? 0.0 : 50.0) +
+           (c.has("U") ? 0.0 : 7.0);
+  };
+  auto r = tune::make_search("model")->search(space, {}, f, {90, 0}, 4);
+  REQUIRE(r.ok());
+  CHECK(r->evaluations == 90);
+  CHECK(r->best_value <= 6);  // N = 40 or 39/41, K = tile, with U
+}

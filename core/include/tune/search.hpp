@@ -74,13 +74,19 @@ std::unique_ptr<SearchStrategy> make_annealing_search(int patience = 40);
 // A genetic algorithm: tournament selection, uniform crossover of value indices, mutation by
 // neighbouring steps, elitism; `population` individuals per generation.
 std::unique_ptr<SearchStrategy> make_genetic_search(int population = 16);
-// Model-guided search (likelihood-free Bayesian optimisation, as PyTorch Helion's): after
-// `initial` random points, a random forest learns "is this point in the best quantile" and a
-// second one log2 of the time, from every evaluation (failures are in the worst class, and
-// slower than any time) over each value's index, log2 and, for integers, odd factor. Each
-// round evaluates `batch` unvisited points: the best-predicted neighbour of the best points of
-// a few regions, the points whose time the second forest bounds lowest, those the classifier
-// rates most likely, and one random point so the model keeps learning about the whole space.
+// Model-guided search (Bayesian optimisation with two surrogates sharing one history): after
+// `initial` random points, each round evaluates `batch` unvisited points in one batch. A
+// Gaussian process (Matern 5/2, a lengthscale per feature) learns ln(run time) from every
+// successful evaluation over each value's log2 (strings: index) and, for integers, whether its
+// odd factor is above 1; random forests learn "in the best 15%" (a classifier) and log2 of the
+// time (a regression; failures slower than any success) over each value's index, log2 and odd
+// factor. Of a batch of 8, 2 are the forests' (the regression's best-predicted unvisited
+// neighbour of the best point of the history or of a switch's setting, and the point the
+// classifier rates highest; larger batches also take the points the regression bounds
+// fastest), the rest but one the process's, picked greedily by expected improvement among a
+// random sample and the neighbours of the best points, no point picked twice; and one random
+// point so the models keep learning about the whole space. Failed points are never proposed
+// again.
 std::unique_ptr<SearchStrategy> make_model_search(int batch = 8, int initial = 20);
 // Pattern search: from the best point so far, every dimension moved by +-step; the step halves
 // when no move improves, and at step 1 without improvement the search restarts from a random
