@@ -28,8 +28,8 @@ constexpr int kStaleRounds = 8;
 
 // The forests' share of a batch's model picks (all but the random one), rounded down: 2 of
 // 7. In a batch of 8, 2 forest picks met the targets on 4 of the 6 spaces of the benchmark hub
-// (50 seeds, budget 400; the figures are in this line's commit message); either surrogate
-// alone met them on 3, and 3 or 4 forest picks did no better on the 4 hard spaces.
+// (50 seeds, budget 400; bench/RESULTS.md); either surrogate alone met them on 3, and 3 or 4
+// forest picks did no better on the 4 hard spaces (studies/history/results-2026-12-06.md).
 constexpr std::size_t kForestPicks = 2, kForestOf = 7;
 
 class ModelSearch final : public SearchStrategy {
