@@ -7,8 +7,9 @@
 //   picks towards uncertain points: with xi = 0 the search settled in a local optimum more
 //   often.
 // - Candidates are a random sample plus every one-dimension neighbour of the best points and
-//   every point two dimensions away from the best: the optimum of a GPU kernel's space is
-//   often one or two settings away from a good point, where a random sample rarely looks.
+//   the points two dimensions away from the best (all, or a sample in a wide space): the optimum of
+//   a GPU kernel's space is often one or two settings away from a good point, where a random sample
+//   rarely looks.
 // - The training set is capped (the best half and the most recent rest): the Cholesky is cubic
 //   in it, and far from the best the model need not be exact.
 // - The lengthscales are refitted every kRefitEvery calls, from the last ones: they change
@@ -31,6 +32,9 @@ constexpr std::size_t kRandomCandidates = 1000;
 // Product spaces listed up to this many accepted points sample their candidates from the list
 // of unvisited ones; larger ones (or unlisted) by rejection through Explorer::random_unvisited.
 constexpr std::size_t kListCandidates = 65536;
+// Moves two dimensions away from the best point scored per round, at most (all of them when
+// fewer: 261 on the hub's convolution, 578 on its dedispersion).
+constexpr std::uint64_t kTwoAwayCandidates = 1024;
 // The best points whose one-dimension neighbours are candidates.
 constexpr std::size_t kTopForNeighbours = 8;
 // Training points: at most kTrainingCap, the best kTrainingBest of them by time.
@@ -120,27 +124,47 @@ void add_neighbours(Explorer& x, std::uint64_t at, std::vector<std::uint64_t>& p
   }
 }
 
-// Appends every unvisited accepted point that differs from `at` in exactly two dimensions.
-void add_two_away(Explorer& x, std::uint64_t at, std::vector<std::uint64_t>& pool) {
-  auto d = x.digits(at);
-  const auto& radix = x.radix();
-  for (std::size_t a = 0; a < d.size(); ++a) {
-    const std::uint64_t own_a = d[a];
-    for (std::size_t b = a + 1; b < d.size(); ++b) {
-      const std::uint64_t own_b = d[b];
-      for (std::uint64_t va = 0; va < radix[a]; ++va) {
-        if (va == own_a) continue;
-        d[a] = va;
-        for (std::uint64_t vb = 0; vb < radix[b]; ++vb) {
-          if (vb == own_b) continue;
-          d[b] = vb;
-          const std::uint64_t i = x.index_of(d);
-          if (!x.visited(i) && x.accepts(i)) pool.push_back(i);
-        }
-        d[b] = own_b;
+// How many points differ from a point in exactly two dimensions of `radix` (accepted or not).
+std::uint64_t two_away_count(const std::vector<std::uint64_t>& radix) {
+  std::uint64_t total = 0;
+  for (std::size_t a = 0; a < radix.size(); ++a)
+    for (std::size_t b = a + 1; b < radix.size(); ++b) total += (radix[a] - 1) * (radix[b] - 1);
+  return total;
+}
+
+// The two-dimension move of `at`'s digits `d` numbered `t` (0 <= t < two_away_count): the
+// pairs of dimensions in order, each pair's other values row by row.
+void apply_two_away(const std::vector<std::uint64_t>& radix, std::uint64_t t,
+                    std::vector<std::uint64_t>& d) {
+  for (std::size_t a = 0; a < radix.size(); ++a)
+    for (std::size_t b = a + 1; b < radix.size(); ++b) {
+      const std::uint64_t moves = (radix[a] - 1) * (radix[b] - 1);
+      if (t >= moves) {
+        t -= moves;
+        continue;
       }
-      d[a] = own_a;
+      // The t-th pair of other values: skip each dimension's own value.
+      const std::uint64_t va = t / (radix[b] - 1), vb = t % (radix[b] - 1);
+      d[a] = va >= d[a] ? va + 1 : va;
+      d[b] = vb >= d[b] ? vb + 1 : vb;
+      return;
     }
+}
+
+// Appends the unvisited accepted points that differ from `at` in exactly two dimensions: all
+// of them when there are at most kTwoAwayCandidates such moves, else that many moves drawn at
+// random (a wide space has too many to score each round: the proposal's cost grows with them).
+void add_two_away(Explorer& x, std::uint64_t at, std::vector<std::uint64_t>& pool) {
+  const auto& radix = x.radix();
+  const std::uint64_t total = two_away_count(radix);
+  const bool all = total <= kTwoAwayCandidates;
+  const std::uint64_t draws = all ? total : kTwoAwayCandidates;
+  const auto own = x.digits(at);
+  for (std::uint64_t k = 0; k < draws; ++k) {
+    auto d = own;
+    apply_two_away(radix, all ? k : x.uniform(total), d);
+    const std::uint64_t i = x.index_of(d);
+    if (!x.visited(i) && x.accepts(i)) pool.push_back(i);
   }
 }
 
