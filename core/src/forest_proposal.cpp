@@ -20,6 +20,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include "search_features.hpp"
+
 namespace tune::detail {
 namespace {
 
@@ -81,30 +83,9 @@ class ForestFeatures {
       for (const auto& d : s.dimensions()) add_column(d.values);
       return;
     }
-    // A list: each parameter's distinct values, in the order they first appear.
-    std::vector<std::string> names;
-    std::vector<std::vector<Value>> domains;
-    std::vector<Config> configs;
-    for (std::uint64_t i = 0; i < s.raw_size(); ++i) configs.push_back(s.at(i));
-    for (const auto& c : configs)
-      for (const auto& [name, v] : c.params()) {
-        auto it = std::find(names.begin(), names.end(), name);
-        if (it == names.end()) {
-          names.push_back(name);
-          domains.emplace_back();
-          it = names.end() - 1;
-        }
-        auto& dom = domains[static_cast<std::size_t>(it - names.begin())];
-        if (std::find(dom.begin(), dom.end(), v) == dom.end()) dom.push_back(v);
-      }
-    list_rows_.resize(configs.size());
-    for (std::size_t p = 0; p < names.size(); ++p) add_column(domains[p]);
-    for (std::size_t r = 0; r < configs.size(); ++r)
-      for (std::size_t p = 0; p < names.size(); ++p) {
-        const Value* v = configs[r].find(names[p]);
-        auto at = v ? std::find(domains[p].begin(), domains[p].end(), *v) : domains[p].end();
-        list_rows_[r].push_back(v ? static_cast<std::uint32_t>(at - domains[p].begin()) : kMissing);
-      }
+    ListDomains list = list_domains(s);
+    for (const auto& domain : list.domains) add_column(domain);
+    list_rows_ = std::move(list.rows);
   }
 
   std::size_t size() const { return width_; }
@@ -121,7 +102,6 @@ class ForestFeatures {
   }
 
  private:
-  static constexpr std::uint32_t kMissing = 0xffffffffu;
   struct Column {
     bool numeric = false;
     std::vector<float> log2;  // per value index
@@ -147,7 +127,7 @@ class ForestFeatures {
   }
   void push(std::size_t k, std::uint64_t value_index, std::vector<float>& out) const {
     const Column& c = columns_[k];
-    if (value_index == kMissing) {
+    if (value_index == ListDomains::kMissing) {
       out.push_back(-1.0f);
       if (c.numeric) out.push_back(-1.0f);
       if (!c.odd.empty()) out.push_back(-1.0f);

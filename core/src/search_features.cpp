@@ -37,15 +37,9 @@ std::vector<double> unit_range(std::vector<double> raw) {
 
 }  // namespace
 
-Features::Features(const Explorer& x) {
-  const ConfigSpace& s = x.space();
-  if (!s.is_list()) {
-    for (const auto& d : s.dimensions()) add_column(d.values);
-    return;
-  }
-  // A list: each parameter's distinct values, in the order they first appear.
+ListDomains list_domains(const ConfigSpace& s) {
   std::vector<std::string> names;
-  std::vector<std::vector<Value>> domains;
+  ListDomains out;
   std::vector<Config> configs;
   for (std::uint64_t i = 0; i < s.raw_size(); ++i) configs.push_back(s.at(i));
   for (const auto& c : configs)
@@ -53,20 +47,33 @@ Features::Features(const Explorer& x) {
       auto it = std::find(names.begin(), names.end(), name);
       if (it == names.end()) {
         names.push_back(name);
-        domains.emplace_back();
+        out.domains.emplace_back();
         it = names.end() - 1;
       }
-      auto& dom = domains[static_cast<std::size_t>(it - names.begin())];
+      auto& dom = out.domains[static_cast<std::size_t>(it - names.begin())];
       if (std::find(dom.begin(), dom.end(), v) == dom.end()) dom.push_back(v);
     }
-  list_rows_.resize(configs.size());
-  for (std::size_t p = 0; p < names.size(); ++p) add_column(domains[p]);
+  out.rows.resize(configs.size());
   for (std::size_t r = 0; r < configs.size(); ++r)
     for (std::size_t p = 0; p < names.size(); ++p) {
+      const auto& dom = out.domains[p];
       const Value* v = configs[r].find(names[p]);
-      auto at = v ? std::find(domains[p].begin(), domains[p].end(), *v) : domains[p].end();
-      list_rows_[r].push_back(v ? static_cast<std::uint32_t>(at - domains[p].begin()) : kMissing);
+      const auto at = v ? std::find(dom.begin(), dom.end(), *v) : dom.end();
+      out.rows[r].push_back(v ? static_cast<std::uint32_t>(at - dom.begin())
+                              : ListDomains::kMissing);
     }
+  return out;
+}
+
+Features::Features(const Explorer& x) {
+  const ConfigSpace& s = x.space();
+  if (!s.is_list()) {
+    for (const auto& d : s.dimensions()) add_column(d.values);
+    return;
+  }
+  ListDomains list = list_domains(s);
+  for (const auto& domain : list.domains) add_column(domain);
+  list_rows_ = std::move(list.rows);
 }
 
 void Features::append(const Explorer& x, std::uint64_t index, std::vector<double>& out) const {
@@ -112,7 +119,7 @@ void Features::add_column(const std::vector<Value>& values) {
 
 void Features::push(std::size_t k, std::uint64_t value_index, std::vector<double>& out) const {
   const Column& c = columns_[k];
-  const bool missing = value_index == kMissing;
+  const bool missing = value_index == ListDomains::kMissing;
   out.push_back(missing ? -1.0 : c.value[value_index]);
   if (!c.odd.empty()) out.push_back(missing ? -1.0 : c.odd[value_index]);
 }

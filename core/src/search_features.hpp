@@ -22,6 +22,16 @@
 
 namespace tune::detail {
 
+// A list space's parameters as a product space's dimensions: each parameter's distinct values,
+// in the order they first appear, and every point's value index per parameter (kMissing where
+// the point lacks the parameter). Both surrogates' features of a list space are built on it.
+struct ListDomains {
+  static constexpr std::uint32_t kMissing = 0xffffffffu;
+  std::vector<std::vector<Value>> domains;       // per parameter
+  std::vector<std::vector<std::uint32_t>> rows;  // per point, per parameter
+};
+ListDomains list_domains(const ConfigSpace& s);
+
 class Features {
  public:
   explicit Features(const Explorer& x);
@@ -32,7 +42,6 @@ class Features {
   void append(const Explorer& x, std::uint64_t index, std::vector<double>& out) const;
 
  private:
-  static constexpr std::uint32_t kMissing = 0xffffffffu;
   struct Column {
     std::vector<double> value;  // per value index: the scaled log2 or index
     std::vector<double> odd;    // per value index: odd factor > 1; empty when not a feature
