@@ -17,10 +17,11 @@
 //                                    and mma.sync timed interleaved: same clocks for all);
 //                                    tuning time cold and warm; every output checked against
 //                                    the CPU reference. Also timed: the best of the space
-//                                    without ping-pong consumers (WG_PINGPONG). Options:
+//                                    without the TMA-store epilogue (WG_TMA_STORE). Options:
 //                                    --shapes=MxNxK[,MxNxK...] (instead of those four and the
 //                                    copy path's 4095x4097x4095), --types=f16|bf16,
-//                                    --no-mma-sync, --no-tuning-time
+//                                    --no-mma-sync, --no-tuning-time, --screen (each
+//                                    configuration's screening time, one line each)
 //
 // Figures (issue 4): dispatch overhead of an autotuned call on a cache hit vs a raw
 // cuLaunchKernel of the same CUfunction, on libtune's queue and (issue 13) on the application's
@@ -620,7 +621,7 @@ struct HopperOptions {
                                                    {3001, 4104, 2056},
                                                    {4095, 4097, 4095}};
   std::vector<bool> bf16 = {false, true};
-  bool mma_sync = true, tuning_time = true;
+  bool mma_sync = true, tuning_time = true, screen = false;
 };
 
 HopperOptions hopper_options(int argc, char** argv) {
@@ -645,6 +646,8 @@ HopperOptions hopper_options(int argc, char** argv) {
       o.mma_sync = false;
     } else if (a == "--no-tuning-time") {
       o.tuning_time = false;
+    } else if (a == "--screen") {
+      o.screen = true;
     } else {
       die("bench_cuda --matmul-hopper: unknown option '" + a + "'", tune::Status());
     }
@@ -666,9 +669,9 @@ int matmul_hopper(const HopperOptions& opt) {
       "L2-flushed launches, contenders interleaved\n",
       info.name.c_str(), info.arch.c_str(), info.driver_version.c_str(),
       info.compiler_version.c_str(), info.compute_units, rounds, reps);
-  std::printf("%-5s %-16s %8s %8s %8s %8s %8s %10s  %s\n", "type", "MxNxK", "wgmma", "no-pp",
+  std::printf("%-5s %-16s %8s %8s %8s %8s %8s %10s  %s\n", "type", "MxNxK", "wgmma", "no-store",
               "mma.sync", "cuBLAS", "wg/cuBLAS", "chosen/best",
-              "wgmma winner (best of space; best without ping-pong)");
+              "wgmma winner (best of space; best without the TMA store)");
   for (const bool bf16 : opt.bf16) {
     const auto& wg = kernel(bf16 ? "matmul_wgmma_bf16" : "matmul_wgmma_f16");
     for (const auto& s : opt.shapes) {
@@ -683,11 +686,15 @@ int matmul_hopper(const HopperOptions& opt) {
       tune::Config best = winner, plain = wg.default_config;
       for (const tune::Config& c : must(wg.def.space.enumerate(info), "enumerate")) {
         const double ns = time_variant(wg, c, *w, reps);
+        if (opt.screen)
+          std::printf("  screen %s %lldx%lldx%lld %.1f TFLOP/s %s\n", bf16 ? "bf16" : "f16",
+                      static_cast<long long>(s[0]), static_cast<long long>(s[1]),
+                      static_cast<long long>(s[2]), tflop / (ns * 1e-9), c.to_string().c_str());
         if (ns < screen_ns) {
           screen_ns = ns;
           best = c;
         }
-        if (ns < plain_ns && c.find("WG_PINGPONG") == nullptr) {
+        if (ns < plain_ns && c.find("WG_TMA_STORE") == nullptr) {
           plain_ns = ns;
           plain = c;
         }
@@ -701,7 +708,7 @@ int matmul_hopper(const HopperOptions& opt) {
                   [&] { return variant_samples(wg, *ck_winner, winner, *w, reps); }),
           checked("wgmma best", *w, [&] { return variant_samples(wg, *ck_best, best, *w, reps); }),
           checked("cuBLAS", *w, [&] { return vendor.samples(reps); }),
-          checked("wgmma best without ping-pong", *w,
+          checked("wgmma best without the TMA store", *w,
                   [&] { return variant_samples(wg, *ck_plain, plain, *w, reps); })};
       // The mma.sync kernel (fp16 only) on its own workload, tuned the same way.
       std::unique_ptr<tune::kernels::Workload> wo;

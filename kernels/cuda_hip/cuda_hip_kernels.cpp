@@ -224,20 +224,37 @@ BundledKernel matmul_f16() {
 
 // One wgmma configuration (matmul_wgmma.cu): block tile, consumer warpgroups, stages, tile
 // order, k per stage, blocks per cluster along M, ping-pong consumers (each a whole tile, their
-// main loops in turn). Shared memory: 1024 bytes of alignment slack, the stages (A and B
-// tiles), a full and an empty mbarrier per stage, and with ping-pong a turn mbarrier per
-// consumer. BK, CLUSTER_M and WG_PINGPONG are parameters only where they are not the kernel's
-// defaults (64, 1, 0), so the configurations that predate them keep their names (and their
-// cached results).
-Config matmul_wgmma_config(int bm, int bn, int consumers, int stages, int group_m, int bk = 64,
-                           int cluster_m = 1, bool pingpong = false) {
-  Config c{{"BM", bm}, {"BN", bn}, {"WG_CONSUMERS", consumers}, {"GROUP_M", group_m}};
-  if (bk != 64) c.set("BK", bk);
-  if (cluster_m != 1) c.set("CLUSTER_M", cluster_m);
-  if (pingpong) c.set("WG_PINGPONG", 1);
-  c.set(kBlockX, 128 * (consumers + 1)).set(kNumStages, stages);
-  c.launch().shared_bytes = static_cast<std::uint32_t>(
-      1024 + stages * ((bm * bk + bk * bn) * 2 + 16) + (pingpong ? 8 * consumers : 0));
+// main loops in turn), the TMA-store epilogue (through a shared-memory buffer per consumer).
+struct WgmmaShape {
+  int bm, bn, consumers, stages, group_m;
+  int bk = 64;
+  int cluster_m = 1;
+  bool pingpong = false;
+  bool tma_store = false;
+};
+
+// Rows of a tile one consumer stores: all of them with ping-pong, else its share.
+int wgmma_rows_per_consumer(const Config& c) {
+  const auto bm = static_cast<int>(c.get_int("BM"));
+  return c.get_int("WG_PINGPONG", 0) ? bm : bm / static_cast<int>(c.get_int("WG_CONSUMERS"));
+}
+
+// Shared memory: 1024 bytes of alignment slack, the stages (A and B tiles), with the TMA store
+// a buffer per consumer (its rows x BN), a full and an empty mbarrier per stage, and with
+// ping-pong a turn mbarrier per consumer. BK, CLUSTER_M, WG_PINGPONG and WG_TMA_STORE are
+// parameters only where they are not the kernel's defaults (64, 1, 0, 0), so the configurations
+// that predate them keep their names (and their cached results).
+Config matmul_wgmma_config(const WgmmaShape& w) {
+  Config c{{"BM", w.bm}, {"BN", w.bn}, {"WG_CONSUMERS", w.consumers}, {"GROUP_M", w.group_m}};
+  if (w.bk != 64) c.set("BK", w.bk);
+  if (w.cluster_m != 1) c.set("CLUSTER_M", w.cluster_m);
+  if (w.pingpong) c.set("WG_PINGPONG", 1);
+  if (w.tma_store) c.set("WG_TMA_STORE", 1);
+  c.set(kBlockX, 128 * (w.consumers + 1)).set(kNumStages, w.stages);
+  const int epilogue = w.tma_store ? w.consumers * wgmma_rows_per_consumer(c) * w.bn * 2 : 0;
+  c.launch().shared_bytes =
+      static_cast<std::uint32_t>(1024 + w.stages * ((w.bm * w.bk + w.bk * w.bn) * 2 + 16) +
+                                 epilogue + (w.pingpong ? 8 * w.consumers : 0));
   return c;
 }
 
@@ -268,12 +285,16 @@ BundledKernel matmul_wgmma(const char* name, bool bf16) {
     const auto bm = static_cast<std::uint32_t>(c.get_int("BM"));
     const auto bk = static_cast<std::uint32_t>(c.get_int("BK", 64));
     const std::uint32_t a_cols = std::min<std::uint32_t>(bk, 64);
+    // C (M x N) in boxes of one consumer's rows x 64 columns, 128-byte swizzled: the TMA-store
+    // epilogue's (passed to every configuration; the others never read it).
+    const auto rows = static_cast<std::uint32_t>(wgmma_rows_per_consumer(c));
     return std::vector<TensorMapSpec>{
         {0, 3, 5, bm, a_cols, bk == 32 ? S::bytes64 : S::bytes128, true},
-        {1, 5, 4, bk, 64, S::bytes128, true}};
+        {1, 5, 4, bk, 64, S::bytes128, true},
+        {2, 3, 4, rows, 64, S::bytes128, true}};
   };
   d.sources = {std::move(src)};
-  // 50 configurations on an H200. At BK = 64: four tile shapes (one or two consumer
+  // 60 configurations on an H200. At BK = 64: four tile shapes (one or two consumer
   // warpgroups, at most 128 fp32 accumulators per consumer thread) x 2-5 stages x two tile
   // orders, less the 5-stage 48 KiB-per-stage ones that exceed 227 KiB of shared memory (28).
   // At BK = 128 (half the barrier round trips per k, as deep in k as 3-4 stages of 64): the
@@ -283,28 +304,78 @@ BundledKernel matmul_wgmma(const char* name, bool bf16) {
   // two-consumer 128x128 and 128x256 tiles at 3 and 4 stages, both tile orders (8). Ping-pong
   // (two consumers, each a whole tile of 128 accumulators per thread; the epilogue of one
   // under the other's main loop, for short K): 128x128 at 4-6 stages, 64x256 at 4-5 (5).
+  // The TMA-store epilogue (the tile through shared memory, stored asynchronously under the
+  // next main loop; for short K and odd shapes) on the two-consumer tiles at the stages its
+  // buffers leave room for: 128x256 and 256x128 at 3, both orders; 128x128 at 4-5; ping-pong
+  // 128x128 at 4-5 and 64x256 at 3-4 (10).
   std::vector<Config> configs;
   for (auto [bm, bn, consumers] : {std::tuple{128, 128, 1}, std::tuple{128, 128, 2},
                                    std::tuple{128, 256, 2}, std::tuple{256, 128, 2}})
     for (int stages : {2, 3, 4, 5})
       for (int group_m : {1, 8})
-        configs.push_back(matmul_wgmma_config(bm, bn, consumers, stages, group_m));
+        configs.push_back(matmul_wgmma_config(
+            {.bm = bm, .bn = bn, .consumers = consumers, .stages = stages, .group_m = group_m}));
   for (int group_m : {1, 8}) {
-    configs.push_back(matmul_wgmma_config(128, 128, 2, 2, group_m, 128));
-    configs.push_back(matmul_wgmma_config(128, 128, 2, 3, group_m, 128));
-    configs.push_back(matmul_wgmma_config(128, 256, 2, 2, group_m, 128));
+    configs.push_back(matmul_wgmma_config(
+        {.bm = 128, .bn = 128, .consumers = 2, .stages = 2, .group_m = group_m, .bk = 128}));
+    configs.push_back(matmul_wgmma_config(
+        {.bm = 128, .bn = 128, .consumers = 2, .stages = 3, .group_m = group_m, .bk = 128}));
+    configs.push_back(matmul_wgmma_config(
+        {.bm = 128, .bn = 256, .consumers = 2, .stages = 2, .group_m = group_m, .bk = 128}));
   }
-  configs.push_back(matmul_wgmma_config(128, 128, 2, 4, 8, 32));
-  configs.push_back(matmul_wgmma_config(128, 128, 2, 6, 8, 32));
-  configs.push_back(matmul_wgmma_config(128, 256, 2, 4, 8, 32));
+  configs.push_back(matmul_wgmma_config(
+      {.bm = 128, .bn = 128, .consumers = 2, .stages = 4, .group_m = 8, .bk = 32}));
+  configs.push_back(matmul_wgmma_config(
+      {.bm = 128, .bn = 128, .consumers = 2, .stages = 6, .group_m = 8, .bk = 32}));
+  configs.push_back(matmul_wgmma_config(
+      {.bm = 128, .bn = 256, .consumers = 2, .stages = 4, .group_m = 8, .bk = 32}));
   for (auto [bn, stages] :
        {std::pair{128, 3}, std::pair{128, 4}, std::pair{256, 3}, std::pair{256, 4}})
     for (int group_m : {1, 8})
-      configs.push_back(matmul_wgmma_config(128, bn, 2, stages, group_m, 64, 2));
+      configs.push_back(matmul_wgmma_config({.bm = 128,
+                                             .bn = bn,
+                                             .consumers = 2,
+                                             .stages = stages,
+                                             .group_m = group_m,
+                                             .cluster_m = 2}));
   for (int stages : {4, 5, 6})
-    configs.push_back(matmul_wgmma_config(128, 128, 2, stages, 8, 64, 1, true));
+    configs.push_back(matmul_wgmma_config(
+        {.bm = 128, .bn = 128, .consumers = 2, .stages = stages, .group_m = 8, .pingpong = true}));
   for (int stages : {4, 5})
-    configs.push_back(matmul_wgmma_config(64, 256, 2, stages, 8, 64, 1, true));
+    configs.push_back(matmul_wgmma_config(
+        {.bm = 64, .bn = 256, .consumers = 2, .stages = stages, .group_m = 8, .pingpong = true}));
+  for (int group_m : {1, 8}) {
+    configs.push_back(matmul_wgmma_config({.bm = 128,
+                                           .bn = 256,
+                                           .consumers = 2,
+                                           .stages = 3,
+                                           .group_m = group_m,
+                                           .tma_store = true}));
+    configs.push_back(matmul_wgmma_config({.bm = 256,
+                                           .bn = 128,
+                                           .consumers = 2,
+                                           .stages = 3,
+                                           .group_m = group_m,
+                                           .tma_store = true}));
+  }
+  for (int stages : {4, 5}) {
+    configs.push_back(matmul_wgmma_config(
+        {.bm = 128, .bn = 128, .consumers = 2, .stages = stages, .group_m = 8, .tma_store = true}));
+    configs.push_back(matmul_wgmma_config({.bm = 128,
+                                           .bn = 128,
+                                           .consumers = 2,
+                                           .stages = stages,
+                                           .group_m = 8,
+                                           .pingpong = true,
+                                           .tma_store = true}));
+    configs.push_back(matmul_wgmma_config({.bm = 64,
+                                           .bn = 256,
+                                           .consumers = 2,
+                                           .stages = stages - 1,
+                                           .group_m = 8,
+                                           .pingpong = true,
+                                           .tma_store = true}));
+  }
   d.space = ConfigSpace::list(std::move(configs))
                 .constrain("sm_90 (wgmma and TMA of sm_90a)",
                            [](const Config&, const DeviceInfo& dev) {
@@ -341,7 +412,8 @@ BundledKernel matmul_wgmma(const char* name, bool bf16) {
   k.test_sizes = {{1, 8, 8},         {64, 64, 64},   {100, 136, 72},  {129, 264, 40},
                   {1000, 1032, 520}, {1, 1, 1},      {3, 5, 7},       {17, 33, 9},
                   {100, 130, 72},    {129, 257, 40}, {200, 136, 100}, {300, 1030, 520}};
-  k.default_config = matmul_wgmma_config(128, 128, 2, 4, 8);
+  k.default_config =
+      matmul_wgmma_config({.bm = 128, .bn = 128, .consumers = 2, .stages = 4, .group_m = 8});
   return k;
 }
 

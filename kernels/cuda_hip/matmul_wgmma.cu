@@ -23,6 +23,15 @@
 //   consumer's epilogue runs while the other's wgmmas keep the tensor cores busy. Without it
 //   both consumers store at once and the tensor cores wait: short main loops (K = 512: eight
 //   k-tiles of 64) lose a large share of each tile to it. The producer is unchanged.
+// - TMA-store epilogue (WG_TMA_STORE = 1; no clusters): each consumer writes its tile as
+//   fp16/bf16 into its own shared-memory buffer, laid out as 128-byte-swizzled TMA boxes, and
+//   one of its threads stores the boxes with cp.async.bulk.tensor (a bulk group) while the
+//   consumer goes on to its next tile's main loop; the buffer is reused once the previous
+//   stores have read it (cp.async.bulk.wait_group.read). The plain epilogue stores a 4-byte
+//   pair per instruction from registers, half a sector per row of a warp, with the tensor
+//   cores idle: at K = 512 (eight k-tiles of 64) that was a third of each tile's time. A C
+//   that TMA cannot address (N % 8 != 0, or C not 16-byte aligned: the host passes a zero map)
+//   takes the plain stores.
 // - Clusters (CLUSTER_M = 2; launched with LaunchDims::cluster = {2, 1, 1}): the two blocks of
 //   a cluster take tile rows 2u and 2u + 1 of one tile column together, walking such pairs
 //   ("units") persistently in GROUP_M order in lockstep (cluster c takes units c, c +
@@ -119,6 +128,9 @@
 #if WG_PINGPONG && (CLUSTER_M != 1 || WG_CONSUMERS < 2)
 #error "WG_PINGPONG needs two or more consumer warpgroups and no clusters"
 #endif
+#ifndef WG_TMA_STORE
+#define WG_TMA_STORE 0
+#endif
 
 #ifdef WG_BF16
 #define WG_PTX_T "bf16"
@@ -160,6 +172,11 @@
 #define WG_B_CHUNK_BYTES (WG_BK * 64 * 2)  // BK k-rows x 64 columns
 #define WG_B_BYTES (WG_BK * BN * 2)
 #define WG_STAGE_BYTES (WG_A_BYTES + WG_B_BYTES)
+// The TMA-store epilogue's buffers (WG_TMA_STORE = 1): one per consumer, its WG_ROWS x BN tile
+// as BN / 64 boxes of WG_ROWS rows x 128 bytes, 128-byte swizzled (each box 1024-byte aligned).
+#define WG_EPI_BOX_BYTES (WG_ROWS * 128)
+#define WG_EPI_CONSUMER_BYTES (WG_ROWS * BN * 2)
+#define WG_EPI_BYTES (WG_TMA_STORE * WG_CONSUMERS * WG_EPI_CONSUMER_BYTES)
 
 // A CUtensorMap as the kernel sees it: 128 opaque bytes, 64-byte aligned.
 struct __align__(64) wg_tensor_map {
@@ -252,6 +269,27 @@ TUNE_DEVICE void wg_tma_load_2d_multicast(unsigned dst, const wg_tensor_map* map
       "l"((unsigned long long)map), "r"(bar), "r"(x), "r"(y), "h"(mask)
       : "memory");
 }
+
+// --- The TMA-store epilogue (WG_TMA_STORE = 1) ----------------------------------------------
+// One box of shared memory at `src` to `map` at (x = column, y = row): asynchronous (a bulk
+// group); elements outside the matrix are not written.
+TUNE_DEVICE void wg_tma_store_2d(const wg_tensor_map* map, unsigned src, int x, int y) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+          (unsigned long long)map),
+      "r"(src), "r"(x), "r"(y)
+      : "memory");
+}
+TUNE_DEVICE void wg_bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// This thread's committed stores have read their shared memory (it may be written again).
+TUNE_DEVICE void wg_bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+}
+// This thread's committed stores are complete.
+TUNE_DEVICE void wg_bulk_wait() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+// The 128 threads of one consumer warpgroup (named barrier `id`, 1 + the consumer's index; 0
+// is __syncthreads').
+TUNE_DEVICE void wg_bar_sync(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
 
 // --- wgmma ----------------------------------------------------------------------------------
 // A shared-memory matrix descriptor: start address, leading and stride byte offsets (16-byte
@@ -499,18 +537,61 @@ TUNE_DEVICE unsigned wg_pack_x2(float lo, float hi) {
   return r;
 }
 
+#if WG_TMA_STORE
+// The TMA-store epilogue of consumer `c` (its rows from m0, columns from n0): its accumulators
+// as fp16/bf16 into its buffer `buf` in the layout a 128-byte-swizzled TMA box has (16-byte
+// chunk index XOR row % 8: a warp's 4-byte stores of one j hit 32 different banks), then one
+// thread stores the BN / 64 boxes asynchronously and the consumer goes on to its next tile's
+// main loop while they drain. Before writing, that thread waits until the previous tile's
+// stores have read the buffer (they have had a whole main loop to do it). Rows and columns
+// past M and N are clipped by TMA; a tile wholly past M (the second consumer's rows of the
+// last tile row, or a cluster pair's second tile) stores nothing.
+TUNE_DEVICE void wg_epilogue_tma(float (&acc)[WG_MI][WG_ACC], unsigned buf,
+                                 const wg_tensor_map* map, int c, int m0, int n0, int M, int lane) {
+  const bool leader = threadIdx.x % 128 == 0;
+  if (leader) wg_bulk_wait_read();
+  wg_bar_sync(1 + c);
+  const int warp_row = (threadIdx.x / 32 % 4) * 16 + lane / 4;  // d[0]'s row in an m64 block
+  const unsigned lane_col = (lane % 4) * 4;                     // its byte in a 16-byte chunk
+#pragma unroll
+  for (int mi = 0; mi < WG_MI; ++mi)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int r = mi * 64 + warp_row + half * 8;
+      const unsigned row = buf + r * 128 + lane_col;
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        const unsigned v = wg_pack_x2(acc[mi][4 * j + 2 * half], acc[mi][4 * j + 2 * half + 1]);
+        const unsigned dst = row + (j / 8) * WG_EPI_BOX_BYTES + (((j % 8) ^ (r % 8)) * 16);
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(dst), "r"(v) : "memory");
+      }
+    }
+  // The TMA reads the buffer through the async proxy: make these writes visible to it, then
+  // let the leader issue the stores once every thread's are in.
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  wg_bar_sync(1 + c);
+  if (leader && m0 < M) {
+#pragma unroll
+    for (int b = 0; b < BN / 64; ++b)
+      wg_tma_store_2d(map, buf + b * WG_EPI_BOX_BYTES, n0 + 64 * b, m0);
+    wg_bulk_commit();
+  }
+}
+#endif
+
 TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
     matmul_wgmma(const unsigned short* __restrict__ A, const unsigned short* __restrict__ B,
                  unsigned short* __restrict__ C, int M, int N, int K,
                  const __grid_constant__ wg_tensor_map tma_a,
-                 const __grid_constant__ wg_tensor_map tma_b) {
+                 const __grid_constant__ wg_tensor_map tma_b,
+                 const __grid_constant__ wg_tensor_map tma_c) {
   static_assert(WG_ROWS % 64 == 0 && BM % WG_ROWS == 0, "each consumer owns whole m64 blocks");
   static_assert(WG_MI * WG_ACC <= 128, "at most 128 accumulators per consumer thread");
   static_assert(WG_STAGES >= 2, "the pipeline needs at least two stages");
   static_assert(BM <= 256, "one TMA box covers the A tile's rows");
 #ifdef TUNE_SHARED_BYTES
-  static_assert(TUNE_SHARED_BYTES >=
-                    1024 + WG_STAGES * (WG_STAGE_BYTES + 16) + WG_PINGPONG * 8 * WG_CONSUMERS,
+  static_assert(TUNE_SHARED_BYTES >= 1024 + WG_STAGES * (WG_STAGE_BYTES + 16) + WG_EPI_BYTES +
+                                         WG_PINGPONG * 8 * WG_CONSUMERS,
                 "dynamic shared memory covers the alignment slack, the stages and barriers");
 #endif
 #if CLUSTER_M > 1
@@ -531,7 +612,8 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
   // Swizzled tiles need 1024-byte alignment; the dynamic window only promises 16.
   const unsigned raw = wg_smem(wg_raw);
   const unsigned base = (raw + 1023u) & ~1023u;
-  const unsigned full0 = base + WG_STAGES * WG_STAGE_BYTES;  // full[s] = full0 + 8 s
+  const unsigned epi0 = base + WG_STAGES * WG_STAGE_BYTES;  // the epilogue buffers, if any
+  const unsigned full0 = epi0 + WG_EPI_BYTES;               // full[s] = full0 + 8 s
   const unsigned empty0 = full0 + 8 * WG_STAGES;
 #if WG_PINGPONG
   const unsigned turn0 = empty0 + 8 * WG_STAGES;  // turn[c] = turn0 + 8 c: see the consumers
@@ -540,6 +622,8 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
   const int wg = threadIdx.x / 128;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const bool tma = wg_tma_ok(A, B, N, K);  // else the copy path (kernel-uniform)
+  // The host's rule for C's map (zeros otherwise): the TMA-store epilogue, else plain stores.
+  const bool tma_store = WG_TMA_STORE && (N % 8) == 0 && ((unsigned long long)C % 16) == 0;
   if (threadIdx.x == 0) {
     for (int s = 0; s < WG_STAGES; ++s) {
       // TMA: the producer's one expect_tx; copy path: each producer thread's arrival.
@@ -557,6 +641,8 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
       asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)&tma_a) : "memory");
       asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)&tma_b) : "memory");
     }
+    if (tma_store)
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)&tma_c) : "memory");
   }
 #if CLUSTER_M > 1
   // The barriers of both blocks are initialised before either block arrives on or multicasts
@@ -732,6 +818,12 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
       for (int i = 0; i < WG_ACC; ++i) wg_fence_acc(acc[mi][i]);
     if (lane == 0) WG_RELEASE(empty0 + 8 * ((it - 1) % WG_STAGES));
 
+#if WG_TMA_STORE
+    if (tma_store) {
+      wg_epilogue_tma(acc, epi0 + c * WG_EPI_CONSUMER_BYTES, &tma_c, c, m0, n0, M, lane);
+      continue;
+    }
+#endif
     // Epilogue: d[4j + {0,1}] at (row, 8j + col + {0,1}), d[4j + {2,3}] eight rows below.
     // With N even each pair is one aligned 4-byte store (the column is even, so both are in
     // range when the first is); with N odd a pair straddles 4-byte words on odd rows: two
@@ -761,6 +853,10 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
       }
     }
   }
+#if WG_TMA_STORE
+  // The last tile's stores complete before the block's shared memory goes away.
+  if (tma_store && threadIdx.x % 128 == 0) wg_bulk_wait();
+#endif
 #if CLUSTER_M > 1
   wg_cluster_sync();  // neither block exits while the other may still arrive on its barriers
 #endif

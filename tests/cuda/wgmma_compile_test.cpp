@@ -167,16 +167,16 @@ TEST_CASE("an architecture-specific source for a target before sm_90 is invalid_
 }
 
 TEST_CASE(
-    "the wgmma space has tile K 32/64/128, clusters of two launched as whole clusters, and "
-    "ping-pong") {
+    "the wgmma space has tile K 32/64/128, clusters of two launched as whole clusters, "
+    "ping-pong and the TMA-store epilogue") {
   const tune::DeviceInfo h100 = tune::testing::nvidia_snapshot("sm_90");
   for (const char* name : kWgmmaKernels) {
     CAPTURE(name);
     const BundledKernel k = wgmma_kernel(name);
     auto configs = k.def.space.enumerate(h100);
     REQUIRE(configs.ok());
-    CHECK(configs->size() <= 52);  // each costs a compile while tuning
-    int by_bk[3] = {}, clustered = 0, pingpong = 0;
+    CHECK(configs->size() <= 60);  // each costs a compile while tuning
+    int by_bk[3] = {}, clustered = 0, pingpong = 0, tma_stores = 0;
     for (const tune::Config& c : *configs) {
       CAPTURE(c.to_string());
       const std::int64_t bk = c.get_int("BK", 64), cluster = c.get_int("CLUSTER_M", 1);
@@ -192,17 +192,35 @@ TEST_CASE(
         CHECK(cluster == 1);
         CHECK(c.get_int("WG_CONSUMERS") == 2);
       }
-      // Shared memory follows BK: the stages' A and B tiles, barriers and alignment slack, and
-      // with ping-pong a turn barrier per consumer.
+      // The TMA-store epilogue: with or without ping-pong, never with clusters.
+      const std::int64_t store = c.get_int("WG_TMA_STORE", 0);
+      REQUIRE((store == 0 || store == 1));
+      if (store == 1) {
+        ++tma_stores;
+        CHECK(cluster == 1);
+        CHECK(c.get_int("WG_CONSUMERS") == 2);
+      }
+      // Shared memory follows BK: the stages' A and B tiles, barriers and alignment slack, with
+      // ping-pong a turn barrier per consumer, with the TMA store a buffer per consumer of the
+      // rows it stores (all of the tile's with ping-pong) x BN.
       const std::int64_t bm = c.get_int("BM"), bn = c.get_int("BN");
+      const std::int64_t consumers = c.get_int("WG_CONSUMERS");
+      const std::int64_t rows = pp == 1 ? bm : bm / consumers;
       const std::int64_t stages = c.launch().num_stages;
-      CHECK(c.launch().shared_bytes ==
-            1024 + stages * ((bm * bk + bk * bn) * 2 + 16) + pp * 8 * c.get_int("WG_CONSUMERS"));
+      CHECK(c.launch().shared_bytes == 1024 + stages * ((bm * bk + bk * bn) * 2 + 16) +
+                                           store * consumers * rows * bn * 2 + pp * 8 * consumers);
       CHECK(c.launch().shared_bytes <= h100.shared_bytes_per_block_optin);
       // The tensor maps' boxes: A in BM x min(BK, 64) (64-byte swizzle at BK = 32), B in
-      // BK x 64.
+      // BK x 64, C (argument 2, M x N) in a consumer's rows x 64, 128-byte swizzled.
       const auto maps = k.def.source_for(tune::Language::cuda_hip)->tensor_maps(c);
-      REQUIRE(maps.size() == 2);
+      REQUIRE(maps.size() == 3);
+      CHECK(maps[2].buffer_arg == 2);
+      CHECK(maps[2].rows_arg == 3);
+      CHECK(maps[2].cols_arg == 4);
+      CHECK(maps[2].box_rows == rows);
+      CHECK(maps[2].box_cols == 64);
+      CHECK(maps[2].swizzle == tune::TensorMapSpec::Swizzle::bytes128);
+      CHECK(maps[2].zeros_when_unaligned);
       CHECK(maps[0].box_rows == bm);
       CHECK(maps[0].box_cols == std::min<std::int64_t>(bk, 64));
       CHECK(maps[0].swizzle == (bk == 32 ? tune::TensorMapSpec::Swizzle::bytes64
@@ -236,16 +254,19 @@ TEST_CASE(
     CHECK(by_bk[2] >= 2);
     CHECK(clustered >= 4);
     CHECK(pingpong >= 4);
-    // The default is the configuration of before tile K, clusters and ping-pong, named as it
-    // was.
+    CHECK(tma_stores >= 8);
+    // The default is the configuration of before tile K, clusters, ping-pong and the TMA store,
+    // named as it was.
     CHECK(k.default_config.find("BK") == nullptr);
     CHECK(k.default_config.find("CLUSTER_M") == nullptr);
     CHECK(k.default_config.find("WG_PINGPONG") == nullptr);
+    CHECK(k.default_config.find("WG_TMA_STORE") == nullptr);
   }
 }
 
 TEST_CASE(
-    "the wgmma PTX of tile K 32 and 128, of clusters and of ping-pong has what they are about") {
+    "the wgmma PTX of tile K 32 and 128, of clusters, of ping-pong and of the TMA store has what "
+    "they are about") {
   const tune::DeviceInfo h100 = tune::testing::nvidia_snapshot("sm_90");
   const BundledKernel k = wgmma_kernel("matmul_wgmma_f16");
   const tune::KernelSource& src = *k.def.source_for(tune::Language::cuda_hip);
@@ -313,10 +334,10 @@ TEST_CASE(
     // at BK = 64), where the default's two consumers share a 128-row tile (one each).
     CHECK(count(ptx, "wgmma.mma_async") == static_cast<std::size_t>(4 * bm / 64));
     CHECK(count(ptx, bn == 256 ? "m64n256k16" : "m64n128k16") > 0);
-    // One more kind of mbarrier (the turns, 128 arrivals each) besides the stages' full and
-    // empty ones, and no clusters.
-    CHECK(count(ptx, "mbarrier.init.shared::cta.b64") >
-          count(plain, "mbarrier.init.shared::cta.b64"));
+    // One more kind of mbarrier (the turns, 128 arrivals each, one per consumer) besides the
+    // stages' full and empty ones, and no clusters.
+    CHECK(count(ptx, "mbarrier.init.shared::cta.b64") ==
+          static_cast<std::size_t>(2 * c.launch().num_stages + 2));
     CHECK(count(ptx, "barrier.cluster") == 0);
     CHECK(count(ptx, "multicast::cluster") == 0);
     // The copy path is still there.
@@ -324,4 +345,26 @@ TEST_CASE(
     CHECK(count(ptx, "fence.proxy.async.shared::cta") > 0);
   }
   CHECK(bms == std::set<std::int64_t>{64, 128});
+  CHECK(count(plain, "mbarrier.init.shared::cta.b64") == 2 * 4);
+  // The TMA store: the tile's boxes stored from shared memory in bulk groups, the buffer's
+  // reuse waiting for the previous stores' reads, the consumer's named barriers, and the plain
+  // stores still there for a C that TMA cannot address (N not a multiple of 8). The others have
+  // none of it.
+  int stores = 0;
+  for (const tune::Config& c : *configs) {
+    if (c.get_int("WG_TMA_STORE", 0) != 1) continue;
+    CAPTURE(c.to_string());
+    ++stores;
+    const std::string ptx = ptx_of(src, c);
+    CHECK(count(ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") ==
+          static_cast<std::size_t>(c.get_int("BN") / 64));
+    CHECK(count(ptx, "cp.async.bulk.commit_group") == 1);
+    CHECK(count(ptx, "cp.async.bulk.wait_group.read 0") == 1);
+    CHECK(count(ptx, "cp.async.bulk.wait_group 0") == 1);
+    CHECK(count(ptx, "bar.sync") >= 2);
+    CHECK(count(ptx, "st.global") > 0);
+  }
+  CHECK(stores >= 8);
+  CHECK(count(plain, "cp.async.bulk.tensor.2d.global.shared::cta") == 0);
+  CHECK(count(plain, "cp.async.bulk.wait_group") == 0);
 }

@@ -142,6 +142,26 @@ void check_pingpong(const char* name) {
       277);
 }
 
+// The TMA-store configurations (the tile through shared memory, stored by TMA under the next
+// main loop) at K = 512 (many tiles per consumer: the buffer's reuse waits on the previous
+// stores), skinny M, ragged M and N (boxes clipped at both edges; 4104 is 8 past a multiple of
+// 64), an M below one consumer's rows (the second consumer's tile is wholly past M: it stores
+// nothing) and N = 8; K odd (the copy path's loads with TMA's stores) and N % 8 != 0 (plain
+// stores: no map for C).
+void check_tma_store(const char* name) {
+  check_configs(
+      name, [](const tune::Config& c) { return c.get_int("WG_TMA_STORE", 0) == 1; }, 8,
+      {{4096, 4096, 512},
+       {2048, 1024, 512},
+       {128, 4096, 4096},
+       {3001, 4104, 2056},
+       {65, 136, 72},
+       {1, 8, 8},
+       {1000, 1032, 519},
+       {1000, 1030, 512}},
+      377);
+}
+
 // matmul_wgmma_f16's default configuration, compiled once, launched on workloads of `sizes`
 // (each on buffers of its own) in the order `order` (indices into `sizes`), each output
 // checked against the CPU reference.
@@ -198,6 +218,13 @@ TEST_CASE("the ping-pong wgmma configurations are correct at K = 512, skinny and
 }
 TEST_CASE("the ping-pong wgmma configurations are correct at K = 512, skinny and ragged: bf16") {
   check_pingpong(kWgmmaKernels[1]);
+}
+
+TEST_CASE("the TMA-store wgmma configurations are correct at K = 512, skinny and ragged: fp16") {
+  check_tma_store(kWgmmaKernels[0]);
+}
+TEST_CASE("the TMA-store wgmma configurations are correct at K = 512, skinny and ragged: bf16") {
+  check_tma_store(kWgmmaKernels[1]);
 }
 
 TEST_CASE("a later call on other buffers and sizes gets tensor maps for them") {
