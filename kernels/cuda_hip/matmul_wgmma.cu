@@ -131,6 +131,9 @@
 #ifndef WG_TMA_STORE
 #define WG_TMA_STORE 0
 #endif
+#if WG_TMA_STORE && CLUSTER_M != 1
+#error "WG_TMA_STORE is for blocks without clusters"
+#endif
 
 #ifdef WG_BF16
 #define WG_PTX_T "bf16"
@@ -544,8 +547,8 @@ TUNE_DEVICE unsigned wg_pack_x2(float lo, float hi) {
 // thread stores the BN / 64 boxes asynchronously and the consumer goes on to its next tile's
 // main loop while they drain. Before writing, that thread waits until the previous tile's
 // stores have read the buffer (they have had a whole main loop to do it). Rows and columns
-// past M and N are clipped by TMA; a tile wholly past M (the second consumer's rows of the
-// last tile row, or a cluster pair's second tile) stores nothing.
+// past M and N are clipped by TMA; a consumer's rows wholly past M (the second consumer's in
+// the last tile row) store nothing.
 TUNE_DEVICE void wg_epilogue_tma(float (&acc)[WG_MI][WG_ACC], unsigned buf,
                                  const wg_tensor_map* map, int c, int m0, int n0, int M, int lane) {
   const bool leader = threadIdx.x % 128 == 0;

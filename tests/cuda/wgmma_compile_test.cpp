@@ -65,6 +65,26 @@ std::string ptx_of(const tune::KernelSource& src, const tune::Config& c) {
   return ptx;
 }
 
+// NVRTC's result and log for one variant (which may not compile).
+std::pair<nvrtcResult, std::string> compile_log(const tune::KernelSource& src,
+                                                const tune::Config& c) {
+  auto opts = tune::gpu::compile_options(*tune::cuda::detail::nvrtc_compiler(), "sm_90", c, src);
+  REQUIRE_MESSAGE(opts.ok(), opts.status().to_string());
+  nvrtcProgram prog = nullptr;
+  REQUIRE(nvrtcCreateProgram(&prog, src.text.c_str(), "matmul_wgmma.cu", 0, nullptr, nullptr) ==
+          NVRTC_SUCCESS);
+  std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> owned(
+      &prog, [](nvrtcProgram* p) { (void)nvrtcDestroyProgram(p); });
+  std::vector<const char*> argv;
+  for (const std::string& o : *opts) argv.push_back(o.c_str());
+  const nvrtcResult rc = nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
+  std::size_t size = 0;
+  REQUIRE(nvrtcGetProgramLogSize(prog, &size) == NVRTC_SUCCESS);
+  std::string log(size, '\0');
+  REQUIRE(nvrtcGetProgramLog(prog, log.data()) == NVRTC_SUCCESS);
+  return {rc, log};
+}
+
 // The first configuration of `configs` with BK = `bk` and CLUSTER_M = `cluster` (their
 // defaults 64 and 1 when absent).
 const tune::Config& find_config(const std::vector<tune::Config>& configs, std::int64_t bk,
@@ -76,6 +96,21 @@ const tune::Config& find_config(const std::vector<tune::Config>& configs, std::i
 }
 
 }  // namespace
+
+TEST_CASE("the wgmma kernel refuses ping-pong or the TMA store with clusters, naming why") {
+  const BundledKernel k = wgmma_kernel("matmul_wgmma_f16");
+  const tune::KernelSource& src = *k.def.source_for(tune::Language::cuda_hip);
+  for (const char* what : {"WG_PINGPONG", "WG_TMA_STORE"}) {
+    CAPTURE(what);
+    tune::Config c = k.default_config;
+    c.set("CLUSTER_M", 2).set(what, 1);
+    const auto [rc, log] = compile_log(src, c);
+    CHECK(rc != NVRTC_SUCCESS);
+    CHECK(log.find(std::string(what) == "WG_PINGPONG"
+                       ? "WG_PINGPONG needs two or more consumer warpgroups and no clusters"
+                       : "WG_TMA_STORE is for blocks without clusters") != std::string::npos);
+  }
+}
 
 TEST_CASE("every wgmma matmul configuration compiles for sm_90a with no spills") {
   const tune::testing::UncachedCompiles uncached;  // the logs must carry ptxas's lines
