@@ -44,23 +44,36 @@ BundledKernel wgmma_kernel(const char* name) {
   return std::move(*k);
 }
 
-// The PTX NVRTC makes of one variant, with exactly the options a device would use.
-std::string ptx_of(const tune::KernelSource& src, const tune::Config& c) {
+// One variant compiled by NVRTC with exactly the options a device would use (which may fail:
+// `rc`), the program kept for its PTX or log.
+struct NvrtcRun {
+  nvrtcProgram prog = nullptr;
+  nvrtcResult rc = NVRTC_SUCCESS;
+  NvrtcRun() = default;
+  NvrtcRun(const NvrtcRun&) = delete;
+  NvrtcRun& operator=(const NvrtcRun&) = delete;
+  ~NvrtcRun() { (void)nvrtcDestroyProgram(&prog); }
+};
+
+void compile_variant(const tune::KernelSource& src, const tune::Config& c, NvrtcRun& run) {
   auto opts = tune::gpu::compile_options(*tune::cuda::detail::nvrtc_compiler(), "sm_90", c, src);
   REQUIRE_MESSAGE(opts.ok(), opts.status().to_string());
-  nvrtcProgram prog = nullptr;
-  REQUIRE(nvrtcCreateProgram(&prog, src.text.c_str(), "matmul_wgmma.cu", 0, nullptr, nullptr) ==
+  REQUIRE(nvrtcCreateProgram(&run.prog, src.text.c_str(), "matmul_wgmma.cu", 0, nullptr, nullptr) ==
           NVRTC_SUCCESS);
-  std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> owned(
-      &prog, [](nvrtcProgram* p) { (void)nvrtcDestroyProgram(p); });
   std::vector<const char*> argv;
   for (const std::string& o : *opts) argv.push_back(o.c_str());
-  const nvrtcResult rc = nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
-  REQUIRE_MESSAGE(rc == NVRTC_SUCCESS, nvrtcGetErrorString(rc));
+  run.rc = nvrtcCompileProgram(run.prog, static_cast<int>(argv.size()), argv.data());
+}
+
+// The PTX NVRTC makes of one variant.
+std::string ptx_of(const tune::KernelSource& src, const tune::Config& c) {
+  NvrtcRun run;
+  compile_variant(src, c, run);
+  REQUIRE_MESSAGE(run.rc == NVRTC_SUCCESS, nvrtcGetErrorString(run.rc));
   std::size_t size = 0;
-  REQUIRE(nvrtcGetPTXSize(prog, &size) == NVRTC_SUCCESS);
+  REQUIRE(nvrtcGetPTXSize(run.prog, &size) == NVRTC_SUCCESS);
   std::string ptx(size, '\0');
-  REQUIRE(nvrtcGetPTX(prog, ptx.data()) == NVRTC_SUCCESS);
+  REQUIRE(nvrtcGetPTX(run.prog, ptx.data()) == NVRTC_SUCCESS);
   while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();  // the size counts the terminator
   return ptx;
 }
@@ -68,21 +81,13 @@ std::string ptx_of(const tune::KernelSource& src, const tune::Config& c) {
 // NVRTC's result and log for one variant (which may not compile).
 std::pair<nvrtcResult, std::string> compile_log(const tune::KernelSource& src,
                                                 const tune::Config& c) {
-  auto opts = tune::gpu::compile_options(*tune::cuda::detail::nvrtc_compiler(), "sm_90", c, src);
-  REQUIRE_MESSAGE(opts.ok(), opts.status().to_string());
-  nvrtcProgram prog = nullptr;
-  REQUIRE(nvrtcCreateProgram(&prog, src.text.c_str(), "matmul_wgmma.cu", 0, nullptr, nullptr) ==
-          NVRTC_SUCCESS);
-  std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> owned(
-      &prog, [](nvrtcProgram* p) { (void)nvrtcDestroyProgram(p); });
-  std::vector<const char*> argv;
-  for (const std::string& o : *opts) argv.push_back(o.c_str());
-  const nvrtcResult rc = nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
+  NvrtcRun run;
+  compile_variant(src, c, run);
   std::size_t size = 0;
-  REQUIRE(nvrtcGetProgramLogSize(prog, &size) == NVRTC_SUCCESS);
+  REQUIRE(nvrtcGetProgramLogSize(run.prog, &size) == NVRTC_SUCCESS);
   std::string log(size, '\0');
-  REQUIRE(nvrtcGetProgramLog(prog, log.data()) == NVRTC_SUCCESS);
-  return {rc, log};
+  REQUIRE(nvrtcGetProgramLog(run.prog, log.data()) == NVRTC_SUCCESS);
+  return {run.rc, log};
 }
 
 // The first configuration of `configs` with BK = `bk` and CLUSTER_M = `cluster` (their
