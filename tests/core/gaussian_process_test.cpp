@@ -79,6 +79,32 @@ TEST_CASE("cholesky: factors a positive definite matrix and solves with it") {
   }
 }
 
+TEST_CASE("cholesky: many right-hand sides at once (whole column blocks and a ragged rest)") {
+  // 75 columns: two blocks of the solver's 32 and 11 more; each column as one solve.
+  const std::size_t n = 40, m = 75;
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> g(n * n), a(n * n, 0.0), b(n * m);
+  for (double& v : g) v = u(rng);
+  for (std::size_t i = 0; i < n; ++i)  // a = G G^T + n I: positive definite
+    for (std::size_t j = 0; j < n; ++j) {
+      for (std::size_t k = 0; k < n; ++k) a[i * n + j] += g[i * n + k] * g[j * n + k];
+      if (i == j) a[i * n + j] += static_cast<double>(n);
+    }
+  for (double& v : b) v = u(rng);
+  REQUIRE(cholesky(a, n));
+  std::vector<double> x = b;
+  solve_lower_columns(a, n, x.data(), m);
+  for (std::size_t c = 0; c < m; ++c) {
+    CAPTURE(c);
+    std::vector<double> col(n);
+    for (std::size_t i = 0; i < n; ++i) col[i] = b[i * m + c];
+    solve_lower(a, n, col.data());
+    for (std::size_t i = 0; i < n; ++i)
+      CHECK(x[i * m + c] == doctest::Approx(col[i]).epsilon(1e-12));
+  }
+}
+
 TEST_CASE("cholesky: a matrix that is not positive definite is reported, not factored") {
   std::vector<double> indefinite = {1, 2, 2, 1};
   CHECK_FALSE(cholesky(indefinite, 2));
