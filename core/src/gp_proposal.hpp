@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "gaussian_process.hpp"
 #include "search_explorer.hpp"
 #include "search_features.hpp"
 
@@ -28,7 +29,9 @@ class GpProposal {
  private:
   Features features_;
   std::vector<double> lengthscales_;  // the last fit's; empty before the first
-  int rounds_ = 0;                    // calls that fitted a process
+  std::size_t fitted_at_ = 0;         // evaluations when the lengthscales were last fitted
+  std::vector<double> rows_;          // the candidates' features: buffers kept across calls
+  Posterior posterior_;
 };
 
 }  // namespace tune::detail
