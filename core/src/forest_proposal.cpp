@@ -291,14 +291,14 @@ std::vector<std::uint64_t> ForestProposal::propose(Explorer& x, std::size_t coun
                                                    const std::vector<std::uint64_t>& taken) {
   std::vector<std::uint64_t> out;
   if (count == 0) return out;
+  const Shares share = shares(count);
   fit_classifier(x);
-  fit_times(x);
-  std::vector<std::uint64_t> excluded = taken;  // `taken` and the picks so far
+  if (share.local > 0 || share.bound > 0) fit_times(x);  // only their picks use the regression
+  std::vector<std::uint64_t> excluded = taken;           // `taken` and the picks so far
   const auto add = [&](std::uint64_t i) {
     out.push_back(i);
     excluded.push_back(i);
   };
-  const Shares share = shares(count);
   const auto niche = niches(x);
   for (std::size_t p = 0; p < share.local && !niche.empty(); ++p) {
     // The first local pick always searches the whole history's niche; the rest take turns.

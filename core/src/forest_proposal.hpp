@@ -9,6 +9,7 @@
 // niche: the whole history, and each switch's setting), picks by the regression's lower
 // confidence bound, and the classifier's highest-rated points, in the proportions 2 : 2 : 3
 // of the forest-only search this was (git history: 7edde77), scaled to the count asked for.
+// A count of one is the classifier's pick alone, and the regression is then not fitted.
 //
 // Thread safety: one object belongs to one search.
 #pragma once

@@ -210,7 +210,7 @@ TEST_CASE("search: batches: the model asks in batches, the others one at a time,
     const std::size_t largest = *std::max_element(sizes.begin(), sizes.end());
     if (name == "model") {
       CHECK(largest > 1);
-      CHECK(largest <= 20);  // the initial design; later rounds ask for 8
+      CHECK(largest <= 20);  // the initial design; later rounds ask for 4
     } else {
       CHECK(largest == 1);
     }
