@@ -3,7 +3,8 @@
 //   search_eval                      # the synthetic matmul model (deterministic, no hardware)
 //   search_eval --replay FILE.tsv    # a recording of real timings (studies/replay.hpp), e.g. from
 //                                    # `tuning_study record`
-//     best found / true best after a fraction of the space, median over --seeds N (default 20)
+//     best found / true best after a fraction of the space, median over --seeds N (default 20;
+//     --first-seed as below)
 //   search_eval --t4 T4[:SPACE] ...  # Kernel Tuner T4 files (replay_t4.hpp), each over the space
 //                                    # file `tune import-space` made of its T1 problem (without
 //                                    # one: the points the T4 file lists)
@@ -198,7 +199,8 @@ struct Figures {
 constexpr double kTolerances[3] = {0.02, 0.01, 0.0};
 constexpr std::size_t kAfter[4] = {25, 50, 100, 200};
 
-// The first seed of every T4 run (--first-seed): seeds are first_seed .. first_seed + N - 1.
+// The first seed of every run, T4 and replay (--first-seed, at least 1): seeds are first_seed ..
+// first_seed + N - 1.
 std::uint64_t first_seed = 1;
 
 Figures run_seeds(const tune::SearchStrategy& strategy, const Case& k, double optimum,
@@ -424,8 +426,8 @@ int main(int argc, char** argv) {
       tune::SearchBudget b;
       b.max_evaluations = static_cast<std::uint64_t>(std::max(1.0, std::round(frac * n)));
       std::vector<double> ratios;
-      for (std::uint64_t seed = 1; seed <= static_cast<std::uint64_t>(seeds); ++seed) {
-        auto r = strategy->search(k.space, dev, k.f, b, seed);
+      for (std::uint64_t s = 0; s < static_cast<std::uint64_t>(seeds); ++s) {
+        auto r = strategy->search(k.space, dev, k.f, b, first_seed + s);
         ratios.push_back(r.ok() ? r->best_value / truth : INFINITY);
       }
       std::sort(ratios.begin(), ratios.end());

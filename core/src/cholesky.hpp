@@ -24,8 +24,8 @@ bool cholesky(std::vector<double>& a, std::size_t n);
 void solve_lower(const std::vector<double>& l, std::size_t n, double* b);
 // Solves L^T x = b in place.
 void solve_lower_transposed(const std::vector<double>& l, std::size_t n, double* b);
-// Solves L X = B in place for the n x m row-major matrix B (every column at once: the inner
-// loop runs along B's rows, contiguous).
+// Solves L X = B in place for the n x m row-major matrix B (in blocks of 32 columns: the inner
+// loop runs along a block of B's rows, contiguous and in cache).
 void solve_lower_columns(const std::vector<double>& l, std::size_t n, double* b, std::size_t m);
 
 }  // namespace tune::detail

@@ -3,13 +3,14 @@
 // over each value's index, log2 and, for integers, odd factor, so that a split can follow
 // any: tree splits isolate a narrow optimum that a smooth model rates mediocre.
 //
-// Each call fits a classifier of "in the best quantile" and a regression of log2 run time to
-// every evaluation (failures are in the worst class and slower than any success) and returns
-// local picks (the regression's best-predicted unvisited neighbour of the best point of each
-// niche: the whole history, and each switch's setting), picks by the regression's lower
-// confidence bound, and the classifier's highest-rated points, in the proportions 2 : 2 : 3
-// of the forest-only search this was (git history: 7edde77), scaled to the count asked for.
-// A count of one is the classifier's pick alone, and the regression is then not fitted.
+// Each call fits a classifier of "in the best quantile" and (when its picks are asked for) a
+// regression of log2 run time to every evaluation (failures are in the worst class and slower than
+// any success) and returns local picks (the regression's best-predicted unvisited neighbour of the
+// best point of each niche: the whole history, and each switch's setting), picks by the
+// regression's lower confidence bound, and the classifier's highest-rated points, in the
+// proportions 2 : 2 : 3 of the forest-only search this was (git history: 7edde77), scaled to the
+// count asked for. A count of one is the classifier's pick alone, and the regression is then not
+// fitted.
 //
 // Thread safety: one object belongs to one search.
 #pragma once

@@ -31,7 +31,7 @@ using detail::Explorer;
 // Rounds in a row that evaluate nothing before the search gives up.
 constexpr int kStaleRounds = 8;
 
-// The forests' share of a batch: one pick in kForestOf, at least one.
+// The forests' share of a batch: one pick in kForestOf, at least one from a batch of 2.
 constexpr std::size_t kForestOf = 4;
 
 class ModelSearch final : public SearchStrategy {

@@ -80,13 +80,14 @@ std::unique_ptr<SearchStrategy> make_genetic_search(int population = 16);
 // successful evaluation over each value's log2 (strings: index) and, for integers, whether its
 // odd factor is above 1; random forests learn "in the best 15%" (a classifier) and log2 of the
 // time (a regression; failures slower than any success) over each value's index, log2 and odd
-// factor. A quarter of each batch (at least one point) is the forests': in a batch of 4, the
-// point the classifier rates highest; from a batch of 8, also the regression's best-predicted
-// unvisited neighbour of the best point of the history or of a switch's setting, and from 12
-// the points the regression bounds fastest. The rest are the process's, picked greedily by
-// expected improvement among a random sample and the neighbours of the best points; no point
-// is picked twice, and failed points are never proposed again. Smaller batches learn from
-// more rounds per evaluation; larger ones compile more points at once.
+// factor. A quarter of each batch (at least one point from a batch of 2) is the forests': in a
+// batch of 4, the point the classifier rates highest; from a batch of 8, also the regression's
+// best-predicted unvisited neighbour of the best point, and from 12 the points the regression
+// bounds fastest (larger batches walk from the best point of each switch's setting too). The rest
+// are the process's, picked greedily by expected improvement among a random sample and the
+// neighbours of the best points; no point is picked twice, and failed points are never proposed
+// again. Smaller batches learn from more rounds per evaluation; larger ones compile more points at
+// once.
 std::unique_ptr<SearchStrategy> make_model_search(int batch = 4, int initial = 20);
 // Pattern search: from the best point so far, every dimension moved by +-step; the step halves
 // when no move improves, and at step 1 without improvement the search restarts from a random
