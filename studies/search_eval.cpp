@@ -305,9 +305,9 @@ int t4_mode(const std::vector<std::string>& cases, std::vector<std::string> stra
   }
   std::printf(
       "Targets (issue 36): median evaluations to within 2%% <= 100, 90th percentile <= 250, "
-      "median best/opt after 100 <= 1.02. %d seeds from %llu, budget %llu.\n\n| space | strategy | "
-      "to 2%% "
-      "median / p90 | best/opt @100 | all three |\n|---|---|---|---|---|\n",
+      "median best/opt after 100 <= 1.02. %d seeds from %llu, budget %llu.\n\n"
+      "| space | strategy | to 2%% median / p90 | best/opt @100 | all three |\n"
+      "|---|---|---|---|---|\n",
       seeds, static_cast<unsigned long long>(first_seed), static_cast<unsigned long long>(budget));
   for (const auto& r : summary) std::printf("%s\n", r.c_str());
   return 0;
