@@ -80,28 +80,33 @@ TEST_CASE("cholesky: factors a positive definite matrix and solves with it") {
 }
 
 TEST_CASE("cholesky: many right-hand sides at once (whole column blocks and a ragged rest)") {
-  // 75 columns: two blocks of the solver's 32 and 11 more; each column as one solve.
-  const std::size_t n = 40, m = 75;
+  // Widths around the solver's blocks of 32 (none, under one, exactly one and two, ragged
+  // rests); each column must equal its own solve.
+  const std::size_t n = 40;
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> g(n * n), a(n * n, 0.0), b(n * m);
+  std::vector<double> g(n * n), a(n * n, 0.0);
   for (double& v : g) v = u(rng);
   for (std::size_t i = 0; i < n; ++i)  // a = G G^T + n I: positive definite
     for (std::size_t j = 0; j < n; ++j) {
       for (std::size_t k = 0; k < n; ++k) a[i * n + j] += g[i * n + k] * g[j * n + k];
       if (i == j) a[i * n + j] += static_cast<double>(n);
     }
-  for (double& v : b) v = u(rng);
   REQUIRE(cholesky(a, n));
-  std::vector<double> x = b;
-  solve_lower_columns(a, n, x.data(), m);
-  for (std::size_t c = 0; c < m; ++c) {
-    CAPTURE(c);
-    std::vector<double> col(n);
-    for (std::size_t i = 0; i < n; ++i) col[i] = b[i * m + c];
-    solve_lower(a, n, col.data());
-    for (std::size_t i = 0; i < n; ++i)
-      CHECK(x[i * m + c] == doctest::Approx(col[i]).epsilon(1e-12));
+  for (std::size_t m : {0u, 1u, 31u, 32u, 33u, 64u, 75u}) {
+    CAPTURE(m);
+    std::vector<double> b(n * m);
+    for (double& v : b) v = u(rng);
+    std::vector<double> x = b;
+    solve_lower_columns(a, n, x.data(), m);
+    for (std::size_t c = 0; c < m; ++c) {
+      CAPTURE(c);
+      std::vector<double> col(n);
+      for (std::size_t i = 0; i < n; ++i) col[i] = b[i * m + c];
+      solve_lower(a, n, col.data());
+      for (std::size_t i = 0; i < n; ++i)
+        CHECK(x[i * m + c] == doctest::Approx(col[i]).epsilon(1e-12));
+    }
   }
 }
 
@@ -212,4 +217,35 @@ TEST_CASE("expected improvement: a batch's picks spread out (kriging believer)")
   Posterior q;
   gp.predict({0.47, 0.9}, q);
   CHECK(pick_by_expected_improvement(gp, q, 5, 0.1).size() == 2);
+}
+
+TEST_CASE("gaussian process: a Posterior reused after a batch of picks equals a fresh one") {
+  // The model search keeps one Posterior across rounds; picking a batch appends rows to its v
+  // (kriging believer). The next predict, with fewer candidates and another process, must
+  // leave nothing of the last round behind: every field equals a fresh Posterior's.
+  std::vector<double> x, y;
+  for (int i = 0; i <= 10; ++i) {
+    x.push_back(i / 10.0);
+    y.push_back(std::sin(6 * x.back()));
+  }
+  GaussianProcess first, second;
+  REQUIRE(first.fit(x, 1, y, {0.3}));
+  x.push_back(0.55);
+  y.push_back(std::sin(3.3));
+  REQUIRE(second.fit(x, 1, y, {0.2}));
+  Posterior reused;
+  first.predict({0.05, 0.25, 0.45, 0.65, 0.85, 0.95}, reused);
+  REQUIRE(pick_by_expected_improvement(first, reused, 3, 0.1).size() == 3);
+  const std::vector<double> next = {0.15, 0.35, 0.75};
+  second.predict(next, reused);
+  Posterior fresh;
+  second.predict(next, fresh);
+  CHECK(reused.count == fresh.count);
+  CHECK(reused.mean == fresh.mean);
+  CHECK(reused.var == fresh.var);
+  CHECK(reused.v == fresh.v);
+  CHECK(reused.scaled == fresh.scaled);
+  // And the picks made from it are the same.
+  CHECK(pick_by_expected_improvement(second, reused, 2, 0.1) ==
+        pick_by_expected_improvement(second, fresh, 2, 0.1));
 }
