@@ -44,6 +44,10 @@ std::uint64_t KernelSource::hash() const {
     }
   }
   if (arch_specific) h = hash_combine(h, 6);
+  if (!spirv.empty()) {
+    h = hash_combine(hash_combine(h, 7), spirv.size());
+    for (std::uint32_t w : spirv) h = hash_combine(h, w);
+  }
   // The text of every file an #include may open, as read now.
   auto closure = include_closure(*this);
   if (!closure.ok()) return stable_hash(closure.status().to_string(), hash_combine(h, 4));

@@ -324,6 +324,17 @@ TEST_CASE_TEMPLATE_DEFINE("another vendor's architecture is invalid_argument", C
 }
 TEST_CASE_TEMPLATE_APPLY(foreign_arch, Compilers);
 
+TEST_CASE_TEMPLATE_DEFINE("a precompiled SPIR-V module is refused: it is for Vulkan", C,
+                          spirv_source) {
+  tune::KernelSource src = source("extern \"C\" __global__ void k() {}");
+  src.spirv = {0x07230203u, 0x00010500u, 0u, 1u, 0u};
+  auto out = C::compile(C::kArch, src, tune::Config{});
+  REQUIRE_FALSE(out.ok());
+  CHECK(out.status().code() == tune::StatusCode::invalid_argument);
+  CHECK(mentions(out.status(), "KernelSource::spirv"));
+}
+TEST_CASE_TEMPLATE_APPLY(spirv_source, Compilers);
+
 // Only for compilers that check the architecture against the ones they support (NVRTC).
 TEST_CASE_TEMPLATE_DEFINE("an unsupported architecture is invalid_argument naming the supported", C,
                           unsupported_arch) {

@@ -44,6 +44,10 @@ Status check_kernel_options(std::span<const std::string> options, std::string_vi
 
 Result<std::vector<std::string>> compile_options(const RtcCompiler& compiler, std::string_view arch,
                                                  const Config& config, const KernelSource& source) {
+  if (!source.spirv.empty())
+    return Status(StatusCode::invalid_argument,
+                  "KernelSource::spirv (a precompiled SPIR-V module) is for Vulkan; CUDA and HIP "
+                  "compile the source text");
   std::vector<std::string> opts = compiler.base_options();
   auto target = compiler.target_options(arch, source.arch_specific);
   if (!target.ok()) return target.status();

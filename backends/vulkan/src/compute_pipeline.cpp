@@ -53,8 +53,11 @@ Status check_spirv(const SpirvInfo& si, const Dim3& block, const DeviceCaps& cap
                   "the Vulkan backend binds storage buffers in descriptor set 0 only (no other "
                   "sets, uniform buffers, images or samplers)");
   }
-  if (block.any_set() && !si.local_size_is_spec &&
-      (si.local_size[0] != block.x || si.local_size[1] != block.y || si.local_size[2] != block.z)) {
+  const std::uint32_t asked[3] = {block.x, block.y, block.z};
+  bool fixed_differs = false;  // a dimension no specialization constant sets, unlike `block`'s
+  for (int d = 0; d < 3; ++d)
+    fixed_differs |= si.local_size_spec_id[d] == SpirvInfo::kFixed && si.local_size[d] != asked[d];
+  if (block.any_set() && fixed_differs) {
     return Status(StatusCode::invalid_argument,
                   "the shader fixes its workgroup size at " +
                       to_string(Dim3{si.local_size[0], si.local_size[1], si.local_size[2]}) +
@@ -79,7 +82,7 @@ Status check_spirv(const SpirvInfo& si, const Dim3& block, const DeviceCaps& cap
 
 Result<ComputePipeline> create_compute_pipeline(VkDevice device, VkPipelineCache cache,
                                                 const ShaderCompiler::Spirv& spirv,
-                                                const Dim3& block, std::uint32_t subgroup_size,
+                                                Specialization& spec, std::uint32_t subgroup_size,
                                                 bool* device_lost) {
   const SpirvInfo& si = spirv.info;
   auto smi = vk_struct<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
@@ -91,16 +94,13 @@ Result<ComputePipeline> create_compute_pipeline(VkDevice device, VkPipelineCache
   ComputePipeline out;
   TUNE_RETURN_IF_ERROR(create_layouts(device, si, &out.set_layout, &out.layout));
 
-  const std::uint32_t spec_data[3] = {block.x, block.y, block.z};
-  const VkSpecializationMapEntry entries[3] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}};
-  VkSpecializationInfo spec{3, entries, sizeof spec_data, spec_data};
   auto cpi = vk_struct<VkComputePipelineCreateInfo>(VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
   cpi.stage = vk_struct<VkPipelineShaderStageCreateInfo>(
       VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO);
   cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   cpi.stage.module = module.get();
   cpi.stage.pName = "main";
-  cpi.stage.pSpecializationInfo = (block.any_set() && si.local_size_is_spec) ? &spec : nullptr;
+  cpi.stage.pSpecializationInfo = spec.info();
   auto required = vk_struct<VkPipelineShaderStageRequiredSubgroupSizeCreateInfo>(
       VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO);
   required.requiredSubgroupSize = subgroup_size;

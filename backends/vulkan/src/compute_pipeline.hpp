@@ -15,6 +15,7 @@
 
 #include "device_facts.hpp"
 #include "shader_compiler.hpp"
+#include "specialization.hpp"
 #include "spirv_reflect.hpp"
 #include "tune/device.hpp"
 #include "vk_handles.hpp"
@@ -34,15 +35,15 @@ struct ComputePipeline {
 Status check_spirv(const SpirvInfo& si, const Dim3& block, const DeviceCaps& caps,
                    const std::string& device_name);
 
-// The pipeline of `spirv`, its workgroup size set to `block` through specialization constants
-// where the shader takes them and `block` is set, and its subgroup size required to be
-// `subgroup_size` when not 0 (checked against the device beforehand: check_subgroup_size).
-// The failed call's Status otherwise
-// (compile_error when the pipeline itself fails); `*device_lost` is set when the pipeline's
-// creation reported VK_ERROR_DEVICE_LOST (the caller marks its queue lost).
+// The pipeline of `spirv` with the specialization constants `spec` sets (make_specialization:
+// the workgroup size and, for a precompiled module, the named constants), its subgroup size
+// required to be `subgroup_size` when not 0 (checked against the device beforehand:
+// check_subgroup_size). The failed call's Status otherwise (compile_error when the pipeline
+// itself fails); `*device_lost` is set when its creation reported VK_ERROR_DEVICE_LOST (the
+// caller marks its queue lost).
 Result<ComputePipeline> create_compute_pipeline(VkDevice device, VkPipelineCache cache,
                                                 const ShaderCompiler::Spirv& spirv,
-                                                const Dim3& block, std::uint32_t subgroup_size,
+                                                Specialization& spec, std::uint32_t subgroup_size,
                                                 bool* device_lost);
 
 }  // namespace tune::vk

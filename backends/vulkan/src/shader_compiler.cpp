@@ -193,6 +193,34 @@ class Includer final : public shaderc::CompileOptions::IncluderInterface {
   const IncludeClosure& closure_;
 };
 
+// A precompiled module (KernelSource::spirv), reflected and checked against `fits`; never
+// cached (there is nothing to save) and never compiled, so compile options are refused.
+Result<std::shared_ptr<const ShaderCompiler::Spirv>> adopt_module(
+    const KernelSource& source, const ShaderCompiler::ModuleCheck& fits) {
+  if (!source.options.empty()) {
+    return Status(StatusCode::invalid_argument,
+                  "kernel '" + source.entry +
+                      "': KernelSource::options are compile options, and a precompiled SPIR-V "
+                      "module (KernelSource::spirv) is not compiled");
+  }
+  auto info = reflect_spirv(source.spirv);
+  if (!info.ok()) {
+    return Status(StatusCode::invalid_argument,
+                  "kernel '" + source.entry + "': KernelSource::spirv: " + info.status().message());
+  }
+  if (fits) {
+    const std::string why = fits(*info);
+    if (!why.empty()) {
+      return Status(StatusCode::invalid_argument,
+                    "kernel '" + source.entry + "': KernelSource::spirv: " + why);
+    }
+  }
+  auto out = std::make_shared<ShaderCompiler::Spirv>();
+  out->words = source.spirv;
+  out->info = std::move(*info);
+  return std::shared_ptr<const ShaderCompiler::Spirv>(std::move(out));
+}
+
 }  // namespace
 
 ShaderCompiler::ShaderCompiler(std::uint32_t api_version)
@@ -241,6 +269,7 @@ Result<std::shared_ptr<const ShaderCompiler::Spirv>> ShaderCompiler::compile(
                                             "arch_specific") +
                       " is for CUDA)");
   }
+  if (!source.spirv.empty()) return adopt_module(source, fits);
   auto parsed = parse_options(source.options, target_env_);
   if (!parsed.ok()) return parsed.status();
   auto closure = include_closure(source);

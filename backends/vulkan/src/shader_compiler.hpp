@@ -69,7 +69,10 @@ class ShaderCompiler {
   // "shaderc (SPIR-V 1.6 rev 1) target vulkan1.2 -O": DeviceInfo::compiler_version.
   const std::string& version() const noexcept { return version_; }
 
-  // The module for `source` with `macros`; compile_error with shaderc's log on failure.
+  // The module for `source` with `macros`; compile_error with shaderc's log on failure. A
+  // precompiled module (KernelSource::spirv) is reflected and returned as it is (the macros
+  // are then its specialization constants' values, set at pipeline creation: specialization.hpp);
+  // invalid_argument when it is not well-formed SPIR-V, does not fit, or comes with options.
   // `source.options` are glslc spellings mapped onto shaderc (README); any other option, and
   // module globals (Vulkan has none), are invalid_argument. #include lines are served by
   // libtune's includer (tune/backend/includes.hpp: in-memory headers, then the including

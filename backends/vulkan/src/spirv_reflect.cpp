@@ -10,6 +10,7 @@ namespace {
 
 // Opcodes, decorations and storage classes from the SPIR-V specification (unified headers).
 enum : std::uint32_t {
+  kOpName = 5,
   kOpCapability = 17,
   kOpTypeBool = 20,
   kOpTypeInt = 21,
@@ -25,14 +26,23 @@ enum : std::uint32_t {
   kOpTypePointer = 32,
   kOpExecutionMode = 16,
   kOpConstant = 43,
+  kOpSpecConstantTrue = 48,
+  kOpSpecConstantFalse = 49,
   kOpSpecConstant = 50,
   kOpSpecConstantComposite = 51,
   kOpExecutionModeId = 331,
   kOpVariable = 59,
+  kOpFunctionEnd = 56,
   kOpDecorate = 71,
   kOpMemberDecorate = 72,
 };
-enum : std::uint32_t { kDecBuiltIn = 11, kDecBinding = 33, kDecSet = 34, kDecOffset = 35 };
+enum : std::uint32_t {
+  kDecSpecId = 1,
+  kDecBuiltIn = 11,
+  kDecBinding = 33,
+  kDecSet = 34,
+  kDecOffset = 35
+};
 enum : std::uint32_t { kModeLocalSize = 17, kModeLocalSizeId = 38, kBuiltInWorkgroupSize = 25 };
 enum : std::uint32_t {
   kScUniformConstant = 0,
@@ -59,10 +69,26 @@ struct ModuleTables {
   std::unordered_map<std::uint32_t, std::uint32_t> binding_of, set_of;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> member_offset;
   std::vector<std::uint32_t> workgroup_size_ids;  // targets of BuiltIn WorkgroupSize
-  std::vector<std::uint32_t> spec_composites;     // results of OpSpecConstantComposite
+  // OpSpecConstantComposite results and their constituents.
+  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> spec_composites;
   std::unordered_map<std::uint32_t, std::uint32_t> spec_constants;  // id -> default value
-  std::uint32_t local_size_ids[3] = {0, 0, 0};  // LocalSizeId operands (SPIR-V 1.6)
+  std::uint32_t local_size_ids[3] = {0, 0, 0};                  // LocalSizeId operands (SPIR-V 1.6)
+  std::unordered_map<std::uint32_t, std::string> names;         // OpName
+  std::unordered_map<std::uint32_t, std::uint32_t> spec_id_of;  // SpecId decorations
+  std::unordered_map<std::uint32_t, std::uint32_t> spec_type;   // spec constant -> its type
 };
+
+// The literal string of an OpName from word `first` of `w` (nul-terminated, packed 4 per word).
+std::string literal_string(const std::uint32_t* w, std::uint32_t first, std::uint32_t count) {
+  std::string out;
+  for (std::uint32_t i = first; i < count; ++i)
+    for (int b = 0; b < 4; ++b) {
+      const char c = static_cast<char>((w[i] >> (8 * b)) & 0xffu);
+      if (c == '\0') return out;
+      out += c;
+    }
+  return out;
+}
 
 // One instruction `w` of `count` words (opcode `op`) into `m`, or the capabilities and
 // LocalSize execution mode it states into `info`.
@@ -89,8 +115,16 @@ void scan_instruction(const std::uint32_t* w, std::uint32_t count, std::uint32_t
     case kOpConstant:
       if (count >= 4) m.constants[w[2]] = w[3];
       break;
+    case kOpName:
+      if (count >= 3) m.names[w[1]] = literal_string(w, 2, count);
+      break;
     case kOpSpecConstant:
       if (count >= 4) m.spec_constants[w[2]] = w[3];
+      if (count >= 3) m.spec_type[w[2]] = w[1];
+      break;
+    case kOpSpecConstantTrue:
+    case kOpSpecConstantFalse:
+      if (count >= 3) m.spec_type[w[2]] = w[1];
       break;
     case kOpExecutionModeId:
       if (count >= 6 && w[2] == kModeLocalSizeId) {
@@ -100,7 +134,7 @@ void scan_instruction(const std::uint32_t* w, std::uint32_t count, std::uint32_t
       }
       break;
     case kOpSpecConstantComposite:
-      if (count >= 3) m.spec_composites.push_back(w[2]);
+      if (count >= 3) m.spec_composites[w[2]] = std::vector<std::uint32_t>(w + 3, w + count);
       break;
     case kOpExecutionMode:
       if (count >= 6 && w[2] == kModeLocalSize) {
@@ -115,6 +149,7 @@ void scan_instruction(const std::uint32_t* w, std::uint32_t count, std::uint32_t
     case kOpDecorate:
       if (count >= 4 && w[2] == kDecBinding) m.binding_of[w[1]] = w[3];
       if (count >= 4 && w[2] == kDecSet) m.set_of[w[1]] = w[3];
+      if (count >= 4 && w[2] == kDecSpecId) m.spec_id_of[w[1]] = w[3];
       if (count >= 4 && w[2] == kDecBuiltIn && w[3] == kBuiltInWorkgroupSize)
         m.workgroup_size_ids.push_back(w[1]);
       break;
@@ -127,7 +162,9 @@ void scan_instruction(const std::uint32_t* w, std::uint32_t count, std::uint32_t
 }
 
 // Every instruction after the header into `m` and `info`; internal for a truncated one.
+// A module with code ends with OpFunctionEnd: one cut at an instruction's boundary does not.
 Status scan_module(std::span<const std::uint32_t> words, ModuleTables& m, SpirvInfo& info) {
+  std::uint32_t last = 0;
   for (std::size_t i = 5; i < words.size();) {
     const std::uint32_t count = words[i] >> 16;
     const std::uint32_t op = words[i] & 0xffffu;
@@ -135,8 +172,11 @@ Status scan_module(std::span<const std::uint32_t> words, ModuleTables& m, SpirvI
       return Status(StatusCode::internal,
                     "truncated SPIR-V instruction at word " + std::to_string(i));
     scan_instruction(&words[i], count, op, m, info);
+    last = op;
     i += count;
   }
+  if (last != kOpFunctionEnd)
+    return Status(StatusCode::internal, "truncated SPIR-V module (it does not end a function)");
   return Status::ok_status();
 }
 
@@ -149,15 +189,50 @@ void resolve_local_size(const ModuleTables& m, SpirvInfo& info) {
       if (auto sc = m.spec_constants.find(id); sc != m.spec_constants.end()) {
         info.local_size_is_spec = true;
         info.local_size[d] = sc->second;
+        if (auto sid = m.spec_id_of.find(id); sid != m.spec_id_of.end())
+          info.local_size_spec_id[d] = sid->second;
       } else if (auto c = m.constants.find(id); c != m.constants.end()) {
         info.local_size[d] = static_cast<std::uint32_t>(c->second);
       }
     }
   }
-  for (std::uint32_t id : m.workgroup_size_ids)
-    if (std::find(m.spec_composites.begin(), m.spec_composites.end(), id) !=
-        m.spec_composites.end())
-      info.local_size_is_spec = true;
+  for (std::uint32_t id : m.workgroup_size_ids) {
+    auto composite = m.spec_composites.find(id);
+    if (composite == m.spec_composites.end()) continue;
+    info.local_size_is_spec = true;
+    for (std::size_t d = 0; d < 3 && d < composite->second.size(); ++d)
+      if (auto sid = m.spec_id_of.find(composite->second[d]); sid != m.spec_id_of.end())
+        info.local_size_spec_id[d] = sid->second;
+  }
+}
+
+// The scalar specialization constants with a SpecId, sorted by it.
+void resolve_spec_constants(const ModuleTables& m, SpirvInfo& info) {
+  for (const auto& [id, spec_id] : m.spec_id_of) {
+    auto ty = m.spec_type.find(id);
+    if (ty == m.spec_type.end()) continue;
+    auto t = m.types.find(ty->second);
+    if (t == m.types.end()) continue;
+    SpecConstant c;
+    c.spec_id = spec_id;
+    if (auto n = m.names.find(id); n != m.names.end()) c.name = n->second;
+    const std::uint32_t width = t->second.operands.empty() ? 0 : t->second.operands[0];
+    if (t->second.op == kOpTypeBool) {
+      c.kind = SpecConstant::Kind::boolean;
+    } else if ((t->second.op == kOpTypeInt || t->second.op == kOpTypeFloat) &&
+               (width == 32 || width == 64)) {
+      c.bytes = width / 8;
+      c.kind = t->second.op == kOpTypeFloat ? SpecConstant::Kind::floating
+               : t->second.operands.size() >= 2 && t->second.operands[1] != 0
+                   ? SpecConstant::Kind::signed_int
+                   : SpecConstant::Kind::unsigned_int;
+    } else {
+      continue;
+    }
+    info.spec_constants.push_back(std::move(c));
+  }
+  std::sort(info.spec_constants.begin(), info.spec_constants.end(),
+            [](const SpecConstant& a, const SpecConstant& b) { return a.spec_id < b.spec_id; });
 }
 
 // Size in bytes of a type (no padding; used for Workgroup memory). nullopt when unknown.
@@ -274,6 +349,7 @@ Result<SpirvInfo> reflect_spirv(std::span<const std::uint32_t> words) {
   SpirvInfo info;
   TUNE_RETURN_IF_ERROR(scan_module(words, m, info));
   resolve_local_size(m, info);
+  resolve_spec_constants(m, info);
   for (const Var& v : m.vars) add_variable(m, v, info);
   std::sort(info.bindings.begin(), info.bindings.end());
   info.bindings.erase(std::unique(info.bindings.begin(), info.bindings.end()), info.bindings.end());

@@ -19,6 +19,16 @@ struct PushMember {
   bool is_float = false;
 };
 
+// One specialization constant the module declares (OpSpecConstant, OpSpecConstantTrue/False
+// with a SpecId decoration): settable per pipeline through VkSpecializationInfo.
+struct SpecConstant {
+  enum class Kind : std::uint8_t { boolean, signed_int, unsigned_int, floating };
+  std::uint32_t spec_id = 0;
+  std::string name;  // its OpName; empty when the module was stripped of names
+  Kind kind = Kind::unsigned_int;
+  std::uint32_t bytes = 4;  // 4 (booleans are VkBool32) or 8
+};
+
 struct SpirvInfo {
   // Storage-buffer bindings of descriptor set 0, sorted and distinct. Buffer argument i binds
   // to binding i; a binding the optimiser removed (never used by this variant) is absent.
@@ -35,6 +45,11 @@ struct SpirvInfo {
   // pipeline.
   std::uint32_t local_size[3] = {0, 0, 0};
   bool local_size_is_spec = false;
+  // Per dimension, the SpecId that sets it; kFixed where the module fixes that dimension.
+  static constexpr std::uint32_t kFixed = 0xffffffffu;
+  std::uint32_t local_size_spec_id[3] = {kFixed, kFixed, kFixed};
+  // Sorted by spec_id; a constant of an unsupported type (16-bit) is left out.
+  std::vector<SpecConstant> spec_constants;
 };
 
 // Fails (internal) when `words` is not a well-formed SPIR-V module.

@@ -364,8 +364,9 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
   TUNE_RETURN_IF_ERROR(check_usable());
   Dim3 block;
   TUNE_RETURN_IF_ERROR(check_request(source, config, &block));
-  // The macros are the variant's definitions (tune::definitions, the same list as on every
-  // backend); the workgroup size also goes in as specialization constants, at pipeline creation.
+  // The variant's definitions (tune::definitions, the same list as on every backend): a GLSL
+  // source's macros, or a precompiled module's named specialization constants; the workgroup
+  // size goes in as specialization constants too, at pipeline creation (specialization.hpp).
   auto macros = definitions(config, source);
   if (!macros.ok()) return macros.status();
   bool cached = false;
@@ -375,7 +376,9 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::compile(const KernelSource
   auto spirv = shaders_->compile(source, *macros, &cached, fits);
   if (!spirv.ok()) return spirv.status();
   TUNE_RETURN_IF_ERROR(check_spirv((*spirv)->info, block, opened_.caps, info_.name));
-  return create_kernel(**spirv, block, config.launch().subgroup_size, cached);
+  auto spec = make_specialization((*spirv)->info, block, *macros, !source.spirv.empty());
+  if (!spec.ok()) return spec.status();
+  return create_kernel(**spirv, *spec, block, config.launch().subgroup_size, cached);
 }
 
 Status VulkanDevice::check_request(const KernelSource& source, const Config& config,
@@ -408,12 +411,12 @@ Status VulkanDevice::check_request(const KernelSource& source, const Config& con
 }
 
 Result<std::unique_ptr<CompiledKernel>> VulkanDevice::create_kernel(
-    const ShaderCompiler::Spirv& spirv, const Dim3& block, std::uint32_t subgroup_size,
-    bool cached) {
+    const ShaderCompiler::Spirv& spirv, Specialization& spec, const Dim3& block,
+    std::uint32_t subgroup_size, bool cached) {
   const SpirvInfo& si = spirv.info;
   bool lost = false;
   auto objects =
-      create_compute_pipeline(vk(), pipelines_->handle(), spirv, block, subgroup_size, &lost);
+      create_compute_pipeline(vk(), pipelines_->handle(), spirv, spec, subgroup_size, &lost);
   if (!objects.ok()) {
     if (lost) queue_->mark_lost();
     return objects.status();

@@ -39,6 +39,7 @@
 #include "device_memory.hpp"
 #include "pipeline_cache.hpp"
 #include "shader_compiler.hpp"
+#include "specialization.hpp"
 #include "spirv_reflect.hpp"
 #include "submission_queue.hpp"
 #include "tune/backend/binary_cache.hpp"
@@ -184,8 +185,9 @@ class VulkanDevice final : public Device {
   Status check_request(const KernelSource& source, const Config& config, Dim3* block) const;
   // `cached`: the SPIR-V came from a cache, not from shaderc (CompiledKernel::from_binary_cache).
   // `subgroup_size`: LaunchOptions::subgroup_size, already checked (0: the driver's choice).
+  // `spec`: its specialization constants (make_specialization).
   Result<std::unique_ptr<CompiledKernel>> create_kernel(const ShaderCompiler::Spirv& spirv,
-                                                        const Dim3& block,
+                                                        Specialization& spec, const Dim3& block,
                                                         std::uint32_t subgroup_size, bool cached);
 
   Result<const VulkanBuffer*> own_buffer(const DeviceBuffer& b, std::string_view what) const;

@@ -140,6 +140,17 @@ struct KernelSource {
   // Runs in Device::compile; an exception is that configuration's failure (callback_failed).
   // HIP and Vulkan refuse a source that sets it (invalid_argument).
   TensorMapsFn tensor_maps = {};
+  // Vulkan only: a precompiled SPIR-V module (compute, entry point "main"), used as it is
+  // instead of compiling `text` (which then only documents it: the GLSL it was built from, or
+  // empty). Each of the variant's definitions (tune/definitions.hpp: every parameter, then the
+  // TUNE_ launch options) sets the module's specialization constant of the same name (its
+  // OpName; keep names in the module), parsed as that constant's type: booleans 1 / 0,
+  // integers, floats. A definition with no such constant is ignored, as an unused macro is; a
+  // value that does not parse is invalid_argument naming the constant. The workgroup size goes
+  // to the constants the module takes it from, as for GLSL. For modules only a newer compiler
+  // than the one libtune links can build (cooperative-matrix extensions). CUDA and HIP refuse a
+  // source that sets it (invalid_argument). Part of hash().
+  std::vector<std::uint32_t> spirv = {};
   // The kernel's arguments in call order (KernelDef::signature), when known: the Autotuner
   // fills it in from the definition's signature. A backend that reads a compiled module's
   // interface checks every module against it before use, fresh or from a binary cache

@@ -1,0 +1,120 @@
+#include "specialization.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <limits>
+#include <string>
+
+namespace tune::vk {
+namespace {
+
+Status bad_value(const SpecConstant& c, const std::string& value, const char* as) {
+  return Status(StatusCode::invalid_argument, "specialization constant " + c.name + " (id " +
+                                                  std::to_string(c.spec_id) + ") takes " + as +
+                                                  ", not '" + value + "'");
+}
+
+// `text` as `c`'s type into `out` (c.bytes bytes).
+Status parse_value(const SpecConstant& c, const std::string& text, std::uint8_t out[8]) {
+  const char* s = text.c_str();
+  char* end = nullptr;
+  errno = 0;
+  switch (c.kind) {
+    case SpecConstant::Kind::boolean: {
+      const bool yes = text == "1" || text == "true";
+      if (!yes && text != "0" && text != "false") return bad_value(c, text, "a boolean");
+      const VkBool32 b = yes ? VK_TRUE : VK_FALSE;
+      std::memcpy(out, &b, 4);
+      return Status::ok_status();
+    }
+    case SpecConstant::Kind::floating: {
+      const double d = std::strtod(s, &end);
+      if (text.empty() || *end != '\0' || errno == ERANGE) return bad_value(c, text, "a number");
+      if (c.bytes == 8) {
+        std::memcpy(out, &d, 8);
+      } else {
+        const float f = static_cast<float>(d);
+        std::memcpy(out, &f, 4);
+      }
+      return Status::ok_status();
+    }
+    case SpecConstant::Kind::signed_int: {
+      const long long v = std::strtoll(s, &end, 10);
+      const bool fits = c.bytes == 8 || (v >= std::numeric_limits<std::int32_t>::min() &&
+                                         v <= std::numeric_limits<std::int32_t>::max());
+      if (text.empty() || *end != '\0' || errno == ERANGE || !fits)
+        return bad_value(c, text, c.bytes == 8 ? "a 64-bit integer" : "a 32-bit integer");
+      const std::int64_t v64 = v;
+      const std::int32_t v32 = static_cast<std::int32_t>(v);
+      std::memcpy(out, c.bytes == 8 ? static_cast<const void*>(&v64) : &v32, c.bytes);
+      return Status::ok_status();
+    }
+    case SpecConstant::Kind::unsigned_int: {
+      const bool negative = !text.empty() && text[0] == '-';
+      const unsigned long long v = std::strtoull(s, &end, 10);
+      const bool fits = c.bytes == 8 || v <= std::numeric_limits<std::uint32_t>::max();
+      if (text.empty() || negative || *end != '\0' || errno == ERANGE || !fits)
+        return bad_value(
+            c, text, c.bytes == 8 ? "an unsigned 64-bit integer" : "an unsigned 32-bit integer");
+      const std::uint64_t v64 = v;
+      const std::uint32_t v32 = static_cast<std::uint32_t>(v);
+      std::memcpy(out, c.bytes == 8 ? static_cast<const void*>(&v64) : &v32, c.bytes);
+      return Status::ok_status();
+    }
+  }
+  return Status(StatusCode::internal, "unknown specialization constant kind");
+}
+
+}  // namespace
+
+const VkSpecializationInfo* Specialization::info() {
+  if (entries_.empty()) return nullptr;
+  info_.mapEntryCount = static_cast<std::uint32_t>(entries_.size());
+  info_.pMapEntries = entries_.data();
+  info_.dataSize = data_.size();
+  info_.pData = data_.data();
+  return &info_;
+}
+
+void Specialization::set(std::uint32_t spec_id, const void* value, std::uint32_t bytes) {
+  const auto offset = static_cast<std::uint32_t>(data_.size());
+  entries_.push_back({spec_id, offset, bytes});
+  const auto* p = static_cast<const std::uint8_t*>(value);
+  data_.insert(data_.end(), p, p + bytes);
+}
+
+Result<Specialization> make_specialization(const SpirvInfo& si, const Dim3& block,
+                                           const std::vector<Definition>& defs, bool named) {
+  Specialization out;
+  const bool sized = block.any_set() && si.local_size_is_spec;
+  if (sized) {
+    const std::uint32_t size[3] = {block.x, block.y, block.z};
+    for (int d = 0; d < 3; ++d)
+      if (si.local_size_spec_id[d] != SpirvInfo::kFixed)
+        out.set(si.local_size_spec_id[d], &size[d], 4);
+  }
+  if (!named) return out;
+  for (const SpecConstant& c : si.spec_constants) {
+    if (c.name.empty()) continue;
+    for (const Definition& d : defs) {
+      if (d.name != c.name) continue;
+      const auto* sets_size =
+          std::find(std::begin(si.local_size_spec_id), std::end(si.local_size_spec_id), c.spec_id);
+      if (sized && sets_size != std::end(si.local_size_spec_id)) {
+        return Status(StatusCode::invalid_argument,
+                      "specialization constant " + c.name + " (id " + std::to_string(c.spec_id) +
+                          ") is the workgroup size, which the configuration's block sets");
+      }
+      std::uint8_t bytes[8] = {};
+      TUNE_RETURN_IF_ERROR(parse_value(c, d.value, bytes));
+      out.set(c.spec_id, bytes, c.bytes);
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace tune::vk

@@ -1,0 +1,295 @@
+// Precompiled SPIR-V (KernelSource::spirv): the configuration's definitions set the module's
+// named specialization constants, checked against a CPU reference on random inputs; values
+// that do not parse, modules that are not SPIR-V and compile options are refused, naming the
+// culprit; a module without names keeps its defaults; a dimension of the workgroup size that
+// the module fixes is checked against the block. The modules are built here with shaderc (as
+// an application would build them offline). On lavapipe by default.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <shaderc/shaderc.hpp>
+#include <string>
+#include <vector>
+
+#include "skip.hpp"
+#include "spirv_reflect.hpp"
+#include "tune/tune.hpp"
+#include "tune/vulkan.hpp"
+#include "vulkan_test_device.hpp"
+
+namespace {
+
+using namespace tune;
+using tune::testing::open_vulkan_or_skip;
+
+// y[i] = (NEGATE ? -1 : 1) * (SCALE * x[i] + OFFSET); info[0] = WIDE's low word, info[1] the
+// workgroup's x size, info[2] = UNTOUCHED (never set by a definition: its default, 7).
+const char* kScaleShader = R"(#version 450
+layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
+layout(constant_id = 3) const int SCALE = 1;
+layout(constant_id = 4) const float OFFSET = 0.0;
+layout(constant_id = 5) const bool NEGATE = false;
+layout(constant_id = 6) const uint UNTOUCHED = 7u;
+layout(constant_id = 7) const uint WIDE = 0u;
+layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, binding = 2) writeonly buffer I { uint info[]; };
+layout(push_constant) uniform P { uint n; };
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  if (i == 0u) {
+    info[0] = WIDE;
+    info[1] = gl_WorkGroupSize.x;
+    info[2] = UNTOUCHED;
+  }
+  if (i >= n) return;
+  float v = float(SCALE) * x[i] + OFFSET;
+  y[i] = NEGATE ? -v : v;
+}
+)";
+
+// Only x's size is a specialization constant; y is fixed at 1.
+const char* kFixedYShader = R"(#version 450
+layout(local_size_x_id = 0, local_size_y = 1) in;
+layout(std430, binding = 0) writeonly buffer O { uint o[]; };
+void main() { o[gl_GlobalInvocationID.x] = gl_WorkGroupSize.x; }
+)";
+
+std::vector<std::uint32_t> to_spirv(const char* glsl) {
+  shaderc::Compiler compiler;
+  shaderc::CompileOptions opts;
+  opts.SetTargetEnvironment(shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_2);
+  auto r = compiler.CompileGlslToSpv(glsl, shaderc_compute_shader, "test.comp", opts);
+  REQUIRE_MESSAGE(r.GetCompilationStatus() == shaderc_compilation_status_success,
+                  r.GetErrorMessage());
+  return {r.cbegin(), r.cend()};
+}
+
+// `words` without its OpName instructions (opcode 5): a module stripped of names.
+std::vector<std::uint32_t> without_names(const std::vector<std::uint32_t>& words) {
+  std::vector<std::uint32_t> out(words.begin(), words.begin() + 5);
+  for (std::size_t i = 5; i < words.size();) {
+    const std::uint32_t count = words[i] >> 16;
+    if ((words[i] & 0xffffu) != 5u)
+      out.insert(out.end(), words.begin() + i, words.begin() + i + count);
+    i += count;
+  }
+  return out;
+}
+
+KernelSource precompiled(std::vector<std::uint32_t> words) {
+  KernelSource s;
+  s.language = Language::glsl;
+  s.entry = "main";
+  s.spirv = std::move(words);
+  return s;
+}
+
+struct ScaleRun {
+  std::vector<float> y;
+  std::vector<std::uint32_t> info;
+};
+
+// Compiles `src` with `c` and runs it over `x`; the status when the compile fails.
+Result<ScaleRun> run_scale(Device& dev, const KernelSource& src, const Config& c,
+                           const std::vector<float>& x) {
+  auto k = dev.compile(src, c);
+  if (!k.ok()) return k.status();
+  const auto n = static_cast<std::uint32_t>(x.size());
+  auto bx = dev.alloc(n * 4), by = dev.alloc(n * 4), bi = dev.alloc(16);
+  REQUIRE((bx.ok() && by.ok() && bi.ok()));
+  REQUIRE(dev.upload(**bx, x.data(), n * 4).ok());
+  const ArgValue args[] = {ArgValue::buf(**bx, ElemType::f32, n),
+                           ArgValue::buf(**by, ElemType::f32, n),
+                           ArgValue::buf(**bi, ElemType::u32, 4), ArgValue(n)};
+  const std::uint32_t block = c.launch().block.x;
+  REQUIRE(dev.launch(**k, {{(n + block - 1) / block, 1, 1}, c.launch().block, 0}, args).ok());
+  ScaleRun out{std::vector<float>(n), std::vector<std::uint32_t>(4)};
+  REQUIRE(dev.download(**by, out.y.data(), n * 4).ok());
+  REQUIRE(dev.download(**bi, out.info.data(), 16).ok());
+  return out;
+}
+
+Config scale_config(std::int64_t scale, std::string offset, bool negate, int block) {
+  Config c;
+  c.set("SCALE", Value{scale}).set("OFFSET", std::move(offset)).set("NEGATE", Value{negate});
+  c.set("WIDE", Value{std::int64_t{4000000000}}).set(kBlockX, block);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("vulkan spirv: the configuration sets the module's named specialization constants") {
+  auto dev = open_vulkan_or_skip();
+  const KernelSource src = precompiled(to_spirv(kScaleShader));
+  std::mt19937 rng(20261206);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> x(1000);
+  for (float& v : x) v = u(rng);
+  struct Case {
+    std::int64_t scale;
+    const char* offset;
+    bool negate;
+    int block;
+  };
+  for (const Case& k : {Case{1, "0", false, 32}, Case{-3, "0.25", true, 64},
+                        Case{7, "-1.5e1", false, 128}, Case{2, "3", true, 32}}) {
+    const Config c = scale_config(k.scale, k.offset, k.negate, k.block);
+    CAPTURE(c.to_string());
+    auto r = run_scale(*dev, src, c, x);
+    REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+    const float offset = std::stof(k.offset);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const float v = static_cast<float>(k.scale) * x[i] + offset;
+      CHECK(r->y[i] == doctest::Approx(k.negate ? -v : v).epsilon(1e-6));
+    }
+    CHECK(r->info[0] == 4000000000u);  // an unsigned 32-bit value above INT32_MAX
+    CHECK(r->info[1] == static_cast<std::uint32_t>(k.block));
+    CHECK(r->info[2] == 7u);  // no definition names it: the module's default
+  }
+}
+
+TEST_CASE("vulkan spirv: a value that does not fit its constant's type is refused, named") {
+  auto dev = open_vulkan_or_skip();
+  const KernelSource src = precompiled(to_spirv(kScaleShader));
+  const std::vector<float> x(64, 1.0f);
+  struct Bad {
+    Config c;
+    const char* names;
+  };
+  for (const Bad& b :
+       {Bad{scale_config(1, "abc", false, 32), "OFFSET"},
+        Bad{scale_config(1, "", false, 32), "OFFSET"},
+        Bad{scale_config(5000000000, "0", false, 32), "SCALE"},
+        Bad{scale_config(1, "0", false, 32).set("SCALE", std::string("1.5")), "SCALE"},
+        Bad{scale_config(1, "0", false, 32).set("NEGATE", std::string("2")), "NEGATE"},
+        Bad{scale_config(1, "0", false, 32).set("WIDE", Value{std::int64_t{-1}}), "WIDE"}}) {
+    CAPTURE(b.c.to_string());
+    auto r = run_scale(*dev, src, b.c, x);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == StatusCode::invalid_argument);
+    CHECK(r.status().message().find(b.names) != std::string::npos);
+  }
+}
+
+TEST_CASE("vulkan spirv: a module without names keeps its defaults") {
+  auto dev = open_vulkan_or_skip();
+  const KernelSource src = precompiled(without_names(to_spirv(kScaleShader)));
+  std::vector<float> x(100);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) * 0.5f;
+  auto r = run_scale(*dev, src, scale_config(-3, "0.25", true, 32), x);
+  REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+  for (std::size_t i = 0; i < x.size(); ++i)
+    CHECK(r->y[i] == x[i]);  // SCALE 1, OFFSET 0, no negation
+  CHECK(r->info[0] == 0u);
+  CHECK(r->info[1] == 32u);  // the workgroup size does not go by name
+}
+
+TEST_CASE("vulkan spirv: what is not a usable module is refused with the reason") {
+  auto dev = open_vulkan_or_skip();
+  const Config c = scale_config(1, "0", false, 32);
+  SUBCASE("not SPIR-V") {
+    auto k = dev->compile(precompiled({1, 2, 3, 4, 5, 6}), c);
+    REQUIRE_FALSE(k.ok());
+    CHECK(k.status().code() == StatusCode::invalid_argument);
+    CHECK(k.status().message().find("KernelSource::spirv") != std::string::npos);
+  }
+  SUBCASE("truncated, at an instruction's boundary or inside one") {
+    const auto words = to_spirv(kScaleShader);
+    for (std::size_t cut : {std::size_t{1}, std::size_t{2}, words.size() / 2}) {
+      CAPTURE(cut);
+      auto k = dev->compile(
+          precompiled(std::vector<std::uint32_t>(words.begin(), words.end() - cut)), c);
+      REQUIRE_FALSE(k.ok());
+      CHECK(k.status().code() == StatusCode::invalid_argument);
+      CHECK(k.status().message().find("truncated") != std::string::npos);
+    }
+  }
+  SUBCASE("compile options with a module that is not compiled") {
+    KernelSource src = precompiled(to_spirv(kScaleShader));
+    src.options = {"-O0"};
+    auto k = dev->compile(src, c);
+    REQUIRE_FALSE(k.ok());
+    CHECK(k.status().code() == StatusCode::invalid_argument);
+    CHECK(k.status().message().find("options") != std::string::npos);
+  }
+}
+
+TEST_CASE("vulkan spirv: a workgroup dimension the module fixes must match the block") {
+  auto dev = open_vulkan_or_skip();
+  for (bool as_spirv : {false, true}) {
+    CAPTURE(as_spirv);
+    KernelSource src;
+    if (as_spirv) {
+      src = precompiled(to_spirv(kFixedYShader));
+    } else {
+      src.language = Language::glsl;
+      src.text = kFixedYShader;
+    }
+    Config ok;
+    ok.set(kBlockX, 16).set(kBlockY, 1);
+    auto k = dev->compile(src, ok);
+    REQUIRE_MESSAGE(k.ok(), k.status().to_string());
+    auto o = dev->alloc(32 * 4);
+    REQUIRE(o.ok());
+    const ArgValue args[] = {ArgValue::buf(**o, ElemType::u32, 32)};
+    REQUIRE(dev->launch(**k, {{2, 1, 1}, ok.launch().block, 0}, args).ok());
+    std::vector<std::uint32_t> out(32);
+    REQUIRE(dev->download(**o, out.data(), 32 * 4).ok());
+    for (std::uint32_t v : out) CHECK(v == 16u);
+    Config bad;
+    bad.set(kBlockX, 16).set(kBlockY, 2);  // y is fixed at 1 in the shader
+    auto refused = dev->compile(src, bad);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.status().code() == StatusCode::invalid_argument);
+    CHECK(refused.status().message().find("fixes its workgroup size") != std::string::npos);
+  }
+}
+
+TEST_CASE("vulkan spirv: reflection names each specialization constant, its id and type") {
+  auto si = vk::reflect_spirv(to_spirv(kScaleShader));
+  REQUIRE(si.ok());
+  using K = vk::SpecConstant::Kind;
+  struct Want {
+    std::uint32_t id;
+    const char* name;
+    K kind;
+  };
+  const Want want[] = {{3, "SCALE", K::signed_int},
+                       {4, "OFFSET", K::floating},
+                       {5, "NEGATE", K::boolean},
+                       {6, "UNTOUCHED", K::unsigned_int},
+                       {7, "WIDE", K::unsigned_int}};
+  std::vector<vk::SpecConstant> named;
+  for (const auto& c : si->spec_constants)
+    if (c.spec_id >= 3) named.push_back(c);
+  REQUIRE(named.size() == std::size(want));
+  for (std::size_t i = 0; i < named.size(); ++i) {
+    CAPTURE(i);
+    CHECK(named[i].spec_id == want[i].id);
+    CHECK(named[i].name == want[i].name);
+    CHECK(named[i].kind == want[i].kind);
+    CHECK(named[i].bytes == 4u);
+  }
+  CHECK(si->local_size_spec_id[0] == 0u);
+  CHECK(si->local_size_spec_id[1] == 1u);
+  CHECK(si->local_size_spec_id[2] == 2u);
+  auto fixed = vk::reflect_spirv(to_spirv(kFixedYShader));
+  REQUIRE(fixed.ok());
+  CHECK(fixed->local_size_spec_id[0] == 0u);
+  CHECK(fixed->local_size_spec_id[1] == vk::SpirvInfo::kFixed);
+  CHECK(fixed->local_size_spec_id[2] == vk::SpirvInfo::kFixed);
+}
+
+TEST_CASE("vulkan spirv: the module's words are part of the source's hash") {
+  const auto words = to_spirv(kScaleShader);
+  KernelSource a = precompiled(words), b = precompiled(words),
+               c = precompiled(without_names(words));
+  CHECK(a.hash() == b.hash());
+  CHECK(a.hash() != c.hash());
+  KernelSource text_only;
+  text_only.language = Language::glsl;
+  CHECK(a.hash() != text_only.hash());
+}
