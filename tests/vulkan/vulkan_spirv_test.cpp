@@ -8,12 +8,15 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <shaderc/shaderc.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "skip.hpp"
+#include "specialization.hpp"
 #include "spirv_reflect.hpp"
 #include "tune/tune.hpp"
 #include "tune/vulkan.hpp"
@@ -292,4 +295,97 @@ TEST_CASE("vulkan spirv: the module's words are part of the source's hash") {
   KernelSource text_only;
   text_only.language = Language::glsl;
   CHECK(a.hash() != text_only.hash());
+}
+
+TEST_CASE("vulkan spirv: a module built for another target or entry point is refused") {
+  auto dev = open_vulkan_or_skip();
+  const Config c = scale_config(1, "0", false, 32);
+  SUBCASE("SPIR-V 1.6 (a Vulkan 1.3 target: LocalSizeId)") {
+    shaderc::Compiler compiler;
+    shaderc::CompileOptions opts;
+    opts.SetTargetEnvironment(shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_3);
+    auto r = compiler.CompileGlslToSpv(kScaleShader, shaderc_compute_shader, "t.comp", opts);
+    REQUIRE(r.GetCompilationStatus() == shaderc_compilation_status_success);
+    const std::vector<std::uint32_t> words(r.cbegin(), r.cend());
+    auto si = vk::reflect_spirv(words);
+    REQUIRE(si.ok());
+    CHECK(si->uses_local_size_id);
+    CHECK(si->local_size_spec_id[0] == 0u);
+    auto k = dev->compile(precompiled(words), c);
+    REQUIRE_FALSE(k.ok());
+    CHECK(k.status().code() == StatusCode::invalid_argument);
+    CHECK(k.status().message().find("SPIR-V 1.6") != std::string::npos);
+  }
+  SUBCASE("no compute entry point named main") {
+    auto words = to_spirv(kScaleShader);
+    bool renamed = false;
+    for (std::size_t i = 5; i < words.size() && !renamed;) {
+      const std::uint32_t count = words[i] >> 16;
+      if ((words[i] & 0xffffu) == 15u) {  // OpEntryPoint: model, function, "main\0" at word 3
+        words[i + 3] = 0x6e69616du ^ 0x00000100u;  // "main" -> "mbin"
+        renamed = true;
+      }
+      i += count;
+    }
+    REQUIRE(renamed);
+    auto k = dev->compile(precompiled(words), c);
+    REQUIRE_FALSE(k.ok());
+    CHECK(k.status().code() == StatusCode::invalid_argument);
+    CHECK(k.status().message().find("entry point") != std::string::npos);
+  }
+}
+
+TEST_CASE("vulkan spirv: values parse exactly as their constant's type, 64-bit ones too") {
+  using K = vk::SpecConstant::Kind;
+  vk::SpirvInfo si;
+  si.spec_constants = {{10, "U64", K::unsigned_int, 8},
+                       {11, "I64", K::signed_int, 8},
+                       {12, "F32", K::floating, 4},
+                       {13, "F64", K::floating, 8},
+                       {14, "H16", K::unsupported, 2}};
+  const auto make = [&](const char* name, const char* value) {
+    return vk::make_specialization(si, Dim3{}, {Definition{name, value}}, true);
+  };
+  auto u = make("U64", "18446744073709551615");
+  REQUIRE(u.ok());
+  const VkSpecializationInfo* info = u->info();
+  REQUIRE(info != nullptr);
+  REQUIRE(info->mapEntryCount == 1u);
+  CHECK(info->pMapEntries[0].constantID == 10u);
+  CHECK(info->pMapEntries[0].size == 8u);
+  std::uint64_t got = 0;
+  std::memcpy(&got, info->pData, 8);
+  CHECK(got == 18446744073709551615ull);
+  auto i = make("I64", "-9000000000");
+  REQUIRE(i.ok());
+  std::int64_t gi = 0;
+  std::memcpy(&gi, i->info()->pData, 8);
+  CHECK(gi == -9000000000ll);
+  auto f = make("F64", "0.1");
+  REQUIRE(f.ok());
+  double gd = 0;
+  std::memcpy(&gd, f->info()->pData, 8);
+  CHECK(gd == 0.1);
+  for (const auto& [name, value] :
+       std::vector<std::pair<const char*, const char*>>{{"U64", "-1"},
+                                                        {"U64", " 1"},
+                                                        {"U64", "+1"},
+                                                        {"U64", "18446744073709551616"},
+                                                        {"I64", "1.0"},
+                                                        {"F32", "1e39"},
+                                                        {"F32", "nan"},
+                                                        {"F32", "inf"},
+                                                        {"F64", "0,5"},
+                                                        {"H16", "1"}}) {
+    CAPTURE(name);
+    CAPTURE(value);
+    auto r = make(name, value);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == StatusCode::invalid_argument);
+    CHECK(r.status().message().find(name) != std::string::npos);
+  }
+  // A definition naming no constant sets nothing.
+  auto none = make("ABSENT", "1");
+  REQUIRE(none.ok());
+  CHECK(none->info() == nullptr);
 }

@@ -193,10 +193,28 @@ class Includer final : public shaderc::CompileOptions::IncluderInterface {
   const IncludeClosure& closure_;
 };
 
-// A precompiled module (KernelSource::spirv), reflected and checked against `fits`; never
-// cached (there is nothing to save) and never compiled, so compile options are refused.
+// Why a precompiled module cannot run as libtune creates pipelines (empty: it can): a compute
+// entry point "main", a SPIR-V version no newer than `max_version` (the target shaderc uses for
+// this device), and no LocalSizeId (maintenance4, which libtune does not enable).
+std::string unusable(const SpirvInfo& si, std::uint32_t max_version) {
+  const auto text = [](std::uint32_t v) {
+    return std::to_string((v >> 16) & 0xffu) + "." + std::to_string((v >> 8) & 0xffu);
+  };
+  if (!si.has_compute_main) return "it has no GLCompute entry point \"main\"";
+  if (si.version > max_version)
+    return "it is SPIR-V " + text(si.version) + "; this device takes " + text(max_version) +
+           " at most (build it for Vulkan 1.2)";
+  if (si.uses_local_size_id)
+    return "it states its workgroup size with LocalSizeId, which needs maintenance4 (build it "
+           "for Vulkan 1.2)";
+  return {};
+}
+
+// A precompiled module (KernelSource::spirv), reflected and checked (unusable, then `fits`);
+// never cached (there is nothing to save) and never compiled, so compile options are refused.
 Result<std::shared_ptr<const ShaderCompiler::Spirv>> adopt_module(
-    const KernelSource& source, const ShaderCompiler::ModuleCheck& fits) {
+    const KernelSource& source, const ShaderCompiler::ModuleCheck& fits,
+    std::uint32_t max_version) {
   if (!source.options.empty()) {
     return Status(StatusCode::invalid_argument,
                   "kernel '" + source.entry +
@@ -208,12 +226,11 @@ Result<std::shared_ptr<const ShaderCompiler::Spirv>> adopt_module(
     return Status(StatusCode::invalid_argument,
                   "kernel '" + source.entry + "': KernelSource::spirv: " + info.status().message());
   }
-  if (fits) {
-    const std::string why = fits(*info);
-    if (!why.empty()) {
-      return Status(StatusCode::invalid_argument,
-                    "kernel '" + source.entry + "': KernelSource::spirv: " + why);
-    }
+  std::string why = unusable(*info, max_version);
+  if (why.empty() && fits) why = fits(*info);
+  if (!why.empty()) {
+    return Status(StatusCode::invalid_argument,
+                  "kernel '" + source.entry + "': KernelSource::spirv: " + why);
   }
   auto out = std::make_shared<ShaderCompiler::Spirv>();
   out->words = source.spirv;
@@ -269,7 +286,9 @@ Result<std::shared_ptr<const ShaderCompiler::Spirv>> ShaderCompiler::compile(
                                             "arch_specific") +
                       " is for CUDA)");
   }
-  if (!source.spirv.empty()) return adopt_module(source, fits);
+  if (!source.spirv.empty())
+    return adopt_module(source, fits,
+                        target_env_ == shaderc_env_version_vulkan_1_2 ? 0x00010500u : 0x00010300u);
   auto parsed = parse_options(source.options, target_env_);
   if (!parsed.ok()) return parsed.status();
   auto closure = include_closure(source);

@@ -1,8 +1,8 @@
 #include "specialization.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
+#include <charconv>
+#include <cmath>
 #include <cstring>
 #include <iterator>
 #include <limits>
@@ -17,11 +17,14 @@ Status bad_value(const SpecConstant& c, const std::string& value, const char* as
                                                   ", not '" + value + "'");
 }
 
-// `text` as `c`'s type into `out` (c.bytes bytes).
+// `text` as `c`'s type into `out` (c.bytes bytes): the whole text, no spaces or '+'
+// (std::from_chars: locale-independent), in the type's range; floats finite.
 Status parse_value(const SpecConstant& c, const std::string& text, std::uint8_t out[8]) {
-  const char* s = text.c_str();
-  char* end = nullptr;
-  errno = 0;
+  const char* first = text.data();
+  const char* last = first + text.size();
+  const auto whole = [&](std::from_chars_result r) {
+    return !text.empty() && r.ec == std::errc() && r.ptr == last;
+  };
   switch (c.kind) {
     case SpecConstant::Kind::boolean: {
       const bool yes = text == "1" || text == "true";
@@ -31,39 +34,37 @@ Status parse_value(const SpecConstant& c, const std::string& text, std::uint8_t 
       return Status::ok_status();
     }
     case SpecConstant::Kind::floating: {
-      const double d = std::strtod(s, &end);
-      if (text.empty() || *end != '\0' || errno == ERANGE) return bad_value(c, text, "a number");
-      if (c.bytes == 8) {
-        std::memcpy(out, &d, 8);
-      } else {
-        const float f = static_cast<float>(d);
-        std::memcpy(out, &f, 4);
-      }
+      double d = 0;
+      const bool fits = whole(std::from_chars(first, last, d)) && std::isfinite(d) &&
+                        (c.bytes == 8 || std::fabs(d) <= std::numeric_limits<float>::max());
+      if (!fits) return bad_value(c, text, c.bytes == 8 ? "a finite double" : "a finite float");
+      const float f = static_cast<float>(d);
+      std::memcpy(out, c.bytes == 8 ? static_cast<const void*>(&d) : &f, c.bytes);
       return Status::ok_status();
     }
     case SpecConstant::Kind::signed_int: {
-      const long long v = std::strtoll(s, &end, 10);
-      const bool fits = c.bytes == 8 || (v >= std::numeric_limits<std::int32_t>::min() &&
-                                         v <= std::numeric_limits<std::int32_t>::max());
-      if (text.empty() || *end != '\0' || errno == ERANGE || !fits)
-        return bad_value(c, text, c.bytes == 8 ? "a 64-bit integer" : "a 32-bit integer");
-      const std::int64_t v64 = v;
-      const std::int32_t v32 = static_cast<std::int32_t>(v);
-      std::memcpy(out, c.bytes == 8 ? static_cast<const void*>(&v64) : &v32, c.bytes);
+      std::int64_t v = 0;
+      const bool fits = whole(std::from_chars(first, last, v)) &&
+                        (c.bytes == 8 || (v >= std::numeric_limits<std::int32_t>::min() &&
+                                          v <= std::numeric_limits<std::int32_t>::max()));
+      if (!fits) return bad_value(c, text, c.bytes == 8 ? "a 64-bit integer" : "a 32-bit integer");
+      const auto v32 = static_cast<std::int32_t>(v);
+      std::memcpy(out, c.bytes == 8 ? static_cast<const void*>(&v) : &v32, c.bytes);
       return Status::ok_status();
     }
     case SpecConstant::Kind::unsigned_int: {
-      const bool negative = !text.empty() && text[0] == '-';
-      const unsigned long long v = std::strtoull(s, &end, 10);
-      const bool fits = c.bytes == 8 || v <= std::numeric_limits<std::uint32_t>::max();
-      if (text.empty() || negative || *end != '\0' || errno == ERANGE || !fits)
+      std::uint64_t v = 0;  // from_chars refuses a '-' for an unsigned type
+      const bool fits = whole(std::from_chars(first, last, v)) &&
+                        (c.bytes == 8 || v <= std::numeric_limits<std::uint32_t>::max());
+      if (!fits)
         return bad_value(
             c, text, c.bytes == 8 ? "an unsigned 64-bit integer" : "an unsigned 32-bit integer");
-      const std::uint64_t v64 = v;
-      const std::uint32_t v32 = static_cast<std::uint32_t>(v);
-      std::memcpy(out, c.bytes == 8 ? static_cast<const void*>(&v64) : &v32, c.bytes);
+      const auto v32 = static_cast<std::uint32_t>(v);
+      std::memcpy(out, c.bytes == 8 ? static_cast<const void*>(&v) : &v32, c.bytes);
       return Status::ok_status();
     }
+    case SpecConstant::Kind::unsupported:
+      return bad_value(c, text, "a value libtune can set (it sets 32- and 64-bit types only)");
   }
   return Status(StatusCode::internal, "unknown specialization constant kind");
 }
@@ -92,9 +93,13 @@ Result<Specialization> make_specialization(const SpirvInfo& si, const Dim3& bloc
   const bool sized = block.any_set() && si.local_size_is_spec;
   if (sized) {
     const std::uint32_t size[3] = {block.x, block.y, block.z};
-    for (int d = 0; d < 3; ++d)
-      if (si.local_size_spec_id[d] != SpirvInfo::kFixed)
-        out.set(si.local_size_spec_id[d], &size[d], 4);
+    for (int d = 0; d < 3; ++d) {
+      const std::uint32_t id = si.local_size_spec_id[d];
+      // Each id once (a hand-written module may feed two dimensions from one constant).
+      if (id != SpirvInfo::kFixed && std::find(si.local_size_spec_id, si.local_size_spec_id + d,
+                                               id) == si.local_size_spec_id + d)
+        out.set(id, &size[d], 4);
+    }
   }
   if (!named) return out;
   for (const SpecConstant& c : si.spec_constants) {

@@ -11,6 +11,7 @@ namespace {
 // Opcodes, decorations and storage classes from the SPIR-V specification (unified headers).
 enum : std::uint32_t {
   kOpName = 5,
+  kOpEntryPoint = 15,
   kOpCapability = 17,
   kOpTypeBool = 20,
   kOpTypeInt = 21,
@@ -32,6 +33,7 @@ enum : std::uint32_t {
   kOpSpecConstantComposite = 51,
   kOpExecutionModeId = 331,
   kOpVariable = 59,
+  kOpFunction = 54,
   kOpFunctionEnd = 56,
   kOpDecorate = 71,
   kOpMemberDecorate = 72,
@@ -44,6 +46,7 @@ enum : std::uint32_t {
   kDecOffset = 35
 };
 enum : std::uint32_t { kModeLocalSize = 17, kModeLocalSizeId = 38, kBuiltInWorkgroupSize = 25 };
+enum : std::uint32_t { kModelGLCompute = 5 };
 enum : std::uint32_t {
   kScUniformConstant = 0,
   kScUniform = 2,
@@ -76,6 +79,9 @@ struct ModuleTables {
   std::unordered_map<std::uint32_t, std::string> names;         // OpName
   std::unordered_map<std::uint32_t, std::uint32_t> spec_id_of;  // SpecId decorations
   std::unordered_map<std::uint32_t, std::uint32_t> spec_type;   // spec constant -> its type
+  std::vector<std::uint32_t> compute_mains;  // functions an OpEntryPoint GLCompute "main" names
+  std::vector<std::uint32_t> functions;      // OpFunction results
+  bool in_function = false;                  // an OpFunction not yet ended
 };
 
 // The literal string of an OpName from word `first` of `w` (nul-terminated, packed 4 per word).
@@ -117,6 +123,17 @@ void scan_instruction(const std::uint32_t* w, std::uint32_t count, std::uint32_t
       break;
     case kOpName:
       if (count >= 3) m.names[w[1]] = literal_string(w, 2, count);
+      break;
+    case kOpEntryPoint:  // execution model, function, name
+      if (count >= 4 && w[1] == kModelGLCompute && literal_string(w, 3, count) == "main")
+        m.compute_mains.push_back(w[2]);
+      break;
+    case kOpFunction:
+      if (count >= 3) m.functions.push_back(w[2]);
+      m.in_function = true;
+      break;
+    case kOpFunctionEnd:
+      m.in_function = false;
       break;
     case kOpSpecConstant:
       if (count >= 4) m.spec_constants[w[2]] = w[3];
@@ -162,9 +179,8 @@ void scan_instruction(const std::uint32_t* w, std::uint32_t count, std::uint32_t
 }
 
 // Every instruction after the header into `m` and `info`; internal for a truncated one.
-// A module with code ends with OpFunctionEnd: one cut at an instruction's boundary does not.
+// A module cut at an instruction's boundary inside a function leaves it open.
 Status scan_module(std::span<const std::uint32_t> words, ModuleTables& m, SpirvInfo& info) {
-  std::uint32_t last = 0;
   for (std::size_t i = 5; i < words.size();) {
     const std::uint32_t count = words[i] >> 16;
     const std::uint32_t op = words[i] & 0xffffu;
@@ -172,11 +188,10 @@ Status scan_module(std::span<const std::uint32_t> words, ModuleTables& m, SpirvI
       return Status(StatusCode::internal,
                     "truncated SPIR-V instruction at word " + std::to_string(i));
     scan_instruction(&words[i], count, op, m, info);
-    last = op;
     i += count;
   }
-  if (last != kOpFunctionEnd)
-    return Status(StatusCode::internal, "truncated SPIR-V module (it does not end a function)");
+  if (m.in_function)
+    return Status(StatusCode::internal, "truncated SPIR-V module (a function does not end)");
   return Status::ok_status();
 }
 
@@ -184,6 +199,7 @@ Status scan_module(std::span<const std::uint32_t> words, ModuleTables& m, SpirvI
 void resolve_local_size(const ModuleTables& m, SpirvInfo& info) {
   // SPIR-V 1.6 (Vulkan 1.3 targets) states the workgroup size with LocalSizeId.
   if (m.local_size_ids[0] != 0) {
+    info.uses_local_size_id = true;
     for (int d = 0; d < 3; ++d) {
       const std::uint32_t id = m.local_size_ids[d];
       if (auto sc = m.spec_constants.find(id); sc != m.spec_constants.end()) {
@@ -200,9 +216,13 @@ void resolve_local_size(const ModuleTables& m, SpirvInfo& info) {
     auto composite = m.spec_composites.find(id);
     if (composite == m.spec_composites.end()) continue;
     info.local_size_is_spec = true;
-    for (std::size_t d = 0; d < 3 && d < composite->second.size(); ++d)
-      if (auto sid = m.spec_id_of.find(composite->second[d]); sid != m.spec_id_of.end())
+    for (std::size_t d = 0; d < 3 && d < composite->second.size(); ++d) {
+      const std::uint32_t part = composite->second[d];
+      if (auto sid = m.spec_id_of.find(part); sid != m.spec_id_of.end())
         info.local_size_spec_id[d] = sid->second;
+      else if (auto c = m.constants.find(part); c != m.constants.end())
+        info.local_size[d] = static_cast<std::uint32_t>(c->second);  // the composite rules
+    }
   }
 }
 
@@ -226,6 +246,9 @@ void resolve_spec_constants(const ModuleTables& m, SpirvInfo& info) {
                : t->second.operands.size() >= 2 && t->second.operands[1] != 0
                    ? SpecConstant::Kind::signed_int
                    : SpecConstant::Kind::unsigned_int;
+    } else if (t->second.op == kOpTypeInt || t->second.op == kOpTypeFloat) {
+      c.kind = SpecConstant::Kind::unsupported;  // 8 or 16 bits
+      c.bytes = width / 8;
     } else {
       continue;
     }
@@ -350,6 +373,10 @@ Result<SpirvInfo> reflect_spirv(std::span<const std::uint32_t> words) {
   TUNE_RETURN_IF_ERROR(scan_module(words, m, info));
   resolve_local_size(m, info);
   resolve_spec_constants(m, info);
+  info.version = words[1];
+  for (std::uint32_t f : m.compute_mains)
+    if (std::find(m.functions.begin(), m.functions.end(), f) != m.functions.end())
+      info.has_compute_main = true;
   for (const Var& v : m.vars) add_variable(m, v, info);
   std::sort(info.bindings.begin(), info.bindings.end());
   info.bindings.erase(std::unique(info.bindings.begin(), info.bindings.end()), info.bindings.end());

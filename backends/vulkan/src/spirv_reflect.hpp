@@ -22,7 +22,8 @@ struct PushMember {
 // One specialization constant the module declares (OpSpecConstant, OpSpecConstantTrue/False
 // with a SpecId decoration): settable per pipeline through VkSpecializationInfo.
 struct SpecConstant {
-  enum class Kind : std::uint8_t { boolean, signed_int, unsigned_int, floating };
+  // unsupported: 8- and 16-bit types, which a definition cannot set (refused when named).
+  enum class Kind : std::uint8_t { boolean, signed_int, unsigned_int, floating, unsupported };
   std::uint32_t spec_id = 0;
   std::string name;  // its OpName; empty when the module was stripped of names
   Kind kind = Kind::unsigned_int;
@@ -48,8 +49,11 @@ struct SpirvInfo {
   // Per dimension, the SpecId that sets it; kFixed where the module fixes that dimension.
   static constexpr std::uint32_t kFixed = 0xffffffffu;
   std::uint32_t local_size_spec_id[3] = {kFixed, kFixed, kFixed};
-  // Sorted by spec_id; a constant of an unsupported type (16-bit) is left out.
+  // Sorted by spec_id.
   std::vector<SpecConstant> spec_constants;
+  std::uint32_t version = 0;        // the header's SPIR-V version word (0x00010500: 1.5)
+  bool has_compute_main = false;    // OpEntryPoint GLCompute "main" of a function it defines
+  bool uses_local_size_id = false;  // the LocalSizeId execution mode (needs maintenance4)
 };
 
 // Fails (internal) when `words` is not a well-formed SPIR-V module.

@@ -147,9 +147,10 @@ struct KernelSource {
   // OpName; keep names in the module), parsed as that constant's type: booleans 1 / 0,
   // integers, floats. A definition with no such constant is ignored, as an unused macro is; a
   // value that does not parse is invalid_argument naming the constant. The workgroup size goes
-  // to the constants the module takes it from, as for GLSL. For modules only a newer compiler
-  // than the one libtune links can build (cooperative-matrix extensions). CUDA and HIP refuse a
-  // source that sets it (invalid_argument). Part of hash().
+  // to the constants the module takes it from, as for GLSL. The module: entry point "main",
+  // SPIR-V 1.5 at most, no LocalSizeId (a Vulkan 1.2 target). For modules only a newer compiler
+  // than the one libtune links can build. CUDA and HIP refuse a source that sets it
+  // (invalid_argument). Part of hash().
   std::vector<std::uint32_t> spirv = {};
   // The kernel's arguments in call order (KernelDef::signature), when known: the Autotuner
   // fills it in from the definition's signature. A backend that reads a compiled module's
