@@ -51,7 +51,8 @@ BundledKernel contract(std::string_view name) {
     reduce_sum(k);
   else if (name == "matmul_f32")
     matmul(k, ElemType::f32);
-  else if (name == "matmul_f16" || name == "matmul_f16_coopmat" || name == "matmul_wgmma_f16")
+  else if (name == "matmul_f16" || name == "matmul_f16_coopmat" || name == "matmul_f16_coopmat2" ||
+           name == "matmul_wgmma_f16")
     matmul(k, ElemType::f16);
   else if (name == "matmul_wgmma_bf16")
     matmul(k, ElemType::bf16);

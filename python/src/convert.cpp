@@ -72,6 +72,13 @@ py::dict device_info_dict(const DeviceInfo& info) {
   py::list shapes;
   for (const MatrixShape& s : info.matrix_shapes_f16) shapes.append(py::make_tuple(s.m, s.n, s.k));
   d["matrix_shapes_f16"] = shapes;
+  // Per workgroup size: (invocations, (m, n, k) granularity, largest dimension).
+  py::list workgroup;
+  for (const WorkgroupMatrixShape& s : info.workgroup_matrix_f16) {
+    const MatrixShape& g = s.granularity;
+    workgroup.append(py::make_tuple(s.invocations, py::make_tuple(g.m, g.n, g.k), s.max_dimension));
+  }
+  d["workgroup_matrix_f16"] = workgroup;
   d["l2_bytes"] = info.l2_bytes;
   d["llc_bytes"] = info.llc_bytes;
   d["llc_source"] = std::string(tune::to_string(info.llc_source));

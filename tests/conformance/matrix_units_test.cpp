@@ -3,12 +3,14 @@
 //     runs with that size (the kernel reads it back) and verifies; any other size, and every
 //     size where the device allows none, is refused before compiling (unavailable, naming the
 //     request and the range).
-//   matmul_f16_coopmat (Vulkan, VK_NV_cooperative_matrix): every configuration the device
-//     offers is verified at every test size; a device that reports no shape refuses the
-//     tuning with the reason (the constraint naming the extension).
+//   matmul_f16_coopmat (Vulkan, VK_NV_cooperative_matrix) and matmul_f16_coopmat2
+//     (VK_NV_cooperative_matrix2): every configuration the device offers is verified at every
+//     test size; a device that reports no shape refuses the tuning with the reason (the
+//     constraint naming the extension).
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -121,11 +123,14 @@ TEST_CASE("launch options: subgroup_size through the Autotuner: refused points c
   tuner->reset();
 }
 
-TEST_CASE("matrix units: matmul_f16_coopmat verified everywhere it is offered, refused elsewhere") {
+namespace {
+
+// Every configuration of the bundled kernel `name` that the device offers, verified at every
+// test size; where it offers none, the tuning refused with the constraint naming `extension`.
+void verify_or_refused(const std::string& name, const std::string& extension) {
   auto dev = tune::testing::open_conformance_device();
-  const std::optional<kernels::BundledKernel> k =
-      kernels::bundled_kernel(dev->language(), "matmul_f16_coopmat");
-  if (!k) TUNE_SKIP("matmul_f16_coopmat is Vulkan's (CUDA's matrix units: matmul_wgmma_*)");
+  const std::optional<kernels::BundledKernel> k = kernels::bundled_kernel(dev->language(), name);
+  if (!k) TUNE_SKIP(name + " is Vulkan's (CUDA's matrix units: matmul_wgmma_*)");
   auto configs = k->def.space.enumerate(dev->info());
   REQUIRE(configs.ok());
   if (configs->empty()) {
@@ -139,30 +144,48 @@ TEST_CASE("matrix units: matmul_f16_coopmat verified everywhere it is offered, r
     REQUIRE(w->setup(*dev, 7).ok());
     auto best = (*tuner)->tune(*dev, w->args());
     REQUIRE_FALSE(best.ok());
-    CHECK_MESSAGE(best.status().message().find("VK_NV_cooperative_matrix") != std::string::npos,
+    CHECK_MESSAGE(best.status().message().find(extension) != std::string::npos,
                   best.status().to_string());
     tuner->reset();
-    TUNE_SKIP(dev->info().name +
-              " reports no cooperative-matrix shape: " + best.status().message());
+    TUNE_SKIP(dev->info().name + " offers no configuration of " + name + ": " +
+              best.status().message());
   }
-  MESSAGE(configs->size() << " configurations on " << dev->info().name);
+  MESSAGE(configs->size() << " configurations of " << name << " on " << dev->info().name);
   const KernelSource* src = k->def.source_for(dev->language());
   REQUIRE(src != nullptr);
+  // Each configuration compiled once (a pipeline takes 0.1-0.5 s on the NVIDIA driver), then
+  // run on every test size.
+  std::vector<std::unique_ptr<kernels::Workload>> workloads;
   std::uint64_t seed = 77;
   for (const auto& size : k->test_sizes) {
-    auto w = k->workload(size);
-    REQUIRE(w->setup(*dev, seed++).ok());
-    for (const Config& c : *configs) {
-      CAPTURE(c.to_string());
+    workloads.push_back(k->workload(size));
+    REQUIRE(workloads.back()->setup(*dev, seed++).ok());
+  }
+  for (const Config& c : *configs) {
+    CAPTURE(c.to_string());
+    auto ck = dev->compile(*src, c);
+    REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
+    for (std::size_t i = 0; i < workloads.size(); ++i) {
+      const auto& size = k->test_sizes[i];
       CAPTURE(size[0]);
       CAPTURE(size[1]);
       CAPTURE(size[2]);
-      auto ck = dev->compile(*src, c);
-      REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
-      REQUIRE(w->poison_outputs(*dev).ok());
-      REQUIRE(dev->launch(**ck, k->def.dims(c, w->args()), w->args()).ok());
-      const Status cs = w->check(*dev);
+      kernels::Workload& w = *workloads[i];
+      REQUIRE(w.poison_outputs(*dev).ok());
+      REQUIRE(dev->launch(**ck, k->def.dims(c, w.args()), w.args()).ok());
+      const Status cs = w.check(*dev);
       CHECK_MESSAGE(cs.ok(), cs.to_string());
     }
   }
+}
+
+}  // namespace
+
+TEST_CASE("matrix units: matmul_f16_coopmat verified everywhere it is offered, refused elsewhere") {
+  verify_or_refused("matmul_f16_coopmat", "VK_NV_cooperative_matrix");
+}
+
+TEST_CASE(
+    "matrix units: matmul_f16_coopmat2 verified everywhere it is offered, refused elsewhere") {
+  verify_or_refused("matmul_f16_coopmat2", "VK_NV_cooperative_matrix2");
 }

@@ -89,14 +89,14 @@ TEST_CASE("the languages agree on each kernel's name, signature, key and reset_t
     }
   for (const BundledKernel& g : glsl)
     if (!kernels::bundled_kernel(Language::cuda_hip, g.name).has_value()) {
-      CHECK_MESSAGE(g.name == "matmul_f16_coopmat", g.name << " has no CUDA/HIP twin");
+      CHECK_MESSAGE(g.name.starts_with("matmul_f16_coopmat"), g.name << " has no CUDA/HIP twin");
       ++glsl_only;
     }
   CHECK(cuda_only == 2);
-  CHECK(glsl_only == 1);
+  CHECK(glsl_only == 2);
   REQUIRE(glsl.size() - glsl_only + cuda_only == cuda_hip.size());
   for (const BundledKernel& g : glsl) {
-    if (g.name == "matmul_f16_coopmat") continue;
+    if (g.name.starts_with("matmul_f16_coopmat")) continue;
     CAPTURE(g.name);
     const auto c = kernels::bundled_kernel(Language::cuda_hip, g.name);
     REQUIRE(c.has_value());

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "compute_pipeline.hpp"
 #include "device_facts.hpp"
 #include "scoped_env.hpp"
 #include "spirv_reflect.hpp"
@@ -244,4 +245,150 @@ TEST_CASE("device facts: SPIR-V capabilities a device supports") {
   CHECK_FALSE(supports_capability(apu, spv_cap::kFloat64));
   CHECK_FALSE(supports_capability(apu, spv_cap::kInt64));
   CHECK_FALSE(supports_capability(apu, spv_cap::kGroupNonUniform));
+}
+
+namespace {
+
+CoopMatFlexibleDimensionsNv flexible(std::uint32_t invocations, std::uint32_t m, std::uint32_t n,
+                                     std::uint32_t k, std::uint32_t a, std::uint32_t c,
+                                     std::uint32_t scope) {
+  CoopMatFlexibleDimensionsNv e{};
+  e.sType = kStructCoopMatFlexibleDimensionsNv;
+  e.MGranularity = m;
+  e.NGranularity = n;
+  e.KGranularity = k;
+  e.AType = e.BType = a;
+  e.CType = e.ResultType = c;
+  e.scope = scope;
+  e.workgroupInvocations = invocations;
+  return e;
+}
+
+// VK_NV_cooperative_matrix2's flexible-dimension list as the H100's driver (580.159.04)
+// reports it, the u8/s8 and fp8 rows left out but one: subgroup rows, then per workgroup size
+// f16 x f16 + f16 and f16 x f16 + f32 (2026-12-06, bench/RESULTS.md).
+std::vector<CoopMatFlexibleDimensionsNv> h100_flexible_list() {
+  constexpr std::uint32_t f16 = kCoopComponentFloat16, f32 = kCoopComponentFloat32, u8 = 7;
+  constexpr std::uint32_t wg = kCoopScopeWorkgroup, sg = 3;
+  std::vector<CoopMatFlexibleDimensionsNv> list = {flexible(0, 16, 16, 16, f16, f16, sg),
+                                                   flexible(0, 16, 16, 16, f16, f32, sg)};
+  const std::uint32_t grain[4][3] = {{16, 16, 16}, {16, 16, 16}, {32, 16, 16}, {32, 32, 16}};
+  const std::uint32_t sizes[4] = {32, 64, 128, 256};
+  for (int i = 0; i < 4; ++i) {
+    const auto& g = grain[i];
+    list.push_back(flexible(sizes[i], g[0], g[1], g[2], f16, f16, wg));
+    list.push_back(flexible(sizes[i], g[0], g[1], g[2], f16, f32, wg));
+    list.push_back(flexible(sizes[i], g[0], g[1], 32, u8, 9, wg));
+  }
+  return list;
+}
+
+// The H200 snapshot with the H100's cooperative-matrix facts (the same driver and silicon).
+DeviceCaps h200_with_coopmat2() {
+  DeviceCaps c = h200(true);
+  c.memory_model = true;
+  c.maintenance4 = true;
+  c.coopmat_khr = true;
+  c.coopmat2 = {true, true, true, true, true, true, true};
+  c.coopmat2_max_workgroup = 256;
+  c.coopmat2_shapes_f16 = workgroup_shapes_f16(h100_flexible_list(), 1024, 256);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("device facts: VK_NV_cooperative_matrix2's workgroup-scope shapes") {
+  const auto list = h100_flexible_list();
+  const auto shapes = workgroup_shapes_f16(list, 1024, 256);
+  REQUIRE(shapes.size() == 4);  // f16 x f16 + f32 at workgroup scope, one per workgroup size
+  CHECK(shapes[0] == WorkgroupMatrixShape{32, {16, 16, 16}, 1024});
+  CHECK(shapes[1] == WorkgroupMatrixShape{64, {16, 16, 16}, 1024});
+  CHECK(shapes[2] == WorkgroupMatrixShape{128, {32, 16, 16}, 1024});
+  CHECK(shapes[3] == WorkgroupMatrixShape{256, {32, 32, 16}, 1024});
+  // Workgroups above cooperativeMatrixWorkgroupScopeMaxWorkgroupSize are left out.
+  CHECK(workgroup_shapes_f16(list, 1024, 128).size() == 3);
+  CHECK(workgroup_shapes_f16(list, 1024, 0).empty());
+  auto saturating = list;
+  for (auto& e : saturating) e.saturatingAccumulation = VK_TRUE;
+  CHECK(workgroup_shapes_f16(saturating, 1024, 256).empty());
+
+  // DeviceInfo reports them only when every feature the bundled kernel needs is on.
+  const DeviceInfo on = device_info(h200_with_coopmat2(), "");
+  CHECK(on.workgroup_matrix_f16 == shapes);
+  CHECK(device_info(h200(true), "").workgroup_matrix_f16.empty());
+  for (int missing = 0; missing < 5; ++missing) {
+    CAPTURE(missing);
+    DeviceCaps c = h200_with_coopmat2();
+    if (missing == 0) c.memory_model = false;
+    if (missing == 1) c.maintenance4 = false;
+    if (missing == 2) c.coopmat2.workgroup_scope = false;
+    if (missing == 3) c.coopmat2.flexible_dimensions = false;
+    if (missing == 4) c.coopmat2.tensor_addressing = false;
+    CHECK(device_info(c, "").workgroup_matrix_f16.empty());
+  }
+}
+
+TEST_CASE("device facts: the cooperative-matrix capabilities follow their features") {
+  const DeviceCaps none = lavapipe();
+  const DeviceCaps all = h200_with_coopmat2();
+  const std::uint32_t caps[] = {spv_cap::kCooperativeMatrixKHR,
+                                spv_cap::kCooperativeMatrixReductionsNV,
+                                spv_cap::kCooperativeMatrixConversionsNV,
+                                spv_cap::kCooperativeMatrixPerElementOperationsNV,
+                                spv_cap::kCooperativeMatrixTensorAddressingNV,
+                                spv_cap::kCooperativeMatrixBlockLoadsNV,
+                                spv_cap::kTensorAddressingNV};
+  for (std::uint32_t cap : caps) {
+    CAPTURE(capability_name(cap));
+    CHECK_FALSE(supports_capability(none, cap));
+    CHECK(supports_capability(all, cap));
+    CHECK(capability_name(cap).find("cooperative_matrix") != std::string::npos);
+  }
+  DeviceCaps partial = all;
+  partial.coopmat2.block_loads = false;
+  CHECK_FALSE(supports_capability(partial, spv_cap::kCooperativeMatrixBlockLoadsNV));
+  CHECK(supports_capability(partial, spv_cap::kTensorAddressingNV));
+  partial.coopmat2.tensor_addressing = false;
+  CHECK_FALSE(supports_capability(partial, spv_cap::kTensorAddressingNV));
+  CHECK_FALSE(supports_capability(partial, spv_cap::kCooperativeMatrixTensorAddressingNV));
+}
+
+TEST_CASE("device facts: workgroup-scope matrices checked against the device before a pipeline") {
+  // What the reflection of a VK_NV_cooperative_matrix2 module reports (the bundled
+  // matmul_f16_coopmat2's capabilities; its reflection is tested in vulkan_spirv_tests).
+  SpirvInfo si;
+  si.capabilities = {1,
+                     spv_cap::kFloat16,
+                     spv_cap::kStorageBuffer16BitAccess,
+                     spv_cap::kVulkanMemoryModel,
+                     spv_cap::kCooperativeMatrixTensorAddressingNV,
+                     spv_cap::kTensorAddressingNV,
+                     spv_cap::kCooperativeMatrixKHR};
+  si.workgroup_scope_matrices = true;
+  si.local_size[0] = 128;
+  si.local_size[1] = si.local_size[2] = 1;
+  si.local_size_spec_id[0] = 0;
+  si.local_size_is_spec = true;
+  const DeviceCaps nv = h200_with_coopmat2();
+  CHECK(check_spirv(si, Dim3{256, 1, 1}, nv, "NVIDIA H200").ok());
+  CHECK(check_spirv(si, Dim3{}, nv, "NVIDIA H200").ok());  // the module's own 128
+
+  const Status big = check_spirv(si, Dim3{512, 1, 1}, nv, "NVIDIA H200");
+  CHECK(big.code() == StatusCode::out_of_resources);
+  CHECK_MESSAGE(big.message().find("512 invocations") != std::string::npos, big.message());
+  CHECK_MESSAGE(big.message().find("allows 256") != std::string::npos, big.message());
+
+  DeviceCaps no_scope = nv;  // the capabilities, but no workgroup scope
+  no_scope.coopmat2.workgroup_scope = false;
+  const Status scope = check_spirv(si, Dim3{128, 1, 1}, no_scope, "NVIDIA H200");
+  CHECK(scope.code() == StatusCode::unavailable);
+  CHECK_MESSAGE(scope.message().find("cooperativeMatrixWorkgroupScope") != std::string::npos,
+                scope.message());
+
+  DeviceCaps lvp = lavapipe();
+  lvp.memory_model = true;
+  const Status missing = check_spirv(si, Dim3{128, 1, 1}, lvp, "llvmpipe");
+  CHECK(missing.code() == StatusCode::unavailable);
+  CHECK_MESSAGE(missing.message().find("VK_NV_cooperative_matrix2") != std::string::npos,
+                missing.message());
 }

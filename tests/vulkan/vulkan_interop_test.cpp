@@ -18,6 +18,7 @@
 
 #include "allocation_counter.hpp"
 #include "interop_data.hpp"
+#include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
 #include "tune/vulkan_interop.hpp"
 #include "vulkan_test_device.hpp"
@@ -464,6 +465,27 @@ TEST_CASE("interop: open_device and wrap_buffer refuse what they cannot use, nam
     REQUIRE((*dev)->synchronize().ok());
   }
   CHECK(static_cast<const float*>(b.mapped)[1023] == 1.0f);
+}
+
+TEST_CASE("interop: the application's Vulkan version decides the SPIR-V its device takes") {
+  App app;  // a Vulkan 1.1 instance and device, no optional feature
+  if (!app.setup(false)) skip_or_fail_without_vulkan("application setup: " + app.why);
+  auto e = app.external();
+  // Claimed but not there (or not allowed at Vulkan 1.1): nothing is taken on trust.
+  e.features.maintenance4 = e.features.cooperative_matrix_khr = true;
+  e.features.cooperative_matrix2_nv = true;
+  auto dev = vulkan::open_device(e);
+  REQUIRE_MESSAGE(dev.ok(), dev.status().to_string());
+  CHECK((*dev)->info().workgroup_matrix_f16.empty());
+  // The bundled coopmat2 kernel is SPIR-V 1.6; Vulkan 1.1 consumes SPIR-V 1.3 at most.
+  const auto k = kernels::bundled_kernel(Language::glsl, "matmul_f16_coopmat2");
+  REQUIRE(k.has_value());
+  auto ck = (*dev)->compile(*k->def.source_for(Language::glsl), k->default_config);
+  REQUIRE_FALSE(ck.ok());
+  CHECK(ck.status().code() == StatusCode::invalid_argument);
+  CHECK_MESSAGE(
+      ck.status().message().find("SPIR-V 1.6; this device takes 1.3 at most") != std::string::npos,
+      ck.status().to_string());
 }
 
 #ifndef TUNE_TEST_SANITIZED

@@ -6,6 +6,7 @@
 // an application would build them offline). On lavapipe by default.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -15,9 +16,11 @@
 #include <utility>
 #include <vector>
 
+#include "shader_compiler.hpp"
 #include "skip.hpp"
 #include "specialization.hpp"
 #include "spirv_reflect.hpp"
+#include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
 #include "tune/vulkan.hpp"
 #include "vulkan_test_device.hpp"
@@ -60,10 +63,11 @@ layout(std430, binding = 0) writeonly buffer O { uint o[]; };
 void main() { o[gl_GlobalInvocationID.x] = gl_WorkGroupSize.x; }
 )";
 
-std::vector<std::uint32_t> to_spirv(const char* glsl) {
+std::vector<std::uint32_t> to_spirv(const char* glsl,
+                                    shaderc_env_version env = shaderc_env_version_vulkan_1_2) {
   shaderc::Compiler compiler;
   shaderc::CompileOptions opts;
-  opts.SetTargetEnvironment(shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_2);
+  opts.SetTargetEnvironment(shaderc_target_env_vulkan, env);
   auto r = compiler.CompileGlslToSpv(glsl, shaderc_compute_shader, "test.comp", opts);
   REQUIRE_MESSAGE(r.GetCompilationStatus() == shaderc_compilation_status_success,
                   r.GetErrorMessage());
@@ -300,22 +304,6 @@ TEST_CASE("vulkan spirv: the module's words are part of the source's hash") {
 TEST_CASE("vulkan spirv: a module built for another target or entry point is refused") {
   auto dev = open_vulkan_or_skip();
   const Config c = scale_config(1, "0", false, 32);
-  SUBCASE("SPIR-V 1.6 (a Vulkan 1.3 target: LocalSizeId)") {
-    shaderc::Compiler compiler;
-    shaderc::CompileOptions opts;
-    opts.SetTargetEnvironment(shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_3);
-    auto r = compiler.CompileGlslToSpv(kScaleShader, shaderc_compute_shader, "t.comp", opts);
-    REQUIRE(r.GetCompilationStatus() == shaderc_compilation_status_success);
-    const std::vector<std::uint32_t> words(r.cbegin(), r.cend());
-    auto si = vk::reflect_spirv(words);
-    REQUIRE(si.ok());
-    CHECK(si->uses_local_size_id);
-    CHECK(si->local_size_spec_id[0] == 0u);
-    auto k = dev->compile(precompiled(words), c);
-    REQUIRE_FALSE(k.ok());
-    CHECK(k.status().code() == StatusCode::invalid_argument);
-    CHECK(k.status().message().find("SPIR-V 1.6") != std::string::npos);
-  }
   SUBCASE("no compute entry point named main") {
     auto words = to_spirv(kScaleShader);
     bool renamed = false;
@@ -391,4 +379,107 @@ TEST_CASE("vulkan spirv: values parse exactly as their constant's type, 64-bit o
   auto none = make("ABSENT", "1");
   REQUIRE(none.ok());
   CHECK(none->info() == nullptr);
+}
+
+TEST_CASE("vulkan spirv: the SPIR-V a device takes follows its Vulkan version and maintenance4") {
+  using Limits = vk::ShaderCompiler::ModuleLimits;
+  const auto limits = [](std::uint32_t api, bool m4) {
+    const Limits l = vk::ShaderCompiler::module_limits(api, m4);
+    return std::pair{l.max_version, l.local_size_id};
+  };
+  CHECK(limits(VK_API_VERSION_1_1, false) == std::pair{0x00010300u, false});
+  CHECK(limits(VK_API_VERSION_1_2, false) == std::pair{0x00010500u, false});
+  CHECK(limits(VK_API_VERSION_1_3, false) == std::pair{0x00010600u, false});
+  CHECK(limits(VK_API_VERSION_1_3, true) == std::pair{0x00010600u, true});
+  CHECK(limits(VK_MAKE_API_VERSION(0, 1, 4, 312), true) == std::pair{0x00010600u, true});
+  CHECK(limits(VK_API_VERSION_1_2, true) == std::pair{0x00010500u, false});  // no 1.3: no m4
+}
+
+TEST_CASE("vulkan spirv: a SPIR-V 1.6 module (LocalSizeId) runs on a Vulkan 1.3 device") {
+  auto dev = open_vulkan_or_skip();
+  const auto words = to_spirv(kScaleShader, shaderc_env_version_vulkan_1_3);
+  auto si = vk::reflect_spirv(words);
+  REQUIRE(si.ok());
+  CHECK(si->version == 0x00010600u);
+  CHECK(si->uses_local_size_id);
+  CHECK(si->local_size_spec_id[0] == 0u);
+  CHECK(si->local_size_spec_id[1] == 1u);
+  CHECK(si->local_size_spec_id[2] == 2u);
+  const auto diag = vulkan::diagnostics(*dev);
+  REQUIRE(diag.has_value());
+  std::vector<float> x(500);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) - 250.0f;
+  for (int block : {32, 64, 128}) {
+    CAPTURE(block);
+    auto r = run_scale(*dev, precompiled(words), scale_config(3, "0.5", true, block), x);
+    if (diag->api_version < VK_API_VERSION_1_3) {  // its Vulkan version does not take 1.6
+      REQUIRE_FALSE(r.ok());
+      CHECK(r.status().code() == StatusCode::invalid_argument);
+      CHECK(r.status().message().find("SPIR-V 1.6") != std::string::npos);
+      continue;
+    }
+    // Vulkan 1.3 guarantees maintenance4, and libtune enables it on its own devices.
+    REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+    for (std::size_t i = 0; i < x.size(); ++i) CHECK(r->y[i] == -(3.0f * x[i] + 0.5f));
+    CHECK(r->info[1] == static_cast<std::uint32_t>(block));  // through LocalSizeId's spec id 0
+  }
+}
+
+namespace tune::kernels::glsl {
+extern const char* const k_matmul_f16_coopmat2_comp_sha256;
+extern const char* const k_matmul_f16_coopmat2_spv_built_from;
+}  // namespace tune::kernels::glsl
+
+TEST_CASE("vulkan spirv: the bundled coopmat2 module was built from its source as it is") {
+  // kernels/vulkan/matmul_f16_coopmat2.spv.txt records the SHA-256 of the .comp the module was
+  // built from; the build embeds the .comp's current one.
+  CHECK_MESSAGE(std::string(kernels::glsl::k_matmul_f16_coopmat2_comp_sha256) ==
+                    kernels::glsl::k_matmul_f16_coopmat2_spv_built_from,
+                "kernels/vulkan/matmul_f16_coopmat2.comp changed since its .spv was built: run "
+                "scripts/build-coopmat2-spirv.sh");
+}
+
+TEST_CASE("vulkan spirv: the bundled coopmat2 module's reflection") {
+  const auto k = kernels::bundled_kernel(Language::glsl, "matmul_f16_coopmat2");
+  REQUIRE(k.has_value());
+  const KernelSource* src = k->def.source_for(Language::glsl);
+  REQUIRE(src != nullptr);
+  REQUIRE_FALSE(src->spirv.empty());
+  auto si = vk::reflect_spirv(src->spirv);
+  REQUIRE_MESSAGE(si.ok(), si.status().to_string());
+  CHECK(si->version == 0x00010600u);
+  CHECK(si->has_compute_main);
+  CHECK(si->uses_local_size_id);
+  CHECK(si->workgroup_scope_matrices);
+  CHECK(si->local_size_spec_id[0] == 0u);  // the configuration's block.x
+  CHECK(si->local_size_spec_id[1] == vk::SpirvInfo::kFixed);
+  CHECK(si->local_size[1] == 1u);
+  CHECK(si->bindings == std::vector<std::uint32_t>{0, 1, 2});
+  CHECK(si->push.size() == 3);
+  std::vector<std::string> names;
+  for (const vk::SpecConstant& c : si->spec_constants)
+    if (!c.name.empty()) names.push_back(c.name);
+  CHECK(names == std::vector<std::string>{"BM", "BN", "BK", "GROUP_M", "UNROLL"});
+  for (std::uint32_t cap : {vk::spv_cap::kCooperativeMatrixKHR, vk::spv_cap::kTensorAddressingNV,
+                            vk::spv_cap::kCooperativeMatrixTensorAddressingNV}) {
+    CAPTURE(cap);
+    CHECK(std::find(si->capabilities.begin(), si->capabilities.end(), cap) !=
+          si->capabilities.end());
+  }
+  // Every point of the space sets only constants the module has (the workgroup size aside).
+  const Config& c = k->default_config;
+  for (const char* p : {"BM", "BN", "BK", "GROUP_M", "UNROLL"}) CHECK(c.has(p));
+}
+
+TEST_CASE("vulkan spirv: the bundled coopmat2 module is refused where the device lacks it") {
+  auto dev = open_vulkan_or_skip();
+  if (!dev->info().workgroup_matrix_f16.empty())
+    TUNE_SKIP(dev->info().name + " has VK_NV_cooperative_matrix2 (conformance runs the kernel)");
+  const auto k = kernels::bundled_kernel(Language::glsl, "matmul_f16_coopmat2");
+  REQUIRE(k.has_value());
+  auto ck = dev->compile(*k->def.source_for(Language::glsl), k->default_config);
+  REQUIRE_FALSE(ck.ok());
+  CHECK(ck.status().code() == StatusCode::unavailable);
+  CHECK_MESSAGE(ck.status().message().find("does not support") != std::string::npos,
+                ck.status().to_string());
 }

@@ -65,6 +65,21 @@ Status check_spirv(const SpirvInfo& si, const Dim3& block, const DeviceCaps& cap
                       ": declare layout(local_size_x_id = 0, local_size_y_id = 1, "
                       "local_size_z_id = 2) in;");
   }
+  if (si.workgroup_scope_matrices && !caps.coopmat2.workgroup_scope) {
+    return Status(StatusCode::unavailable,
+                  "the shader uses workgroup-scope cooperative matrices, which " + device_name +
+                      " does not support (VK_NV_cooperative_matrix2's "
+                      "cooperativeMatrixWorkgroupScope)");
+  }
+  const Dim3 size =
+      block.any_set() ? block : Dim3{si.local_size[0], si.local_size[1], si.local_size[2]};
+  if (si.workgroup_scope_matrices && size.product() > caps.coopmat2_max_workgroup) {
+    return Status(StatusCode::out_of_resources,
+                  "the shader uses workgroup-scope cooperative matrices in a workgroup of " +
+                      std::to_string(size.product()) + " invocations; " + device_name + " allows " +
+                      std::to_string(caps.coopmat2_max_workgroup) +
+                      " at most (cooperativeMatrixWorkgroupScopeMaxWorkgroupSize)");
+  }
   const auto& l = caps.props.limits;
   if (si.shared_bytes > l.maxComputeSharedMemorySize) {
     return Status(StatusCode::out_of_resources,

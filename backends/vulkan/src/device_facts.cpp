@@ -114,6 +114,57 @@ void query_cooperative_matrix(VkInstance instance, VkPhysicalDevice pd, DeviceCa
   }
 }
 
+// Vulkan 1.3's maintenance4 (LocalSizeId in precompiled SPIR-V 1.6 modules).
+void query_maintenance4(VkPhysicalDevice pd, DeviceCaps& c) {
+  if (c.props.apiVersion < VK_API_VERSION_1_3) return;
+  auto f = vk_struct<VkPhysicalDeviceMaintenance4Features>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES);
+  auto f2 = vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f);
+  vkGetPhysicalDeviceFeatures2(pd, &f2);
+  c.maintenance4 = f.maintenance4 == VK_TRUE;
+}
+
+// VK_KHR_cooperative_matrix, then VK_NV_cooperative_matrix2 on top of it: features, limits and
+// the flexible-dimension shapes. Both need Vulkan 1.3 here (libtune reads their shaders as
+// precompiled SPIR-V 1.6 modules).
+void query_cooperative_matrix2(VkInstance instance, VkPhysicalDevice pd, DeviceCaps& c) {
+  if (instance == VK_NULL_HANDLE || c.props.apiVersion < VK_API_VERSION_1_3 ||
+      !has_device_extension(pd, kKhrCooperativeMatrixExtension))
+    return;
+  auto khr = vk_struct<CoopMatFeaturesKhr>(kStructCoopMatFeaturesKhr);
+  auto nv2 = vk_struct<CoopMat2FeaturesNv>(kStructCoopMat2FeaturesNv);
+  const bool has_nv2 = has_device_extension(pd, kNvCooperativeMatrix2Extension);
+  if (has_nv2) khr.pNext = &nv2;
+  auto f2 =
+      vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &khr);
+  vkGetPhysicalDeviceFeatures2(pd, &f2);
+  c.coopmat_khr = khr.cooperativeMatrix == VK_TRUE;
+  if (!c.coopmat_khr || !has_nv2) return;
+  c.coopmat2 = {nv2.cooperativeMatrixWorkgroupScope == VK_TRUE,
+                nv2.cooperativeMatrixFlexibleDimensions == VK_TRUE,
+                nv2.cooperativeMatrixReductions == VK_TRUE,
+                nv2.cooperativeMatrixConversions == VK_TRUE,
+                nv2.cooperativeMatrixPerElementOperations == VK_TRUE,
+                nv2.cooperativeMatrixTensorAddressing == VK_TRUE,
+                nv2.cooperativeMatrixBlockLoads == VK_TRUE};
+  auto props = vk_struct<CoopMat2PropertiesNv>(kStructCoopMat2PropertiesNv);
+  auto p2 = vk_struct<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                                   &props);
+  vkGetPhysicalDeviceProperties2(pd, &p2);
+  c.coopmat2_max_workgroup = props.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
+  auto list = reinterpret_cast<PfnFlexibleDimensionsNv>(vkGetInstanceProcAddr(
+      instance, "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV"));
+  std::uint32_t n = 0;
+  if (!c.coopmat2.flexible_dimensions || list == nullptr || list(pd, &n, nullptr) != VK_SUCCESS)
+    return;
+  std::vector<CoopMatFlexibleDimensionsNv> entries(
+      n, vk_struct<CoopMatFlexibleDimensionsNv>(kStructCoopMatFlexibleDimensionsNv));
+  if (list(pd, &n, entries.data()) != VK_SUCCESS) return;
+  entries.resize(n);
+  c.coopmat2_shapes_f16 = workgroup_shapes_f16(
+      entries, props.cooperativeMatrixFlexibleDimensionsMaxDimension, c.coopmat2_max_workgroup);
+}
+
 void query_properties(VkPhysicalDevice pd, DeviceCaps& c) {
   auto sub = vk_struct<VkPhysicalDeviceSubgroupProperties>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES);
@@ -214,9 +265,31 @@ DeviceCaps query_caps(VkInstance instance, VkPhysicalDevice pd, std::string* why
   query_features(pd, c);
   query_subgroup_control(pd, c);
   query_cooperative_matrix(instance, pd, c);
+  query_maintenance4(pd, c);
+  query_cooperative_matrix2(instance, pd, c);
   pick_queue(pd, c, why);
   if (why->empty() && c.props.limits.timestampPeriod <= 0.0f) *why = "timestampPeriod is 0";
   return c;
+}
+
+std::vector<WorkgroupMatrixShape> workgroup_shapes_f16(
+    std::span<const CoopMatFlexibleDimensionsNv> list, std::uint32_t max_dimension,
+    std::uint32_t max_workgroup) {
+  std::vector<WorkgroupMatrixShape> out;
+  for (const CoopMatFlexibleDimensionsNv& e : list) {
+    if (e.AType != kCoopComponentFloat16 || e.BType != kCoopComponentFloat16 ||
+        e.CType != kCoopComponentFloat32 || e.ResultType != kCoopComponentFloat32 ||
+        e.scope != kCoopScopeWorkgroup || e.saturatingAccumulation || e.workgroupInvocations == 0 ||
+        e.workgroupInvocations > max_workgroup)
+      continue;
+    const WorkgroupMatrixShape s{
+        e.workgroupInvocations, {e.MGranularity, e.NGranularity, e.KGranularity}, max_dimension};
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const WorkgroupMatrixShape& o) {
+      return o.invocations == s.invocations;
+    });
+    if (!seen) out.push_back(s);
+  }
+  return out;
 }
 
 std::string vendor_name(std::uint32_t id) {
@@ -338,6 +411,9 @@ DeviceInfo device_info(const DeviceCaps& caps, std::string compiler_version) {
   info.min_subgroup_size = caps.min_subgroup_size;
   info.max_subgroup_size = caps.max_subgroup_size;
   info.matrix_shapes_f16 = caps.coopmat_shapes_f16;
+  if (caps.memory_model && caps.maintenance4 && caps.coopmat2.workgroup_scope &&
+      caps.coopmat2.flexible_dimensions && caps.coopmat2.tensor_addressing)
+    info.workgroup_matrix_f16 = caps.coopmat2_shapes_f16;
   info.l2_bytes = 0;  // unknown in Vulkan
   set_last_level_cache(info, caps);
   std::uint64_t local = 0;
@@ -381,6 +457,19 @@ bool supports_capability(const DeviceCaps& c, std::uint32_t cap) {
       return c.memory_model;
     case spv_cap::kCooperativeMatrixNV:
       return c.coopmat_nv;
+    case spv_cap::kCooperativeMatrixKHR:
+      return c.coopmat_khr;
+    case spv_cap::kCooperativeMatrixReductionsNV:
+      return c.coopmat2.reductions;
+    case spv_cap::kCooperativeMatrixConversionsNV:
+      return c.coopmat2.conversions;
+    case spv_cap::kCooperativeMatrixPerElementOperationsNV:
+      return c.coopmat2.per_element_operations;
+    case spv_cap::kCooperativeMatrixTensorAddressingNV:
+    case spv_cap::kTensorAddressingNV:
+      return c.coopmat2.tensor_addressing;
+    case spv_cap::kCooperativeMatrixBlockLoadsNV:
+      return c.coopmat2.block_loads;
     default:
       break;
   }

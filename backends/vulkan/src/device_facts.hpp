@@ -12,9 +12,11 @@
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "cooperative_matrix2.hpp"
 #include "tune/device_info.hpp"
 #include "tune/status.hpp"
 
@@ -38,6 +40,27 @@ struct DeviceCaps {
   // shapes for f16 x f16 + f32 (what DeviceInfo::matrix_shapes_f16 reports).
   bool coopmat_nv = false;
   std::vector<MatrixShape> coopmat_shapes_f16;
+  // Vulkan 1.3's maintenance4 feature: a module may state its workgroup size with LocalSizeId
+  // (what SPIR-V 1.6 compilers emit for local_size_x_id).
+  bool maintenance4 = false;
+  // VK_KHR_cooperative_matrix with its cooperativeMatrix feature.
+  bool coopmat_khr = false;
+  // VK_NV_cooperative_matrix2 (with coopmat_khr): its features, each as the device reports it.
+  struct Coopmat2 {
+    bool workgroup_scope = false, flexible_dimensions = false, reductions = false;
+    bool conversions = false, per_element_operations = false, tensor_addressing = false;
+    bool block_loads = false;
+    bool any() const {
+      return workgroup_scope || flexible_dimensions || reductions || conversions ||
+             per_element_operations || tensor_addressing || block_loads;
+    }
+  } coopmat2;
+  // Its workgroup-scope f16 x f16 + f32 shapes (what DeviceInfo::workgroup_matrix_f16 reports
+  // when workgroup scope, flexible dimensions and tensor addressing are all on).
+  std::vector<WorkgroupMatrixShape> coopmat2_shapes_f16;
+  // cooperativeMatrixWorkgroupScopeMaxWorkgroupSize: the largest workgroup a shader with
+  // workgroup-scope matrices may run in.
+  std::uint32_t coopmat2_max_workgroup = 0;
   // Vulkan 1.3 subgroupSizeControl with compute among requiredSubgroupSizeStages: compute
   // pipelines may require a subgroup size in [min, max] (both 0 otherwise).
   bool subgroup_size_control = false;
@@ -51,6 +74,14 @@ struct DeviceCaps {
 // application's instance of a lower version may not be asked for newer structures.
 DeviceCaps query_caps(VkInstance instance, VkPhysicalDevice pd, std::string* why,
                       std::uint32_t max_api = 0);
+
+// The workgroup-scope f16 x f16 + f32 shapes (no saturation) of VK_NV_cooperative_matrix2's
+// flexible-dimension list, one per workgroup size up to `max_workgroup`
+// (cooperativeMatrixWorkgroupScopeMaxWorkgroupSize), the first listed for each, each with
+// `max_dimension` (cooperativeMatrixFlexibleDimensionsMaxDimension).
+std::vector<WorkgroupMatrixShape> workgroup_shapes_f16(
+    std::span<const CoopMatFlexibleDimensionsNv> list, std::uint32_t max_dimension,
+    std::uint32_t max_workgroup);
 
 // Stable names used in DeviceInfo and listings.
 std::string vendor_name(std::uint32_t vendor_id);

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "cooperative_matrix2.hpp"
 #include "vk_status.hpp"
 
 namespace tune::vk {
@@ -64,6 +65,32 @@ VkResult create_vk_device(VkPhysicalDevice physical, const DeviceCaps& caps, VkD
     coop.cooperativeMatrix = VK_TRUE;
     link(coop);
     extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  }
+  auto m4 = vk_struct<VkPhysicalDeviceMaintenance4Features>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES);
+  if (caps.maintenance4) {
+    m4.maintenance4 = VK_TRUE;
+    link(m4);
+  }
+  auto khr = vk_struct<CoopMatFeaturesKhr>(kStructCoopMatFeaturesKhr);
+  if (caps.coopmat_khr) {
+    khr.cooperativeMatrix = VK_TRUE;
+    link(khr);
+    extensions.push_back(kKhrCooperativeMatrixExtension);
+  }
+  auto nv2 = vk_struct<CoopMat2FeaturesNv>(kStructCoopMat2FeaturesNv);
+  if (caps.coopmat_khr && caps.coopmat2.any()) {
+    const DeviceCaps::Coopmat2& f = caps.coopmat2;
+    const auto on = [](bool b) { return b ? VK_TRUE : VK_FALSE; };
+    nv2.cooperativeMatrixWorkgroupScope = on(f.workgroup_scope);
+    nv2.cooperativeMatrixFlexibleDimensions = on(f.flexible_dimensions);
+    nv2.cooperativeMatrixReductions = on(f.reductions);
+    nv2.cooperativeMatrixConversions = on(f.conversions);
+    nv2.cooperativeMatrixPerElementOperations = on(f.per_element_operations);
+    nv2.cooperativeMatrixTensorAddressing = on(f.tensor_addressing);
+    nv2.cooperativeMatrixBlockLoads = on(f.block_loads);
+    link(nv2);
+    extensions.push_back(kNvCooperativeMatrix2Extension);
   }
 
   auto dci = vk_struct<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);

@@ -194,19 +194,18 @@ class Includer final : public shaderc::CompileOptions::IncluderInterface {
 };
 
 // Why a precompiled module cannot run as libtune creates pipelines (empty: it can): a compute
-// entry point "main", a SPIR-V version no newer than `max_version` (the target shaderc uses for
-// this device), and no LocalSizeId (maintenance4, which libtune does not enable).
-std::string unusable(const SpirvInfo& si, std::uint32_t max_version) {
+// entry point "main", a SPIR-V version and workgroup-size form within `limits`.
+std::string unusable(const SpirvInfo& si, const ShaderCompiler::ModuleLimits& limits) {
   const auto text = [](std::uint32_t v) {
     return std::to_string((v >> 16) & 0xffu) + "." + std::to_string((v >> 8) & 0xffu);
   };
   if (!si.has_compute_main) return "it has no GLCompute entry point \"main\"";
-  if (si.version > max_version)
-    return "it is SPIR-V " + text(si.version) + "; this device takes " + text(max_version) +
-           " at most (build it for Vulkan 1.2)";
-  if (si.uses_local_size_id)
-    return "it states its workgroup size with LocalSizeId, which needs maintenance4 (build it "
-           "for Vulkan 1.2)";
+  if (si.version > limits.max_version)
+    return "it is SPIR-V " + text(si.version) + "; this device takes " + text(limits.max_version) +
+           " at most (its Vulkan version)";
+  if (si.uses_local_size_id && !limits.local_size_id)
+    return "it states its workgroup size with LocalSizeId, which needs maintenance4 (Vulkan "
+           "1.3; not enabled on this device): build it for Vulkan 1.2";
   return {};
 }
 
@@ -214,7 +213,7 @@ std::string unusable(const SpirvInfo& si, std::uint32_t max_version) {
 // never cached (there is nothing to save) and never compiled, so compile options are refused.
 Result<std::shared_ptr<const ShaderCompiler::Spirv>> adopt_module(
     const KernelSource& source, const ShaderCompiler::ModuleCheck& fits,
-    std::uint32_t max_version) {
+    const ShaderCompiler::ModuleLimits& limits) {
   if (!source.options.empty()) {
     return Status(StatusCode::invalid_argument,
                   "kernel '" + source.entry +
@@ -226,7 +225,7 @@ Result<std::shared_ptr<const ShaderCompiler::Spirv>> adopt_module(
     return Status(StatusCode::invalid_argument,
                   "kernel '" + source.entry + "': KernelSource::spirv: " + info.status().message());
   }
-  std::string why = unusable(*info, max_version);
+  std::string why = unusable(*info, limits);
   if (why.empty() && fits) why = fits(*info);
   if (!why.empty()) {
     return Status(StatusCode::invalid_argument,
@@ -240,9 +239,20 @@ Result<std::shared_ptr<const ShaderCompiler::Spirv>> adopt_module(
 
 }  // namespace
 
-ShaderCompiler::ShaderCompiler(std::uint32_t api_version)
+ShaderCompiler::ModuleLimits ShaderCompiler::module_limits(std::uint32_t api_version,
+                                                           bool maintenance4) {
+  ModuleLimits l;
+  l.max_version = api_version >= VK_API_VERSION_1_3   ? 0x00010600u
+                  : api_version >= VK_API_VERSION_1_2 ? 0x00010500u
+                                                      : 0x00010300u;
+  l.local_size_id = maintenance4 && api_version >= VK_API_VERSION_1_3;
+  return l;
+}
+
+ShaderCompiler::ShaderCompiler(std::uint32_t api_version, bool maintenance4)
     : target_env_(api_version >= VK_API_VERSION_1_2 ? shaderc_env_version_vulkan_1_2
                                                     : shaderc_env_version_vulkan_1_1),
+      modules_(module_limits(api_version, maintenance4)),
       version_(version_text(target_env_)),
       toolchain_(toolchain_text(version_)),
       disk_(BinaryCache::open_default("spirv")) {}
@@ -286,9 +296,7 @@ Result<std::shared_ptr<const ShaderCompiler::Spirv>> ShaderCompiler::compile(
                                             "arch_specific") +
                       " is for CUDA)");
   }
-  if (!source.spirv.empty())
-    return adopt_module(source, fits,
-                        target_env_ == shaderc_env_version_vulkan_1_2 ? 0x00010500u : 0x00010300u);
+  if (!source.spirv.empty()) return adopt_module(source, fits, modules_);
   auto parsed = parse_options(source.options, target_env_);
   if (!parsed.ok()) return parsed.status();
   auto closure = include_closure(source);

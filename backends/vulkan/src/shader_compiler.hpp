@@ -58,9 +58,19 @@ class ShaderCompiler {
     std::string disk_dir;  // empty without a disk cache
   };
 
-  // SPIR-V for Vulkan 1.2 at most (`api_version` is the device's): a Vulkan 1.3 target
-  // (SPIR-V 1.6) states the workgroup size with LocalSizeId, which needs maintenance4.
-  explicit ShaderCompiler(std::uint32_t api_version);
+  // What a precompiled module (KernelSource::spirv) may be on the device: SPIR-V up to the
+  // version its Vulkan version consumes (1.1: 1.3, 1.2: 1.5, 1.3: 1.6), with LocalSizeId only
+  // where maintenance4 is enabled.
+  struct ModuleLimits {
+    std::uint32_t max_version = 0x00010300u;  // the header's version word
+    bool local_size_id = false;
+  };
+  static ModuleLimits module_limits(std::uint32_t api_version, bool maintenance4);
+
+  // GLSL compiles for Vulkan 1.2 at most (`api_version` is the device's): a Vulkan 1.3 target
+  // (SPIR-V 1.6) states the workgroup size with LocalSizeId, which needs maintenance4, and the
+  // cache keys of every shader would change. Precompiled modules may go further (module_limits).
+  ShaderCompiler(std::uint32_t api_version, bool maintenance4);
   ShaderCompiler(const ShaderCompiler&) = delete;
   ShaderCompiler& operator=(const ShaderCompiler&) = delete;
 
@@ -107,6 +117,7 @@ class ShaderCompiler {
   void store(const std::string& key, const Spirv& spirv);
 
   shaderc_env_version target_env_;
+  ModuleLimits modules_;
   std::string version_;
   std::string toolchain_;  // the first lines of every cache key
   std::shared_ptr<BinaryCache> disk_;

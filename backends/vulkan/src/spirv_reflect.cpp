@@ -37,6 +37,7 @@ enum : std::uint32_t {
   kOpFunctionEnd = 56,
   kOpDecorate = 71,
   kOpMemberDecorate = 72,
+  kOpTypeCooperativeMatrixKHR = 4456,
 };
 enum : std::uint32_t {
   kDecSpecId = 1,
@@ -47,6 +48,7 @@ enum : std::uint32_t {
 };
 enum : std::uint32_t { kModeLocalSize = 17, kModeLocalSizeId = 38, kBuiltInWorkgroupSize = 25 };
 enum : std::uint32_t { kModelGLCompute = 5 };
+enum : std::uint32_t { kScopeWorkgroup = 2 };
 enum : std::uint32_t {
   kScUniformConstant = 0,
   kScUniform = 2,
@@ -81,6 +83,7 @@ struct ModuleTables {
   std::unordered_map<std::uint32_t, std::uint32_t> spec_type;   // spec constant -> its type
   std::vector<std::uint32_t> compute_mains;  // functions an OpEntryPoint GLCompute "main" names
   std::vector<std::uint32_t> functions;      // OpFunction results
+  std::vector<std::uint32_t> matrix_scopes;  // the scope ids of OpTypeCooperativeMatrixKHR
   bool in_function = false;                  // an OpFunction not yet ended
 };
 
@@ -120,6 +123,9 @@ void scan_instruction(const std::uint32_t* w, std::uint32_t count, std::uint32_t
       break;
     case kOpConstant:
       if (count >= 4) m.constants[w[2]] = w[3];
+      break;
+    case kOpTypeCooperativeMatrixKHR:  // result, component type, scope, rows, columns, use
+      if (count >= 4) m.matrix_scopes.push_back(w[3]);
       break;
     case kOpName:
       if (count >= 3) m.names[w[1]] = literal_string(w, 2, count);
@@ -374,6 +380,9 @@ Result<SpirvInfo> reflect_spirv(std::span<const std::uint32_t> words) {
   resolve_local_size(m, info);
   resolve_spec_constants(m, info);
   info.version = words[1];
+  for (std::uint32_t scope : m.matrix_scopes)
+    if (auto c = m.constants.find(scope); c != m.constants.end() && c->second == kScopeWorkgroup)
+      info.workgroup_scope_matrices = true;
   for (std::uint32_t f : m.compute_mains)
     if (std::find(m.functions.begin(), m.functions.end(), f) != m.functions.end())
       info.has_compute_main = true;
@@ -423,6 +432,20 @@ std::string capability_name(std::uint32_t cap) {
       return "VulkanMemoryModel";
     case spv_cap::kCooperativeMatrixNV:
       return "CooperativeMatrixNV (VK_NV_cooperative_matrix)";
+    case spv_cap::kCooperativeMatrixKHR:
+      return "CooperativeMatrixKHR (VK_KHR_cooperative_matrix)";
+    case spv_cap::kCooperativeMatrixReductionsNV:
+      return "CooperativeMatrixReductionsNV (VK_NV_cooperative_matrix2)";
+    case spv_cap::kCooperativeMatrixConversionsNV:
+      return "CooperativeMatrixConversionsNV (VK_NV_cooperative_matrix2)";
+    case spv_cap::kCooperativeMatrixPerElementOperationsNV:
+      return "CooperativeMatrixPerElementOperationsNV (VK_NV_cooperative_matrix2)";
+    case spv_cap::kCooperativeMatrixTensorAddressingNV:
+      return "CooperativeMatrixTensorAddressingNV (VK_NV_cooperative_matrix2)";
+    case spv_cap::kCooperativeMatrixBlockLoadsNV:
+      return "CooperativeMatrixBlockLoadsNV (VK_NV_cooperative_matrix2)";
+    case spv_cap::kTensorAddressingNV:
+      return "TensorAddressingNV (VK_NV_cooperative_matrix2)";
     default:
       return "capability " + std::to_string(cap);
   }

@@ -54,6 +54,9 @@ struct SpirvInfo {
   std::uint32_t version = 0;        // the header's SPIR-V version word (0x00010500: 1.5)
   bool has_compute_main = false;    // OpEntryPoint GLCompute "main" of a function it defines
   bool uses_local_size_id = false;  // the LocalSizeId execution mode (needs maintenance4)
+  // A cooperative-matrix type of workgroup scope (VK_NV_cooperative_matrix2): the workgroup
+  // may then have cooperativeMatrixWorkgroupScopeMaxWorkgroupSize invocations at most.
+  bool workgroup_scope_matrices = false;
 };
 
 // Fails (internal) when `words` is not a well-formed SPIR-V module.
@@ -83,6 +86,13 @@ inline constexpr std::uint32_t kStorageBuffer8BitAccess = 4448;
 inline constexpr std::uint32_t kUniformAndStorageBuffer8BitAccess = 4449;
 inline constexpr std::uint32_t kVulkanMemoryModel = 5345;
 inline constexpr std::uint32_t kCooperativeMatrixNV = 5357;
+inline constexpr std::uint32_t kCooperativeMatrixReductionsNV = 5430;
+inline constexpr std::uint32_t kCooperativeMatrixConversionsNV = 5431;
+inline constexpr std::uint32_t kCooperativeMatrixPerElementOperationsNV = 5432;
+inline constexpr std::uint32_t kCooperativeMatrixTensorAddressingNV = 5433;
+inline constexpr std::uint32_t kCooperativeMatrixBlockLoadsNV = 5434;
+inline constexpr std::uint32_t kTensorAddressingNV = 5439;
+inline constexpr std::uint32_t kCooperativeMatrixKHR = 6022;
 }  // namespace spv_cap
 
 }  // namespace tune::vk

@@ -93,7 +93,8 @@ Status VulkanDevice::init() {
   auto pipelines = PipelineCache::open(vk(), opened_.caps);
   if (!pipelines.ok()) return pipelines.status();
   pipelines_ = std::move(*pipelines);
-  shaders_ = std::make_unique<ShaderCompiler>(opened_.caps.props.apiVersion);
+  shaders_ =
+      std::make_unique<ShaderCompiler>(opened_.caps.props.apiVersion, opened_.caps.maintenance4);
   if (!shaders_->valid()) return Status(StatusCode::internal, "shaderc failed to initialise");
   info_ = device_info(opened_.caps, shaders_->version());
   return Status::ok_status();

@@ -60,6 +60,13 @@ Status adopt_caps(const ExternalDevice& e, vk::DeviceCaps& caps) {
     caps.coopmat_nv = false;
     caps.coopmat_shapes_f16.clear();
   }
+  caps.maintenance4 = caps.maintenance4 && f.maintenance4;
+  caps.coopmat_khr = caps.coopmat_khr && f.cooperative_matrix_khr;
+  if (!caps.coopmat_khr || !f.cooperative_matrix2_nv) {
+    caps.coopmat2 = {};
+    caps.coopmat2_shapes_f16.clear();
+    caps.coopmat2_max_workgroup = 0;
+  }
   if (!f.subgroup_size_control) {
     caps.subgroup_size_control = false;
     caps.min_subgroup_size = caps.max_subgroup_size = 0;

@@ -148,9 +148,11 @@ struct KernelSource {
   // integers, floats. A definition with no such constant is ignored, as an unused macro is; a
   // value that does not parse is invalid_argument naming the constant. The workgroup size goes
   // to the constants the module takes it from, as for GLSL. The module: entry point "main",
-  // SPIR-V 1.5 at most, no LocalSizeId (a Vulkan 1.2 target). For modules only a newer compiler
-  // than the one libtune links can build. CUDA and HIP refuse a source that sets it
-  // (invalid_argument). Part of hash().
+  // SPIR-V up to what the device's Vulkan version consumes (1.1: 1.3, 1.2: 1.5, 1.3: 1.6), and
+  // LocalSizeId (SPIR-V 1.6 compilers' workgroup size) only where maintenance4 is enabled:
+  // libtune's own devices enable it wherever Vulkan 1.3 has it; an application's device says so
+  // in vulkan::EnabledFeatures. For modules only a newer compiler than libtune's can build. CUDA
+  // and HIP refuse a source that sets it (invalid_argument). Part of hash().
   std::vector<std::uint32_t> spirv = {};
   // The kernel's arguments in call order (KernelDef::signature), when known: the Autotuner
   // fills it in from the definition's signature. A backend that reads a compiled module's

@@ -29,6 +29,16 @@ struct MatrixShape {
   friend bool operator==(const MatrixShape&, const MatrixShape&) = default;
 };
 
+// Matrix units that a whole workgroup drives with matrices of any size that is a multiple of
+// `granularity` and at most `max_dimension` on each side (Vulkan: VK_NV_cooperative_matrix2's
+// workgroup scope with flexible dimensions), for workgroups of `invocations` invocations.
+struct WorkgroupMatrixShape {
+  std::uint32_t invocations = 0;
+  MatrixShape granularity;
+  std::uint32_t max_dimension = 0;
+  friend bool operator==(const WorkgroupMatrixShape&, const WorkgroupMatrixShape&) = default;
+};
+
 struct DeviceInfo {
   std::string backend;  // "cuda", "hip", "vulkan" (or "simulated" in tests)
   std::string vendor;   // "NVIDIA", "AMD", "Mesa", ...
@@ -66,6 +76,10 @@ struct DeviceInfo {
   // cooperative-matrix list, VK_NV_cooperative_matrix, subgroup scope); empty where the device
   // has none or the backend exposes none. Kernels on matrix units pick their shape from it.
   std::vector<MatrixShape> matrix_shapes_f16;
+  // Workgroup-scope matrix units for f16 inputs with f32 accumulation, per workgroup size
+  // (Vulkan: VK_NV_cooperative_matrix2 with workgroup scope, flexible dimensions and tensor
+  // addressing all enabled); empty where the device has none or the backend exposes none.
+  std::vector<WorkgroupMatrixShape> workgroup_matrix_f16;
   std::uint64_t l2_bytes = 0;  // as the driver reports it, 0 when unknown
   // The last-level cache that a timed launch must not find warm: L2 on NVIDIA GPUs and on AMD
   // GPUs without an Infinity Cache, the Infinity Cache (MALL) where there is one (MI300: 256

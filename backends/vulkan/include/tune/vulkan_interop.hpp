@@ -86,6 +86,16 @@ struct EnabledFeatures {
   bool cooperative_matrix_nv = false;
   // subgroupSizeControl (Vulkan 1.3): lets LaunchOptions::subgroup_size be honoured.
   bool subgroup_size_control = false;
+  // maintenance4 (Vulkan 1.3): precompiled SPIR-V 1.6 modules may state their workgroup size
+  // with LocalSizeId (KernelSource::spirv; the bundled matmul_f16_coopmat2 needs it).
+  bool maintenance4 = false;
+  // VK_KHR_cooperative_matrix enabled with its cooperativeMatrix feature.
+  bool cooperative_matrix_khr = false;
+  // VK_NV_cooperative_matrix2 enabled (with cooperative_matrix_khr) with every feature the
+  // device has (libtune assumes each one the device reports is on). The bundled
+  // matmul_f16_coopmat2 needs its workgroup scope, flexible dimensions and tensor addressing,
+  // plus maintenance4 and vulkan_memory_model.
+  bool cooperative_matrix2_nv = false;
 };
 
 // An application's Vulkan objects, borrowed: the application creates them before open_device

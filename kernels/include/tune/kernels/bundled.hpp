@@ -65,6 +65,8 @@ std::optional<BundledKernel> bundled_kernel(Language lang, std::string_view name
 //   matmul_f32 : (A f32[M*K], B f32[K*N], C f32[M*N], M i32, N i32, K i32)   row-major C = A B
 //   matmul_f16 : (A f16[M*K], B f16[K*N], C f16[M*N], M i32, N i32, K i32)   f32 accumulate
 //   matmul_f16_coopmat : the same on the matrix units (Vulkan, VK_NV_cooperative_matrix only)
+//   matmul_f16_coopmat2 : the same with workgroup-scope matrices (Vulkan,
+//                VK_NV_cooperative_matrix2 only; a precompiled SPIR-V 1.6 module)
 //   matmul_wgmma_f16, matmul_wgmma_bf16 : the same with f16 / bf16 (CUDA sm_90 only; TMA
 //                loads when K % 8 == 0 and N % 8 == 0, a bounds-checked copy otherwise)
 std::unique_ptr<Workload> make_vector_add(std::int64_t n);
