@@ -251,7 +251,9 @@ TEST_CASE("vulkan spirv: a workgroup dimension the module fixes must match the b
     auto refused = dev->compile(src, bad);
     REQUIRE_FALSE(refused.ok());
     CHECK(refused.status().code() == StatusCode::invalid_argument);
-    CHECK(refused.status().message().find("fixes its workgroup size") != std::string::npos);
+    CHECK_MESSAGE(refused.status().message().find("fixes its workgroup size's y at 1 (asked 2)") !=
+                      std::string::npos,
+                  refused.status().to_string());
   }
 }
 

@@ -39,8 +39,11 @@ Status create_layouts(VkDevice device, const SpirvInfo& si, DescriptorSetLayout*
 
 }  // namespace
 
-Status check_spirv(const SpirvInfo& si, const Dim3& block, const DeviceCaps& caps,
-                   const std::string& device_name) {
+namespace {
+
+// Every capability the module declares is one the device has.
+Status check_capabilities(const SpirvInfo& si, const DeviceCaps& caps,
+                          const std::string& device_name) {
   for (std::uint32_t cap : si.capabilities) {
     if (!supports_capability(caps, cap)) {
       return Status(StatusCode::unavailable, "the shader needs SPIR-V capability " +
@@ -48,24 +51,33 @@ Status check_spirv(const SpirvInfo& si, const Dim3& block, const DeviceCaps& cap
                                                  " does not support");
     }
   }
-  if (si.uses_other_sets || si.uses_non_buffer_descriptors) {
-    return Status(StatusCode::invalid_argument,
-                  "the Vulkan backend binds storage buffers in descriptor set 0 only (no other "
-                  "sets, uniform buffers, images or samplers)");
-  }
+  return Status::ok_status();
+}
+
+// A dimension of the workgroup size that no specialization constant sets must be the block's.
+Status check_fixed_dimensions(const SpirvInfo& si, const Dim3& block) {
+  if (!block.any_set()) return Status::ok_status();
   const std::uint32_t asked[3] = {block.x, block.y, block.z};
-  bool fixed_differs = false;  // a dimension no specialization constant sets, unlike `block`'s
-  for (int d = 0; d < 3; ++d)
-    fixed_differs |= si.local_size_spec_id[d] == SpirvInfo::kFixed && si.local_size[d] != asked[d];
-  if (block.any_set() && fixed_differs) {
-    return Status(StatusCode::invalid_argument,
-                  "the shader fixes its workgroup size at " +
-                      to_string(Dim3{si.local_size[0], si.local_size[1], si.local_size[2]}) +
-                      " but the config asks " + to_string(block) +
-                      ": declare layout(local_size_x_id = 0, local_size_y_id = 1, "
-                      "local_size_z_id = 2) in;");
+  std::string differs;  // "y at 1 (asked 2)", per such dimension
+  for (int d = 0; d < 3; ++d) {
+    if (si.local_size_spec_id[d] != SpirvInfo::kFixed || si.local_size[d] == asked[d]) continue;
+    differs += std::string(differs.empty() ? "" : ", ") + "xyz"[d] + " at " +
+               std::to_string(si.local_size[d]) + " (asked " + std::to_string(asked[d]) + ")";
   }
-  if (si.workgroup_scope_matrices && !caps.coopmat2.workgroup_scope) {
+  if (differs.empty()) return Status::ok_status();
+  return Status(StatusCode::invalid_argument,
+                "the shader fixes its workgroup size's " + differs + " but the config asks " +
+                    to_string(block) +
+                    ": declare layout(local_size_x_id = 0, local_size_y_id = 1, "
+                    "local_size_z_id = 2) in;");
+}
+
+// Workgroup-scope cooperative matrices need the device's workgroup scope and a workgroup no
+// larger than it allows.
+Status check_workgroup_matrices(const SpirvInfo& si, const Dim3& block, const DeviceCaps& caps,
+                                const std::string& device_name) {
+  if (!si.workgroup_scope_matrices) return Status::ok_status();
+  if (!caps.coopmat2.workgroup_scope) {
     return Status(StatusCode::unavailable,
                   "the shader uses workgroup-scope cooperative matrices, which " + device_name +
                       " does not support (VK_NV_cooperative_matrix2's "
@@ -73,13 +85,16 @@ Status check_spirv(const SpirvInfo& si, const Dim3& block, const DeviceCaps& cap
   }
   const Dim3 size =
       block.any_set() ? block : Dim3{si.local_size[0], si.local_size[1], si.local_size[2]};
-  if (si.workgroup_scope_matrices && size.product() > caps.coopmat2_max_workgroup) {
-    return Status(StatusCode::out_of_resources,
-                  "the shader uses workgroup-scope cooperative matrices in a workgroup of " +
-                      std::to_string(size.product()) + " invocations; " + device_name + " allows " +
-                      std::to_string(caps.coopmat2_max_workgroup) +
-                      " at most (cooperativeMatrixWorkgroupScopeMaxWorkgroupSize)");
-  }
+  if (size.product() <= caps.coopmat2_max_workgroup) return Status::ok_status();
+  return Status(StatusCode::out_of_resources,
+                "the shader uses workgroup-scope cooperative matrices in a workgroup of " +
+                    std::to_string(size.product()) + " invocations; " + device_name + " allows " +
+                    std::to_string(caps.coopmat2_max_workgroup) +
+                    " at most (cooperativeMatrixWorkgroupScopeMaxWorkgroupSize)");
+}
+
+// Shared memory and the push-constant block within the device's limits.
+Status check_sizes(const SpirvInfo& si, const DeviceCaps& caps) {
   const auto& l = caps.props.limits;
   if (si.shared_bytes > l.maxComputeSharedMemorySize) {
     return Status(StatusCode::out_of_resources,
@@ -93,6 +108,21 @@ Status check_spirv(const SpirvInfo& si, const Dim3& block, const DeviceCaps& cap
                       " bytes; maxPushConstantsSize is " + std::to_string(l.maxPushConstantsSize));
   }
   return Status::ok_status();
+}
+
+}  // namespace
+
+Status check_spirv(const SpirvInfo& si, const Dim3& block, const DeviceCaps& caps,
+                   const std::string& device_name) {
+  TUNE_RETURN_IF_ERROR(check_capabilities(si, caps, device_name));
+  if (si.uses_other_sets || si.uses_non_buffer_descriptors) {
+    return Status(StatusCode::invalid_argument,
+                  "the Vulkan backend binds storage buffers in descriptor set 0 only (no other "
+                  "sets, uniform buffers, images or samplers)");
+  }
+  TUNE_RETURN_IF_ERROR(check_fixed_dimensions(si, block));
+  TUNE_RETURN_IF_ERROR(check_workgroup_matrices(si, block, caps, device_name));
+  return check_sizes(si, caps);
 }
 
 Result<ComputePipeline> create_compute_pipeline(VkDevice device, VkPipelineCache cache,

@@ -30,7 +30,8 @@ struct ComputePipeline {
 
 // Checks that need the SPIR-V, before its pipeline is created: the device features it needs
 // (unavailable naming the capability and `device_name`), the interface shape this backend binds
-// (storage buffers in set 0), a fixed workgroup size unlike `block`, and the shared-memory and
+// (storage buffers in set 0), a fixed workgroup dimension unlike `block`'s, workgroup-scope
+// cooperative matrices (the device's scope and largest workgroup), and the shared-memory and
 // push-constant limits of `caps`.
 Status check_spirv(const SpirvInfo& si, const Dim3& block, const DeviceCaps& caps,
                    const std::string& device_name);
