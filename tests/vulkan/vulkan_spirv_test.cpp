@@ -485,3 +485,29 @@ TEST_CASE("vulkan spirv: the bundled coopmat2 module is refused where the device
   CHECK_MESSAGE(ck.status().message().find("does not support") != std::string::npos,
                 ck.status().to_string());
 }
+
+TEST_CASE("vulkan spirv: a named constant that sets the workgroup size is the kernel's size") {
+  // WG and the workgroup size share SpecId 0: a definition of WG sets both.
+  const char* shader = R"(#version 450
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 32;
+layout(std430, binding = 0) writeonly buffer O { uint o[]; };
+void main() { o[gl_GlobalInvocationID.x] = gl_WorkGroupSize.x + 1000u * WG; }
+)";
+  auto dev = open_vulkan_or_skip();
+  for (std::uint32_t wg : {16u, 64u}) {
+    CAPTURE(wg);
+    Config c;
+    c.set("WG", static_cast<std::int64_t>(wg));  // no block: the module decides
+    auto k = dev->compile(precompiled(to_spirv(shader)), c);
+    REQUIRE_MESSAGE(k.ok(), k.status().to_string());
+    CHECK((*k)->resources().max_threads == wg);
+    auto o = dev->alloc(wg * 4);
+    REQUIRE(o.ok());
+    const ArgValue args[] = {ArgValue::buf(**o, ElemType::u32, wg)};
+    REQUIRE(dev->launch(**k, {{1, 1, 1}, {wg, 1, 1}, 0}, args).ok());
+    std::vector<std::uint32_t> out(wg);
+    REQUIRE(dev->download(**o, out.data(), wg * 4).ok());
+    for (std::uint32_t v : out) CHECK(v == wg + 1000u * wg);
+  }
+}

@@ -87,6 +87,16 @@ void Specialization::set(std::uint32_t spec_id, const void* value, std::uint32_t
   data_.insert(data_.end(), p, p + bytes);
 }
 
+std::optional<std::uint32_t> Specialization::u32(std::uint32_t spec_id) const {
+  for (const VkSpecializationMapEntry& e : entries_) {
+    if (e.constantID != spec_id || e.size != 4) continue;
+    std::uint32_t v = 0;
+    std::memcpy(&v, data_.data() + e.offset, 4);
+    return v;
+  }
+  return std::nullopt;
+}
+
 Result<Specialization> make_specialization(const SpirvInfo& si, const Dim3& block,
                                            const std::vector<Definition>& defs, bool named) {
   Specialization out;
@@ -120,6 +130,15 @@ Result<Specialization> make_specialization(const SpirvInfo& si, const Dim3& bloc
     }
   }
   return out;
+}
+
+Dim3 module_block(const SpirvInfo& si, const Specialization& spec) {
+  std::uint32_t size[3] = {si.local_size[0], si.local_size[1], si.local_size[2]};
+  for (int d = 0; d < 3; ++d) {
+    if (si.local_size_spec_id[d] == SpirvInfo::kFixed) continue;
+    if (const auto v = spec.u32(si.local_size_spec_id[d])) size[d] = *v;
+  }
+  return Dim3{size[0], size[1], size[2]};
 }
 
 }  // namespace tune::vk

@@ -11,6 +11,7 @@
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "spirv_reflect.hpp"
@@ -28,6 +29,8 @@ class Specialization {
 
   // Appends constant `spec_id` with the `bytes` bytes at `value` (little-endian hosts).
   void set(std::uint32_t spec_id, const void* value, std::uint32_t bytes);
+  // The 32-bit value set for `spec_id`; nullopt when none is.
+  std::optional<std::uint32_t> u32(std::uint32_t spec_id) const;
 
  private:
   std::vector<VkSpecializationMapEntry> entries_;
@@ -42,5 +45,10 @@ class Specialization {
 // false) or when a definition names a constant the workgroup size sets.
 Result<Specialization> make_specialization(const SpirvInfo& si, const Dim3& block,
                                            const std::vector<Definition>& defs, bool named);
+
+// The workgroup size a pipeline of `si` created with `spec` runs: per dimension, the value
+// `spec` sets for the constant that dimension comes from (the block, or a precompiled module's
+// named constant), else the module's own.
+Dim3 module_block(const SpirvInfo& si, const Specialization& spec);
 
 }  // namespace tune::vk

@@ -426,8 +426,7 @@ Result<std::unique_ptr<CompiledKernel>> VulkanDevice::create_kernel(
 
   KernelResources res;
   res.shared_bytes = static_cast<std::uint32_t>(si.shared_bytes);
-  const Dim3 compiled_block =
-      block.any_set() ? block : Dim3{si.local_size[0], si.local_size[1], si.local_size[2]};
+  const Dim3 compiled_block = block.any_set() ? block : module_block(si, spec);
   res.max_threads = static_cast<std::uint32_t>(compiled_block.product());
   // A note for people reading the log; programs read from_binary_cache().
   std::string log = spirv.from_disk ? "(binary from the spirv cache)\n" + spirv.log : spirv.log;
