@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rebuilds kernels/vulkan/matmul_f16_coopmat2.spv from matmul_f16_coopmat2.comp, and its stamp
-# (.spv.txt: the source's SHA-256, the compiler, the flags), which a test compares with the
-# source so that an edit of the .comp without a rebuild fails.
+# (.spv.txt: the SHA-256 of the source and of the module, the compiler, the flags), which a test
+# compares with both files, so that an edit of either without a rebuild fails.
 #
 # GL_NV_cooperative_matrix2 needs glslang 15 and SPIR-V 1.6; Debian 12 ships glslang 11.13.
 # This script takes glslang and spirv-val from Debian 13 (trixie), extracted (not installed)
@@ -46,6 +46,7 @@ run spirv-val --target-env vulkan1.3 "$out"
 version=$(run glslang --version | awk -F': ' '/^Glslang Version/{print $2; exit}')
 {
   echo "source-sha256 $(sha256sum "$src" | cut -d' ' -f1)"
+  echo "spirv-sha256 $(sha256sum "$out" | cut -d' ' -f1)"
   echo "compiler glslang $version (Debian trixie glslang-tools)"
   echo "flags ${flags[*]}"
 } >"$out.txt"

@@ -291,6 +291,9 @@ DeviceCaps h200_with_coopmat2() {
   c.coopmat_khr = true;
   c.coopmat2 = {true, true, true, true, true, true, true};
   c.coopmat2_max_workgroup = 256;
+  c.coopmat2_reserved_shared = 8192;
+  c.coopmat_nv = true;
+  c.coopmat_shapes_f16 = {{16, 8, 16}, {16, 16, 16}};
   c.coopmat2_shapes_f16 = workgroup_shapes_f16(h100_flexible_list(), 1024, 256);
   return c;
 }
@@ -316,7 +319,8 @@ TEST_CASE("device facts: VK_NV_cooperative_matrix2's workgroup-scope shapes") {
   const DeviceInfo on = device_info(h200_with_coopmat2(), "");
   CHECK(on.workgroup_matrix_f16 == shapes);
   CHECK(device_info(h200(true), "").workgroup_matrix_f16.empty());
-  for (int missing = 0; missing < 5; ++missing) {
+  CHECK(on.matrix_shapes_f16.size() == 2);
+  for (int missing = 0; missing < 7; ++missing) {
     CAPTURE(missing);
     DeviceCaps c = h200_with_coopmat2();
     if (missing == 0) c.memory_model = false;
@@ -324,7 +328,12 @@ TEST_CASE("device facts: VK_NV_cooperative_matrix2's workgroup-scope shapes") {
     if (missing == 2) c.coopmat2.workgroup_scope = false;
     if (missing == 3) c.coopmat2.flexible_dimensions = false;
     if (missing == 4) c.coopmat2.tensor_addressing = false;
-    CHECK(device_info(c, "").workgroup_matrix_f16.empty());
+    if (missing == 5) c.float16 = false;
+    if (missing == 6) c.storage16 = false;
+    const DeviceInfo info = device_info(c, "");
+    CHECK(info.workgroup_matrix_f16.empty());
+    // The subgroup-scope kernel's shapes need f16 and the memory model, not the rest.
+    CHECK(info.matrix_shapes_f16.empty() == (missing == 0 || missing >= 5));
   }
 }
 
@@ -384,6 +393,20 @@ TEST_CASE("device facts: workgroup-scope matrices checked against the device bef
   CHECK(scope.code() == StatusCode::unavailable);
   CHECK_MESSAGE(scope.message().find("cooperativeMatrixWorkgroupScope") != std::string::npos,
                 scope.message());
+
+  // The driver reserves shared memory for workgroup-scope matrices: the shader's own must fit
+  // in what is left (48 KiB - 8 KiB here); a shader without them may use all 48 KiB.
+  si.shared_bytes = 40960;
+  CHECK(check_spirv(si, Dim3{128, 1, 1}, nv, "NVIDIA H200").ok());
+  si.shared_bytes = 40964;
+  const Status shared = check_spirv(si, Dim3{128, 1, 1}, nv, "NVIDIA H200");
+  CHECK(shared.code() == StatusCode::out_of_resources);
+  CHECK_MESSAGE(shared.message().find("8192 of it reserved") != std::string::npos,
+                shared.message());
+  SpirvInfo plain = si;
+  plain.workgroup_scope_matrices = false;
+  CHECK(check_spirv(plain, Dim3{128, 1, 1}, nv, "NVIDIA H200").ok());
+  si.shared_bytes = 0;
 
   DeviceCaps lvp = lavapipe();
   lvp.memory_model = true;

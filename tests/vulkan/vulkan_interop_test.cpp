@@ -473,7 +473,7 @@ TEST_CASE("interop: the application's Vulkan version decides the SPIR-V its devi
   auto e = app.external();
   // Claimed but not there (or not allowed at Vulkan 1.1): nothing is taken on trust.
   e.features.maintenance4 = e.features.cooperative_matrix_khr = true;
-  e.features.cooperative_matrix2_nv = true;
+  e.features.cooperative_matrix2_nv = {true, true, true, true, true, true, true};
   auto dev = vulkan::open_device(e);
   REQUIRE_MESSAGE(dev.ok(), dev.status().to_string());
   CHECK((*dev)->info().workgroup_matrix_f16.empty());

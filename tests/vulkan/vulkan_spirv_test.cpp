@@ -430,14 +430,20 @@ TEST_CASE("vulkan spirv: a SPIR-V 1.6 module (LocalSizeId) runs on a Vulkan 1.3 
 namespace tune::kernels::glsl {
 extern const char* const k_matmul_f16_coopmat2_comp_sha256;
 extern const char* const k_matmul_f16_coopmat2_spv_built_from;
+extern const char* const k_matmul_f16_coopmat2_spv_sha256;
+extern const char* const k_matmul_f16_coopmat2_spv_stamped;
 }  // namespace tune::kernels::glsl
 
 TEST_CASE("vulkan spirv: the bundled coopmat2 module was built from its source as it is") {
   // kernels/vulkan/matmul_f16_coopmat2.spv.txt records the SHA-256 of the .comp the module was
-  // built from; the build embeds the .comp's current one.
+  // built from and of the module; the build embeds both files' current ones.
   CHECK_MESSAGE(std::string(kernels::glsl::k_matmul_f16_coopmat2_comp_sha256) ==
                     kernels::glsl::k_matmul_f16_coopmat2_spv_built_from,
                 "kernels/vulkan/matmul_f16_coopmat2.comp changed since its .spv was built: run "
+                "scripts/build-coopmat2-spirv.sh");
+  CHECK_MESSAGE(std::string(kernels::glsl::k_matmul_f16_coopmat2_spv_sha256) ==
+                    kernels::glsl::k_matmul_f16_coopmat2_spv_stamped,
+                "kernels/vulkan/matmul_f16_coopmat2.spv is not the module its stamp records: run "
                 "scripts/build-coopmat2-spirv.sh");
 }
 
@@ -468,9 +474,23 @@ TEST_CASE("vulkan spirv: the bundled coopmat2 module's reflection") {
     CHECK(std::find(si->capabilities.begin(), si->capabilities.end(), cap) !=
           si->capabilities.end());
   }
-  // Every point of the space sets only constants the module has (the workgroup size aside).
-  const Config& c = k->default_config;
-  for (const char* p : {"BM", "BN", "BK", "GROUP_M", "UNROLL"}) CHECK(c.has(p));
+  // Every point of the space, on a device offering every workgroup size, sets exactly the
+  // module's named constants (its workgroup size goes by spec id 0).
+  DeviceInfo h200;
+  h200.max_threads_per_block = 1024;
+  h200.max_block = {1024, 1024, 64};
+  for (std::uint32_t t : {64u, 128u, 256u})
+    h200.workgroup_matrix_f16.push_back({t, {t < 128 ? 16u : 32u, t < 256 ? 16u : 32u, 16}, 1024});
+  auto configs = k->def.space.enumerate(h200);
+  REQUIRE(configs.ok());
+  CHECK(configs->size() == 204);
+  for (const Config& c : *configs) {
+    CAPTURE(c.to_string());
+    std::vector<std::string> params;
+    for (const auto& p : c.params()) params.push_back(p.first);
+    std::sort(params.begin(), params.end());
+    CHECK(params == std::vector<std::string>{"BK", "BM", "BN", "GROUP_M", "UNROLL"});
+  }
 }
 
 TEST_CASE("vulkan spirv: the bundled coopmat2 module is refused where the device lacks it") {

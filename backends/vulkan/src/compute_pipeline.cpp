@@ -1,6 +1,7 @@
 // ComputePipeline: layouts and the compute pipeline of one kernel.
 #include "compute_pipeline.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -93,14 +94,22 @@ Status check_workgroup_matrices(const SpirvInfo& si, const Dim3& block, const De
                     " at most (cooperativeMatrixWorkgroupScopeMaxWorkgroupSize)");
 }
 
-// Shared memory and the push-constant block within the device's limits.
+// Shared memory (less what workgroup-scope matrices reserve) and the push-constant block
+// within the device's limits.
 Status check_sizes(const SpirvInfo& si, const DeviceCaps& caps) {
   const auto& l = caps.props.limits;
-  if (si.shared_bytes > l.maxComputeSharedMemorySize) {
+  const std::uint32_t reserved =
+      si.workgroup_scope_matrices
+          ? std::min(caps.coopmat2_reserved_shared, l.maxComputeSharedMemorySize)
+          : 0u;
+  if (si.shared_bytes > l.maxComputeSharedMemorySize - reserved) {
     return Status(StatusCode::out_of_resources,
                   "the shader uses " + std::to_string(si.shared_bytes) +
                       " bytes of shared memory; maxComputeSharedMemorySize is " +
-                      std::to_string(l.maxComputeSharedMemorySize));
+                      std::to_string(l.maxComputeSharedMemorySize) +
+                      (reserved == 0 ? std::string()
+                                     : ", " + std::to_string(reserved) +
+                                           " of it reserved for workgroup-scope matrices"));
   }
   if (si.push_bytes > l.maxPushConstantsSize) {
     return Status(StatusCode::out_of_resources,

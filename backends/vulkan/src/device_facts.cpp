@@ -152,6 +152,7 @@ void query_cooperative_matrix2(VkInstance instance, VkPhysicalDevice pd, DeviceC
                                                    &props);
   vkGetPhysicalDeviceProperties2(pd, &p2);
   c.coopmat2_max_workgroup = props.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
+  c.coopmat2_reserved_shared = props.cooperativeMatrixWorkgroupScopeReservedSharedMemory;
   auto list = reinterpret_cast<PfnFlexibleDimensionsNv>(vkGetInstanceProcAddr(
       instance, "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV"));
   std::uint32_t n = 0;
@@ -410,8 +411,13 @@ DeviceInfo device_info(const DeviceCaps& caps, std::string compiler_version) {
   info.warp_size = caps.subgroup_size;
   info.min_subgroup_size = caps.min_subgroup_size;
   info.max_subgroup_size = caps.max_subgroup_size;
-  info.matrix_shapes_f16 = caps.coopmat_shapes_f16;
-  if (caps.memory_model && caps.maintenance4 && caps.coopmat2.workgroup_scope &&
+  // Matrix units for f16 are offered where their shaders can run: f16 arithmetic and storage
+  // and the memory model (their loads' scopes), and for the workgroup-scope ones maintenance4
+  // (their SPIR-V 1.6 states its size with LocalSizeId) and three VK_NV_cooperative_matrix2
+  // features.
+  const bool f16_matrices = caps.float16 && caps.storage16 && caps.memory_model;
+  if (f16_matrices) info.matrix_shapes_f16 = caps.coopmat_shapes_f16;
+  if (f16_matrices && caps.maintenance4 && caps.coopmat2.workgroup_scope &&
       caps.coopmat2.flexible_dimensions && caps.coopmat2.tensor_addressing)
     info.workgroup_matrix_f16 = caps.coopmat2_shapes_f16;
   info.l2_bytes = 0;  // unknown in Vulkan

@@ -61,6 +61,9 @@ struct DeviceCaps {
   // cooperativeMatrixWorkgroupScopeMaxWorkgroupSize: the largest workgroup a shader with
   // workgroup-scope matrices may run in.
   std::uint32_t coopmat2_max_workgroup = 0;
+  // cooperativeMatrixWorkgroupScopeReservedSharedMemory: what such a shader's own shared
+  // memory leaves of maxComputeSharedMemorySize.
+  std::uint32_t coopmat2_reserved_shared = 0;
   // Vulkan 1.3 subgroupSizeControl with compute among requiredSubgroupSizeStages: compute
   // pipelines may require a subgroup size in [min, max] (both 0 otherwise).
   bool subgroup_size_control = false;

@@ -205,7 +205,8 @@ std::string unusable(const SpirvInfo& si, const ShaderCompiler::ModuleLimits& li
            " at most (its Vulkan version)";
   if (si.uses_local_size_id && !limits.local_size_id)
     return "it states its workgroup size with LocalSizeId, which needs maintenance4 (Vulkan "
-           "1.3; not enabled on this device): build it for Vulkan 1.2";
+           "1.3), not enabled on this device (an application's device: enable it and set "
+           "vulkan::EnabledFeatures::maintenance4), or build the module for Vulkan 1.2";
   return {};
 }
 

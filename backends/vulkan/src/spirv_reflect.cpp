@@ -380,9 +380,13 @@ Result<SpirvInfo> reflect_spirv(std::span<const std::uint32_t> words) {
   resolve_local_size(m, info);
   resolve_spec_constants(m, info);
   info.version = words[1];
-  for (std::uint32_t scope : m.matrix_scopes)
-    if (auto c = m.constants.find(scope); c != m.constants.end() && c->second == kScopeWorkgroup)
+  // A scope that is not a plain constant (a specialization constant) counts as workgroup: the
+  // checks that follow are the safe side.
+  for (std::uint32_t scope : m.matrix_scopes) {
+    auto c = m.constants.find(scope);
+    if (c == m.constants.end() || c->second == kScopeWorkgroup)
       info.workgroup_scope_matrices = true;
+  }
   for (std::uint32_t f : m.compute_mains)
     if (std::find(m.functions.begin(), m.functions.end(), f) != m.functions.end())
       info.has_compute_main = true;

@@ -100,6 +100,7 @@ Result<std::shared_ptr<Instance>> Instance::create(bool validation) {
   }
   std::shared_ptr<Instance> inst(new Instance());
   inst->validation_ = validation;
+  inst->api_version_ = *api;
   auto app = vk_struct<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
   app.pApplicationName = "libtune";
   app.pEngineName = "libtune";

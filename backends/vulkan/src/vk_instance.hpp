@@ -41,6 +41,9 @@ class Instance {
   Instance& operator=(const Instance&) = delete;
 
   VkInstance get() const noexcept { return instance_; }
+  // The apiVersion the instance was created with (0 for a borrowed one: unknown here). Device
+  // functionality is usable up to the lower of it and the device's.
+  std::uint32_t api_version() const noexcept { return api_version_; }
   bool validation() const noexcept { return validation_; }
   const ValidationLog& log() const noexcept { return log_; }
   // unavailable when the loader finds none.
@@ -53,6 +56,7 @@ class Instance {
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   bool validation_ = false;
   bool owned_ = true;
+  std::uint32_t api_version_ = 0;
   ValidationLog log_;
 };
 

@@ -140,7 +140,7 @@ Result<std::unique_ptr<Device>> open_device(std::string_view selector_in,
   std::vector<std::string> why(devs->size());
   std::string names;
   for (std::size_t i = 0; i < devs->size(); ++i) {
-    caps[i] = vk::query_caps((*inst)->get(), (*devs)[i], &why[i]);
+    caps[i] = vk::query_caps((*inst)->get(), (*devs)[i], &why[i], (*inst)->api_version());
     names += "\n  " + std::to_string(i) + ": " + caps[i].props.deviceName +
              (why[i].empty() ? "" : " (unusable: " + why[i] + ")");
   }

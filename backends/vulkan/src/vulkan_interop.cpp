@@ -16,6 +16,22 @@ std::string version_text(std::uint32_t v) {
   return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v));
 }
 
+// VK_NV_cooperative_matrix2's features as far as the application enabled them (none without
+// VK_KHR_cooperative_matrix).
+void mask_cooperative_matrix2(const EnabledFeatures::CooperativeMatrix2& on, vk::DeviceCaps& caps) {
+  vk::DeviceCaps::Coopmat2& c = caps.coopmat2;
+  const bool khr = caps.coopmat_khr;
+  c.workgroup_scope = khr && c.workgroup_scope && on.workgroup_scope;
+  c.flexible_dimensions = khr && c.flexible_dimensions && on.flexible_dimensions;
+  c.reductions = khr && c.reductions && on.reductions;
+  c.conversions = khr && c.conversions && on.conversions;
+  c.per_element_operations = khr && c.per_element_operations && on.per_element_operations;
+  c.tensor_addressing = khr && c.tensor_addressing && on.tensor_addressing;
+  c.block_loads = khr && c.block_loads && on.block_loads;
+  if (!c.workgroup_scope) caps.coopmat2_max_workgroup = 0;
+  if (!c.flexible_dimensions) caps.coopmat2_shapes_f16.clear();
+}
+
 // The application's queue family checked and made the device's; the optional features masked
 // by what the application enabled.
 Status adopt_caps(const ExternalDevice& e, vk::DeviceCaps& caps) {
@@ -62,11 +78,7 @@ Status adopt_caps(const ExternalDevice& e, vk::DeviceCaps& caps) {
   }
   caps.maintenance4 = caps.maintenance4 && f.maintenance4;
   caps.coopmat_khr = caps.coopmat_khr && f.cooperative_matrix_khr;
-  if (!caps.coopmat_khr || !f.cooperative_matrix2_nv) {
-    caps.coopmat2 = {};
-    caps.coopmat2_shapes_f16.clear();
-    caps.coopmat2_max_workgroup = 0;
-  }
+  mask_cooperative_matrix2(f.cooperative_matrix2_nv, caps);
   if (!f.subgroup_size_control) {
     caps.subgroup_size_control = false;
     caps.min_subgroup_size = caps.max_subgroup_size = 0;

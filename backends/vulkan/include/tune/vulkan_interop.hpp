@@ -91,11 +91,15 @@ struct EnabledFeatures {
   bool maintenance4 = false;
   // VK_KHR_cooperative_matrix enabled with its cooperativeMatrix feature.
   bool cooperative_matrix_khr = false;
-  // VK_NV_cooperative_matrix2 enabled (with cooperative_matrix_khr) with every feature the
-  // device has (libtune assumes each one the device reports is on). The bundled
-  // matmul_f16_coopmat2 needs its workgroup scope, flexible dimensions and tensor addressing,
-  // plus maintenance4 and vulkan_memory_model.
-  bool cooperative_matrix2_nv = false;
+  // VK_NV_cooperative_matrix2's features the application enabled (any of them: the extension
+  // is enabled too, with cooperative_matrix_khr). The bundled matmul_f16_coopmat2 needs
+  // workgroup_scope, flexible_dimensions and tensor_addressing, plus maintenance4,
+  // vulkan_memory_model, shader_float16 and storage_buffer_16bit.
+  struct CooperativeMatrix2 {
+    bool workgroup_scope = false, flexible_dimensions = false, reductions = false;
+    bool conversions = false, per_element_operations = false, tensor_addressing = false;
+    bool block_loads = false;
+  } cooperative_matrix2_nv;
 };
 
 // An application's Vulkan objects, borrowed: the application creates them before open_device
