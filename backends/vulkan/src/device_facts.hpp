@@ -19,6 +19,7 @@
 #include "cooperative_matrix2.hpp"
 #include "tune/device_info.hpp"
 #include "tune/status.hpp"
+#include "tune/vulkan_interop.hpp"
 
 namespace tune::vk {
 
@@ -45,16 +46,10 @@ struct DeviceCaps {
   bool maintenance4 = false;
   // VK_KHR_cooperative_matrix with its cooperativeMatrix feature.
   bool coopmat_khr = false;
-  // VK_NV_cooperative_matrix2 (with coopmat_khr): its features, each as the device reports it.
-  struct Coopmat2 {
-    bool workgroup_scope = false, flexible_dimensions = false, reductions = false;
-    bool conversions = false, per_element_operations = false, tensor_addressing = false;
-    bool block_loads = false;
-    bool any() const {
-      return workgroup_scope || flexible_dimensions || reductions || conversions ||
-             per_element_operations || tensor_addressing || block_loads;
-    }
-  } coopmat2;
+  // VK_NV_cooperative_matrix2 (with coopmat_khr): its features, each as the device reports it
+  // (the structure applications report theirs in).
+  using Coopmat2 = vulkan::EnabledFeatures::CooperativeMatrix2;
+  Coopmat2 coopmat2;
   // Its workgroup-scope f16 x f16 + f32 shapes (what DeviceInfo::workgroup_matrix_f16 reports
   // when workgroup scope, flexible dimensions and tensor addressing are all on).
   std::vector<WorkgroupMatrixShape> coopmat2_shapes_f16;

@@ -99,6 +99,10 @@ struct EnabledFeatures {
     bool workgroup_scope = false, flexible_dimensions = false, reductions = false;
     bool conversions = false, per_element_operations = false, tensor_addressing = false;
     bool block_loads = false;
+    bool any() const noexcept {
+      return workgroup_scope || flexible_dimensions || reductions || conversions ||
+             per_element_operations || tensor_addressing || block_loads;
+    }
   } cooperative_matrix2_nv;
 };
 
