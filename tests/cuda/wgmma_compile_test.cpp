@@ -133,6 +133,10 @@ TEST_CASE("every wgmma matmul configuration compiles for sm_90a with no spills")
       CAPTURE(c.to_string());
       auto out = tune::cuda::compile("sm_90", *src, c);
       REQUIRE_MESSAGE(out.ok(), out.status().to_string());
+      // A CUBIN (an ELF object) that names the entry point: the checks every other bundled
+      // kernel gets in rtc_compile_test's sweep, which leaves the wgmma kernels to this case.
+      CHECK(out->binary.starts_with("\177ELF"));
+      CHECK(out->binary.find(src->entry) != std::string::npos);
       const tune::KernelResources r = tune::gpu::parse_resource_log(out->log);
       std::printf("  %-70s regs=%u spill=%u\n", c.to_string().c_str(), r.registers, r.spill_bytes);
       CHECK(r.registers > 0);

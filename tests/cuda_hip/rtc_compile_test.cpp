@@ -161,9 +161,15 @@ void compile_all_for(const tune::DeviceInfo& dev) {
     REQUIRE(src != nullptr);
     auto configs = k.def.space.enumerate(dev);
     REQUIRE_MESSAGE(configs.ok(), configs.status().to_string());
-    // The wgmma matmuls are for sm_90 alone (sm_90a code): their space is empty elsewhere.
-    if (k.name.starts_with("matmul_wgmma") && dev.arch != "sm_90") {
-      CHECK_MESSAGE(configs->empty(), k.name << " offers configurations on " << dev.arch);
+    // The wgmma matmuls are for sm_90 alone (sm_90a code): their space is empty elsewhere. On
+    // sm_90 cuda_tests' "every wgmma matmul configuration compiles for sm_90a with no spills"
+    // compiles each of them, with the same checks and ptxas's spill line besides: compiled here
+    // too they took most of this case's 85 s (2-core CI machine, 2026-12-06).
+    if (k.name.starts_with("matmul_wgmma")) {
+      if (dev.arch != "sm_90")
+        CHECK_MESSAGE(configs->empty(), k.name << " offers configurations on " << dev.arch);
+      else
+        CHECK_MESSAGE(!configs->empty(), k.name << " accepts no configuration on " << dev.arch);
       continue;
     }
     CHECK_MESSAGE(!configs->empty(), k.name << " accepts no configuration on " << dev.arch);
