@@ -5,8 +5,8 @@
 //   bench_vulkan                          small sizes (the demo sizes; fine on lavapipe)
 //   bench_vulkan --large                  or TUNE_BENCH_LARGE=1: vector_add and reduce_sum
 //                                         at 2^26, the matmuls at 4096^3 (for a real GPU),
-//                                         matmul_f16_coopmat and matmul_f16_coopmat2 at
-//                                         4096^3 and 8192^3
+//                                         matmul_f16_coopmat, matmul_f16_coopmat2 and
+//                                         matmul_bf16_coopmat2 at 4096^3 and 8192^3
 //   bench_vulkan --benchmark_filter=matmul_f32
 //   bench_vulkan --benchmark_filter=BM_record   host time per dispatch recorded into an
 //                                               application's command buffer (issue 13)

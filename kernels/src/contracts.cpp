@@ -54,7 +54,7 @@ BundledKernel contract(std::string_view name) {
   else if (name == "matmul_f16" || name == "matmul_f16_coopmat" || name == "matmul_f16_coopmat2" ||
            name == "matmul_wgmma_f16")
     matmul(k, ElemType::f16);
-  else if (name == "matmul_wgmma_bf16")
+  else if (name == "matmul_wgmma_bf16" || name == "matmul_bf16_coopmat2")
     matmul(k, ElemType::bf16);
   else
     throw std::invalid_argument("no bundled kernel is called '" + std::string(name) + "'");

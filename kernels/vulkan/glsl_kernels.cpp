@@ -8,7 +8,8 @@
 //   matmul_f32 : per element |C - ref| <= K * 2^-23 * sum_k |a_ik b_kj| (any order, FMA or not);
 //   matmul_f16 : the same plus |ref| * 2^-10 for the final f16 rounding;
 //   matmul_f16_coopmat, matmul_f16_coopmat2 : as matmul_f16 (f16 products are exact in f32;
-//     f32 accumulation).
+//     f32 accumulation);
+//   matmul_bf16_coopmat2 : the same with |ref| * 2^-8 for the final bf16 rounding.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -25,6 +26,8 @@ extern const char* const k_matmul_f16_comp;
 extern const char* const k_matmul_f16_coopmat_comp;
 extern const unsigned char k_matmul_f16_coopmat2_spv[];
 extern const unsigned long k_matmul_f16_coopmat2_spv_bytes;
+extern const unsigned char k_matmul_bf16_coopmat2_spv[];
+extern const unsigned long k_matmul_bf16_coopmat2_spv_bytes;
 }  // namespace glsl
 
 // Named inside the anonymous namespace: a unity build may put this file and its sibling backend's
@@ -282,10 +285,10 @@ BundledKernel matmul_f16_coopmat() {
   return k;
 }
 
-// ---- matmul_f16_coopmat2: workgroup-scope matrices through VK_NV_cooperative_matrix2, a
-// precompiled module (kernels/vulkan/matmul_f16_coopmat2.comp says why). One BM x BN f32
-// accumulator per workgroup of T invocations, K in steps of BK unrolled UNROLL times, tiles in
-// groups of GROUP_M rows.
+// ---- matmul_f16_coopmat2, matmul_bf16_coopmat2: workgroup-scope matrices through
+// VK_NV_cooperative_matrix2, precompiled modules of one source (kernels/vulkan/matmul_coopmat2.comp
+// says why). One BM x BN f32 accumulator per workgroup of T invocations, K in steps of BK
+// unrolled UNROLL times, tiles in groups of GROUP_M rows.
 Config coopmat2_config(int bm, int bn, int bk, int threads, int unroll, int group_m) {
   Config c;
   c.set("BM", bm).set("BN", bn).set("BK", bk).set("UNROLL", unroll).set("GROUP_M", group_m);
@@ -293,38 +296,41 @@ Config coopmat2_config(int bm, int bn, int bk, int threads, int unroll, int grou
   return c;
 }
 
-KernelSource coopmat2_source() {
+KernelSource spirv_source(const unsigned char* module, unsigned long bytes) {
   KernelSource src;
   src.language = Language::glsl;
   src.entry = "main";
-  src.spirv.resize(glsl::k_matmul_f16_coopmat2_spv_bytes / 4);
-  std::memcpy(src.spirv.data(), glsl::k_matmul_f16_coopmat2_spv, src.spirv.size() * 4);
+  src.spirv.resize(bytes / 4);
+  std::memcpy(src.spirv.data(), module, src.spirv.size() * 4);
   return src;
 }
 
-// The device's workgroup-scope shape for this workgroup size divides the tile, which is no
-// larger than the device's largest flexible dimension.
-bool coopmat2_shape_offered(const Config& c, const DeviceInfo& dev) {
+// The device's workgroup-scope shape (of `shapes`: its list for the kernel's element type) for
+// this workgroup size divides the tile, which is no larger than the device's largest flexible
+// dimension.
+bool coopmat2_shape_offered(const Config& c, const std::vector<WorkgroupMatrixShape>& shapes) {
   const auto bm = static_cast<std::uint32_t>(c.get_int("BM"));
   const auto bn = static_cast<std::uint32_t>(c.get_int("BN"));
   const auto bk = static_cast<std::uint32_t>(c.get_int("BK"));
-  return std::any_of(dev.workgroup_matrix_f16.begin(), dev.workgroup_matrix_f16.end(),
-                     [&](const WorkgroupMatrixShape& s) {
-                       const MatrixShape& g = s.granularity;
-                       return s.invocations == c.launch().block.product() && g.m != 0 && g.n != 0 &&
-                              g.k != 0 && bm % g.m == 0 && bn % g.n == 0 && bk % g.k == 0 &&
-                              std::max({bm, bn, bk}) <= s.max_dimension;
-                     });
+  return std::any_of(shapes.begin(), shapes.end(), [&](const WorkgroupMatrixShape& s) {
+    const MatrixShape& g = s.granularity;
+    return s.invocations == c.launch().block.product() && g.m != 0 && g.n != 0 && g.k != 0 &&
+           bm % g.m == 0 && bn % g.n == 0 && bk % g.k == 0 &&
+           std::max({bm, bn, bk}) <= s.max_dimension;
+  });
 }
 
 // 8 tiles x 3 workgroup sizes (those keeping at most 128 f32 accumulators per invocation:
 // beyond, they spill; 128x128 in 64 invocations ran at 0.14x the best, H100 2026-12-06) x
 // BK {32, 64} x UNROLL {1, 2, 4} x GROUP_M {0, 8} = 204 points. BK 16 left out: 0.70x the best
-// at either tile in the same study.
-BundledKernel matmul_f16_coopmat2() {
-  BundledKernel k = detail::contract("matmul_f16_coopmat2");
+// at either tile in the same study. `bf16`: the bf16 module, constrained by
+// DeviceInfo::workgroup_matrix_bf16 (else f16, by workgroup_matrix_f16).
+BundledKernel matmul_coopmat2(bool bf16) {
+  BundledKernel k = detail::contract(bf16 ? "matmul_bf16_coopmat2" : "matmul_f16_coopmat2");
   KernelDef& d = k.def;
-  d.sources = {coopmat2_source()};
+  d.sources = {
+      bf16 ? spirv_source(glsl::k_matmul_bf16_coopmat2_spv, glsl::k_matmul_bf16_coopmat2_spv_bytes)
+           : spirv_source(glsl::k_matmul_f16_coopmat2_spv, glsl::k_matmul_f16_coopmat2_spv_bytes)};
   std::vector<Config> configs;
   for (int bm : {64, 128, 256})
     for (int bn : {64, 128, 256})
@@ -336,12 +342,22 @@ BundledKernel matmul_f16_coopmat2() {
               configs.push_back(coopmat2_config(bm, bn, bk, threads, unroll, group_m));
       }
   d.space = ConfigSpace::list(std::move(configs));
-  d.space
-      .constrain(
-          "the device runs workgroup-scope matrices of this tile and workgroup size (f16 x f16 + "
-          "f32, VK_NV_cooperative_matrix2)",
-          coopmat2_shape_offered)
-      .constrain("workgroup fits the device", workgroup_fits);
+  if (bf16) {
+    d.space.constrain(
+        "the device runs workgroup-scope matrices of this tile and workgroup size (bf16 x bf16 + "
+        "f32, VK_NV_cooperative_matrix2 and VK_KHR_shader_bfloat16)",
+        [](const Config& c, const DeviceInfo& dev) {
+          return coopmat2_shape_offered(c, dev.workgroup_matrix_bf16);
+        });
+  } else {
+    d.space.constrain(
+        "the device runs workgroup-scope matrices of this tile and workgroup size (f16 x f16 + "
+        "f32, VK_NV_cooperative_matrix2)",
+        [](const Config& c, const DeviceInfo& dev) {
+          return coopmat2_shape_offered(c, dev.workgroup_matrix_f16);
+        });
+  }
+  d.space.constrain("workgroup fits the device", workgroup_fits);
   d.dims = [](const Config& c, ArgList args) {
     const std::uint64_t m = arg_u64(args, 3), n = arg_u64(args, 4);
     const std::uint64_t tiles = ceil_div(m, static_cast<std::uint64_t>(c.get_int("BM"))) *
@@ -366,7 +382,8 @@ std::vector<BundledKernel> glsl_kernels() {
   out.push_back(glsl_sources::matmul_f32());
   out.push_back(glsl_sources::matmul_f16());
   out.push_back(glsl_sources::matmul_f16_coopmat());
-  out.push_back(glsl_sources::matmul_f16_coopmat2());
+  out.push_back(glsl_sources::matmul_coopmat2(false));
+  out.push_back(glsl_sources::matmul_coopmat2(true));
   return out;
 }
 

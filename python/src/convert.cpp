@@ -1,6 +1,7 @@
 #include "convert.hpp"
 
 #include <string>
+#include <vector>
 
 namespace tune::python {
 
@@ -49,6 +50,20 @@ Config dict_to_config(py::handle d) {
   return c;
 }
 
+namespace {
+
+// Per workgroup size: (invocations, (m, n, k) granularity, largest dimension).
+py::list workgroup_shapes(const std::vector<WorkgroupMatrixShape>& shapes) {
+  py::list out;
+  for (const WorkgroupMatrixShape& s : shapes) {
+    const MatrixShape& g = s.granularity;
+    out.append(py::make_tuple(s.invocations, py::make_tuple(g.m, g.n, g.k), s.max_dimension));
+  }
+  return out;
+}
+
+}  // namespace
+
 py::dict device_info_dict(const DeviceInfo& info) {
   auto dim3 = [](const Dim3& d) { return py::make_tuple(d.x, d.y, d.z); };
   py::dict d;
@@ -72,13 +87,8 @@ py::dict device_info_dict(const DeviceInfo& info) {
   py::list shapes;
   for (const MatrixShape& s : info.matrix_shapes_f16) shapes.append(py::make_tuple(s.m, s.n, s.k));
   d["matrix_shapes_f16"] = shapes;
-  // Per workgroup size: (invocations, (m, n, k) granularity, largest dimension).
-  py::list workgroup;
-  for (const WorkgroupMatrixShape& s : info.workgroup_matrix_f16) {
-    const MatrixShape& g = s.granularity;
-    workgroup.append(py::make_tuple(s.invocations, py::make_tuple(g.m, g.n, g.k), s.max_dimension));
-  }
-  d["workgroup_matrix_f16"] = workgroup;
+  d["workgroup_matrix_f16"] = workgroup_shapes(info.workgroup_matrix_f16);
+  d["workgroup_matrix_bf16"] = workgroup_shapes(info.workgroup_matrix_bf16);
   d["l2_bytes"] = info.l2_bytes;
   d["llc_bytes"] = info.llc_bytes;
   d["llc_source"] = std::string(tune::to_string(info.llc_source));

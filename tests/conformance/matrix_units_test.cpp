@@ -3,10 +3,10 @@
 //     runs with that size (the kernel reads it back) and verifies; any other size, and every
 //     size where the device allows none, is refused before compiling (unavailable, naming the
 //     request and the range).
-//   matmul_f16_coopmat (Vulkan, VK_NV_cooperative_matrix) and matmul_f16_coopmat2
-//     (VK_NV_cooperative_matrix2): every configuration the device offers is verified at every
-//     test size; a device that reports no shape refuses the tuning with the reason (the
-//     constraint naming the extension).
+//   matmul_f16_coopmat (Vulkan, VK_NV_cooperative_matrix), matmul_f16_coopmat2
+//     (VK_NV_cooperative_matrix2) and matmul_bf16_coopmat2 (with VK_KHR_shader_bfloat16): every
+//     configuration the device offers is verified at every test size; a device that reports no
+//     shape refuses the tuning with the reason (the constraint naming the extension).
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -188,4 +188,9 @@ TEST_CASE("matrix units: matmul_f16_coopmat verified everywhere it is offered, r
 TEST_CASE(
     "matrix units: matmul_f16_coopmat2 verified everywhere it is offered, refused elsewhere") {
   verify_or_refused("matmul_f16_coopmat2", "VK_NV_cooperative_matrix2");
+}
+
+TEST_CASE(
+    "matrix units: matmul_bf16_coopmat2 verified everywhere it is offered, refused elsewhere") {
+  verify_or_refused("matmul_bf16_coopmat2", "VK_KHR_shader_bfloat16");
 }

@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "compute_pipeline.hpp"
 #include "device_facts.hpp"
@@ -266,12 +267,14 @@ CoopMatFlexibleDimensionsNv flexible(std::uint32_t invocations, std::uint32_t m,
 
 // VK_NV_cooperative_matrix2's flexible-dimension list as the H100's driver (580.159.04)
 // reports it, the u8/s8 and fp8 rows left out but one: subgroup rows, then per workgroup size
-// f16 x f16 + f16 and f16 x f16 + f32 (2026-12-06, bench/RESULTS.md).
+// f16 x f16 + f16, f16 x f16 + f32, u8 and bf16 x bf16 + f32 (2026-12-06, bench/RESULTS.md).
 std::vector<CoopMatFlexibleDimensionsNv> h100_flexible_list() {
   constexpr std::uint32_t f16 = kCoopComponentFloat16, f32 = kCoopComponentFloat32, u8 = 7;
+  constexpr std::uint32_t bf16 = kCoopComponentBfloat16;
   constexpr std::uint32_t wg = kCoopScopeWorkgroup, sg = 3;
   std::vector<CoopMatFlexibleDimensionsNv> list = {flexible(0, 16, 16, 16, f16, f16, sg),
-                                                   flexible(0, 16, 16, 16, f16, f32, sg)};
+                                                   flexible(0, 16, 16, 16, f16, f32, sg),
+                                                   flexible(0, 16, 16, 16, bf16, f32, sg)};
   const std::uint32_t grain[4][3] = {{16, 16, 16}, {16, 16, 16}, {32, 16, 16}, {32, 32, 16}};
   const std::uint32_t sizes[4] = {32, 64, 128, 256};
   for (int i = 0; i < 4; ++i) {
@@ -279,6 +282,7 @@ std::vector<CoopMatFlexibleDimensionsNv> h100_flexible_list() {
     list.push_back(flexible(sizes[i], g[0], g[1], g[2], f16, f16, wg));
     list.push_back(flexible(sizes[i], g[0], g[1], g[2], f16, f32, wg));
     list.push_back(flexible(sizes[i], g[0], g[1], 32, u8, 9, wg));
+    list.push_back(flexible(sizes[i], g[0], g[1], g[2], bf16, f32, wg));
   }
   return list;
 }
@@ -294,7 +298,10 @@ DeviceCaps h200_with_coopmat2() {
   c.coopmat2_reserved_shared = 8192;
   c.coopmat_nv = true;
   c.coopmat_shapes_f16 = {{16, 8, 16}, {16, 16, 16}};
-  c.coopmat2_shapes_f16 = workgroup_shapes_f16(h100_flexible_list(), 1024, 256);
+  c.coopmat2_shapes_f16 = workgroup_shapes(h100_flexible_list(), kCoopComponentFloat16, 1024, 256);
+  c.coopmat2_shapes_bf16 =
+      workgroup_shapes(h100_flexible_list(), kCoopComponentBfloat16, 1024, 256);
+  c.bfloat16 = {true, true, true};
   return c;
 }
 
@@ -302,18 +309,30 @@ DeviceCaps h200_with_coopmat2() {
 
 TEST_CASE("device facts: VK_NV_cooperative_matrix2's workgroup-scope shapes") {
   const auto list = h100_flexible_list();
-  const auto shapes = workgroup_shapes_f16(list, 1024, 256);
+  constexpr std::uint32_t f16 = kCoopComponentFloat16, bf16 = kCoopComponentBfloat16;
+  const auto shapes = workgroup_shapes(list, f16, 1024, 256);
   REQUIRE(shapes.size() == 4);  // f16 x f16 + f32 at workgroup scope, one per workgroup size
   CHECK(shapes[0] == WorkgroupMatrixShape{32, {16, 16, 16}, 1024});
   CHECK(shapes[1] == WorkgroupMatrixShape{64, {16, 16, 16}, 1024});
   CHECK(shapes[2] == WorkgroupMatrixShape{128, {32, 16, 16}, 1024});
   CHECK(shapes[3] == WorkgroupMatrixShape{256, {32, 32, 16}, 1024});
+  // bf16 x bf16 + f32: the same granularities on this driver, from the bf16 rows alone.
+  auto bf16_list = list;
+  for (auto& e : bf16_list)
+    if (e.AType == bf16) e.MGranularity *= 2;  // told apart from the f16 rows
+  const auto bf16_shapes = workgroup_shapes(bf16_list, bf16, 1024, 256);
+  REQUIRE(bf16_shapes.size() == 4);
+  CHECK(bf16_shapes[0] == WorkgroupMatrixShape{32, {32, 16, 16}, 1024});
+  CHECK(bf16_shapes[3] == WorkgroupMatrixShape{256, {64, 32, 16}, 1024});
+  CHECK(workgroup_shapes(bf16_list, f16, 1024, 256) == shapes);
   // Workgroups above cooperativeMatrixWorkgroupScopeMaxWorkgroupSize are left out.
-  CHECK(workgroup_shapes_f16(list, 1024, 128).size() == 3);
-  CHECK(workgroup_shapes_f16(list, 1024, 0).empty());
+  CHECK(workgroup_shapes(list, f16, 1024, 128).size() == 3);
+  CHECK(workgroup_shapes(list, bf16, 1024, 128).size() == 3);
+  CHECK(workgroup_shapes(list, f16, 1024, 0).empty());
   auto saturating = list;
   for (auto& e : saturating) e.saturatingAccumulation = VK_TRUE;
-  CHECK(workgroup_shapes_f16(saturating, 1024, 256).empty());
+  CHECK(workgroup_shapes(saturating, f16, 1024, 256).empty());
+  CHECK(workgroup_shapes(saturating, bf16, 1024, 256).empty());
 
   // DeviceInfo reports them only when every feature the bundled kernel needs is on.
   const DeviceInfo on = device_info(h200_with_coopmat2(), "");
@@ -334,6 +353,46 @@ TEST_CASE("device facts: VK_NV_cooperative_matrix2's workgroup-scope shapes") {
     CHECK(info.workgroup_matrix_f16.empty());
     // The subgroup-scope kernel's shapes need f16 and the memory model, not the rest.
     CHECK(info.matrix_shapes_f16.empty() == (missing == 0 || missing >= 5));
+    // bf16 needs all of the f16 kernel's but 16-bit storage (its module does not declare it).
+    CHECK(info.workgroup_matrix_bf16.empty() == (missing != 6));
+  }
+}
+
+TEST_CASE("device facts: bf16 workgroup-scope matrices need VK_KHR_shader_bfloat16's features") {
+  const auto bf16_shapes =
+      workgroup_shapes(h100_flexible_list(), kCoopComponentBfloat16, 1024, 256);
+  REQUIRE(bf16_shapes.size() == 4);
+  CHECK(device_info(h200_with_coopmat2(), "").workgroup_matrix_bf16 == bf16_shapes);
+  for (int missing = 0; missing < 3; ++missing) {
+    CAPTURE(missing);
+    DeviceCaps c = h200_with_coopmat2();
+    if (missing == 0) c.bfloat16.type = false;
+    if (missing == 1) c.bfloat16.cooperative_matrix = false;
+    if (missing == 2) c.bfloat16.dot_product = false;  // not used by the kernel
+    const DeviceInfo info = device_info(c, "");
+    CHECK(info.workgroup_matrix_bf16.empty() == (missing != 2));
+    CHECK(info.workgroup_matrix_f16.size() == 4);  // f16 does not depend on them
+  }
+  // A driver without bf16 rows: the features alone offer nothing.
+  DeviceCaps no_rows = h200_with_coopmat2();
+  no_rows.coopmat2_shapes_bf16.clear();
+  CHECK(device_info(no_rows, "").workgroup_matrix_bf16.empty());
+
+  // Each capability of VK_KHR_shader_bfloat16 follows its own feature, named in the refusal.
+  const std::pair<std::uint32_t, bool DeviceCaps::Bfloat16::*> caps[] = {
+      {spv_cap::kBFloat16TypeKHR, &DeviceCaps::Bfloat16::type},
+      {spv_cap::kBFloat16DotProductKHR, &DeviceCaps::Bfloat16::dot_product},
+      {spv_cap::kBFloat16CooperativeMatrixKHR, &DeviceCaps::Bfloat16::cooperative_matrix}};
+  for (const auto& cap : caps) {
+    CAPTURE(capability_name(cap.first));
+    CHECK(capability_name(cap.first).find("VK_KHR_shader_bfloat16") != std::string::npos);
+    CHECK_FALSE(supports_capability(lavapipe(), cap.first));
+    DeviceCaps c = h200_with_coopmat2();
+    CHECK(supports_capability(c, cap.first));
+    c.bfloat16.*cap.second = false;
+    CHECK_FALSE(supports_capability(c, cap.first));
+    for (const auto& other : caps)
+      if (other.first != cap.first) CHECK(supports_capability(c, other.first));
   }
 }
 

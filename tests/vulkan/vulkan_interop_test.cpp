@@ -474,18 +474,23 @@ TEST_CASE("interop: the application's Vulkan version decides the SPIR-V its devi
   // Claimed but not there (or not allowed at Vulkan 1.1): nothing is taken on trust.
   e.features.maintenance4 = e.features.cooperative_matrix_khr = true;
   e.features.cooperative_matrix2_nv = {true, true, true, true, true, true, true};
+  e.features.shader_bfloat16_khr = {true, true, true};
   auto dev = vulkan::open_device(e);
   REQUIRE_MESSAGE(dev.ok(), dev.status().to_string());
   CHECK((*dev)->info().workgroup_matrix_f16.empty());
-  // The bundled coopmat2 kernel is SPIR-V 1.6; Vulkan 1.1 consumes SPIR-V 1.3 at most.
-  const auto k = kernels::bundled_kernel(Language::glsl, "matmul_f16_coopmat2");
-  REQUIRE(k.has_value());
-  auto ck = (*dev)->compile(*k->def.source_for(Language::glsl), k->default_config);
-  REQUIRE_FALSE(ck.ok());
-  CHECK(ck.status().code() == StatusCode::invalid_argument);
-  CHECK_MESSAGE(
-      ck.status().message().find("SPIR-V 1.6; this device takes 1.3 at most") != std::string::npos,
-      ck.status().to_string());
+  CHECK((*dev)->info().workgroup_matrix_bf16.empty());
+  // The bundled coopmat2 kernels are SPIR-V 1.6; Vulkan 1.1 consumes SPIR-V 1.3 at most.
+  for (const char* name : {"matmul_f16_coopmat2", "matmul_bf16_coopmat2"}) {
+    CAPTURE(name);
+    const auto k = kernels::bundled_kernel(Language::glsl, name);
+    REQUIRE(k.has_value());
+    auto ck = (*dev)->compile(*k->def.source_for(Language::glsl), k->default_config);
+    REQUIRE_FALSE(ck.ok());
+    CHECK(ck.status().code() == StatusCode::invalid_argument);
+    CHECK_MESSAGE(ck.status().message().find("SPIR-V 1.6; this device takes 1.3 at most") !=
+                      std::string::npos,
+                  ck.status().to_string());
+  }
 }
 
 #ifndef TUNE_TEST_SANITIZED

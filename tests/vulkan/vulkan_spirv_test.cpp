@@ -13,6 +13,7 @@
 #include <random>
 #include <shaderc/shaderc.hpp>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -432,78 +433,149 @@ extern const char* const k_matmul_f16_coopmat2_comp_sha256;
 extern const char* const k_matmul_f16_coopmat2_spv_built_from;
 extern const char* const k_matmul_f16_coopmat2_spv_sha256;
 extern const char* const k_matmul_f16_coopmat2_spv_stamped;
+extern const char* const k_matmul_bf16_coopmat2_comp_sha256;
+extern const char* const k_matmul_bf16_coopmat2_spv_built_from;
+extern const char* const k_matmul_bf16_coopmat2_spv_sha256;
+extern const char* const k_matmul_bf16_coopmat2_spv_stamped;
 }  // namespace tune::kernels::glsl
 
-TEST_CASE("vulkan spirv: the bundled coopmat2 module was built from its source as it is") {
-  // kernels/vulkan/matmul_f16_coopmat2.spv.txt records the SHA-256 of the .comp the module was
-  // built from and of the module; the build embeds both files' current ones.
-  CHECK_MESSAGE(std::string(kernels::glsl::k_matmul_f16_coopmat2_comp_sha256) ==
-                    kernels::glsl::k_matmul_f16_coopmat2_spv_built_from,
-                "kernels/vulkan/matmul_f16_coopmat2.comp changed since its .spv was built: run "
-                "scripts/build-coopmat2-spirv.sh");
-  CHECK_MESSAGE(std::string(kernels::glsl::k_matmul_f16_coopmat2_spv_sha256) ==
-                    kernels::glsl::k_matmul_f16_coopmat2_spv_stamped,
-                "kernels/vulkan/matmul_f16_coopmat2.spv is not the module its stamp records: run "
-                "scripts/build-coopmat2-spirv.sh");
+namespace {
+
+// A precompiled bundled module's hashes: its source's and its own, now and as its stamp
+// (kernels/vulkan/<name>.spv.txt) recorded them.
+struct ModuleStamp {
+  const char* name;
+  const char* source_now;
+  const char* source_stamped;
+  const char* module_now;
+  const char* module_stamped;
+};
+
+// The coopmat2 kernels' element type names a workgroup-scope list of DeviceInfo.
+std::vector<WorkgroupMatrixShape>& workgroup_list(DeviceInfo& dev, std::string_view kernel) {
+  return kernel.starts_with("matmul_bf16") ? dev.workgroup_matrix_bf16 : dev.workgroup_matrix_f16;
 }
 
-TEST_CASE("vulkan spirv: the bundled coopmat2 module's reflection") {
-  const auto k = kernels::bundled_kernel(Language::glsl, "matmul_f16_coopmat2");
-  REQUIRE(k.has_value());
-  const KernelSource* src = k->def.source_for(Language::glsl);
-  REQUIRE(src != nullptr);
-  REQUIRE_FALSE(src->spirv.empty());
-  auto si = vk::reflect_spirv(src->spirv);
-  REQUIRE_MESSAGE(si.ok(), si.status().to_string());
-  CHECK(si->version == 0x00010600u);
-  CHECK(si->has_compute_main);
-  CHECK(si->uses_local_size_id);
-  CHECK(si->workgroup_scope_matrices);
-  CHECK(si->local_size_spec_id[0] == 0u);  // the configuration's block.x
-  CHECK(si->local_size_spec_id[1] == vk::SpirvInfo::kFixed);
-  CHECK(si->local_size[1] == 1u);
-  CHECK(si->bindings == std::vector<std::uint32_t>{0, 1, 2});
-  CHECK(si->push.size() == 3);
-  std::vector<std::string> names;
-  for (const vk::SpecConstant& c : si->spec_constants)
-    if (!c.name.empty()) names.push_back(c.name);
-  CHECK(names == std::vector<std::string>{"BM", "BN", "BK", "GROUP_M", "UNROLL"});
-  for (std::uint32_t cap : {vk::spv_cap::kCooperativeMatrixKHR, vk::spv_cap::kTensorAddressingNV,
-                            vk::spv_cap::kCooperativeMatrixTensorAddressingNV}) {
-    CAPTURE(cap);
-    CHECK(std::find(si->capabilities.begin(), si->capabilities.end(), cap) !=
-          si->capabilities.end());
+}  // namespace
+
+TEST_CASE("vulkan spirv: the bundled coopmat2 modules were built from their source as it is") {
+  // kernels/vulkan/<name>.spv.txt records the SHA-256 of the .comp the module was built from
+  // (both modules come from matmul_coopmat2.comp) and of the module; the build embeds both
+  // files' current ones.
+  namespace g = kernels::glsl;
+  const ModuleStamp stamps[] = {
+      {"matmul_f16_coopmat2", g::k_matmul_f16_coopmat2_comp_sha256,
+       g::k_matmul_f16_coopmat2_spv_built_from, g::k_matmul_f16_coopmat2_spv_sha256,
+       g::k_matmul_f16_coopmat2_spv_stamped},
+      {"matmul_bf16_coopmat2", g::k_matmul_bf16_coopmat2_comp_sha256,
+       g::k_matmul_bf16_coopmat2_spv_built_from, g::k_matmul_bf16_coopmat2_spv_sha256,
+       g::k_matmul_bf16_coopmat2_spv_stamped}};
+  for (const ModuleStamp& m : stamps) {
+    CAPTURE(m.name);
+    CHECK_MESSAGE(std::string(m.source_now) == m.source_stamped,
+                  "kernels/vulkan/matmul_coopmat2.comp changed since "
+                      << m.name
+                      << ".spv was built: run "
+                         "scripts/build-coopmat2-spirv.sh");
+    CHECK_MESSAGE(std::string(m.module_now) == m.module_stamped,
+                  "kernels/vulkan/" << m.name
+                                    << ".spv is not the module its stamp records: run "
+                                       "scripts/build-coopmat2-spirv.sh");
   }
-  // Every point of the space, on a device offering every workgroup size, sets exactly the
-  // module's named constants (its workgroup size goes by spec id 0).
-  DeviceInfo h200;
-  h200.max_threads_per_block = 1024;
-  h200.max_block = {1024, 1024, 64};
-  for (std::uint32_t t : {64u, 128u, 256u})
-    h200.workgroup_matrix_f16.push_back({t, {t < 128 ? 16u : 32u, t < 256 ? 16u : 32u, 16}, 1024});
-  auto configs = k->def.space.enumerate(h200);
-  REQUIRE(configs.ok());
-  CHECK(configs->size() == 204);
-  for (const Config& c : *configs) {
-    CAPTURE(c.to_string());
-    std::vector<std::string> params;
-    for (const auto& p : c.params()) params.push_back(p.first);
-    std::sort(params.begin(), params.end());
-    CHECK(params == std::vector<std::string>{"BK", "BM", "BN", "GROUP_M", "UNROLL"});
+  CHECK(std::string(g::k_matmul_f16_coopmat2_spv_sha256) != g::k_matmul_bf16_coopmat2_spv_sha256);
+}
+
+TEST_CASE("vulkan spirv: the bundled coopmat2 modules' reflection") {
+  for (const char* name : {"matmul_f16_coopmat2", "matmul_bf16_coopmat2"}) {
+    CAPTURE(name);
+    const bool bf16 = std::string_view(name).starts_with("matmul_bf16");
+    const auto k = kernels::bundled_kernel(Language::glsl, name);
+    REQUIRE(k.has_value());
+    const KernelSource* src = k->def.source_for(Language::glsl);
+    REQUIRE(src != nullptr);
+    REQUIRE_FALSE(src->spirv.empty());
+    auto si = vk::reflect_spirv(src->spirv);
+    REQUIRE_MESSAGE(si.ok(), si.status().to_string());
+    CHECK(si->version == 0x00010600u);
+    CHECK(si->has_compute_main);
+    CHECK(si->uses_local_size_id);
+    CHECK(si->workgroup_scope_matrices);
+    CHECK(si->local_size_spec_id[0] == 0u);  // the configuration's block.x
+    CHECK(si->local_size_spec_id[1] == vk::SpirvInfo::kFixed);
+    CHECK(si->local_size[1] == 1u);
+    CHECK(si->bindings == std::vector<std::uint32_t>{0, 1, 2});
+    CHECK(si->push.size() == 3);
+    std::vector<std::string> names;
+    for (const vk::SpecConstant& c : si->spec_constants)
+      if (!c.name.empty()) names.push_back(c.name);
+    CHECK(names == std::vector<std::string>{"BM", "BN", "BK", "GROUP_M", "UNROLL"});
+    const auto has = [&](std::uint32_t cap) {
+      return std::find(si->capabilities.begin(), si->capabilities.end(), cap) !=
+             si->capabilities.end();
+    };
+    for (std::uint32_t cap : {vk::spv_cap::kCooperativeMatrixKHR, vk::spv_cap::kTensorAddressingNV,
+                              vk::spv_cap::kCooperativeMatrixTensorAddressingNV}) {
+      CAPTURE(cap);
+      CHECK(has(cap));
+    }
+    // The element type: bf16 matrices (and no 16-bit storage), or f16 ones.
+    CHECK(has(vk::spv_cap::kBFloat16TypeKHR) == bf16);
+    CHECK(has(vk::spv_cap::kBFloat16CooperativeMatrixKHR) == bf16);
+    CHECK(has(vk::spv_cap::kStorageBuffer16BitAccess) == !bf16);
+    // Every point of the space, on a device offering every workgroup size for this element
+    // type, sets exactly the module's named constants (its workgroup size goes by spec id 0);
+    // none on a device offering only the other type.
+    DeviceInfo h200;
+    h200.max_threads_per_block = 1024;
+    h200.max_block = {1024, 1024, 64};
+    DeviceInfo other = h200;
+    for (std::uint32_t t : {64u, 128u, 256u}) {
+      const WorkgroupMatrixShape shape{t, {t < 128 ? 16u : 32u, t < 256 ? 16u : 32u, 16}, 1024};
+      workgroup_list(h200, name).push_back(shape);
+      workgroup_list(other, bf16 ? "matmul_f16" : "matmul_bf16").push_back(shape);
+    }
+    auto configs = k->def.space.enumerate(h200);
+    REQUIRE(configs.ok());
+    CHECK(configs->size() == 204);
+    for (const Config& c : *configs) {
+      CAPTURE(c.to_string());
+      std::vector<std::string> params;
+      for (const auto& p : c.params()) params.push_back(p.first);
+      std::sort(params.begin(), params.end());
+      CHECK(params == std::vector<std::string>{"BK", "BM", "BN", "GROUP_M", "UNROLL"});
+    }
+    auto none = k->def.space.enumerate(other);
+    REQUIRE(none.ok());
+    CHECK(none->empty());
   }
 }
 
-TEST_CASE("vulkan spirv: the bundled coopmat2 module is refused where the device lacks it") {
+namespace {
+
+// The bundled coopmat2 kernel `name` on a device without its matrices: compiling it is
+// refused as unavailable, the missing support named.
+void check_refused_where_lacking(const char* name) {
   auto dev = open_vulkan_or_skip();
-  if (!dev->info().workgroup_matrix_f16.empty())
-    TUNE_SKIP(dev->info().name + " has VK_NV_cooperative_matrix2 (conformance runs the kernel)");
-  const auto k = kernels::bundled_kernel(Language::glsl, "matmul_f16_coopmat2");
+  DeviceInfo info = dev->info();
+  if (!workgroup_list(info, name).empty())
+    TUNE_SKIP(info.name + " runs " + name + " (conformance runs the kernel)");
+  const auto k = kernels::bundled_kernel(Language::glsl, name);
   REQUIRE(k.has_value());
   auto ck = dev->compile(*k->def.source_for(Language::glsl), k->default_config);
   REQUIRE_FALSE(ck.ok());
   CHECK(ck.status().code() == StatusCode::unavailable);
   CHECK_MESSAGE(ck.status().message().find("does not support") != std::string::npos,
                 ck.status().to_string());
+}
+
+}  // namespace
+
+TEST_CASE("vulkan spirv: the bundled coopmat2 module is refused where the device lacks it") {
+  check_refused_where_lacking("matmul_f16_coopmat2");
+}
+
+TEST_CASE("vulkan spirv: the bundled bf16 coopmat2 module is refused where the device lacks it") {
+  check_refused_where_lacking("matmul_bf16_coopmat2");
 }
 
 TEST_CASE("vulkan spirv: a named constant that sets the workgroup size is the kernel's size") {

@@ -1,7 +1,8 @@
-// VK_KHR_cooperative_matrix's feature structure and VK_NV_cooperative_matrix2's structures and
-// query, as the Vulkan registry defines them (1.4.309). Debian 12's headers (1.3.239) predate
-// both extensions, so the backend declares the few it uses here, under its own names: the
-// layouts and structure-type values are the registry's, and newer headers change nothing.
+// VK_KHR_cooperative_matrix's feature structure, VK_NV_cooperative_matrix2's structures and
+// query, and VK_KHR_shader_bfloat16's features (bf16 matrices), as the Vulkan registry defines
+// them (1.4.309; VK_KHR_shader_bfloat16 checked against 1.4.363). Debian 12's headers (1.3.239)
+// predate these extensions, so the backend declares the few it uses here, under its own names:
+// the layouts and structure-type values are the registry's, and newer headers change nothing.
 // VK_NV_cooperative_matrix2 needs VK_KHR_cooperative_matrix enabled beside it.
 #pragma once
 
@@ -18,10 +19,13 @@ inline constexpr auto kStructCoopMatFeaturesKhr = static_cast<VkStructureType>(1
 inline constexpr auto kStructCoopMat2FeaturesNv = static_cast<VkStructureType>(1000593000);
 inline constexpr auto kStructCoopMatFlexibleDimensionsNv = static_cast<VkStructureType>(1000593001);
 inline constexpr auto kStructCoopMat2PropertiesNv = static_cast<VkStructureType>(1000593002);
+inline constexpr const char* kKhrShaderBfloat16Extension = "VK_KHR_shader_bfloat16";
+inline constexpr auto kStructShaderBfloat16FeaturesKhr = static_cast<VkStructureType>(1000141000);
 
 // VkComponentTypeKHR and VkScopeKHR share the values of VK_NV_cooperative_matrix's enums.
 inline constexpr std::uint32_t kCoopComponentFloat16 = 0;
 inline constexpr std::uint32_t kCoopComponentFloat32 = 1;
+inline constexpr std::uint32_t kCoopComponentBfloat16 = 1000141000;  // VK_KHR_shader_bfloat16
 inline constexpr std::uint32_t kCoopScopeWorkgroup = 2;
 
 // VkPhysicalDeviceCooperativeMatrixFeaturesKHR
@@ -43,6 +47,15 @@ struct CoopMat2FeaturesNv {
   VkBool32 cooperativeMatrixPerElementOperations;
   VkBool32 cooperativeMatrixTensorAddressing;
   VkBool32 cooperativeMatrixBlockLoads;
+};
+
+// VkPhysicalDeviceShaderBfloat16FeaturesKHR
+struct ShaderBfloat16FeaturesKhr {
+  VkStructureType sType;
+  void* pNext;
+  VkBool32 shaderBFloat16Type;
+  VkBool32 shaderBFloat16DotProduct;
+  VkBool32 shaderBFloat16CooperativeMatrix;
 };
 
 // VkPhysicalDeviceCooperativeMatrix2PropertiesNV

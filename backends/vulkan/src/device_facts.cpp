@@ -162,8 +162,21 @@ void query_cooperative_matrix2(VkInstance instance, VkPhysicalDevice pd, DeviceC
       n, vk_struct<CoopMatFlexibleDimensionsNv>(kStructCoopMatFlexibleDimensionsNv));
   if (list(pd, &n, entries.data()) != VK_SUCCESS) return;
   entries.resize(n);
-  c.coopmat2_shapes_f16 = workgroup_shapes_f16(
-      entries, props.cooperativeMatrixFlexibleDimensionsMaxDimension, c.coopmat2_max_workgroup);
+  const std::uint32_t max_dimension = props.cooperativeMatrixFlexibleDimensionsMaxDimension;
+  c.coopmat2_shapes_f16 =
+      workgroup_shapes(entries, kCoopComponentFloat16, max_dimension, c.coopmat2_max_workgroup);
+  c.coopmat2_shapes_bf16 =
+      workgroup_shapes(entries, kCoopComponentBfloat16, max_dimension, c.coopmat2_max_workgroup);
+}
+
+// VK_KHR_shader_bfloat16's features (bf16 in shaders, in cooperative matrices).
+void query_bfloat16(VkPhysicalDevice pd, DeviceCaps& c) {
+  if (!has_device_extension(pd, kKhrShaderBfloat16Extension)) return;
+  auto bf = vk_struct<ShaderBfloat16FeaturesKhr>(kStructShaderBfloat16FeaturesKhr);
+  auto f2 = vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &bf);
+  vkGetPhysicalDeviceFeatures2(pd, &f2);
+  c.bfloat16 = {bf.shaderBFloat16Type == VK_TRUE, bf.shaderBFloat16DotProduct == VK_TRUE,
+                bf.shaderBFloat16CooperativeMatrix == VK_TRUE};
 }
 
 void query_properties(VkPhysicalDevice pd, DeviceCaps& c) {
@@ -268,19 +281,20 @@ DeviceCaps query_caps(VkInstance instance, VkPhysicalDevice pd, std::string* why
   query_cooperative_matrix(instance, pd, c);
   query_maintenance4(pd, c);
   query_cooperative_matrix2(instance, pd, c);
+  query_bfloat16(pd, c);
   pick_queue(pd, c, why);
   if (why->empty() && c.props.limits.timestampPeriod <= 0.0f) *why = "timestampPeriod is 0";
   return c;
 }
 
-std::vector<WorkgroupMatrixShape> workgroup_shapes_f16(
-    std::span<const CoopMatFlexibleDimensionsNv> list, std::uint32_t max_dimension,
-    std::uint32_t max_workgroup) {
+std::vector<WorkgroupMatrixShape> workgroup_shapes(
+    std::span<const CoopMatFlexibleDimensionsNv> list, std::uint32_t component,
+    std::uint32_t max_dimension, std::uint32_t max_workgroup) {
   std::vector<WorkgroupMatrixShape> out;
   for (const CoopMatFlexibleDimensionsNv& e : list) {
-    if (e.AType != kCoopComponentFloat16 || e.BType != kCoopComponentFloat16 ||
-        e.CType != kCoopComponentFloat32 || e.ResultType != kCoopComponentFloat32 ||
-        e.scope != kCoopScopeWorkgroup || e.saturatingAccumulation || e.workgroupInvocations == 0 ||
+    if (e.AType != component || e.BType != component || e.CType != kCoopComponentFloat32 ||
+        e.ResultType != kCoopComponentFloat32 || e.scope != kCoopScopeWorkgroup ||
+        e.saturatingAccumulation || e.workgroupInvocations == 0 ||
         e.workgroupInvocations > max_workgroup)
       continue;
     const WorkgroupMatrixShape s{
@@ -414,12 +428,17 @@ DeviceInfo device_info(const DeviceCaps& caps, std::string compiler_version) {
   // Matrix units for f16 are offered where their shaders can run: f16 arithmetic and storage
   // and the memory model (their loads' scopes), and for the workgroup-scope ones maintenance4
   // (their SPIR-V 1.6 states its size with LocalSizeId) and three VK_NV_cooperative_matrix2
-  // features.
+  // features. For bf16 (workgroup scope only): the same, with VK_KHR_shader_bfloat16's type and
+  // cooperative-matrix features in place of 16-bit storage (glslang's bf16 module still
+  // declares the Float16 capability).
   const bool f16_matrices = caps.float16 && caps.storage16 && caps.memory_model;
   if (f16_matrices) info.matrix_shapes_f16 = caps.coopmat_shapes_f16;
-  if (f16_matrices && caps.maintenance4 && caps.coopmat2.workgroup_scope &&
-      caps.coopmat2.flexible_dimensions && caps.coopmat2.tensor_addressing)
-    info.workgroup_matrix_f16 = caps.coopmat2_shapes_f16;
+  const bool workgroup_matrices =
+      caps.memory_model && caps.maintenance4 && caps.coopmat2.workgroup_scope &&
+      caps.coopmat2.flexible_dimensions && caps.coopmat2.tensor_addressing;
+  if (f16_matrices && workgroup_matrices) info.workgroup_matrix_f16 = caps.coopmat2_shapes_f16;
+  if (workgroup_matrices && caps.float16 && caps.bfloat16.type && caps.bfloat16.cooperative_matrix)
+    info.workgroup_matrix_bf16 = caps.coopmat2_shapes_bf16;
   info.l2_bytes = 0;  // unknown in Vulkan
   set_last_level_cache(info, caps);
   std::uint64_t local = 0;
@@ -476,6 +495,12 @@ bool supports_capability(const DeviceCaps& c, std::uint32_t cap) {
       return c.coopmat2.tensor_addressing;
     case spv_cap::kCooperativeMatrixBlockLoadsNV:
       return c.coopmat2.block_loads;
+    case spv_cap::kBFloat16TypeKHR:
+      return c.bfloat16.type;
+    case spv_cap::kBFloat16DotProductKHR:
+      return c.bfloat16.dot_product;
+    case spv_cap::kBFloat16CooperativeMatrixKHR:
+      return c.bfloat16.cooperative_matrix;
     default:
       break;
   }

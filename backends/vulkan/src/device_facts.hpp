@@ -50,9 +50,13 @@ struct DeviceCaps {
   // (the structure applications report theirs in).
   using Coopmat2 = vulkan::EnabledFeatures::CooperativeMatrix2;
   Coopmat2 coopmat2;
-  // Its workgroup-scope f16 x f16 + f32 shapes (what DeviceInfo::workgroup_matrix_f16 reports
-  // when workgroup scope, flexible dimensions and tensor addressing are all on).
-  std::vector<WorkgroupMatrixShape> coopmat2_shapes_f16;
+  // Its workgroup-scope f16 x f16 + f32 and bf16 x bf16 + f32 shapes (what
+  // DeviceInfo::workgroup_matrix_f16 and _bf16 report when workgroup scope, flexible dimensions
+  // and tensor addressing are all on).
+  std::vector<WorkgroupMatrixShape> coopmat2_shapes_f16, coopmat2_shapes_bf16;
+  // VK_KHR_shader_bfloat16's features, each as the device reports it.
+  using Bfloat16 = vulkan::EnabledFeatures::ShaderBfloat16;
+  Bfloat16 bfloat16;
   // cooperativeMatrixWorkgroupScopeMaxWorkgroupSize: the largest workgroup a shader with
   // workgroup-scope matrices may run in.
   std::uint32_t coopmat2_max_workgroup = 0;
@@ -73,13 +77,14 @@ struct DeviceCaps {
 DeviceCaps query_caps(VkInstance instance, VkPhysicalDevice pd, std::string* why,
                       std::uint32_t max_api = 0);
 
-// The workgroup-scope f16 x f16 + f32 shapes (no saturation) of VK_NV_cooperative_matrix2's
+// The workgroup-scope shapes of `component` x `component` + f32 (no saturation;
+// kCoopComponentFloat16 or kCoopComponentBfloat16) of VK_NV_cooperative_matrix2's
 // flexible-dimension list, one per workgroup size up to `max_workgroup`
 // (cooperativeMatrixWorkgroupScopeMaxWorkgroupSize), the first listed for each, each with
 // `max_dimension` (cooperativeMatrixFlexibleDimensionsMaxDimension).
-std::vector<WorkgroupMatrixShape> workgroup_shapes_f16(
-    std::span<const CoopMatFlexibleDimensionsNv> list, std::uint32_t max_dimension,
-    std::uint32_t max_workgroup);
+std::vector<WorkgroupMatrixShape> workgroup_shapes(
+    std::span<const CoopMatFlexibleDimensionsNv> list, std::uint32_t component,
+    std::uint32_t max_dimension, std::uint32_t max_workgroup);
 
 // Stable names used in DeviceInfo and listings.
 std::string vendor_name(std::uint32_t vendor_id);

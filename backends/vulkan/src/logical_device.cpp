@@ -8,6 +8,55 @@
 
 namespace tune::vk {
 
+namespace {
+
+// The structures of the extensions newer than Debian 12's headers (cooperative_matrix2.hpp),
+// alive until vkCreateDevice returns.
+struct MatrixExtensionFeatures {
+  CoopMatFeaturesKhr khr = vk_struct<CoopMatFeaturesKhr>(kStructCoopMatFeaturesKhr);
+  CoopMat2FeaturesNv nv2 = vk_struct<CoopMat2FeaturesNv>(kStructCoopMat2FeaturesNv);
+  ShaderBfloat16FeaturesKhr bf16 =
+      vk_struct<ShaderBfloat16FeaturesKhr>(kStructShaderBfloat16FeaturesKhr);
+};
+
+VkBool32 on(bool b) { return b ? VK_TRUE : VK_FALSE; }
+
+// Links into the chain at `*tail` (and names in `extensions`) VK_KHR_cooperative_matrix,
+// VK_NV_cooperative_matrix2 and VK_KHR_shader_bfloat16 with the features query_caps found.
+void chain_matrix_extensions(const DeviceCaps& caps, MatrixExtensionFeatures& f, void**& tail,
+                             std::vector<const char*>& extensions) {
+  auto link = [&tail](auto& s) {
+    *tail = &s;
+    tail = &s.pNext;
+  };
+  if (caps.coopmat_khr) {
+    f.khr.cooperativeMatrix = VK_TRUE;
+    link(f.khr);
+    extensions.push_back(kKhrCooperativeMatrixExtension);
+  }
+  if (caps.coopmat_khr && caps.coopmat2.any()) {
+    const DeviceCaps::Coopmat2& c = caps.coopmat2;
+    f.nv2.cooperativeMatrixWorkgroupScope = on(c.workgroup_scope);
+    f.nv2.cooperativeMatrixFlexibleDimensions = on(c.flexible_dimensions);
+    f.nv2.cooperativeMatrixReductions = on(c.reductions);
+    f.nv2.cooperativeMatrixConversions = on(c.conversions);
+    f.nv2.cooperativeMatrixPerElementOperations = on(c.per_element_operations);
+    f.nv2.cooperativeMatrixTensorAddressing = on(c.tensor_addressing);
+    f.nv2.cooperativeMatrixBlockLoads = on(c.block_loads);
+    link(f.nv2);
+    extensions.push_back(kNvCooperativeMatrix2Extension);
+  }
+  if (caps.bfloat16.any()) {
+    f.bf16.shaderBFloat16Type = on(caps.bfloat16.type);
+    f.bf16.shaderBFloat16DotProduct = on(caps.bfloat16.dot_product);
+    f.bf16.shaderBFloat16CooperativeMatrix = on(caps.bfloat16.cooperative_matrix);
+    link(f.bf16);
+    extensions.push_back(kKhrShaderBfloat16Extension);
+  }
+}
+
+}  // namespace
+
 VkResult create_vk_device(VkPhysicalDevice physical, const DeviceCaps& caps, VkDevice* out) {
   const float priority = 1.0f;
   auto qci = vk_struct<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
@@ -72,26 +121,8 @@ VkResult create_vk_device(VkPhysicalDevice physical, const DeviceCaps& caps, VkD
     m4.maintenance4 = VK_TRUE;
     link(m4);
   }
-  auto khr = vk_struct<CoopMatFeaturesKhr>(kStructCoopMatFeaturesKhr);
-  if (caps.coopmat_khr) {
-    khr.cooperativeMatrix = VK_TRUE;
-    link(khr);
-    extensions.push_back(kKhrCooperativeMatrixExtension);
-  }
-  auto nv2 = vk_struct<CoopMat2FeaturesNv>(kStructCoopMat2FeaturesNv);
-  if (caps.coopmat_khr && caps.coopmat2.any()) {
-    const DeviceCaps::Coopmat2& f = caps.coopmat2;
-    const auto on = [](bool b) { return b ? VK_TRUE : VK_FALSE; };
-    nv2.cooperativeMatrixWorkgroupScope = on(f.workgroup_scope);
-    nv2.cooperativeMatrixFlexibleDimensions = on(f.flexible_dimensions);
-    nv2.cooperativeMatrixReductions = on(f.reductions);
-    nv2.cooperativeMatrixConversions = on(f.conversions);
-    nv2.cooperativeMatrixPerElementOperations = on(f.per_element_operations);
-    nv2.cooperativeMatrixTensorAddressing = on(f.tensor_addressing);
-    nv2.cooperativeMatrixBlockLoads = on(f.block_loads);
-    link(nv2);
-    extensions.push_back(kNvCooperativeMatrix2Extension);
-  }
+  MatrixExtensionFeatures matrices;
+  chain_matrix_extensions(caps, matrices, tail, extensions);
 
   auto dci = vk_struct<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
   dci.pNext = &features;

@@ -432,6 +432,12 @@ std::string capability_name(std::uint32_t cap) {
       return "StorageBuffer8BitAccess";
     case spv_cap::kUniformAndStorageBuffer8BitAccess:
       return "UniformAndStorageBuffer8BitAccess";
+    case spv_cap::kBFloat16TypeKHR:
+      return "BFloat16TypeKHR (VK_KHR_shader_bfloat16)";
+    case spv_cap::kBFloat16DotProductKHR:
+      return "BFloat16DotProductKHR (VK_KHR_shader_bfloat16)";
+    case spv_cap::kBFloat16CooperativeMatrixKHR:
+      return "BFloat16CooperativeMatrixKHR (VK_KHR_shader_bfloat16)";
     case spv_cap::kVulkanMemoryModel:
       return "VulkanMemoryModel";
     case spv_cap::kCooperativeMatrixNV:

@@ -29,7 +29,10 @@ void mask_cooperative_matrix2(const EnabledFeatures::CooperativeMatrix2& on, vk:
   c.tensor_addressing = khr && c.tensor_addressing && on.tensor_addressing;
   c.block_loads = khr && c.block_loads && on.block_loads;
   if (!c.workgroup_scope) caps.coopmat2_max_workgroup = 0;
-  if (!c.flexible_dimensions) caps.coopmat2_shapes_f16.clear();
+  if (!c.flexible_dimensions) {
+    caps.coopmat2_shapes_f16.clear();
+    caps.coopmat2_shapes_bf16.clear();
+  }
 }
 
 // The application's queue family checked and made the device's; the optional features masked
@@ -79,6 +82,10 @@ Status adopt_caps(const ExternalDevice& e, vk::DeviceCaps& caps) {
   caps.maintenance4 = caps.maintenance4 && f.maintenance4;
   caps.coopmat_khr = caps.coopmat_khr && f.cooperative_matrix_khr;
   mask_cooperative_matrix2(f.cooperative_matrix2_nv, caps);
+  caps.bfloat16.type = caps.bfloat16.type && f.shader_bfloat16_khr.type;
+  caps.bfloat16.dot_product = caps.bfloat16.dot_product && f.shader_bfloat16_khr.dot_product;
+  caps.bfloat16.cooperative_matrix =
+      caps.bfloat16.cooperative_matrix && f.shader_bfloat16_khr.cooperative_matrix;
   if (!f.subgroup_size_control) {
     caps.subgroup_size_control = false;
     caps.min_subgroup_size = caps.max_subgroup_size = 0;

@@ -80,6 +80,9 @@ struct DeviceInfo {
   // (Vulkan: VK_NV_cooperative_matrix2 with workgroup scope, flexible dimensions and tensor
   // addressing all enabled); empty where the device has none or the backend exposes none.
   std::vector<WorkgroupMatrixShape> workgroup_matrix_f16;
+  // The same for bf16 inputs with f32 accumulation (Vulkan: with VK_KHR_shader_bfloat16's type
+  // and cooperative-matrix features enabled too).
+  std::vector<WorkgroupMatrixShape> workgroup_matrix_bf16;
   std::uint64_t l2_bytes = 0;  // as the driver reports it, 0 when unknown
   // The last-level cache that a timed launch must not find warm: L2 on NVIDIA GPUs and on AMD
   // GPUs without an Infinity Cache, the Infinity Cache (MALL) where there is one (MI300: 256

@@ -104,6 +104,13 @@ struct EnabledFeatures {
              per_element_operations || tensor_addressing || block_loads;
     }
   } cooperative_matrix2_nv;
+  // VK_KHR_shader_bfloat16's features the application enabled (any of them: the extension is
+  // enabled too). The bundled matmul_bf16_coopmat2 needs type and cooperative_matrix, plus what
+  // matmul_f16_coopmat2 needs but storage_buffer_16bit.
+  struct ShaderBfloat16 {
+    bool type = false, dot_product = false, cooperative_matrix = false;
+    bool any() const noexcept { return type || dot_product || cooperative_matrix; }
+  } shader_bfloat16_khr;
 };
 
 // An application's Vulkan objects, borrowed: the application creates them before open_device

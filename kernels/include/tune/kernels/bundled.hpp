@@ -67,6 +67,8 @@ std::optional<BundledKernel> bundled_kernel(Language lang, std::string_view name
 //   matmul_f16_coopmat : the same on the matrix units (Vulkan, VK_NV_cooperative_matrix only)
 //   matmul_f16_coopmat2 : the same with workgroup-scope matrices (Vulkan,
 //                VK_NV_cooperative_matrix2 only; a precompiled SPIR-V 1.6 module)
+//   matmul_bf16_coopmat2 : the same with bf16 (A, B, C bf16; Vulkan, VK_NV_cooperative_matrix2
+//                and VK_KHR_shader_bfloat16 only)
 //   matmul_wgmma_f16, matmul_wgmma_bf16 : the same with f16 / bf16 (CUDA sm_90 only; TMA
 //                loads when K % 8 == 0 and N % 8 == 0, a bounds-checked copy otherwise)
 std::unique_ptr<Workload> make_vector_add(std::int64_t n);

@@ -1,10 +1,11 @@
 #version 450
-// Row-major C[M,N] = A[M,K] B[K,N], f16 storage, f32 accumulation, on the matrix units through
-// workgroup-scope cooperative matrices (bundled kernel "matmul_f16_coopmat2",
-// VK_NV_cooperative_matrix2): each workgroup owns one BM x BN tile of C as a single
-// coopmat<float, gl_ScopeWorkgroup, BM, BN> and walks K in steps of BK, loading BM x BK of A
-// and BK x BN of B with coopMatLoadTensorNV (the driver stages workgroup-scope operands through
-// shared memory itself). The K loop of the fast path is unrolled UNROLL times.
+// Row-major C[M,N] = A[M,K] B[K,N], f16 or bf16 storage (ELEM), f32 accumulation, on the matrix
+// units through workgroup-scope cooperative matrices (bundled kernels "matmul_f16_coopmat2" and,
+// built with TUNE_BF16 defined, "matmul_bf16_coopmat2"; VK_NV_cooperative_matrix2): each
+// workgroup owns one BM x BN tile of C as a single coopmat<float, gl_ScopeWorkgroup, BM, BN> and
+// walks K in steps of BK, loading BM x BK of A and BK x BN of B with coopMatLoadTensorNV (the
+// driver stages workgroup-scope operands through shared memory itself). The K loop of the fast
+// path is unrolled UNROLL times.
 //
 // Fast path (uniform per workgroup): the tile lies inside C, K is a multiple of BK and K, N are
 // multiples of 8 (16-byte rows); its tensor layouts have no bounds checks. Edge path: layouts
@@ -12,9 +13,10 @@
 // dropped. Any shape is valid.
 //
 // GL_NV_cooperative_matrix2 needs SPIR-V 1.6, which Debian 12's glslang cannot emit: the
-// module is built offline (scripts/build-coopmat2-spirv.sh, glslang 15) into
-// matmul_f16_coopmat2.spv beside this file, and libtune runs it as a precompiled module
-// (KernelSource::spirv). Edit this file, then run that script: a test compares the hashes.
+// modules are built offline (scripts/build-coopmat2-spirv.sh: glslang 15 for f16, 16 for
+// GL_EXT_bfloat16) into matmul_f16_coopmat2.spv and matmul_bf16_coopmat2.spv beside this file,
+// and libtune runs them as precompiled modules (KernelSource::spirv). Edit this file, then run
+// that script: a test compares the hashes.
 //
 // Specialization constants (set by name): BM, BN, BK (the tile), GROUP_M (tile raster: 0 = row
 // by row, g > 0 = groups of g tile-rows, as in Triton), UNROLL; the workgroup size is spec id 0
@@ -22,7 +24,13 @@
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_NV_cooperative_matrix2 : require
+#ifdef TUNE_BF16
+#extension GL_EXT_bfloat16 : require
+#define ELEM bfloat16_t
+#else
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#define ELEM float16_t
+#endif
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_control_flow_attributes : require
 
@@ -33,16 +41,16 @@ layout(constant_id = 3) const uint BK = 32;
 layout(constant_id = 4) const uint GROUP_M = 8;
 layout(constant_id = 5) const uint UNROLL = 4;
 
-layout(std430, binding = 0) readonly buffer MatA { float16_t A[]; };
-layout(std430, binding = 1) readonly buffer MatB { float16_t B[]; };
-layout(std430, binding = 2) writeonly buffer MatC { float16_t C[]; };
+layout(std430, binding = 0) readonly buffer MatA { ELEM A[]; };
+layout(std430, binding = 1) readonly buffer MatB { ELEM B[]; };
+layout(std430, binding = 2) writeonly buffer MatC { ELEM C[]; };
 
 layout(push_constant) uniform Params { int M_; int N_; int K_; };
 
-#define MAT_A coopmat<float16_t, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA>
-#define MAT_B coopmat<float16_t, gl_ScopeWorkgroup, BK, BN, gl_MatrixUseB>
+#define MAT_A coopmat<ELEM, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA>
+#define MAT_B coopmat<ELEM, gl_ScopeWorkgroup, BK, BN, gl_MatrixUseB>
 #define MAT_ACC coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
-#define MAT_OUT coopmat<float16_t, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
+#define MAT_OUT coopmat<ELEM, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
 
 void main() {
   const uint M = uint(max(M_, 0)), N = uint(max(N_, 0)), K = uint(max(K_, 0));
