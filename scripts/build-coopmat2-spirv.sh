@@ -28,8 +28,9 @@ fetch() {
   local dir=$1 suite=$2
   shift 2
   mkdir -p "$dir"
-  [[ -s $dir/Packages.xz ]] ||
-    curl -sSfo "$dir/Packages.xz" "$mirror/dists/$suite/main/binary-amd64/Packages.xz"
+  # The index afresh each time: a suite moves (forky every day), and an old index names
+  # packages the mirror no longer has.
+  curl -sSfo "$dir/Packages.xz" "$mirror/dists/$suite/main/binary-amd64/Packages.xz"
   for p in "$@"; do
     local file
     file=$(xz -dc "$dir/Packages.xz" |

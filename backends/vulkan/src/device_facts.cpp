@@ -175,8 +175,9 @@ void query_bfloat16(VkPhysicalDevice pd, DeviceCaps& c) {
   auto bf = vk_struct<ShaderBfloat16FeaturesKhr>(kStructShaderBfloat16FeaturesKhr);
   auto f2 = vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &bf);
   vkGetPhysicalDeviceFeatures2(pd, &f2);
+  // bf16 cooperative matrices only with VK_KHR_cooperative_matrix (queried before).
   c.bfloat16 = {bf.shaderBFloat16Type == VK_TRUE, bf.shaderBFloat16DotProduct == VK_TRUE,
-                bf.shaderBFloat16CooperativeMatrix == VK_TRUE};
+                c.coopmat_khr && bf.shaderBFloat16CooperativeMatrix == VK_TRUE};
 }
 
 void query_properties(VkPhysicalDevice pd, DeviceCaps& c) {
@@ -428,16 +429,17 @@ DeviceInfo device_info(const DeviceCaps& caps, std::string compiler_version) {
   // Matrix units for f16 are offered where their shaders can run: f16 arithmetic and storage
   // and the memory model (their loads' scopes), and for the workgroup-scope ones maintenance4
   // (their SPIR-V 1.6 states its size with LocalSizeId) and three VK_NV_cooperative_matrix2
-  // features. For bf16 (workgroup scope only): the same, with VK_KHR_shader_bfloat16's type and
-  // cooperative-matrix features in place of 16-bit storage (glslang's bf16 module still
-  // declares the Float16 capability).
+  // features. For bf16 (workgroup scope only): the same plus VK_KHR_shader_bfloat16's type and
+  // cooperative-matrix features (16-bit floats in storage buffers need storageBuffer16BitAccess
+  // whatever their encoding, VUID-RuntimeSpirv-storageBuffer16BitAccess-06331; glslang's bf16
+  // module declares the Float16 capability too).
   const bool f16_matrices = caps.float16 && caps.storage16 && caps.memory_model;
   if (f16_matrices) info.matrix_shapes_f16 = caps.coopmat_shapes_f16;
   const bool workgroup_matrices =
       caps.memory_model && caps.maintenance4 && caps.coopmat2.workgroup_scope &&
       caps.coopmat2.flexible_dimensions && caps.coopmat2.tensor_addressing;
   if (f16_matrices && workgroup_matrices) info.workgroup_matrix_f16 = caps.coopmat2_shapes_f16;
-  if (workgroup_matrices && caps.float16 && caps.bfloat16.type && caps.bfloat16.cooperative_matrix)
+  if (f16_matrices && workgroup_matrices && caps.bfloat16.type && caps.bfloat16.cooperative_matrix)
     info.workgroup_matrix_bf16 = caps.coopmat2_shapes_bf16;
   info.l2_bytes = 0;  // unknown in Vulkan
   set_last_level_cache(info, caps);

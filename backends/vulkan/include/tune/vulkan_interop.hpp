@@ -106,7 +106,7 @@ struct EnabledFeatures {
   } cooperative_matrix2_nv;
   // VK_KHR_shader_bfloat16's features the application enabled (any of them: the extension is
   // enabled too). The bundled matmul_bf16_coopmat2 needs type and cooperative_matrix, plus what
-  // matmul_f16_coopmat2 needs but storage_buffer_16bit.
+  // matmul_f16_coopmat2 needs.
   struct ShaderBfloat16 {
     bool type = false, dot_product = false, cooperative_matrix = false;
     bool any() const noexcept { return type || dot_product || cooperative_matrix; }
