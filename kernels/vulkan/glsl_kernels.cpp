@@ -342,21 +342,15 @@ BundledKernel matmul_coopmat2(bool bf16) {
               configs.push_back(coopmat2_config(bm, bn, bk, threads, unroll, group_m));
       }
   d.space = ConfigSpace::list(std::move(configs));
-  if (bf16) {
-    d.space.constrain(
-        "the device runs workgroup-scope matrices of this tile and workgroup size (bf16 x bf16 + "
-        "f32, VK_NV_cooperative_matrix2 and VK_KHR_shader_bfloat16)",
-        [](const Config& c, const DeviceInfo& dev) {
-          return coopmat2_shape_offered(c, dev.workgroup_matrix_bf16);
-        });
-  } else {
-    d.space.constrain(
-        "the device runs workgroup-scope matrices of this tile and workgroup size (f16 x f16 + "
-        "f32, VK_NV_cooperative_matrix2)",
-        [](const Config& c, const DeviceInfo& dev) {
-          return coopmat2_shape_offered(c, dev.workgroup_matrix_f16);
-        });
-  }
+  const auto offered =
+      bf16 ? &DeviceInfo::workgroup_matrix_bf16 : &DeviceInfo::workgroup_matrix_f16;
+  d.space.constrain(
+      std::string("the device runs workgroup-scope matrices of this tile and workgroup size ") +
+          (bf16 ? "(bf16 x bf16 + f32, VK_NV_cooperative_matrix2 and VK_KHR_shader_bfloat16)"
+                : "(f16 x f16 + f32, VK_NV_cooperative_matrix2)"),
+      [offered](const Config& c, const DeviceInfo& dev) {
+        return coopmat2_shape_offered(c, dev.*offered);
+      });
   d.space.constrain("workgroup fits the device", workgroup_fits);
   d.dims = [](const Config& c, ArgList args) {
     const std::uint64_t m = arg_u64(args, 3), n = arg_u64(args, 4);

@@ -21,17 +21,20 @@ struct MatrixExtensionFeatures {
 
 VkBool32 on(bool b) { return b ? VK_TRUE : VK_FALSE; }
 
-// Links into the chain at `*tail` (and names in `extensions`) VK_KHR_cooperative_matrix,
+// Appends `s` to a pNext chain whose last pNext field is `*tail`; `s` must outlive the chain.
+template <typename S>
+void append_to_chain(void**& tail, S& s) {
+  *tail = &s;
+  tail = &s.pNext;
+}
+
+// Appends to the chain at `*tail` (and names in `extensions`) VK_KHR_cooperative_matrix,
 // VK_NV_cooperative_matrix2 and VK_KHR_shader_bfloat16 with the features query_caps found.
 void chain_matrix_extensions(const DeviceCaps& caps, MatrixExtensionFeatures& f, void**& tail,
                              std::vector<const char*>& extensions) {
-  auto link = [&tail](auto& s) {
-    *tail = &s;
-    tail = &s.pNext;
-  };
   if (caps.coopmat_khr) {
     f.khr.cooperativeMatrix = VK_TRUE;
-    link(f.khr);
+    append_to_chain(tail, f.khr);
     extensions.push_back(kKhrCooperativeMatrixExtension);
   }
   if (caps.coopmat_khr && caps.coopmat2.any()) {
@@ -43,14 +46,14 @@ void chain_matrix_extensions(const DeviceCaps& caps, MatrixExtensionFeatures& f,
     f.nv2.cooperativeMatrixPerElementOperations = on(c.per_element_operations);
     f.nv2.cooperativeMatrixTensorAddressing = on(c.tensor_addressing);
     f.nv2.cooperativeMatrixBlockLoads = on(c.block_loads);
-    link(f.nv2);
+    append_to_chain(tail, f.nv2);
     extensions.push_back(kNvCooperativeMatrix2Extension);
   }
   if (caps.bfloat16.any()) {
     f.bf16.shaderBFloat16Type = on(caps.bfloat16.type);
     f.bf16.shaderBFloat16DotProduct = on(caps.bfloat16.dot_product);
     f.bf16.shaderBFloat16CooperativeMatrix = on(caps.bfloat16.cooperative_matrix);
-    link(f.bf16);
+    append_to_chain(tail, f.bf16);
     extensions.push_back(kKhrShaderBfloat16Extension);
   }
 }
@@ -67,23 +70,23 @@ VkResult create_vk_device(VkPhysicalDevice physical, const DeviceCaps& caps, VkD
   // Enable exactly the optional features kernels may need and the device has.
   auto features =
       vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
-  features.features.shaderInt64 = caps.int64 ? VK_TRUE : VK_FALSE;
-  features.features.shaderFloat64 = caps.float64 ? VK_TRUE : VK_FALSE;
-  features.features.shaderInt16 = caps.int16 ? VK_TRUE : VK_FALSE;
+  features.features.shaderInt64 = on(caps.int64);
+  features.features.shaderFloat64 = on(caps.float64);
+  features.features.shaderInt16 = on(caps.int16);
   auto s16 = vk_struct<VkPhysicalDevice16BitStorageFeatures>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES);
-  s16.storageBuffer16BitAccess = caps.storage16 ? VK_TRUE : VK_FALSE;
-  s16.uniformAndStorageBuffer16BitAccess = caps.uniform_storage16 ? VK_TRUE : VK_FALSE;
+  s16.storageBuffer16BitAccess = on(caps.storage16);
+  s16.uniformAndStorageBuffer16BitAccess = on(caps.uniform_storage16);
   features.pNext = &s16;
   auto f16 = vk_struct<VkPhysicalDeviceShaderFloat16Int8Features>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES);
   auto s8 = vk_struct<VkPhysicalDevice8BitStorageFeatures>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES);
   if (caps.props.apiVersion >= VK_API_VERSION_1_2) {
-    f16.shaderFloat16 = caps.float16 ? VK_TRUE : VK_FALSE;
-    f16.shaderInt8 = caps.int8 ? VK_TRUE : VK_FALSE;
-    s8.storageBuffer8BitAccess = caps.storage8 ? VK_TRUE : VK_FALSE;
-    s8.uniformAndStorageBuffer8BitAccess = caps.uniform_storage8 ? VK_TRUE : VK_FALSE;
+    f16.shaderFloat16 = on(caps.float16);
+    f16.shaderInt8 = on(caps.int8);
+    s8.storageBuffer8BitAccess = on(caps.storage8);
+    s8.uniformAndStorageBuffer8BitAccess = on(caps.uniform_storage8);
     s16.pNext = &f16;
     f16.pNext = &s8;
   }
@@ -96,30 +99,26 @@ VkResult create_vk_device(VkPhysicalDevice physical, const DeviceCaps& caps, VkD
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES);
   auto coop = vk_struct<VkPhysicalDeviceCooperativeMatrixFeaturesNV>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV);
-  auto link = [&tail](auto& s) {
-    *tail = &s;
-    tail = &s.pNext;
-  };
   if (caps.memory_model) {
     mm.vulkanMemoryModel = VK_TRUE;
     mm.vulkanMemoryModelDeviceScope = VK_TRUE;
-    link(mm);
+    append_to_chain(tail, mm);
   }
   if (caps.subgroup_size_control) {
     sgc.subgroupSizeControl = VK_TRUE;
-    link(sgc);
+    append_to_chain(tail, sgc);
   }
   std::vector<const char*> extensions;
   if (caps.coopmat_nv) {
     coop.cooperativeMatrix = VK_TRUE;
-    link(coop);
+    append_to_chain(tail, coop);
     extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   }
   auto m4 = vk_struct<VkPhysicalDeviceMaintenance4Features>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES);
   if (caps.maintenance4) {
     m4.maintenance4 = VK_TRUE;
-    link(m4);
+    append_to_chain(tail, m4);
   }
   MatrixExtensionFeatures matrices;
   chain_matrix_extensions(caps, matrices, tail, extensions);
