@@ -4,13 +4,19 @@
 // needed; the snapshots hold the fields those functions read, as the drivers report them.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <utility>
 
 #include "compute_pipeline.hpp"
 #include "device_facts.hpp"
 #include "scoped_env.hpp"
+#include "skip.hpp"
 #include "spirv_reflect.hpp"
 #include "tune/backend/power_settle.hpp"
 
@@ -248,6 +254,101 @@ TEST_CASE("device facts: SPIR-V capabilities a device supports") {
   CHECK_FALSE(supports_capability(apu, spv_cap::kGroupNonUniform));
 }
 
+TEST_CASE("device facts: a capability needs the capabilities it implies") {
+  // bf16 matrices imply the bf16 type and VK_KHR_cooperative_matrix's capability.
+  DeviceCaps c = h200(true);
+  c.bfloat16 = {true, true, true};
+  c.coopmat_khr = false;
+  CHECK(missing_capability(c, spv_cap::kBFloat16CooperativeMatrixKHR) ==
+        spv_cap::kCooperativeMatrixKHR);
+  CHECK(supports_capability(c, spv_cap::kBFloat16DotProductKHR));
+  c.coopmat_khr = true;
+  CHECK(supports_capability(c, spv_cap::kBFloat16CooperativeMatrixKHR));
+
+  // A subgroup operation implies GroupNonUniform (the basic operations).
+  DeviceCaps sg = h200(true);
+  sg.subgroup_ops = VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+  CHECK(missing_capability(sg, spv_cap::kGroupNonUniformArithmetic) == spv_cap::kGroupNonUniform);
+  CHECK(missing_capability(sg, spv_cap::kGroupNonUniformShuffle) ==
+        spv_cap::kGroupNonUniformShuffle);  // its own feature first
+
+  // Uniform-and-storage 16/8-bit access implies storage-buffer access; 64-bit atomics, Int64.
+  DeviceCaps st = h200(true);
+  st.uniform_storage16 = st.uniform_storage8 = true;
+  st.storage16 = st.storage8 = st.int64 = false;
+  CHECK(missing_capability(st, spv_cap::kUniformAndStorageBuffer16BitAccess) ==
+        spv_cap::kStorageBuffer16BitAccess);
+  CHECK(missing_capability(st, spv_cap::kUniformAndStorageBuffer8BitAccess) ==
+        spv_cap::kStorageBuffer8BitAccess);
+  CHECK(missing_capability(st, spv_cap::kInt64Atomics) == spv_cap::kInt64);
+  CHECK_FALSE(missing_capability(h200(true), spv_cap::kInt64Atomics).has_value());
+}
+
+// spv_cap::implied against the SPIR-V grammar of the spirv-headers package (its "capabilities"
+// of each enumerant, Shader left out): every capability the backend names that the installed
+// grammar knows (older headers lack the newest).
+TEST_CASE("device facts: the implied capabilities are the SPIR-V grammar's") {
+  const char* path = "/usr/include/spirv/unified1/spirv.core.grammar.json";
+  std::ifstream in(path);
+  if (!in) TUNE_SKIP(std::string("no SPIR-V grammar at ") + path + " (package spirv-headers)");
+  const nlohmann::json grammar = nlohmann::json::parse(in);
+  std::map<std::string, std::uint32_t> value_of;
+  std::map<std::uint32_t, std::set<std::string>> implies;
+  for (const auto& kind : grammar.at("operand_kinds")) {
+    if (kind.at("kind") != "Capability") continue;
+    for (const auto& e : kind.at("enumerants")) {
+      const auto v = e.at("value").get<std::uint32_t>();
+      value_of[e.at("enumerant").get<std::string>()] = v;
+      for (const auto& name : e.value("capabilities", nlohmann::json::array()))
+        if (name != "Shader") implies[v].insert(name.get<std::string>());
+    }
+  }
+  const std::uint32_t named[] = {spv_cap::kFloat16,
+                                 spv_cap::kFloat64,
+                                 spv_cap::kInt64,
+                                 spv_cap::kInt64Atomics,
+                                 spv_cap::kInt16,
+                                 spv_cap::kInt8,
+                                 spv_cap::kGroupNonUniform,
+                                 spv_cap::kGroupNonUniformVote,
+                                 spv_cap::kGroupNonUniformArithmetic,
+                                 spv_cap::kGroupNonUniformBallot,
+                                 spv_cap::kGroupNonUniformShuffle,
+                                 spv_cap::kGroupNonUniformShuffleRelative,
+                                 spv_cap::kStorageBuffer16BitAccess,
+                                 spv_cap::kUniformAndStorageBuffer16BitAccess,
+                                 spv_cap::kStoragePushConstant16,
+                                 spv_cap::kStorageBuffer8BitAccess,
+                                 spv_cap::kUniformAndStorageBuffer8BitAccess,
+                                 spv_cap::kBFloat16TypeKHR,
+                                 spv_cap::kBFloat16DotProductKHR,
+                                 spv_cap::kBFloat16CooperativeMatrixKHR,
+                                 spv_cap::kVulkanMemoryModel,
+                                 spv_cap::kCooperativeMatrixNV,
+                                 spv_cap::kCooperativeMatrixReductionsNV,
+                                 spv_cap::kCooperativeMatrixConversionsNV,
+                                 spv_cap::kCooperativeMatrixPerElementOperationsNV,
+                                 spv_cap::kCooperativeMatrixTensorAddressingNV,
+                                 spv_cap::kCooperativeMatrixBlockLoadsNV,
+                                 spv_cap::kTensorAddressingNV,
+                                 spv_cap::kCooperativeMatrixKHR};
+  int checked = 0;
+  for (std::uint32_t cap : named) {
+    CAPTURE(capability_name(cap));
+    const bool known = std::any_of(value_of.begin(), value_of.end(),
+                                   [&](const auto& kv) { return kv.second == cap; });
+    if (!known) continue;
+    std::set<std::uint32_t> expected;
+    for (const std::string& name : implies[cap]) expected.insert(value_of.at(name));
+    const auto ours = spv_cap::implied(cap);
+    CHECK(std::set<std::uint32_t>(ours.begin(), ours.end()) == expected);
+    ++checked;
+  }
+  MESSAGE(checked << " of " << std::size(named) << " capabilities checked against "
+                  << std::string(path));
+  CHECK(checked >= 12);  // the Vulkan 1.1 ones, in any grammar (19 in Debian 13's)
+}
+
 namespace {
 
 CoopMatFlexibleDimensionsNv flexible(std::uint32_t invocations, std::uint32_t m, std::uint32_t n,
@@ -379,7 +480,9 @@ TEST_CASE("device facts: bf16 workgroup-scope matrices need VK_KHR_shader_bfloat
   no_rows.coopmat2_shapes_bf16.clear();
   CHECK(device_info(no_rows, "").workgroup_matrix_bf16.empty());
 
-  // Each capability of VK_KHR_shader_bfloat16 follows its own feature, named in the refusal.
+  // Each capability of VK_KHR_shader_bfloat16 follows its own feature, named in the refusal,
+  // and the features of the capabilities it implies (the dot product and the matrices imply
+  // the type).
   const std::pair<std::uint32_t, bool DeviceCaps::Bfloat16::*> caps[] = {
       {spv_cap::kBFloat16TypeKHR, &DeviceCaps::Bfloat16::type},
       {spv_cap::kBFloat16DotProductKHR, &DeviceCaps::Bfloat16::dot_product},
@@ -391,9 +494,14 @@ TEST_CASE("device facts: bf16 workgroup-scope matrices need VK_KHR_shader_bfloat
     DeviceCaps c = h200_with_coopmat2();
     CHECK(supports_capability(c, cap.first));
     c.bfloat16.*cap.second = false;
-    CHECK_FALSE(supports_capability(c, cap.first));
-    for (const auto& other : caps)
-      if (other.first != cap.first) CHECK(supports_capability(c, other.first));
+    CHECK(missing_capability(c, cap.first) == cap.first);
+    for (const auto& other : caps) {
+      if (other.first == cap.first) continue;
+      const auto implied = spv_cap::implied(other.first);
+      const bool needs = std::find(implied.begin(), implied.end(), cap.first) != implied.end();
+      CHECK(supports_capability(c, other.first) == !needs);
+      if (needs) CHECK(missing_capability(c, other.first) == cap.first);
+    }
   }
 }
 

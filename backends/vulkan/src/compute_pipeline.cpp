@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "vk_status.hpp"
@@ -42,15 +44,16 @@ Status create_layouts(VkDevice device, const SpirvInfo& si, DescriptorSetLayout*
 
 namespace {
 
-// Every capability the module declares is one the device has.
+// Every capability the module declares, and every one those imply, is one the device has.
 Status check_capabilities(const SpirvInfo& si, const DeviceCaps& caps,
                           const std::string& device_name) {
   for (std::uint32_t cap : si.capabilities) {
-    if (!supports_capability(caps, cap)) {
-      return Status(StatusCode::unavailable, "the shader needs SPIR-V capability " +
-                                                 capability_name(cap) + ", which " + device_name +
-                                                 " does not support");
-    }
+    const std::optional<std::uint32_t> missing = missing_capability(caps, cap);
+    if (!missing) continue;
+    const std::string implied = *missing == cap ? "" : " (implied by " + capability_name(cap) + ")";
+    return Status(StatusCode::unavailable, "the shader needs SPIR-V capability " +
+                                               capability_name(*missing) + implied + ", which " +
+                                               device_name + " does not support");
   }
   return Status::ok_status();
 }

@@ -460,7 +460,10 @@ DeviceInfo device_info(const DeviceCaps& caps, std::string compiler_version) {
   return info;
 }
 
-bool supports_capability(const DeviceCaps& c, std::uint32_t cap) {
+namespace {
+
+// Whether the device has the feature behind `cap` itself (not the capabilities it implies).
+bool has_own_capability(const DeviceCaps& c, std::uint32_t cap) {
   switch (cap) {
     case spv_cap::kFloat16:
       return c.float16;
@@ -509,6 +512,19 @@ bool supports_capability(const DeviceCaps& c, std::uint32_t cap) {
   const VkSubgroupFeatureFlags need = subgroup_feature(cap);
   if (need == 0) return true;  // core capabilities, or ones pipeline creation will judge
   return c.subgroup_in_compute && (c.subgroup_ops & need) != 0;
+}
+
+}  // namespace
+
+std::optional<std::uint32_t> missing_capability(const DeviceCaps& c, std::uint32_t cap) {
+  if (!has_own_capability(c, cap)) return cap;
+  for (std::uint32_t implied : spv_cap::implied(cap))
+    if (auto missing = missing_capability(c, implied)) return missing;
+  return std::nullopt;
+}
+
+bool supports_capability(const DeviceCaps& c, std::uint32_t cap) {
+  return !missing_capability(c, cap).has_value();
 }
 
 }  // namespace tune::vk

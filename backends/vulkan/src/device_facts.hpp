@@ -12,6 +12,7 @@
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -115,8 +116,13 @@ void set_last_level_cache(DeviceInfo& info, const DeviceCaps& caps);
 // The DeviceInfo of the device; `compiler_version` names the shader compiler and its target.
 DeviceInfo device_info(const DeviceCaps& caps, std::string compiler_version);
 
-// Whether shaders may use SPIR-V capability `cap` (spirv_reflect.hpp's spv_cap) on the device:
-// true for the core capabilities and those pipeline creation judges.
+// Whether shaders may use SPIR-V capability `cap` (spirv_reflect.hpp's spv_cap) on the device,
+// the capabilities it implies (spv_cap::implied) included: true for the core capabilities and
+// those pipeline creation judges.
 bool supports_capability(const DeviceCaps& caps, std::uint32_t cap);
+
+// The first of `cap` and the capabilities it implies, recursively, that the device does not
+// support (`cap` itself first); nullopt when it supports them all.
+std::optional<std::uint32_t> missing_capability(const DeviceCaps& caps, std::uint32_t cap);
 
 }  // namespace tune::vk

@@ -396,6 +396,35 @@ Result<SpirvInfo> reflect_spirv(std::span<const std::uint32_t> words) {
   return info;
 }
 
+std::span<const std::uint32_t> spv_cap::implied(std::uint32_t cap) {
+  static constexpr std::uint32_t kNonUniform[] = {kGroupNonUniform};
+  static constexpr std::uint32_t kInt64Only[] = {kInt64};
+  static constexpr std::uint32_t kStorage16[] = {kStorageBuffer16BitAccess};
+  static constexpr std::uint32_t kStorage8[] = {kStorageBuffer8BitAccess};
+  static constexpr std::uint32_t kBf16Type[] = {kBFloat16TypeKHR};
+  static constexpr std::uint32_t kBf16Matrix[] = {kBFloat16TypeKHR, kCooperativeMatrixKHR};
+  switch (cap) {
+    case kInt64Atomics:
+      return kInt64Only;
+    case kGroupNonUniformVote:
+    case kGroupNonUniformArithmetic:
+    case kGroupNonUniformBallot:
+    case kGroupNonUniformShuffle:
+    case kGroupNonUniformShuffleRelative:
+      return kNonUniform;
+    case kUniformAndStorageBuffer16BitAccess:
+      return kStorage16;
+    case kUniformAndStorageBuffer8BitAccess:
+      return kStorage8;
+    case kBFloat16DotProductKHR:
+      return kBf16Type;
+    case kBFloat16CooperativeMatrixKHR:
+      return kBf16Matrix;
+    default:
+      return {};
+  }
+}
+
 std::string capability_name(std::uint32_t cap) {
   switch (cap) {
     case spv_cap::kFloat16:

@@ -96,6 +96,11 @@ inline constexpr std::uint32_t kCooperativeMatrixTensorAddressingNV = 5433;
 inline constexpr std::uint32_t kCooperativeMatrixBlockLoadsNV = 5434;
 inline constexpr std::uint32_t kTensorAddressingNV = 5439;
 inline constexpr std::uint32_t kCooperativeMatrixKHR = 6022;
+
+// The capabilities that declaring `cap` implicitly declares (the SPIR-V grammar's
+// "capabilities" of its enumerant; Shader, core in Vulkan compute, left out): a module that
+// declares `cap` needs them too. Empty for the numbers not listed above.
+std::span<const std::uint32_t> implied(std::uint32_t cap);
 }  // namespace spv_cap
 
 }  // namespace tune::vk
