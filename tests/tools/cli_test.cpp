@@ -12,6 +12,7 @@
 
 #include "chromium.hpp"
 #include "report_dom.hpp"
+#include "scoped_env.hpp"
 #include "space_files.hpp"
 #include "t4_checks.hpp"
 #include "tune/environment.hpp"
@@ -23,6 +24,7 @@ using nlohmann::json;
 using tune::testing::check_mistakes;
 using tune::testing::MistakeCase;
 using tune::testing::ProcessResult;
+using tune::testing::ScopedEnv;
 using tune::testing::ScratchDir;
 using tune::testing::TuneCli;
 namespace fs = std::filesystem;
@@ -768,6 +770,22 @@ TEST_CASE("env lists every variable libtune reads, with the value set now") {
     CHECK_MESSAGE(r.out.find(std::string(v.name) + "=") != std::string::npos, r.describe());
   CHECK_MESSAGE(r.out.find("TUNE_BACKEND=vulkan\n") != std::string::npos, r.describe());
   CHECK_MESSAGE(r.out.find("TUNE_DISABLE=(unset)\n") != std::string::npos, r.describe());
+}
+
+// Every CLI test runs through TuneCli; its tune processes must not check bucket edges whatever
+// this process inherited (the checks are on when unset; under load one can split a bucket after
+// the tuning and the next process tunes again: d0715b5).
+TEST_CASE("the CLI harness runs tune without bucket edge checks, whatever it inherited") {
+  for (const char* inherited : {"1", "on", static_cast<const char*>(nullptr)}) {
+    const char* shown = inherited != nullptr ? inherited : "(unset)";
+    CAPTURE(shown);
+    const ScopedEnv inherit("TUNE_BUCKET_EDGES", inherited);
+    ScratchDir scratch;
+    TuneCli cli(scratch);
+    const ProcessResult r = cli.run({"env"});
+    REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+    CHECK_MESSAGE(r.out.find("TUNE_BUCKET_EDGES=0\n") != std::string::npos, r.describe());
+  }
 }
 
 }  // namespace
