@@ -97,6 +97,37 @@ inline constexpr std::uint32_t kCooperativeMatrixBlockLoadsNV = 5434;
 inline constexpr std::uint32_t kTensorAddressingNV = 5439;
 inline constexpr std::uint32_t kCooperativeMatrixKHR = 6022;
 
+// Every number above (for checks over all of them).
+inline constexpr std::uint32_t kNamed[] = {kFloat16,
+                                           kFloat64,
+                                           kInt64,
+                                           kInt64Atomics,
+                                           kInt16,
+                                           kInt8,
+                                           kGroupNonUniform,
+                                           kGroupNonUniformVote,
+                                           kGroupNonUniformArithmetic,
+                                           kGroupNonUniformBallot,
+                                           kGroupNonUniformShuffle,
+                                           kGroupNonUniformShuffleRelative,
+                                           kStorageBuffer16BitAccess,
+                                           kUniformAndStorageBuffer16BitAccess,
+                                           kStoragePushConstant16,
+                                           kStorageBuffer8BitAccess,
+                                           kUniformAndStorageBuffer8BitAccess,
+                                           kBFloat16TypeKHR,
+                                           kBFloat16DotProductKHR,
+                                           kBFloat16CooperativeMatrixKHR,
+                                           kVulkanMemoryModel,
+                                           kCooperativeMatrixNV,
+                                           kCooperativeMatrixReductionsNV,
+                                           kCooperativeMatrixConversionsNV,
+                                           kCooperativeMatrixPerElementOperationsNV,
+                                           kCooperativeMatrixTensorAddressingNV,
+                                           kCooperativeMatrixBlockLoadsNV,
+                                           kTensorAddressingNV,
+                                           kCooperativeMatrixKHR};
+
 // The capabilities that declaring `cap` implicitly declares (the SPIR-V grammar's
 // "capabilities" of its enumerant; Shader, core in Vulkan compute, left out): a module that
 // declares `cap` needs them too. Empty for the numbers not listed above.
