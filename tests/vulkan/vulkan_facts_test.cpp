@@ -141,6 +141,8 @@ TEST_CASE("device facts: SPIR-V capabilities a device supports") {
   CHECK(supports_capability(lvp, spv_cap::kGroupNonUniformArithmetic));
   CHECK_FALSE(supports_capability(lvp, spv_cap::kGroupNonUniformShuffle));
   CHECK(supports_capability(lvp, 1));  // Shader: core, always there
+  CHECK_FALSE(supports_capability(lvp, spv_cap::kGroupNonUniformClustered));
+  CHECK_FALSE(supports_capability(h200(true), spv_cap::kGroupNonUniformQuad));
 
   DeviceCaps no_compute_subgroups = h200(true);
   no_compute_subgroups.subgroup_in_compute = false;
@@ -186,6 +188,35 @@ TEST_CASE("device facts: a capability needs the capabilities it implies") {
 // spv_cap::implied against the SPIR-V grammar of the spirv-headers package (its "capabilities"
 // of each enumerant, Shader left out): every capability the backend names that the installed
 // grammar knows (older headers lack the newest).
+TEST_CASE("device facts: a module refused for a capability its declared one implies") {
+  // bf16 matrices declared without the capabilities they imply (the grammar lets a module
+  // leave them out), on a device with bf16 but without VK_KHR_cooperative_matrix.
+  SpirvInfo si;
+  si.capabilities = {1, spv_cap::kBFloat16CooperativeMatrixKHR};
+  si.local_size[0] = 64;
+  si.local_size[1] = si.local_size[2] = 1;
+  DeviceCaps c = h200(true);
+  c.bfloat16 = {true, true, true};
+  const Status refused = check_spirv(si, Dim3{64, 1, 1}, c, "NVIDIA H200");
+  CHECK(refused.code() == StatusCode::unavailable);
+  const std::string& m = refused.message();
+  CHECK_MESSAGE(
+      m.find("needs SPIR-V capability " + capability_name(spv_cap::kCooperativeMatrixKHR) +
+             ", which NVIDIA H200 does not support (the shader declares " +
+             capability_name(spv_cap::kBFloat16CooperativeMatrixKHR) + ", which implies it)") !=
+          std::string::npos,
+      m);
+  c.coopmat_khr = true;
+  const Status ok = check_spirv(si, Dim3{64, 1, 1}, c, "NVIDIA H200");
+  CHECK_MESSAGE(ok.ok(), ok.to_string());
+  c.bfloat16.type = false;  // declared capability present, implied type missing
+  CHECK_MESSAGE(check_spirv(si, Dim3{64, 1, 1}, c, "NVIDIA H200")
+                        .message()
+                        .find("capability " + capability_name(spv_cap::kBFloat16TypeKHR)) !=
+                    std::string::npos,
+                check_spirv(si, Dim3{64, 1, 1}, c, "NVIDIA H200").message());
+}
+
 TEST_CASE("device facts: the implied capabilities are the SPIR-V grammar's") {
   const char* path = "/usr/include/spirv/unified1/spirv.core.grammar.json";
   std::ifstream in(path);

@@ -39,7 +39,8 @@ DeviceCaps every_feature() {
   c.uniform_storage16 = c.uniform_storage8 = true;
   c.subgroup_ops = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_VOTE_BIT |
                    VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT |
-                   VK_SUBGROUP_FEATURE_SHUFFLE_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT;
+                   VK_SUBGROUP_FEATURE_SHUFFLE_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT |
+                   VK_SUBGROUP_FEATURE_CLUSTERED_BIT | VK_SUBGROUP_FEATURE_QUAD_BIT;
   c.subgroup_size_control = true;
   c.min_subgroup_size = c.max_subgroup_size = 32;
   return c;
@@ -186,9 +187,18 @@ TEST_CASE("device facts: an application's device offers what the application ena
     CHECK(masked.matrix_shapes_f16.empty() == one.subgroup_matrices);
     CHECK(masked.workgroup_matrix_f16.empty() == one.f16_workgroup);
     CHECK(masked.workgroup_matrix_bf16.empty() == one.bf16_workgroup);
+    // The limits and lists that hang on a feature go with it, whatever device_info reads.
     const bool sizes = one.field != "subgroup_size_control";
+    CHECK(c.subgroup_size_control == sizes);
     CHECK((masked.min_subgroup_size == 32) == sizes);
     CHECK((masked.max_subgroup_size == 32) == sizes);
+    const bool khr = one.field == "cooperative_matrix_khr";
+    CHECK((c.coopmat2_max_workgroup == 256) ==
+          !(khr || one.field == "cooperative_matrix2_nv.workgroup_scope"));
+    const bool shapes = !(khr || one.field == "cooperative_matrix2_nv.flexible_dimensions");
+    CHECK(c.coopmat2_shapes_f16.empty() == !shapes);
+    CHECK(c.coopmat2_shapes_bf16.empty() == !shapes);
+    CHECK(c.coopmat_shapes_f16.empty() == (one.field == "cooperative_matrix_nv"));
   }
 
   // Enabled but absent: nothing is taken on trust.

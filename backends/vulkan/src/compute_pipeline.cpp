@@ -50,10 +50,12 @@ Status check_capabilities(const SpirvInfo& si, const DeviceCaps& caps,
   for (std::uint32_t cap : si.capabilities) {
     const std::optional<std::uint32_t> missing = missing_capability(caps, cap);
     if (!missing) continue;
-    const std::string implied = *missing == cap ? "" : " (implied by " + capability_name(cap) + ")";
+    const std::string implied =
+        *missing == cap ? ""
+                        : " (the shader declares " + capability_name(cap) + ", which implies it)";
     return Status(StatusCode::unavailable, "the shader needs SPIR-V capability " +
-                                               capability_name(*missing) + implied + ", which " +
-                                               device_name + " does not support");
+                                               capability_name(*missing) + ", which " +
+                                               device_name + " does not support" + implied);
   }
   return Status::ok_status();
 }

@@ -258,6 +258,10 @@ VkSubgroupFeatureFlags subgroup_feature(std::uint32_t cap) {
       return VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
     case spv_cap::kGroupNonUniformShuffleRelative:
       return VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT;
+    case spv_cap::kGroupNonUniformClustered:
+      return VK_SUBGROUP_FEATURE_CLUSTERED_BIT;
+    case spv_cap::kGroupNonUniformQuad:
+      return VK_SUBGROUP_FEATURE_QUAD_BIT;
     default:
       return 0;
   }

@@ -1,7 +1,7 @@
 // The capabilities of an application's VkDevice (vulkan_interop.cpp): what the physical device
 // has (query_caps) masked by what the application enabled on its VkDevice
 // (vulkan::EnabledFeatures), since a shader may use only features enabled at vkCreateDevice.
-// Pure: tested on snapshots of real devices (vulkan_facts_test.cpp).
+// Pure: tested on snapshots of real devices (vulkan_feature_mask_test.cpp).
 #pragma once
 
 #include "device_facts.hpp"

@@ -411,6 +411,8 @@ std::span<const std::uint32_t> spv_cap::implied(std::uint32_t cap) {
     case kGroupNonUniformBallot:
     case kGroupNonUniformShuffle:
     case kGroupNonUniformShuffleRelative:
+    case kGroupNonUniformClustered:
+    case kGroupNonUniformQuad:
       return kNonUniform;
     case kUniformAndStorageBuffer16BitAccess:
       return kStorage16;
@@ -451,6 +453,10 @@ std::string capability_name(std::uint32_t cap) {
       return "GroupNonUniformShuffle";
     case spv_cap::kGroupNonUniformShuffleRelative:
       return "GroupNonUniformShuffleRelative";
+    case spv_cap::kGroupNonUniformClustered:
+      return "GroupNonUniformClustered";
+    case spv_cap::kGroupNonUniformQuad:
+      return "GroupNonUniformQuad";
     case spv_cap::kStorageBuffer16BitAccess:
       return "StorageBuffer16BitAccess";
     case spv_cap::kUniformAndStorageBuffer16BitAccess:

@@ -79,6 +79,8 @@ inline constexpr std::uint32_t kGroupNonUniformArithmetic = 63;
 inline constexpr std::uint32_t kGroupNonUniformBallot = 64;
 inline constexpr std::uint32_t kGroupNonUniformShuffle = 65;
 inline constexpr std::uint32_t kGroupNonUniformShuffleRelative = 66;
+inline constexpr std::uint32_t kGroupNonUniformClustered = 67;
+inline constexpr std::uint32_t kGroupNonUniformQuad = 68;
 inline constexpr std::uint32_t kStorageBuffer16BitAccess = 4433;
 inline constexpr std::uint32_t kUniformAndStorageBuffer16BitAccess = 4434;
 inline constexpr std::uint32_t kStoragePushConstant16 = 4435;
@@ -110,6 +112,8 @@ inline constexpr std::uint32_t kNamed[] = {kFloat16,
                                            kGroupNonUniformBallot,
                                            kGroupNonUniformShuffle,
                                            kGroupNonUniformShuffleRelative,
+                                           kGroupNonUniformClustered,
+                                           kGroupNonUniformQuad,
                                            kStorageBuffer16BitAccess,
                                            kUniformAndStorageBuffer16BitAccess,
                                            kStoragePushConstant16,
