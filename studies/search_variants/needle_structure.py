@@ -2,7 +2,7 @@
 """How much structure a model could use to find a brute-forced space's optimum.
 
 Reads the benchmark hub's T4 files (convolution and dedispersion, each GPU) and prints, per
-space: the optimum's rank under least-squares models of ln(time) fitted to the WHOLE space
+space: the optimum's rank under ridge regressions (lambda 1) of ln(time) fitted to the WHOLE space
 (one-hot main effects of every parameter; plus the block_size_x x block_size_y pair; plus
 the tile pair), the R^2 of each, and the true ratio of the point each model ranks first. A
 model fitted to a hundred evaluations can only do worse than these. Then, for the convolution
@@ -78,8 +78,8 @@ def planes(path):
     for r, v in zip(rows, t):
         plane = (r["tile_size_x"], r["tile_size_y"], r["read_only"], r["use_padding"], r["use_shmem"])
         by_plane[plane][(r["block_size_x"], r["block_size_y"])] = v
-    print("\nplanes (tile_x, tile_y, read_only, padding, shmem) by their best, the first 12:")
-    for plane, blocks in sorted(by_plane.items(), key=lambda kv: min(kv[1].values()))[:12]:
+    print("\nplanes (tile_x, tile_y, read_only, padding, shmem) by their best, the first 25:")
+    for plane, blocks in sorted(by_plane.items(), key=lambda kv: min(kv[1].values()))[:25]:
         best = min(blocks, key=blocks.get)
         needle = blocks.get((32, 4))
         rank = sorted(blocks.values()).index(needle) + 1 if needle else None
