@@ -229,8 +229,11 @@ class ReduceSum final : public Workload {
 };
 
 // Row-major C[M,N] = A[M,K] B[K,N]. Bound per element: K * 2^-23 * sum_k |a_ik b_kj| (any
-// summation order, f32 accumulation), plus one rounding of the result for f16 (2^-10
-// relative) or bf16 (2^-8) output.
+// summation order, f32 accumulation), plus one rounding of the result to f16 or bf16 in any
+// direction: |ref| * 2^-10 (f16) or |ref| * 2^-7 (bf16), at least one unit in the last place.
+// Not half a unit: Vulkan leaves the rounding of a conversion to a narrower float to the
+// implementation, and NVIDIA's driver truncates the cooperative matrices' f32 -> bf16
+// conversion (measured on an H100, driver 580.159.04: bench/RESULTS.md).
 // Large problems are checked on 4096 sampled elements so that checking stays fast.
 class Matmul final : public Workload {
  public:
@@ -300,7 +303,7 @@ class Matmul final : public Workload {
       }
       double tol = static_cast<double>(k_) * std::ldexp(1.0, -23) * mag;
       if (t_ == ElemType::f16) tol += std::ldexp(std::fabs(want), -10) + 1e-7;
-      if (t_ == ElemType::bf16) tol += std::ldexp(std::fabs(want), -8) + 1e-7;
+      if (t_ == ElemType::bf16) tol += std::ldexp(std::fabs(want), -7) + 1e-7;
       if (!(std::fabs(c[idx] - want) <= tol))
         return mismatch("C", static_cast<std::int64_t>(idx), c[idx], want, tol);
     }

@@ -6,10 +6,12 @@
 //   vector_add : exact (c[i] == a[i] + b[i], IEEE addition);
 //   reduce_sum : |out - sum| <= n * 2^-23 * sum|x| (any summation order);
 //   matmul_f32 : per element |C - ref| <= K * 2^-23 * sum_k |a_ik b_kj| (any order, FMA or not);
-//   matmul_f16 : the same plus |ref| * 2^-10 for the final f16 rounding;
+//   matmul_f16 : the same plus |ref| * 2^-10 for the final f16 rounding (one unit in the last
+//     place, whichever the direction: Vulkan does not promise round-to-nearest);
 //   matmul_f16_coopmat, matmul_f16_coopmat2 : as matmul_f16 (f16 products are exact in f32;
 //     f32 accumulation);
-//   matmul_bf16_coopmat2 : the same with |ref| * 2^-8 for the final bf16 rounding.
+//   matmul_bf16_coopmat2 : the same with |ref| * 2^-7 for the final bf16 rounding (one unit;
+//     NVIDIA's driver truncates this conversion).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
