@@ -267,3 +267,33 @@ TEST_CASE("warm start: a key new to this device starts from other devices' ranki
     if (r.status.ok() && !(r.config == on_a.winner) && !(r.config == second))
       CHECK(second_on_a <= r.stats.median * (1.0 + tie));
 }
+
+TEST_CASE("warm start: the store's points take at most a quarter of the search's budget") {
+  Grid g{40, 50};  // 2,000 points: quick and standard both search
+  SimRig rig;
+  auto args = rig.args(100);
+  // 20 distinct points the store might know, none of them the untuned BM=1,BN=1.
+  std::vector<Config> known;
+  for (int i = 0; i < 20; ++i) known.push_back(Config{}.set("BM", 2 + i).set("BN", 7));
+  const SimDevice::CostModel cost = g.cost();
+  const Objective f = [&](const Config& c) { return cost(c, args); };
+  const KernelDef def = g.def();
+  for (const auto& [effort, taken] : {std::pair{Effort::quick, std::size_t{7}},  // 30 / 4
+                                      std::pair{Effort::standard, std::size_t{20}}}) {
+    CAPTURE(static_cast<int>(effort));
+    auto plan =
+        detail::plan_search(def, effort, rig.dev.info(), args, Config{}, [&] { return known; });
+    REQUIRE(plan.ok());
+    REQUIRE(plan->has_value());
+    const SearchOptions& p = **plan;
+    auto r = p.strategy->search(def.space, rig.dev.info(), f, p.budget, 1);
+    REQUIRE(r.ok());
+    REQUIRE(r->history.size() > taken + 1);
+    CHECK(def.space.at(r->history[0].first).to_string() == "BM=1,BN=1");
+    for (std::size_t k = 0; k < taken; ++k)
+      CHECK(def.space.at(r->history[k + 1].first) == known[k]);
+    // The next evaluation is the strategy's own: not the next known point in line.
+    if (taken < known.size())
+      CHECK_FALSE(def.space.at(r->history[taken + 1].first) == known[taken]);
+  }
+}

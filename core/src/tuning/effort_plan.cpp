@@ -95,10 +95,14 @@ Result<std::optional<SearchOptions>> plan_search(const KernelDef& def, Effort ef
     TUNE_ASSIGN_OR_RETURN(auto first, accepted_indices(def, info, {}));
     if (first[0]) seeds.push_back(*first[0]);
   }
-  // Finding the priors walks the space: only where it was counted.
-  if (priors && def.space.raw_size() <= kCountedPoints)
-    for (const Config& c : priors())
-      wanted.push_back(without_heuristics(c, heuristics).to_string());
+  // Finding the priors walks the space: only where it was counted. At most a quarter of the
+  // budget: the rest is the strategy's own.
+  if (priors && def.space.raw_size() <= kCountedPoints) {
+    std::vector<Config> known = priors();
+    const std::uint64_t room = plan.budget.max_evaluations / kPriorShareOf;
+    if (plan.budget.max_evaluations > 0 && known.size() > room) known.resize(room);
+    for (const Config& c : known) wanted.push_back(without_heuristics(c, heuristics).to_string());
+  }
   if (!wanted.empty()) {
     TUNE_ASSIGN_OR_RETURN(auto found, accepted_indices(def, info, wanted));
     for (const auto& i : found)

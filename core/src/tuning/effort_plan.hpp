@@ -11,8 +11,9 @@
 //
 // Every search starts from the configuration the kernel runs untuned (the first candidate,
 // candidates.hpp: what TUNE_DISABLE launches), evaluated first, then from what the store
-// knows of the kernel's other keys (warm_start.hpp), before the strategy proposes anything
-// (seeded_search.hpp). Internal to the core.
+// knows of the kernel's other keys and other devices (warm_start.hpp; at most a quarter of
+// the budget), before the strategy proposes anything (seeded_search.hpp). Internal to the
+// core.
 #pragma once
 
 #include <cstdint>
@@ -36,14 +37,18 @@ inline constexpr std::uint64_t kThoroughBudget = 1000;
 // Spaces with more points than this before constraints are not counted (the constraints would
 // run on each): they take the search, and their first accepted point seeds it.
 inline constexpr std::uint64_t kCountedPoints = std::uint64_t{1} << 20;
+// The store's points (warm_start.hpp) take at most 1 / kPriorShareOf of a search's budget: 7 of
+// the quick effort's 30.
+inline constexpr std::uint64_t kPriorShareOf = 4;
 
 // The model-guided search ("model"), what an effort searches with.
 std::shared_ptr<const SearchStrategy> guided_search();
 
 // The search to run for this call: nullopt when every candidate is timed (KeySession), else
 // the strategy, budget and seed, the strategy seeded with the first candidate and then with
-// `priors()` (asked only when there is a search: warm_start.hpp's points; those that are not
-// accepted points of the space are dropped). Errors are the candidates' (constraints,
+// `priors()` (asked only when there is a search: warm_start.hpp's points, the first
+// budget / kPriorShareOf of them where the budget is set; those that are not accepted points
+// of the space are dropped). Errors are the candidates' (constraints,
 // early_prune, perf model), as the tuning would report them. The candidates it made (a counted
 // space's) go to `*made` when that is not null, so that timing them all does not make them
 // again (early_prune and the perf model are user code: called once per tuning).
