@@ -14,7 +14,12 @@
 //     200 evaluations (median), and random sampling's exact figures beside them; --threads T
 //     runs seeds in parallel; --strategies a,b,... picks strategies (default: all but
 //     exhaustive); --first-seed S numbers the seeds from S (default 1: seeds 1..N), so that a
-//     variant chosen on one seed set can be checked on another.
+//     variant chosen on one seed set can be checked on another. --warm starts every search on
+//     a T4 file as the Autotuner's warm start does (core/src/tuning/warm_start.hpp): from the
+//     best kPerOtherDevice configurations of each other T4 file given over the same SPACE (the
+//     same kernel on other GPUs), in the order given, at most kWarmStartPoints in all, evaluated
+//     first (seeded_search.hpp) and counted as evaluations; --warm=PER,CAP takes PER of each
+//     other file and CAP in all instead.
 //   search_eval --overhead           # the model search's own time per proposal on a 10,000-point
 //                                    # space (an objective that costs nothing)
 //
@@ -45,6 +50,8 @@
 #include "space/space_file.hpp"
 #include "space/space_kernel.hpp"
 #include "tune/search.hpp"
+#include "tuning/seeded_search.hpp"
+#include "tuning/warm_start.hpp"
 
 namespace {
 
@@ -109,7 +116,8 @@ struct Case {
   std::string name;
   ConfigSpace space;
   tune::Objective f;
-  std::vector<std::string> notes;  // printed under the title
+  std::vector<std::string> notes;   // printed under the title
+  std::vector<std::uint64_t> warm;  // points every search evaluates first (--warm)
 };
 
 Case replay_case(const std::string& path) {
@@ -119,7 +127,7 @@ Case replay_case(const std::string& path) {
     std::exit(1);
   }
   replay::Replay r = replay::make_replay(*rec);
-  Case k{"replay " + path, r.space, r.objective(), {}};
+  Case k{"replay " + path, r.space, r.objective(), {}, {}};
   auto meta = [&](const char* key) {
     std::string v = rec->meta_value(key);
     return v.empty() ? std::string("?") : v;
@@ -178,7 +186,7 @@ Case t4_case(const std::string& t4_path, const std::string& space_path) {
   }
   replay::Replay r = replay::make_replay(*rec, live ? &*live : nullptr);
   std::string name = t4_path.substr(t4_path.find_last_of('/') + 1);
-  Case k{name, r.space, r.objective(), {}};
+  Case k{name, r.space, r.objective(), {}, {}};
   std::string d;
   for (const auto& dim : rec->dims)
     d += (d.empty() ? "" : " x ") + dim.name + "(" + std::to_string(dim.values.size()) + ")";
@@ -270,7 +278,8 @@ std::vector<std::string> t4_table(const Case& k, const std::vector<std::string>&
   std::printf("\n");
   std::vector<std::string> summary;
   for (const auto& name : strategies) {
-    auto strategy = tune::make_search(name);
+    std::shared_ptr<const tune::SearchStrategy> strategy = tune::make_search(name);
+    if (!k.warm.empty()) strategy = tune::detail::seeded_search(strategy, k.warm);
     Figures f = run_seeds(*strategy, k, opt, budget, seeds, threads);
     std::printf("| %s |", name.c_str());
     for (int t = 0; t < 3; ++t)
@@ -291,15 +300,60 @@ std::vector<std::string> t4_table(const Case& k, const std::vector<std::string>&
   return summary;
 }
 
-int t4_mode(const std::vector<std::string>& cases, std::vector<std::string> strategies,
-            std::uint64_t budget, int seeds, int threads) {
+// The best `n` points of a case by its own times (finite ones), best first.
+std::vector<std::uint64_t> best_of(const Case& k, std::size_t n) {
+  auto all = tune::make_exhaustive_search()->search(k.space, tune::DeviceInfo{}, k.f, {}, 0);
+  std::vector<std::pair<double, std::uint64_t>> ok;
+  if (all.ok())
+    for (const auto& [i, v] : all->history)
+      if (std::isfinite(v)) ok.emplace_back(v, i);
+  std::stable_sort(ok.begin(), ok.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::uint64_t> out;
+  for (std::size_t j = 0; j < ok.size() && j < n; ++j) out.push_back(ok[j].second);
+  return out;
+}
+
+// --warm: each case's warm start from the other cases over the same space file, as
+// warm_start_points orders and caps the other devices' rankings.
+void add_warm_starts(std::vector<Case>& cases, const std::vector<std::string>& space_paths,
+                     std::size_t per_other, std::size_t cap) {
+  std::vector<std::vector<std::uint64_t>> best;
+  for (const Case& k : cases) best.push_back(best_of(k, per_other));
+  for (std::size_t a = 0; a < cases.size(); ++a) {
+    std::string from;
+    for (std::size_t b = 0; b < cases.size(); ++b) {
+      if (b == a || space_paths[b] != space_paths[a] || space_paths[a].empty()) continue;
+      if (cases[a].warm.size() >= cap) break;
+      for (std::uint64_t i : best[b])
+        if (cases[a].warm.size() < cap) cases[a].warm.push_back(i);
+      from += (from.empty() ? "" : ", ") + cases[b].name;
+    }
+    cases[a].notes.push_back("warm start: " + std::to_string(cases[a].warm.size()) +
+                             " points, the best of " + (from.empty() ? "none" : from));
+  }
+}
+
+// Warm start (--warm[=PER,CAP]): per other file, and in all; {0, 0}: none.
+struct WarmStart {
+  std::size_t per_other = 0, cap = 0;
+};
+
+int t4_mode(const std::vector<std::string>& paths, std::vector<std::string> strategies,
+            std::uint64_t budget, int seeds, int threads, WarmStart warm) {
   if (strategies.empty())
     for (auto n : tune::search_names())
       if (n != "exhaustive") strategies.emplace_back(n);
-  std::vector<std::string> summary;
-  for (const auto& c : cases) {
+  std::vector<Case> cases;
+  std::vector<std::string> space_paths;
+  for (const auto& c : paths) {
     const auto colon = c.find(':');
-    Case k = t4_case(c.substr(0, colon), colon == c.npos ? "" : c.substr(colon + 1));
+    space_paths.push_back(colon == c.npos ? "" : c.substr(colon + 1));
+    cases.push_back(t4_case(c.substr(0, colon), space_paths.back()));
+  }
+  if (warm.cap > 0) add_warm_starts(cases, space_paths, warm.per_other, warm.cap);
+  std::vector<std::string> summary;
+  for (const Case& k : cases) {
     auto rows = t4_table(k, strategies, budget, seeds, threads);
     summary.insert(summary.end(), rows.begin(), rows.end());
   }
@@ -355,6 +409,7 @@ int main(int argc, char** argv) {
   int seeds = 0, threads = 1;
   std::uint64_t budget = 1000;
   bool overhead = false;
+  WarmStart warm;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--replay" && i + 1 < argc) {
@@ -384,19 +439,32 @@ int main(int argc, char** argv) {
       }
     } else if (a == "--overhead") {
       overhead = true;
+    } else if (a == "--warm" || a.starts_with("--warm=")) {
+      warm = {tune::detail::kPerOtherDevice, tune::detail::kWarmStartPoints};
+      if (a.size() > 7) {
+        char* end = nullptr;
+        warm.per_other = std::strtoull(a.c_str() + 7, &end, 10);
+        warm.cap = *end == ',' ? std::strtoull(end + 1, nullptr, 10) : 0;
+        if (warm.per_other == 0 || warm.cap == 0) {
+          std::fprintf(stderr, "search_eval: --warm=PER,CAP: two counts above 0\n");
+          return 2;
+        }
+      }
     } else {
       std::fprintf(stderr,
                    "usage: search_eval [--replay FILE.tsv | --t4 T4[:SPACE]... | --overhead] "
-                   "[--seeds N] [--first-seed S] [--budget B] [--threads T] [--strategies a,b]\n");
+                   "[--seeds N] [--first-seed S] [--budget B] [--threads T] [--strategies a,b] "
+                   "[--warm[=PER,CAP]]\n");
       return 2;
     }
   }
   if (overhead) return overhead_mode();
-  if (!t4_cases.empty()) return t4_mode(t4_cases, strategies, budget, seeds ? seeds : 50, threads);
+  if (!t4_cases.empty())
+    return t4_mode(t4_cases, strategies, budget, seeds ? seeds : 50, threads, warm);
   if (seeds == 0) seeds = 20;
   Case k = !replay_path.empty()
                ? replay_case(replay_path)
-               : Case{"synthetic fp32 matmul 4096^3 model", matmul_space(), matmul_model, {}};
+               : Case{"synthetic fp32 matmul 4096^3 model", matmul_space(), matmul_model, {}, {}};
   tune::DeviceInfo dev = h100_like();
   auto all = tune::make_exhaustive_search()->search(k.space, dev, k.f, {}, 0);
   if (!all.ok()) {
