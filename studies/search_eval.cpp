@@ -15,11 +15,13 @@
 //     runs seeds in parallel; --strategies a,b,... picks strategies (default: all but
 //     exhaustive); --first-seed S numbers the seeds from S (default 1: seeds 1..N), so that a
 //     variant chosen on one seed set can be checked on another. --warm starts every search on
-//     a T4 file as the Autotuner's warm start does (core/src/tuning/warm_start.hpp): from the
-//     best kPerOtherDevice configurations of each other T4 file given over the same SPACE (the
-//     same kernel on other GPUs), in the order given, at most kWarmStartPoints in all, evaluated
-//     first (seeded_search.hpp) and counted as evaluations; --warm=PER,CAP takes PER of each
-//     other file and CAP in all instead.
+//     a T4 file much as the Autotuner's warm start does for a key new to a device
+//     (core/src/tuning/warm_start.hpp): from the best kPerOtherDevice configurations of each
+//     other T4 file given over the same SPACE (the same kernel on other GPUs), in the order
+//     given (the library: newest device first), repeats skipped, at most kWarmStartPoints in
+//     all, evaluated first (seeded_search.hpp) and counted as evaluations; unlike the library,
+//     no untuned configuration comes first and no quarter-of-the-budget cap applies (a budget
+//     of 400 would not bind it); --warm=PER,CAP takes PER of each other file and CAP in all.
 //   search_eval --overhead           # the model search's own time per proposal on a 10,000-point
 //                                    # space (an objective that costs nothing)
 //
@@ -219,7 +221,11 @@ Figures run_seeds(const tune::SearchStrategy& strategy, const Case& k, double op
     for (int s = next++; s < seeds; s = next++) {
       auto r = strategy.search(k.space, tune::DeviceInfo{}, k.f, {budget, 0},
                                first_seed + static_cast<std::uint64_t>(s));
-      if (r.ok()) runs[static_cast<std::size_t>(s)] = std::move(*r);
+      if (!r.ok()) continue;
+      // A seeded strategy (--warm) may go past the budget by its seeds: the Autotuner stops
+      // it there, and so does this harness.
+      if (r->history.size() > budget) r->history.resize(budget);
+      runs[static_cast<std::size_t>(s)] = std::move(*r);
     }
   };
   std::vector<std::thread> pool;
@@ -325,8 +331,9 @@ void add_warm_starts(std::vector<Case>& cases, const std::vector<std::string>& s
     for (std::size_t b = 0; b < cases.size(); ++b) {
       if (b == a || space_paths[b] != space_paths[a] || space_paths[a].empty()) continue;
       if (cases[a].warm.size() >= cap) break;
+      std::vector<std::uint64_t>& w = cases[a].warm;
       for (std::uint64_t i : best[b])
-        if (cases[a].warm.size() < cap) cases[a].warm.push_back(i);
+        if (w.size() < cap && std::find(w.begin(), w.end(), i) == w.end()) w.push_back(i);
       from += (from.empty() ? "" : ", ") + cases[b].name;
     }
     cases[a].notes.push_back("warm start: " + std::to_string(cases[a].warm.size()) +

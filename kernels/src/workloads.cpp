@@ -233,7 +233,8 @@ class ReduceSum final : public Workload {
 // direction: |ref| * 2^-10 (f16) or |ref| * 2^-7 (bf16), at least one unit in the last place.
 // Not half a unit: Vulkan leaves the rounding of a conversion to a narrower float to the
 // implementation, and NVIDIA's driver truncates the cooperative matrices' f32 -> bf16
-// conversion (measured on an H100, driver 580.159.04: bench/RESULTS.md).
+// conversion (measured on an H100, driver 580.159.04: bench/RESULTS.md). The CUDA kernels
+// round to nearest; the bound admits a whole unit for them too.
 // Large problems are checked on 4096 sampled elements so that checking stays fast.
 class Matmul final : public Workload {
  public:

@@ -29,7 +29,7 @@ def main(paths):
                 continue
             ranked = sorted((c for c in there if c in here), key=there.get)
             tops = [min(here[c] for c in ranked[:k]) / opt for k in (1, 2, 4, 8, 16, 32)]
-            first = next(i for i, c in enumerate(ranked) if here[c] <= 1.02 * opt) + 1
+            first = next((i + 1 for i, c in enumerate(ranked) if here[c] <= 1.02 * opt), None)
             print(f"{target:28s} from {source:28s} top-k best/opt "
                   + " ".join(f"{t:.3f}" for t in tops) + f"; first within 2% at rank {first}")
 

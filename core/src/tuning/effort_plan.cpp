@@ -2,6 +2,7 @@
 #include "effort_plan.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,6 +64,19 @@ Result<std::vector<std::optional<std::uint64_t>>> accepted_indices(
   return found;
 }
 
+// Appends to `seeds` the priors' points found in the space (`found` from index `from` on, in
+// order), those not already there, at most `room` of them: the cap counts points that will be
+// evaluated, not priors this device rejects or repeats.
+void add_priors(const std::vector<std::optional<std::uint64_t>>& found, std::size_t from,
+                std::uint64_t room, std::vector<std::uint64_t>& seeds) {
+  std::uint64_t taken = 0;
+  for (std::size_t k = from; k < found.size() && taken < room; ++k) {
+    if (!found[k] || std::find(seeds.begin(), seeds.end(), *found[k]) != seeds.end()) continue;
+    seeds.push_back(*found[k]);
+    ++taken;
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<const SearchStrategy> guided_search() { return make_search("model"); }
@@ -95,18 +109,18 @@ Result<std::optional<SearchOptions>> plan_search(const KernelDef& def, Effort ef
     TUNE_ASSIGN_OR_RETURN(auto first, accepted_indices(def, info, {}));
     if (first[0]) seeds.push_back(*first[0]);
   }
-  // Finding the priors walks the space: only where it was counted. At most a quarter of the
-  // budget: the rest is the strategy's own.
-  if (priors && def.space.raw_size() <= kCountedPoints) {
-    std::vector<Config> known = priors();
-    const std::uint64_t room = plan.budget.max_evaluations / kPriorShareOf;
-    if (plan.budget.max_evaluations > 0 && known.size() > room) known.resize(room);
-    for (const Config& c : known) wanted.push_back(without_heuristics(c, heuristics).to_string());
-  }
+  // Finding the priors walks the space: only where it was counted.
+  const std::size_t firsts = wanted.size();  // the first candidate, when counted
+  if (priors && def.space.raw_size() <= kCountedPoints)
+    for (const Config& c : priors())
+      wanted.push_back(without_heuristics(c, heuristics).to_string());
   if (!wanted.empty()) {
     TUNE_ASSIGN_OR_RETURN(auto found, accepted_indices(def, info, wanted));
-    for (const auto& i : found)
-      if (i) seeds.push_back(*i);
+    for (std::size_t k = 0; k < firsts; ++k)
+      if (found[k]) seeds.push_back(*found[k]);
+    const std::uint64_t b = plan.budget.max_evaluations;
+    add_priors(found, firsts, b > 0 ? b / kPriorShareOf : std::numeric_limits<std::uint64_t>::max(),
+               seeds);
   }
   plan.strategy = seeded_search(plan.strategy, std::move(seeds));
   return std::optional<SearchOptions>(std::move(plan));

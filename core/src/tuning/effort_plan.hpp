@@ -38,7 +38,7 @@ inline constexpr std::uint64_t kThoroughBudget = 1000;
 // run on each): they take the search, and their first accepted point seeds it.
 inline constexpr std::uint64_t kCountedPoints = std::uint64_t{1} << 20;
 // The store's points (warm_start.hpp) take at most 1 / kPriorShareOf of a search's budget: 7 of
-// the quick effort's 30.
+// the quick effort's 30 (the untuned configuration comes on top).
 inline constexpr std::uint64_t kPriorShareOf = 4;
 
 // The model-guided search ("model"), what an effort searches with.
@@ -46,9 +46,10 @@ std::shared_ptr<const SearchStrategy> guided_search();
 
 // The search to run for this call: nullopt when every candidate is timed (KeySession), else
 // the strategy, budget and seed, the strategy seeded with the first candidate and then with
-// `priors()` (asked only when there is a search: warm_start.hpp's points, the first
-// budget / kPriorShareOf of them where the budget is set; those that are not accepted points
-// of the space are dropped). Errors are the candidates' (constraints,
+// `priors()` (asked only when there is a search: warm_start.hpp's points; those that are not
+// accepted points of the space, and repeats, are dropped, then at most max_evaluations /
+// kPriorShareOf are kept, or all where the budget sets no count: a kernel's own strategy
+// with a time budget only). Errors are the candidates' (constraints,
 // early_prune, perf model), as the tuning would report them. The candidates it made (a counted
 // space's) go to `*made` when that is not null, so that timing them all does not make them
 // again (early_prune and the perf model are user code: called once per tuning).

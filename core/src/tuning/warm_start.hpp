@@ -23,9 +23,9 @@ namespace tune::detail {
 // Measured on the benchmark hub's spaces, each GPU's search started from the five others'
 // rankings (studies/history/results-2026-12-07.md): 4 of each device and 16 in all reach 2% of
 // the optimum in 7-14 evaluations on the spaces whose family member's optimum ranks 3rd or 4th
-// there (2 and 8: 101-113), at 4-8 more evaluations where no ranking carries over. The search
-// caps them further at a quarter of its budget (effort_plan.cpp), so a quick search keeps most
-// of its 30 evaluations for its own proposals.
+// there (2 and 8: 101-113), at 10-16 more evaluations (one per point) where no ranking carries
+// over. The search caps them further at a quarter of its budget (effort_plan.cpp), so a quick
+// search keeps most of its 30 evaluations for its own proposals.
 inline constexpr std::size_t kWarmStartPoints = 16;
 inline constexpr std::size_t kPerOtherDevice = 4;
 
