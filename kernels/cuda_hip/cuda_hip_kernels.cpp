@@ -294,14 +294,17 @@ BundledKernel matmul_wgmma(const char* name, bool bf16) {
         {2, 3, 4, rows, 64, S::bytes128, true}};
   };
   d.sources = {std::move(src)};
-  // 60 configurations on an H200. At BK = 64: four tile shapes (one or two consumer
-  // warpgroups, at most 128 fp32 accumulators per consumer thread) x 2-5 stages x two tile
-  // orders, less the 5-stage 48 KiB-per-stage ones that exceed 227 KiB of shared memory (28).
-  // At BK = 128 (half the barrier round trips per k, as deep in k as 3-4 stages of 64): the
-  // two-consumer 128x128 and 128x256 tiles at the stages that fit (6). At BK = 32 (more,
-  // shallower stages): 128x128 at 4 and 6 stages, 128x256 at 4 (3). In clusters of two
-  // blocks along M sharing (multicasting) their B tiles, which halves B's L2 traffic: the
-  // two-consumer 128x128 and 128x256 tiles at 3 and 4 stages, both tile orders (8). Ping-pong
+  // 60 configurations on an H100 or H200. At BK = 64: four tile shapes (one or two consumer
+  // warpgroups, at most 128 fp32 accumulators per consumer thread) x 3-5 stages x two tile
+  // orders, less the 5-stage 48 KiB-per-stage ones that exceed 227 KiB of shared memory (20;
+  // two stages, never within 0.56x of the best at 3001x4104x2056, 4096^3, 8192x8192x512 or
+  // 8192^3 on an H100, are gone). At BK = 128 (half the barrier round trips per k, as deep in k
+  // as 3-4 stages of 64): the two-consumer 128x128 and 128x256 tiles at the stages that fit
+  // (6). At BK = 32 (more, shallower stages): 128x128 at 4 and 6 stages, 128x256 at 4 (3). In
+  // clusters of two blocks along M sharing (multicasting) their B tiles, which halves B's L2
+  // traffic: the two-consumer 128x128, 128x256 and 256x128 tiles at 3 and 4 stages, both tile
+  // orders (12), and with the TMA store 128x256 and 256x128 at 3 (4): the fastest at
+  // 3001x4104x2056, where A's and B's rows both start off 128-byte lines. Ping-pong
   // (two consumers, each a whole tile of 128 accumulators per thread; the epilogue of one
   // under the other's main loop, for short K): 128x128 at 4-6 stages, 64x256 at 4-5 (5).
   // The TMA-store epilogue (the tile through shared memory, stored asynchronously under the
@@ -311,7 +314,7 @@ BundledKernel matmul_wgmma(const char* name, bool bf16) {
   std::vector<Config> configs;
   for (auto [bm, bn, consumers] : {std::tuple{128, 128, 1}, std::tuple{128, 128, 2},
                                    std::tuple{128, 256, 2}, std::tuple{256, 128, 2}})
-    for (int stages : {2, 3, 4, 5})
+    for (int stages : {3, 4, 5})
       for (int group_m : {1, 8})
         configs.push_back(matmul_wgmma_config(
             {.bm = bm, .bn = bn, .consumers = consumers, .stages = stages, .group_m = group_m}));
@@ -329,15 +332,24 @@ BundledKernel matmul_wgmma(const char* name, bool bf16) {
       {.bm = 128, .bn = 128, .consumers = 2, .stages = 6, .group_m = 8, .bk = 32}));
   configs.push_back(matmul_wgmma_config(
       {.bm = 128, .bn = 256, .consumers = 2, .stages = 4, .group_m = 8, .bk = 32}));
-  for (auto [bn, stages] :
-       {std::pair{128, 3}, std::pair{128, 4}, std::pair{256, 3}, std::pair{256, 4}})
+  for (auto [bm, bn] : {std::pair{128, 128}, std::pair{128, 256}, std::pair{256, 128}})
+    for (int stages : {3, 4})
+      for (int group_m : {1, 8})
+        configs.push_back(matmul_wgmma_config({.bm = bm,
+                                               .bn = bn,
+                                               .consumers = 2,
+                                               .stages = stages,
+                                               .group_m = group_m,
+                                               .cluster_m = 2}));
+  for (auto [bm, bn] : {std::pair{128, 256}, std::pair{256, 128}})
     for (int group_m : {1, 8})
-      configs.push_back(matmul_wgmma_config({.bm = 128,
+      configs.push_back(matmul_wgmma_config({.bm = bm,
                                              .bn = bn,
                                              .consumers = 2,
-                                             .stages = stages,
+                                             .stages = 3,
                                              .group_m = group_m,
-                                             .cluster_m = 2}));
+                                             .cluster_m = 2,
+                                             .tma_store = true}));
   for (int stages : {4, 5, 6})
     configs.push_back(matmul_wgmma_config(
         {.bm = 128, .bn = 128, .consumers = 2, .stages = stages, .group_m = 8, .pingpong = true}));

@@ -23,7 +23,7 @@
 //   consumer's epilogue runs while the other's wgmmas keep the tensor cores busy. Without it
 //   both consumers store at once and the tensor cores wait: short main loops (K = 512: eight
 //   k-tiles of 64) lose a large share of each tile to it. The producer is unchanged.
-// - TMA-store epilogue (WG_TMA_STORE = 1; no clusters): each consumer writes its tile as
+// - TMA-store epilogue (WG_TMA_STORE = 1; clusters too): each consumer writes its tile as
 //   fp16/bf16 into its own shared-memory buffer, laid out as 128-byte-swizzled TMA boxes, and
 //   one of its threads stores the boxes with cp.async.bulk.tensor (a bulk group) while the
 //   consumer goes on to its next tile's main loop; the buffer is reused once the previous
@@ -31,7 +31,8 @@
 //   pair per instruction from registers, half a sector per row of a warp, with the tensor
 //   cores idle: at K = 512 (eight k-tiles of 64) that was a third of each tile's time. A C
 //   that TMA cannot address (N % 8 != 0, or C not 16-byte aligned: the host passes a zero map)
-//   takes the plain stores.
+//   takes the plain stores. With clusters the buffers lie outside the stages (the peer's
+//   multicasts never reach them) and a pair's tile past M stores nothing (m0 >= M).
 // - Clusters (CLUSTER_M = 2; launched with LaunchDims::cluster = {2, 1, 1}): the two blocks of
 //   a cluster take tile rows 2u and 2u + 1 of one tile column together, walking such pairs
 //   ("units") persistently in GROUP_M order in lockstep (cluster c takes units c, c +
@@ -130,9 +131,6 @@
 #endif
 #ifndef WG_TMA_STORE
 #define WG_TMA_STORE 0
-#endif
-#if WG_TMA_STORE && CLUSTER_M != 1
-#error "WG_TMA_STORE is for blocks without clusters"
 #endif
 
 #ifdef WG_BF16
@@ -242,10 +240,16 @@ TUNE_DEVICE void wg_cluster_sync() {
 }
 // An arrival on the mbarrier at the same offset `bar` in block `rank` of the cluster (this
 // block's own included): mapa turns the offset into that block's shared::cluster address.
+// The arrival's ordering is the default, release at CTA scope, as CUTLASS's
+// PipelineTmaAsync::consumer_release: it only says that this warp's wgmmas, waited for, have
+// read the stage, which the peer's producer then overwrites with TMA. `.release.cluster`
+// compiled to MEMBAR.ALL.GPU before every arrival, a fence that waits for the thread's
+// outstanding memory operations: the clustered configurations ran at half speed with it
+// (bench/RESULTS.md, the wgmma matmul's clusters).
 TUNE_DEVICE void wg_mbar_arrive_cluster(unsigned bar, unsigned rank) {
   asm volatile(
       "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
       "r"(rank)
       : "memory");
 }
