@@ -297,7 +297,7 @@ BundledKernel matmul_wgmma(const char* name, bool bf16) {
   // 60 configurations on an H100 or H200. At BK = 64: four tile shapes (one or two consumer
   // warpgroups, at most 128 fp32 accumulators per consumer thread) x 3-5 stages x two tile
   // orders, less the 5-stage 48 KiB-per-stage ones that exceed 227 KiB of shared memory (20;
-  // two stages, never within 0.56x of the best at 3001x4104x2056, 4096^3, 8192x8192x512 or
+  // two stages, at most 0.55-0.68x of the best at 3001x4104x2056, 4096^3, 8192x8192x512 and
   // 8192^3 on an H100, are gone). At BK = 128 (half the barrier round trips per k, as deep in k
   // as 3-4 stages of 64): the two-consumer 128x128 and 128x256 tiles at the stages that fit
   // (6). At BK = 32 (more, shallower stages): 128x128 at 4 and 6 stages, 128x256 at 4 (3). In

@@ -242,10 +242,12 @@ TUNE_DEVICE void wg_cluster_sync() {
 // block's own included): mapa turns the offset into that block's shared::cluster address.
 // The arrival's ordering is the default, release at CTA scope, as CUTLASS's
 // PipelineTmaAsync::consumer_release: it only says that this warp's wgmmas, waited for, have
-// read the stage, which the peer's producer then overwrites with TMA. `.release.cluster`
-// compiled to MEMBAR.ALL.GPU before every arrival, a fence that waits for the thread's
-// outstanding memory operations: the clustered configurations ran at half speed with it
-// (bench/RESULTS.md, the wgmma matmul's clusters).
+// read the stage, which the peer's producer then overwrites with TMA: that rests on
+// wgmma.wait_group having completed the reads, not on the release. A consumer that wrote shared
+// memory for the other block to read would need `.release.cluster` and a proxy fence.
+// `.release.cluster` compiled to MEMBAR.ALL.GPU before every arrival, a fence that waits for the
+// thread's outstanding memory operations: the clustered configurations ran at 0.3-0.65x the
+// speed of the same tiles unclustered with it (bench/RESULTS.md, the wgmma matmul's clusters).
 TUNE_DEVICE void wg_mbar_arrive_cluster(unsigned bar, unsigned rank) {
   asm volatile(
       "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
@@ -552,7 +554,7 @@ TUNE_DEVICE unsigned wg_pack_x2(float lo, float hi) {
 // main loop while they drain. Before writing, that thread waits until the previous tile's
 // stores have read the buffer (they have had a whole main loop to do it). Rows and columns
 // past M and N are clipped by TMA; a consumer's rows wholly past M (the second consumer's in
-// the last tile row) store nothing.
+// the last tile row, or both consumers' in a cluster pair's tile past M) store nothing.
 TUNE_DEVICE void wg_epilogue_tma(float (&acc)[WG_MI][WG_ACC], unsigned buf,
                                  const wg_tensor_map* map, int c, int m0, int n0, int M, int lane) {
   const bool leader = threadIdx.x % 128 == 0;

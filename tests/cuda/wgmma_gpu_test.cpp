@@ -110,16 +110,17 @@ void check_configs(const char* name, const std::function<bool(const tune::Config
 void check_every_config(const char* name, bool tma) {
   const BundledKernel k = wgmma_kernel(name);
   // TMA: the bundled sizes (ragged M; N and K multiples of 8 but not of the tiles), a skinny K,
-  // and a square one of several waves of persistent tiles; 5 and 23 tile rows of 128 (odd: a
-  // cluster's last pair has its second tile past M; 23 x 16 tiles are more pairs than
-  // clusters). Copy path: the bundled ones (N odd, K odd, N % 8 != 0 alone, K % 8 != 0 alone,
-  // tiny), and larger ones whose k-tiles outnumber every configuration's stages, so the copy
-  // path's stages are reused; 513 and 2900 rows are odd numbers of 128-row tiles (5, 23).
+  // and a square one of several waves of persistent tiles; 5 and 21 tile rows of 128, 3 and 11
+  // of 256 (odd: a cluster's last pair has its second tile past M; at 2600 rows the pairs
+  // outnumber the clusters for every tile, 88-176 of 128 rows, 96 of 256). Copy path: the
+  // bundled ones (N odd, K odd, N % 8 != 0 alone, K % 8 != 0 alone, tiny), and larger ones whose
+  // k-tiles outnumber every configuration's stages, so the copy path's stages are reused; 513
+  // and 2600 rows are odd numbers of 128- and 256-row tiles.
   const auto sizes =
       tma ? sizes_of(k, true,
-                     {{2048, 1024, 512}, {1536, 1536, 1536}, {640, 264, 200}, {2900, 2048, 256}})
+                     {{2048, 1024, 512}, {1536, 1536, 1536}, {640, 264, 200}, {2600, 2048, 256}})
           : sizes_of(k, false,
-                     {{513, 385, 1001}, {640, 1000, 1028}, {1000, 1030, 520}, {2900, 1030, 136}});
+                     {{513, 385, 1001}, {640, 1000, 1028}, {1000, 1030, 520}, {2600, 1030, 136}});
   REQUIRE(sizes.size() >= 5);
   check_configs(
       name, [](const tune::Config&) { return true; }, 24, sizes, tma ? 77 : 177);
@@ -147,7 +148,8 @@ void check_pingpong(const char* name) {
 // stores), skinny M, ragged M and N (boxes clipped at both edges; 4104 is 8 past a multiple of
 // 64), an M below one consumer's rows (the second consumer's tile is wholly past M: it stores
 // nothing) and N = 8; K odd (the copy path's loads with TMA's stores) and N % 8 != 0 (plain
-// stores: no map for C).
+// stores: no map for C); with clusters, an odd number of tile rows and more pairs than clusters
+// (2600 rows: the last pair's second tile past M stores nothing).
 void check_tma_store(const char* name) {
   check_configs(
       name, [](const tune::Config& c) { return c.get_int("WG_TMA_STORE", 0) == 1; }, 8,
@@ -155,6 +157,7 @@ void check_tma_store(const char* name) {
        {2048, 1024, 512},
        {128, 4096, 4096},
        {3001, 4104, 2056},
+       {2600, 4104, 512},
        {65, 136, 72},
        {1, 8, 8},
        {1000, 1032, 519},
