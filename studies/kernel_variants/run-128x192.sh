@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # 128x192 tiles, lean: f16 configurations checked against the CPU (TMA shapes, TMA store),
 # then the f16 space screened at 3001x4104x2056 with cuBLAS interleaved.
-cd "$(git rev-parse --show-toplevel 2>/dev/null || echo .)"  # the repository root, with .gpu/bin: stripped
-# bench_cuda and cuda_gpu_tests built with the patch applied, .gpu/lib: Debian's libraries
+# From the repository root, with .gpu/bin: stripped bench_cuda and cuda_gpu_tests built with
+# the patch applied, .gpu/lib: Debian's libraries.
+cd "$(dirname "$0")/../.."
 set -u
 export LD_LIBRARY_PATH=$PWD/.gpu/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib:${LD_LIBRARY_PATH:-}
 O=${OUT:-/tmp/out}; mkdir -p $O
