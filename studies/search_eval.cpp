@@ -49,6 +49,7 @@
 #include "convergence.hpp"
 #include "replay.hpp"
 #include "replay_t4.hpp"
+#include "search_explorer.hpp"
 #include "space/space_file.hpp"
 #include "space/space_kernel.hpp"
 #include "tune/search.hpp"
@@ -309,15 +310,7 @@ std::vector<std::string> t4_table(const Case& k, const std::vector<std::string>&
 // The best `n` points of a case by its own times (finite ones), best first.
 std::vector<std::uint64_t> best_of(const Case& k, std::size_t n) {
   auto all = tune::make_exhaustive_search()->search(k.space, tune::DeviceInfo{}, k.f, {}, 0);
-  std::vector<std::pair<double, std::uint64_t>> ok;
-  if (all.ok())
-    for (const auto& [i, v] : all->history)
-      if (std::isfinite(v)) ok.emplace_back(v, i);
-  std::stable_sort(ok.begin(), ok.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<std::uint64_t> out;
-  for (std::size_t j = 0; j < ok.size() && j < n; ++j) out.push_back(ok[j].second);
-  return out;
+  return all.ok() ? tune::detail::best_points(all->history, n) : std::vector<std::uint64_t>{};
 }
 
 // --warm: each case's warm start from the other cases over the same space file, as

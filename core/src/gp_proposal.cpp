@@ -99,18 +99,6 @@ std::vector<std::uint64_t> random_candidates(Explorer& x) {
   return pool;
 }
 
-// The `n` evaluated points of lowest finite time, best first (ties: the earlier).
-std::vector<std::uint64_t> best_points(const Explorer& x, std::size_t n) {
-  std::vector<std::pair<double, std::uint64_t>> ok;
-  for (const auto& [i, v] : x.so_far().history)
-    if (std::isfinite(v)) ok.emplace_back(v, i);
-  std::stable_sort(ok.begin(), ok.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<std::uint64_t> out;
-  for (std::size_t k = 0; k < ok.size() && k < n; ++k) out.push_back(ok[k].second);
-  return out;
-}
-
 // Appends every unvisited accepted point that differs from `at` in one dimension.
 void add_neighbours(Explorer& x, std::uint64_t at, std::vector<std::uint64_t>& pool) {
   auto d = x.digits(at);
@@ -177,7 +165,7 @@ void add_two_away(Explorer& x, std::uint64_t at, std::vector<std::uint64_t>& poo
 std::vector<std::uint64_t> candidates(Explorer& x, const std::vector<std::uint64_t>& taken) {
   std::vector<std::uint64_t> pool = random_candidates(x);
   if (!x.space().is_list()) {
-    const std::vector<std::uint64_t> best = best_points(x, kTopForNeighbours);
+    const std::vector<std::uint64_t> best = best_points(x.so_far().history, kTopForNeighbours);
     for (std::uint64_t b : best) add_neighbours(x, b, pool);
     if (!best.empty()) add_two_away(x, best.front(), pool);
   }

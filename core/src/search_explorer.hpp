@@ -29,6 +29,19 @@ inline constexpr int kStaleLimit = 2000;
 // Consecutive proposals rejected or seen before a local search jumps to a random point.
 inline constexpr int kJumpAfter = 64;
 
+// The `n` points of `history` with the lowest finite times, best first (ties: the earlier).
+inline std::vector<std::uint64_t> best_points(
+    const std::vector<std::pair<std::uint64_t, double>>& history, std::size_t n) {
+  std::vector<std::pair<double, std::uint64_t>> ok;
+  for (const auto& [i, v] : history)
+    if (std::isfinite(v)) ok.emplace_back(v, i);
+  std::stable_sort(ok.begin(), ok.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::uint64_t> out;
+  for (std::size_t k = 0; k < ok.size() && k < n; ++k) out.push_back(ok[k].second);
+  return out;
+}
+
 // `f` as a batch objective: one call per configuration.
 inline BatchObjective one_by_one(const Objective& f) {
   return [&f](const std::vector<Config>& batch) {
