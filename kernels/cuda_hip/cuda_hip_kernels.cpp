@@ -298,13 +298,17 @@ BundledKernel matmul_wgmma(const char* name, bool bf16) {
   // warpgroups, at most 128 fp32 accumulators per consumer thread) x 3-5 stages x two tile
   // orders, less the 5-stage 48 KiB-per-stage ones that exceed 227 KiB of shared memory (20;
   // two stages, at most 0.55-0.68x of the best at 3001x4104x2056, 4096^3, 8192x8192x512 and
-  // 8192^3 on an H100, are gone). At BK = 128 (half the barrier round trips per k, as deep in k
-  // as 3-4 stages of 64): the two-consumer 128x128 and 128x256 tiles at the stages that fit
-  // (6). At BK = 32 (more, shallower stages): 128x128 at 4 and 6 stages, 128x256 at 4 (3). In
-  // clusters of two blocks along M sharing (multicasting) their B tiles, which halves B's L2
-  // traffic: the two-consumer 128x128, 128x256 and 256x128 tiles at 3 and 4 stages, both tile
-  // orders (12), and with the TMA store 128x256 and 256x128 at 3 (4): the fastest at
-  // 3001x4104x2056, where A's and B's rows both start off 128-byte lines. Ping-pong
+  // 8192^3 on an H100, are gone). At BK = 128 (half the barrier round trips per k): the
+  // two-consumer 128x128 tile at 3 stages (2). At BK = 32: 128x256 at 4 stages (1). (BK = 128
+  // at two stages and BK = 32 with 128x128 tiles, at most 0.54-0.70x of the best at those four
+  // shapes and three more, left for the 128x192 tiles.) In clusters of two blocks along M
+  // sharing (multicasting) their B tiles, which halves B's L2 traffic: the two-consumer
+  // 128x128, 128x256 and 256x128 tiles at 3 and 4 stages, both tile orders (12), and with the
+  // TMA store 128x256 and 256x128 at 3 (4). 128x192 tiles (one m64n192 wgmma per consumer and
+  // k-step; at 3001x4104x2056 they make 264 pairs, four full waves of 66 clusters, where
+  // 128x256 leaves a fourth wave 9% full): clustered with the TMA store at 3-4 stages, both
+  // orders, clustered at 4, the TMA store alone at 4 (6): the fastest at 3001x4104x2056 (A's
+  // and B's rows both off 128-byte lines), 8192x8192x512 and 8192^3 on an H100. Ping-pong
   // (two consumers, each a whole tile of 128 accumulators per thread; the epilogue of one
   // under the other's main loop, for short K): 128x128 at 4-6 stages, 64x256 at 4-5 (5).
   // The TMA-store epilogue (the tile through shared memory, stored asynchronously under the
@@ -318,18 +322,9 @@ BundledKernel matmul_wgmma(const char* name, bool bf16) {
       for (int group_m : {1, 8})
         configs.push_back(matmul_wgmma_config(
             {.bm = bm, .bn = bn, .consumers = consumers, .stages = stages, .group_m = group_m}));
-  for (int group_m : {1, 8}) {
-    configs.push_back(matmul_wgmma_config(
-        {.bm = 128, .bn = 128, .consumers = 2, .stages = 2, .group_m = group_m, .bk = 128}));
+  for (int group_m : {1, 8})
     configs.push_back(matmul_wgmma_config(
         {.bm = 128, .bn = 128, .consumers = 2, .stages = 3, .group_m = group_m, .bk = 128}));
-    configs.push_back(matmul_wgmma_config(
-        {.bm = 128, .bn = 256, .consumers = 2, .stages = 2, .group_m = group_m, .bk = 128}));
-  }
-  configs.push_back(matmul_wgmma_config(
-      {.bm = 128, .bn = 128, .consumers = 2, .stages = 4, .group_m = 8, .bk = 32}));
-  configs.push_back(matmul_wgmma_config(
-      {.bm = 128, .bn = 128, .consumers = 2, .stages = 6, .group_m = 8, .bk = 32}));
   configs.push_back(matmul_wgmma_config(
       {.bm = 128, .bn = 256, .consumers = 2, .stages = 4, .group_m = 8, .bk = 32}));
   for (auto [bm, bn] : {std::pair{128, 128}, std::pair{128, 256}, std::pair{256, 128}})
@@ -350,6 +345,19 @@ BundledKernel matmul_wgmma(const char* name, bool bf16) {
                                              .group_m = group_m,
                                              .cluster_m = 2,
                                              .tma_store = true}));
+  for (int stages : {3, 4})
+    for (int group_m : {1, 8})
+      configs.push_back(matmul_wgmma_config({.bm = 128,
+                                             .bn = 192,
+                                             .consumers = 2,
+                                             .stages = stages,
+                                             .group_m = group_m,
+                                             .cluster_m = 2,
+                                             .tma_store = true}));
+  configs.push_back(matmul_wgmma_config(
+      {.bm = 128, .bn = 192, .consumers = 2, .stages = 4, .group_m = 8, .cluster_m = 2}));
+  configs.push_back(matmul_wgmma_config(
+      {.bm = 128, .bn = 192, .consumers = 2, .stages = 4, .group_m = 8, .tma_store = true}));
   for (int stages : {4, 5, 6})
     configs.push_back(matmul_wgmma_config(
         {.bm = 128, .bn = 128, .consumers = 2, .stages = stages, .group_m = 8, .pingpong = true}));

@@ -36,19 +36,19 @@
 // - Clusters (CLUSTER_M = 2; launched with LaunchDims::cluster = {2, 1, 1}): the two blocks of
 //   a cluster take tile rows 2u and 2u + 1 of one tile column together, walking such pairs
 //   ("units") persistently in GROUP_M order in lockstep (cluster c takes units c, c +
-//   clusters, ...). They share B: each block's producer loads half of B's 64-column chunks
-//   and multicasts them into both blocks' stages (cp.async.bulk.tensor .multicast::cluster,
-//   ctaMask 0b11), completing bytes on both blocks' full barriers, which expect A's bytes and
-//   all of B's. Since either producer writes into both blocks' stages, each consumer warp
-//   releases a stage on both blocks' empty barriers (mapa + mbarrier.arrive.shared::cluster;
-//   empty barriers count 4 x WG_CONSUMERS x 2 arrivals; a later phase's arrival cannot
-//   overtake an earlier phase's, as a block's next full phase needs the peer's multicast,
-//   issued only after the peer's empty phase completed). Cluster barriers (barrier.cluster
-//   arrive/wait) follow the barriers' initialisation and precede every thread's exit, and the
-//   producer thread first waits for its last stages' releases, so no block exits while its
-//   peer may still multicast to it or arrive on its barriers. With an odd number of tile
+//   clusters, ...). They share B: each block's producer loads its share of B's 64-column
+//   chunks (half, contiguous; rank 0 the larger with BN = 192) and multicasts them into both
+//   blocks' stages (cp.async.bulk.tensor .multicast::cluster, ctaMask 0b11), completing bytes on
+//   both blocks' full barriers, which expect A's bytes and all of B's. Since either producer writes
+//   into both blocks' stages, each consumer warp releases a stage on both blocks' empty barriers
+//   (mapa + mbarrier.arrive.shared::cluster; empty barriers count 4 x WG_CONSUMERS x 2 arrivals; a
+//   later phase's arrival cannot overtake an earlier phase's, as a block's next full phase needs
+//   the peer's multicast, issued only after the peer's empty phase completed). Cluster barriers
+//   (barrier.cluster arrive/wait) follow the barriers' initialisation and precede every thread's
+//   exit, and the producer thread first waits for its last stages' releases, so no block exits
+//   while its peer may still multicast to it or arrive on its barriers. With an odd number of tile
 //   rows the last pair's second tile lies past M: its block still takes part in everything
-//   (loads its half of B, waits, computes on a stale A it skipped loading, releases) and
+//   (loads its share of B, waits, computes on a stale A it skipped loading, releases) and
 //   stores nothing. The copy path (below) multicasts nothing: each block copies its own A
 //   and all of B, and its consumers release their own block's stages alone (without the
 //   multicast nothing would order the phases of cross-block releases; the blocks share only
@@ -397,12 +397,45 @@ TUNE_DEVICE void wg_mma_n256(float* d, unsigned long long da, unsigned long long
       : "l"(da), "l"(db), "r"(1));
 }
 
+// D[96] += A(desc) x B(desc), m64n192k16; B transposed (MN-major, tnspB = 1).
+TUNE_DEVICE void wg_mma_n192(float* d, unsigned long long da, unsigned long long db) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n192k16.f32." WG_PTX_T "." WG_PTX_T
+      " "
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+      "}, %96, %97, p, 1, 1, 0, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+        "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+        "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+        "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+        "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+        "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+      : "l"(da), "l"(db), "r"(1));
+}
+
 #if BN == 128
 #define WG_MMA wg_mma_n128
+#elif BN == 192
+#define WG_MMA wg_mma_n192
 #elif BN == 256
 #define WG_MMA wg_mma_n256
 #else
-#error "BN must be 128 or 256"
+#error "BN must be 128, 192 or 256"
 #endif
 
 // Tile index -> (tile row, tile column) in GROUP_M order.
@@ -465,7 +498,14 @@ TUNE_DEVICE int wg_clamp8(int n) { return n < 0 ? 0 : (n > 8 ? 8 : n); }
 #ifndef WG_COPY_BATCH
 #define WG_COPY_BATCH 8
 #endif
-#define WG_BATCH(chunks) ((chunks) / 128 < WG_COPY_BATCH ? (chunks) / 128 : WG_COPY_BATCH)
+// The batch for a stage of `chunks` chunks: the largest that divides each thread's share
+// (chunks / 128) and is at most WG_COPY_BATCH (BN = 192: B's 12 per thread in batches of 6).
+TUNE_DEVICE constexpr int wg_batch(int chunks) {
+  int b = chunks / 128 < WG_COPY_BATCH ? chunks / 128 : WG_COPY_BATCH;
+  while (b > 1 && (chunks / 128) % b != 0) --b;
+  return b;
+}
+#define WG_BATCH(chunks) wg_batch(chunks)
 
 // One stage's tiles by the producer warpgroup's thread `t` (of 128), in the layout TMA writes.
 // 128-byte swizzle: within each 8-row x 128-byte atom (1024-byte aligned), the 16-byte chunk
@@ -693,8 +733,9 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
         const unsigned b_dst = a_dst + WG_A_BYTES;
         if (tma) {
 #if CLUSTER_M > 1
-          // B is the pair's: each block loads half of its 64-column chunks and multicasts them
-          // to both, so both barriers expect all of B (the peer's half may land before this
+          // B is the pair's: each block loads its share of the 64-column chunks (half of them,
+          // contiguous; BN = 192: rank 0 the first two, rank 1 the third) and multicasts them to
+          // both, so both barriers expect all of B (the peer's share may land before this
           // expect_tx: the phase cannot complete without this arrival). A is this block's
           // own, skipped past the last tile row (the stage's stale A is computed, not stored).
           const bool a_in = tm < tiles_m;
@@ -704,9 +745,9 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
             for (int h = 0; h < WG_A_SLICES; ++h)
               wg_tma_load_2d(a_dst + h * WG_A_SLICE_BYTES, &tma_a, full, kt * WG_BK + 64 * h, m0);
           }
-          constexpr int half = BN / 64 / 2;
+          constexpr int share = (BN / 64 + 1) / 2;  // rank 0's chunks
 #pragma unroll
-          for (int j = rank * half; j < (rank + 1) * half; ++j)
+          for (int j = rank * share; j < (rank == 0 ? share : BN / 64); ++j)
             wg_tma_load_2d_multicast(b_dst + j * WG_B_CHUNK_BYTES, &tma_b, full, n0 + 64 * j,
                                      kt * WG_BK, (unsigned short)0x3);
 #else
@@ -739,7 +780,7 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
   }
 
   // Consumers: release a stage to every producer that writes into it (with clusters and TMA,
-  // both blocks' producers: each multicasts half of B to both). No arrival of a later phase
+  // both blocks' producers: each multicasts its share of B to both). No arrival of a later phase
   // can land on either barrier before its earlier phase completes: this block's full barrier
   // for a stage's next use needs the peer's multicast, which the peer's producer issues only
   // after its own empty barrier's phase completed. The copy path has no such ordering across

@@ -217,6 +217,7 @@ TEST_CASE(
     REQUIRE(configs.ok());
     CHECK(configs->size() <= 60);  // each costs a compile while tuning
     int by_bk[3] = {}, clustered = 0, pingpong = 0, tma_stores = 0, clustered_stores = 0;
+    std::set<std::int64_t> bns;
     for (const tune::Config& c : *configs) {
       CAPTURE(c.to_string());
       const std::int64_t bk = c.get_int("BK", 64), cluster = c.get_int("CLUSTER_M", 1);
@@ -244,6 +245,7 @@ TEST_CASE(
       // ping-pong a turn barrier per consumer, with the TMA store a buffer per consumer of the
       // rows it stores (all of the tile's with ping-pong) x BN.
       const std::int64_t bm = c.get_int("BM"), bn = c.get_int("BN");
+      bns.insert(bn);
       const std::int64_t consumers = c.get_int("WG_CONSUMERS");
       const std::int64_t rows = pp == 1 ? bm : bm / consumers;
       const std::int64_t stages = c.launch().num_stages;
@@ -289,7 +291,8 @@ TEST_CASE(
         CHECK(dims.grid.x == cluster * std::min<std::int64_t>(units, 132 / cluster));
       }
     }
-    CHECK(by_bk[0] >= 2);
+    CHECK(bns == std::set<std::int64_t>{128, 192, 256});
+    CHECK(by_bk[0] >= 1);
     CHECK(by_bk[1] >= 24);
     CHECK(by_bk[2] >= 2);
     CHECK(clustered >= 4);
@@ -355,6 +358,16 @@ TEST_CASE(
               ".multicast::cluster") > 0);
   CHECK(count(pair, "mapa.shared::cluster.u32") > 0);
   CHECK(count(pair, "mbarrier.arrive.shared::cluster.b64") > 0);
+  // 128x192 tiles in clusters: one m64n192 wgmma per k16 step, B's three chunks multicast
+  // (rank 0 two, rank 1 one).
+  for (const tune::Config& c : *configs) {
+    if (c.get_int("BN") != 192 || c.get_int("CLUSTER_M", 1) != 2) continue;
+    CAPTURE(c.to_string());
+    const std::string ptx = ptx_of(src, c);
+    CHECK(count(ptx, "m64n192k16") == 4);
+    CHECK(count(ptx, ".multicast::cluster") > 0);
+    break;
+  }
   // Not at cluster scope: ptxas puts MEMBAR.ALL.GPU before each such arrival, which halved
   // the clustered configurations' speed (see wg_mbar_arrive_cluster).
   CHECK(count(pair, "mbarrier.arrive.release.cluster") == 0);
