@@ -224,13 +224,16 @@ BundledKernel matmul_f16() {
 
 // One wgmma configuration (matmul_wgmma.cu): block tile, consumer warpgroups, stages, tile
 // order, k per stage, blocks per cluster along M, ping-pong consumers (each a whole tile, their
-// main loops in turn), the TMA-store epilogue (through a shared-memory buffer per consumer).
+// main loops in turn), the TMA-store epilogue (through a shared-memory buffer per consumer),
+// split K (a cluster of split_k blocks per tile, each a slice of k, reduced through their
+// shared memory).
 struct WgmmaShape {
   int bm, bn, consumers, stages, group_m;
   int bk = 64;
   int cluster_m = 1;
   bool pingpong = false;
   bool tma_store = false;
+  int split_k = 1;
 };
 
 // Rows of a tile one consumer stores: all of them with ping-pong, else its share.
@@ -241,15 +244,17 @@ int wgmma_rows_per_consumer(const Config& c) {
 
 // Shared memory: 1024 bytes of alignment slack, the stages (A and B tiles), with the TMA store
 // a buffer per consumer (its rows x BN), a full and an empty mbarrier per stage, and with
-// ping-pong a turn mbarrier per consumer. BK, CLUSTER_M, WG_PINGPONG and WG_TMA_STORE are
-// parameters only where they are not the kernel's defaults (64, 1, 0, 0), so the configurations
-// that predate them keep their names (and their cached results).
+// ping-pong a turn mbarrier per consumer (split K's partial tiles reuse the stages). BK,
+// CLUSTER_M, WG_PINGPONG, WG_TMA_STORE and SPLIT_K are parameters only where they are not the
+// kernel's defaults (64, 1, 0, 0, 1), so the configurations that predate them keep their names
+// (and their cached results).
 Config matmul_wgmma_config(const WgmmaShape& w) {
   Config c{{"BM", w.bm}, {"BN", w.bn}, {"WG_CONSUMERS", w.consumers}, {"GROUP_M", w.group_m}};
   if (w.bk != 64) c.set("BK", w.bk);
   if (w.cluster_m != 1) c.set("CLUSTER_M", w.cluster_m);
   if (w.pingpong) c.set("WG_PINGPONG", 1);
   if (w.tma_store) c.set("WG_TMA_STORE", 1);
+  if (w.split_k != 1) c.set("SPLIT_K", w.split_k);
   c.set(kBlockX, 128 * (w.consumers + 1)).set(kNumStages, w.stages);
   const int epilogue = w.tma_store ? w.consumers * wgmma_rows_per_consumer(c) * w.bn * 2 : 0;
   c.launch().shared_bytes =
@@ -295,20 +300,23 @@ BundledKernel matmul_wgmma(const char* name, bool bf16) {
   };
   d.sources = {std::move(src)};
   // 60 configurations on an H100 or H200. At BK = 64: four tile shapes (one or two consumer
-  // warpgroups, at most 128 fp32 accumulators per consumer thread) x 3-5 stages x two tile
-  // orders, less the 5-stage 48 KiB-per-stage ones that exceed 227 KiB of shared memory (20;
-  // two stages, at most 0.55-0.68x of the best at 3001x4104x2056, 4096^3, 8192x8192x512 and
-  // 8192^3 on an H100, are gone). At BK = 128 (half the barrier round trips per k): the
-  // two-consumer 128x128 tile at 3 stages (2). At BK = 32: 128x256 at 4 stages (1). (BK = 128
-  // at two stages and BK = 32 with 128x128 tiles, at most 0.54-0.70x of the best at those four
-  // shapes and three more, left for the 128x192 tiles.) In clusters of two blocks along M
-  // sharing (multicasting) their B tiles, which halves B's L2 traffic: the two-consumer
-  // 128x128, 128x256 and 256x128 tiles at 3 and 4 stages, both tile orders (12), and with the
-  // TMA store 128x256 and 256x128 at 3 (4). 128x192 tiles (one m64n192 wgmma per consumer and
-  // k-step; at 3001x4104x2056 they make 264 pairs, four full waves of 66 clusters, where
+  // warpgroups, at most 128 fp32 accumulators per consumer thread) x 3-5 stages (128x128 tiles
+  // 4-5) x two tile orders, less the 5-stage 48 KiB-per-stage ones that exceed 227 KiB of shared
+  // memory (16; two stages, at most 0.55-0.68x of the best at 3001x4104x2056, 4096^3,
+  // 8192x8192x512 and 8192^3 on an H100, are gone, and 128x128 at three, at most 0.62-0.67x of
+  // the best at the ten (type, shape) pairs of the 2026-12-07 H100 screens, left for split K). At
+  // BK = 128 (half the barrier round trips per k): the two-consumer 128x128 tile at 3 stages (2).
+  // At BK = 32: 128x256 at 4 stages (1). (BK = 128 at two stages and BK = 32 with 128x128 tiles, at
+  // most 0.54-0.70x of the best in the same screens, left for the 128x192 tiles.) In clusters of
+  // two blocks along M sharing (multicasting) their B tiles, which halves B's L2 traffic: the
+  // two-consumer 128x128, 128x256 and 256x128 tiles at 3 and 4 stages, both tile orders (12), and
+  // with the TMA store 128x256 and 256x128 at 3 (4). 128x192 tiles (one m64n192 wgmma per consumer
+  // and k-step; at 3001x4104x2056 they make 264 pairs, four full waves of 66 clusters, where
   // 128x256 leaves a fourth wave 9% full): clustered with the TMA store at 3-4 stages, both
   // orders, clustered at 4, the TMA store alone at 4 (6): the fastest at 3001x4104x2056 (A's
-  // and B's rows both off 128-byte lines), 8192x8192x512 and 8192^3 on an H100. Ping-pong
+  // and B's rows both off 128-byte lines), 8192x8192x512 and 8192^3 on an H100. Split K in
+  // clusters of 2 and 4 blocks per tile (for shapes of few tiles and long K, which leave most
+  // SMs idle otherwise): 128x128 at 4 stages and 128x256 at 3 (4). Ping-pong
   // (two consumers, each a whole tile of 128 accumulators per thread; the epilogue of one
   // under the other's main loop, for short K): 128x128 at 4-6 stages, 64x256 at 4-5 (5).
   // The TMA-store epilogue (the tile through shared memory, stored asynchronously under the
@@ -316,9 +324,9 @@ BundledKernel matmul_wgmma(const char* name, bool bf16) {
   // buffers leave room for: 128x256 and 256x128 at 3, both orders; 128x128 at 4-5; ping-pong
   // 128x128 at 4-5 and 64x256 at 3-4 (10).
   std::vector<Config> configs;
-  for (auto [bm, bn, consumers] : {std::tuple{128, 128, 1}, std::tuple{128, 128, 2},
-                                   std::tuple{128, 256, 2}, std::tuple{256, 128, 2}})
-    for (int stages : {3, 4, 5})
+  for (auto [bm, bn, consumers, first] : {std::tuple{128, 128, 1, 4}, std::tuple{128, 128, 2, 4},
+                                          std::tuple{128, 256, 2, 3}, std::tuple{256, 128, 2, 3}})
+    for (int stages = first; stages <= 5; ++stages)
       for (int group_m : {1, 8})
         configs.push_back(matmul_wgmma_config(
             {.bm = bm, .bn = bn, .consumers = consumers, .stages = stages, .group_m = group_m}));
@@ -358,6 +366,12 @@ BundledKernel matmul_wgmma(const char* name, bool bf16) {
       {.bm = 128, .bn = 192, .consumers = 2, .stages = 4, .group_m = 8, .cluster_m = 2}));
   configs.push_back(matmul_wgmma_config(
       {.bm = 128, .bn = 192, .consumers = 2, .stages = 4, .group_m = 8, .tma_store = true}));
+  for (int split_k : {2, 4}) {
+    configs.push_back(matmul_wgmma_config(
+        {.bm = 128, .bn = 128, .consumers = 2, .stages = 4, .group_m = 8, .split_k = split_k}));
+    configs.push_back(matmul_wgmma_config(
+        {.bm = 128, .bn = 256, .consumers = 2, .stages = 3, .group_m = 8, .split_k = split_k}));
+  }
   for (int stages : {4, 5, 6})
     configs.push_back(matmul_wgmma_config(
         {.bm = 128, .bn = 128, .consumers = 2, .stages = stages, .group_m = 8, .pingpong = true}));
@@ -411,13 +425,15 @@ BundledKernel matmul_wgmma(const char* name, bool bf16) {
                 .constrain("block.x <= max threads per block", threads_fit)
                 .constrain("shared memory <= opt-in limit", shared_fits);
   // With clusters the persistent blocks come in whole clusters, each walking units of
-  // CLUSTER_M vertically adjacent tiles (the last unit may reach past M: see the kernel).
+  // CLUSTER_M vertically adjacent tiles (the last unit may reach past M: see the kernel), or
+  // with split K single tiles, each block of the cluster a slice of k.
   d.dims = [](const Config& c, ArgList args) {
     LaunchDims l;
     l.block = {c.launch().block.x, 1, 1};
-    const std::int64_t cluster = c.get_int("CLUSTER_M", 1);
+    const std::int64_t cluster_m = c.get_int("CLUSTER_M", 1);
+    const std::int64_t cluster = cluster_m * c.get_int("SPLIT_K", 1);
     const std::int64_t units_m =
-        (ceil_div(args[3].as_int(), c.get_int("BM")) + cluster - 1) / cluster;
+        (ceil_div(args[3].as_int(), c.get_int("BM")) + cluster_m - 1) / cluster_m;
     const std::int64_t units = units_m * ceil_div(args[4].as_int(), c.get_int("BN"));
     l.grid = {
         static_cast<std::uint32_t>(cluster * std::min(units, kWgmmaPersistentBlocks / cluster)), 1,

@@ -132,6 +132,16 @@
 #ifndef WG_TMA_STORE
 #define WG_TMA_STORE 0
 #endif
+#ifndef SPLIT_K
+#define SPLIT_K 1
+#endif
+#if SPLIT_K != 1 && SPLIT_K != 2 && SPLIT_K != 4
+#error "SPLIT_K must be 1, 2 or 4"
+#endif
+#if SPLIT_K > 1 && (CLUSTER_M != 1 || WG_PINGPONG || WG_TMA_STORE)
+#error "SPLIT_K takes no CLUSTER_M, WG_PINGPONG or WG_TMA_STORE"
+#endif
+#define WG_CLUSTER (CLUSTER_M * SPLIT_K)  // blocks per cluster
 
 #ifdef WG_BF16
 #define WG_PTX_T "bf16"
@@ -586,6 +596,86 @@ TUNE_DEVICE unsigned wg_pack_x2(float lo, float hi) {
   return r;
 }
 
+// The plain stores' pair `v` (two packed elements) at `dst`, column `col` of a row in range.
+// With N even the pair is one aligned 4-byte store (the column is even, so both are in range
+// when the first is); with N odd a pair straddles 4-byte words on odd rows: two 2-byte stores,
+// the second guarded too.
+TUNE_DEVICE void wg_store_pair(unsigned short* dst, bool paired, int col, int N, unsigned v) {
+  if (col >= N) return;
+  if (paired) {
+    *(unsigned*)dst = v;
+  } else {
+    dst[0] = (unsigned short)(v & 0xFFFFu);
+    if (col + 1 < N) dst[1] = (unsigned short)(v >> 16);
+  }
+}
+
+#if SPLIT_K > 1
+// Split K's epilogue. The cluster's SPLIT_K blocks hold partial sums of one tile (block r of
+// k-tiles slice r). Each consumer thread writes its accumulators into this block's stages, as
+// float4 groups at [consumer][group][thread] (the stages are free: every load of the unit has
+// been waited for and computed, and the producers load again only after the second cluster
+// barrier); then block r sums groups [r G / SPLIT_K, (r + 1) G / SPLIT_K) of every block's
+// partials (ld.shared::cluster) and stores them, so each element of C is stored once, by one
+// block, in a fixed order of the partials (the same result whatever the timing). The first
+// cluster barrier (release / acquire at cluster scope) publishes the partials, the second says
+// they have been read; every thread of the cluster takes part in both, the producers' too.
+TUNE_DEVICE void wg_split_k_store(float (&acc)[WG_MI][WG_ACC], unsigned parts, int c, int m0,
+                                  int n0, int M, int N, unsigned short* C, int krank) {
+  constexpr int per_mi = WG_ACC / 4;         // float4 groups per m64 block
+  constexpr int groups = WG_MI * per_mi;     // per thread
+  constexpr unsigned group_bytes = 128 * 16;  // one group of the consumer's 128 threads
+  static_assert(WG_CONSUMERS * groups * group_bytes <= WG_STAGES * WG_STAGE_BYTES,
+                "the partial tiles fit in the stages");
+  const int t = threadIdx.x % 128, lane = t % 32;
+  // Every consumer's wgmmas have read the stages (each waited for its own) before any writes.
+  asm volatile("bar.sync 1, %0;\n" ::"r"(128 * WG_CONSUMERS) : "memory");
+  const unsigned mine = parts + (unsigned)(c * groups) * group_bytes + (unsigned)t * 16;
+#pragma unroll
+  for (int mi = 0; mi < WG_MI; ++mi)
+#pragma unroll
+    for (int j = 0; j < per_mi; ++j) {
+      const float* a = &acc[mi][4 * j];
+      asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(
+                       mine + (unsigned)(mi * per_mi + j) * group_bytes),
+                   "f"(a[0]), "f"(a[1]), "f"(a[2]), "f"(a[3])
+                   : "memory");
+    }
+  wg_cluster_sync();
+  const int g0 = krank * groups / SPLIT_K, g1 = (krank + 1) * groups / SPLIT_K;
+  const int row = m0 + (t / 32) * 16 + lane / 4;  // d[0]'s row in the first m64 block
+  const int col0 = n0 + (lane % 4) * 2;
+  const bool paired = (N & 1) == 0;
+#pragma unroll
+  for (int mi = 0; mi < WG_MI; ++mi)
+#pragma unroll
+    for (int j = 0; j < per_mi; ++j) {
+      const int g = mi * per_mi + j;
+      if (g < g0 || g >= g1) continue;
+      float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      for (int q = 0; q < SPLIT_K; ++q) {
+        float p[4];
+        asm volatile(
+            "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %4, %5;\n"
+            "ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [remote];\n}\n"
+            : "=f"(p[0]), "=f"(p[1]), "=f"(p[2]), "=f"(p[3])
+            : "r"(mine + (unsigned)g * group_bytes), "r"(q)
+            : "memory");
+        for (int e = 0; e < 4; ++e) v[e] += p[e];
+      }
+      const int col = col0 + 8 * j;
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int r = row + mi * 64 + half * 8;
+        if (r < M)
+          wg_store_pair(C + (long long)r * N + col, paired, col, N,
+                        wg_pack_x2(v[2 * half], v[2 * half + 1]));
+      }
+    }
+  wg_cluster_sync();
+}
+#endif
+
 #if WG_TMA_STORE
 // The TMA-store epilogue of consumer `c` (its rows from m0, columns from n0): its accumulators
 // as fp16/bf16 into its buffer `buf` in the layout a 128-byte-swizzled TMA box has (16-byte
@@ -643,16 +733,18 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
                                          WG_PINGPONG * 8 * WG_CONSUMERS,
                 "dynamic shared memory covers the alignment slack, the stages and barriers");
 #endif
-#if CLUSTER_M > 1
-  // Launched without its cluster (LaunchDims::cluster): the multicasts and remote arrivals
-  // below would address blocks that do not exist. Store nothing instead.
-  if (wg_cluster_reg_size() != CLUSTER_M) return;
-  const int rank = (int)wg_cluster_reg_rank();  // this block's tile row within the pair
+#if WG_CLUSTER > 1
+  // Launched without its cluster (LaunchDims::cluster): the multicasts, remote arrivals and
+  // remote reads below would address blocks that do not exist. Store nothing instead.
+  if (wg_cluster_reg_size() != WG_CLUSTER) return;
+  // This block's tile row within the pair (CLUSTER_M), or its slice of k (SPLIT_K).
+  const int rank = CLUSTER_M > 1 ? (int)wg_cluster_reg_rank() : 0;
+  const int krank = SPLIT_K > 1 ? (int)wg_cluster_reg_rank() : 0;
   const int cluster_id = (int)wg_cluster_reg_id(), clusters = (int)wg_cluster_reg_count();
 #define WG_FIRST_UNIT cluster_id
 #define WG_UNIT_STRIDE clusters
 #else
-  const int rank = 0;
+  const int rank = 0, krank = 0;
   // Read where they are used, as before clusters existed (the same SASS).
 #define WG_FIRST_UNIT ((int)blockIdx.x)
 #define WG_UNIT_STRIDE ((int)gridDim.x)
@@ -693,7 +785,7 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
     if (tma_store)
       asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)&tma_c) : "memory");
   }
-#if CLUSTER_M > 1
+#if WG_CLUSTER > 1
   // The barriers of both blocks are initialised before either block arrives on or multicasts
   // to the other's.
   wg_cluster_sync();
@@ -715,16 +807,24 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
   const int units_m = (tiles_m + CLUSTER_M - 1) / CLUSTER_M;
   const int units = units_m * tiles_n;
   const int ktiles = (K + WG_BK - 1) / WG_BK;
+  // Split K: block krank of a cluster takes k-tiles [kt0, kt1) of every unit (the cluster's
+  // blocks one tile); a slice may be empty (fewer k-tiles than blocks): its partial is zero.
+  const int kt0 = krank * ktiles / SPLIT_K, kt1 = (krank + 1) * ktiles / SPLIT_K;
 
   if (wg == 0) {  // producer: thread 0 issues every TMA load, or all 128 threads copy
+#if SPLIT_K > 1
+    const bool loads = !tma || threadIdx.x == 0;  // the others keep the cluster barriers only
+#else
     if (tma && threadIdx.x != 0) WG_EXIT();
+    constexpr bool loads = true;
+#endif
     int it = 0;  // k-tiles loaded so far, over every tile of this block
     for (int unit = WG_FIRST_UNIT; unit < units; unit += WG_UNIT_STRIDE) {
       int tm, tn;
       wg_tile_coords(unit, units_m, tiles_n, &tm, &tn);
       tm = tm * CLUSTER_M + rank;
       const int m0 = tm * BM, n0 = tn * BN;
-      for (int kt = 0; kt < ktiles; ++kt, ++it) {
+      for (int kt = kt0; loads && kt < kt1; ++kt, ++it) {
         const int s = it % WG_STAGES;
         const unsigned phase = (unsigned)(it / WG_STAGES) & 1u;
         wg_mbar_wait(empty0 + 8 * s, phase ^ 1u);
@@ -767,6 +867,14 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
           wg_mbar_arrive(full);
         }
       }
+#if SPLIT_K > 1
+      // The consumers reduce the unit's partial tiles through the stages (wg_split_k_store):
+      // the stages are loaded again only once every block's partials have been read, and the
+      // TMA writes (async proxy) come after those generic accesses.
+      wg_cluster_sync();
+      wg_cluster_sync();
+      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
     }
 #if CLUSTER_M > 1
     // Producer tail: wait until both blocks' consumers have released the last WG_STAGES
@@ -832,7 +940,7 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
 #pragma unroll
       for (int i = 0; i < WG_ACC; ++i) acc[mi][i] = 0.0f;
 
-    for (int kt = 0; kt < ktiles; ++kt, ++it) {
+    for (int kt = kt0; kt < kt1; ++kt, ++it) {
       const int s = it % WG_STAGES;
       wg_mbar_wait(full0 + 8 * s, (unsigned)(it / WG_STAGES) & 1u);
       // This consumer's rows of the stage's A (ping-pong: all of them).
@@ -856,7 +964,7 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
       for (int mi = 0; mi < WG_MI; ++mi)
 #pragma unroll
         for (int i = 0; i < WG_ACC; ++i) wg_fence_acc(acc[mi][i]);
-      if (kt > 0 && lane == 0) WG_RELEASE(empty0 + 8 * ((it - 1) % WG_STAGES));
+      if (kt > kt0 && lane == 0) WG_RELEASE(empty0 + 8 * ((it - 1) % WG_STAGES));
     }
 #if WG_PINGPONG
     wg_mbar_arrive(turn0 + 8 * ((c + 1) % WG_CONSUMERS));  // the next tile's main loop may go
@@ -866,19 +974,22 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
     for (int mi = 0; mi < WG_MI; ++mi)
 #pragma unroll
       for (int i = 0; i < WG_ACC; ++i) wg_fence_acc(acc[mi][i]);
-    if (lane == 0) WG_RELEASE(empty0 + 8 * ((it - 1) % WG_STAGES));
+    // (An empty slice of split K loaded nothing and releases nothing.)
+    if ((SPLIT_K == 1 || kt1 > kt0) && lane == 0) WG_RELEASE(empty0 + 8 * ((it - 1) % WG_STAGES));
 
+#if SPLIT_K > 1
+    wg_split_k_store(acc, base, c, m0, n0, M, N, C, krank);
+    continue;
+#endif
 #if WG_TMA_STORE
     if (tma_store) {
       wg_epilogue_tma(acc, epi0 + c * WG_EPI_CONSUMER_BYTES, &tma_c, c, m0, n0, M, lane);
       continue;
     }
 #endif
-    // Epilogue: d[4j + {0,1}] at (row, 8j + col + {0,1}), d[4j + {2,3}] eight rows below.
-    // With N even each pair is one aligned 4-byte store (the column is even, so both are in
-    // range when the first is); with N odd a pair straddles 4-byte words on odd rows: two
-    // 2-byte stores, the second guarded too. (One loop with a uniform branch per pair: two
-    // loops, one per case, cost the consumers up to 8 registers.)
+    // Epilogue: d[4j + {0,1}] at (row, 8j + col + {0,1}), d[4j + {2,3}] eight rows below, by
+    // wg_store_pair. (One loop with a uniform branch per pair: two loops, one per case, cost
+    // the consumers up to 8 registers.)
     const bool paired = (N & 1) == 0;
 #pragma unroll
     for (int mi = 0; mi < WG_MI; ++mi) {
@@ -892,13 +1003,8 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
         for (int j = 0; j < BN / 8; ++j) {
           const int col = n0 + col_in_wg + 8 * j;
           if (col >= N) continue;
-          const unsigned v = wg_pack_x2(acc[mi][4 * j + 2 * half], acc[mi][4 * j + 2 * half + 1]);
-          if (paired) {
-            *(unsigned*)(crow + 8 * j) = v;
-          } else {
-            crow[8 * j] = (unsigned short)(v & 0xFFFFu);
-            if (col + 1 < N) crow[8 * j + 1] = (unsigned short)(v >> 16);
-          }
+          wg_store_pair(crow + 8 * j, paired, col, N,
+                        wg_pack_x2(acc[mi][4 * j + 2 * half], acc[mi][4 * j + 2 * half + 1]));
         }
       }
     }
@@ -907,7 +1013,9 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
   // The last tile's stores complete before the block's shared memory goes away.
   if (tma_store && threadIdx.x % 128 == 0) wg_bulk_wait();
 #endif
-#if CLUSTER_M > 1
-  wg_cluster_sync();  // neither block exits while the other may still arrive on its barriers
+#if WG_CLUSTER > 1
+  // No block exits while another may still arrive on its barriers (CLUSTER_M); every thread of
+  // the cluster passes the same number of cluster barriers (the producers' WG_EXIT is this one).
+  wg_cluster_sync();
 #endif
 }

@@ -113,6 +113,25 @@ TEST_CASE("the wgmma kernel refuses ping-pong with clusters, naming why") {
         std::string::npos);
 }
 
+TEST_CASE(
+    "the wgmma kernel refuses split K beside clusters, ping-pong or the TMA store, naming why") {
+  const BundledKernel k = wgmma_kernel("matmul_wgmma_f16");
+  const tune::KernelSource& src = *k.def.source_for(tune::Language::cuda_hip);
+  for (const char* other : {"CLUSTER_M", "WG_PINGPONG", "WG_TMA_STORE"}) {
+    CAPTURE(other);
+    tune::Config c = k.default_config;
+    c.set("SPLIT_K", 2).set(other, std::string(other) == "CLUSTER_M" ? 2 : 1);
+    const auto [rc, log] = compile_log(src, c);
+    CHECK(rc != NVRTC_SUCCESS);
+    CHECK(log.find("SPLIT_K takes no CLUSTER_M, WG_PINGPONG or WG_TMA_STORE") != std::string::npos);
+  }
+  tune::Config three = k.default_config;
+  three.set("SPLIT_K", 3);
+  const auto [rc, log] = compile_log(src, three);
+  CHECK(rc != NVRTC_SUCCESS);
+  CHECK(log.find("SPLIT_K must be 1, 2 or 4") != std::string::npos);
+}
+
 TEST_CASE("every wgmma matmul configuration compiles for sm_90a with no spills") {
   const tune::testing::UncachedCompiles uncached;  // the logs must carry ptxas's lines
   const tune::DeviceInfo h100 = tune::testing::nvidia_snapshot("sm_90");
@@ -217,6 +236,7 @@ TEST_CASE(
     REQUIRE(configs.ok());
     CHECK(configs->size() <= 60);  // each costs a compile while tuning
     int by_bk[3] = {}, clustered = 0, pingpong = 0, tma_stores = 0, clustered_stores = 0;
+    std::set<std::int64_t> splits;
     std::set<std::int64_t> bns;
     for (const tune::Config& c : *configs) {
       CAPTURE(c.to_string());
@@ -225,6 +245,16 @@ TEST_CASE(
       ++by_bk[bk == 32 ? 0 : bk == 64 ? 1 : 2];
       REQUIRE((cluster == 1 || cluster == 2));
       clustered += cluster == 2 ? 1 : 0;
+      // Split K: clusters of 2 or 4 blocks per tile, without CLUSTER_M, ping-pong or the TMA
+      // store (the kernel refuses them).
+      const std::int64_t split = c.get_int("SPLIT_K", 1);
+      REQUIRE((split == 1 || split == 2 || split == 4));
+      splits.insert(split);
+      if (split > 1) {
+        CHECK(cluster == 1);
+        CHECK(c.get_int("WG_PINGPONG", 0) == 0);
+        CHECK(c.get_int("WG_TMA_STORE", 0) == 0);
+      }
       // Ping-pong: two consumers, no clusters (the kernel refuses anything else).
       const std::int64_t pp = c.get_int("WG_PINGPONG", 0);
       REQUIRE((pp == 0 || pp == 1));
@@ -282,16 +312,18 @@ TEST_CASE(
             tune::ArgValue(static_cast<std::int32_t>(size[1])),
             tune::ArgValue(static_cast<std::int32_t>(size[2]))};
         const tune::LaunchDims dims = k.def.dims(c, args);
-        CHECK(dims.cluster == tune::Dim3{static_cast<std::uint32_t>(cluster), 1, 1});
-        CHECK(dims.grid.x % cluster == 0);
-        CHECK(dims.grid.x >= cluster);
+        const std::int64_t blocks = cluster * split;  // per cluster
+        CHECK(dims.cluster == tune::Dim3{static_cast<std::uint32_t>(blocks), 1, 1});
+        CHECK(dims.grid.x % blocks == 0);
+        CHECK(dims.grid.x >= blocks);
         CHECK(dims.grid.x <= 132);
         const std::int64_t tiles_m = (size[0] + bm - 1) / bm, tiles_n = (size[1] + bn - 1) / bn;
         const std::int64_t units = (tiles_m + cluster - 1) / cluster * tiles_n;
-        CHECK(dims.grid.x == cluster * std::min<std::int64_t>(units, 132 / cluster));
+        CHECK(dims.grid.x == blocks * std::min<std::int64_t>(units, 132 / blocks));
       }
     }
     CHECK(bns == std::set<std::int64_t>{128, 192, 256});
+    CHECK(splits == std::set<std::int64_t>{1, 2, 4});
     CHECK(by_bk[0] >= 1);
     CHECK(by_bk[1] >= 24);
     CHECK(by_bk[2] >= 2);
@@ -358,6 +390,23 @@ TEST_CASE(
               ".multicast::cluster") > 0);
   CHECK(count(pair, "mapa.shared::cluster.u32") > 0);
   CHECK(count(pair, "mbarrier.arrive.shared::cluster.b64") > 0);
+  // Split K: k slices per cluster rank, the partials reduced through the cluster's shared
+  // memory (remote float4 reads), cluster barriers, and no multicast (each block loads its own
+  // slice of A and B); the copy path is there too.
+  for (const std::int64_t split : {2, 4}) {
+    CAPTURE(split);
+    auto it = std::find_if(configs->begin(), configs->end(),
+                           [&](const tune::Config& c) { return c.get_int("SPLIT_K", 1) == split; });
+    REQUIRE(it != configs->end());
+    const std::string ptx = ptx_of(src, *it);
+    CHECK(count(ptx, "ld.shared::cluster.v4.f32") > 0);
+    CHECK(count(ptx, "st.shared.v4.f32") > 0);
+    CHECK(count(ptx, "mapa.shared::cluster.u32") > 0);
+    CHECK(count(ptx, "barrier.cluster.arrive.release") >= 4);
+    CHECK(count(ptx, "%cluster_ctarank") > 0);
+    CHECK(count(ptx, "multicast::cluster") == 0);
+    CHECK(count(ptx, "st.shared.v4.b32") > 0);
+  }
   // 128x192 tiles in clusters: one m64n192 wgmma per k16 step, B's three chunks multicast
   // (rank 0 two, rank 1 one).
   for (const tune::Config& c : *configs) {

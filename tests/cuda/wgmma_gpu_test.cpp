@@ -4,7 +4,9 @@
 // multiples of 8) and at shapes it cannot address, which take the kernel's copy path (N odd, K odd,
 // N or K alone not a multiple of 8, tiny), both with odd numbers of tile rows (a cluster's last
 // pair of tiles reaches past M) and with more tile pairs than clusters (several per cluster); the
-// ping-pong configurations also at K = 512, a skinny shape and 3001 x 4104 x 2056; the
+// ping-pong configurations also at K = 512, a skinny shape and 3001 x 4104 x 2056; split K
+// (clusters of 2 and 4 blocks per tile) at skinny long-K shapes, one k-tile, several tiles per
+// cluster and the copy path; clustered configurations launched without their cluster; the
 // tensor maps re-encoded when a later call passes other buffers and zeros for a shape TMA cannot
 // address, whatever came before; the Autotuner's winner correct at both kinds of shape, and its
 // cache hits allocating nothing. Each case skips with the reason without a CUDA device or on
@@ -165,6 +167,25 @@ void check_tma_store(const char* name) {
       377);
 }
 
+// The split-K configurations (clusters of 2 and 4 blocks per tile, each a slice of k, the
+// partials summed through the cluster's shared memory): skinny shapes of few tiles and long K
+// (the shapes they are for; K not a multiple of the slices), K of one k-tile (the other blocks'
+// slices are empty: their partials are zeros), more tiles than clusters (each cluster walks
+// several, the stages reused between the partials and the next tile's loads), ragged M and N,
+// and the copy path (N % 8 != 0, K odd, N odd: the unpaired stores).
+void check_split_k(const char* name) {
+  check_configs(
+      name, [](const tune::Config& c) { return c.get_int("SPLIT_K", 1) > 1; }, 4,
+      {{256, 512, 8192},
+       {1000, 1032, 5000},
+       {129, 264, 40},
+       {2600, 2048, 256},
+       {1, 8, 8},
+       {300, 1030, 4001},
+       {513, 385, 1001}},
+      477);
+}
+
 // matmul_wgmma_f16's default configuration, compiled once, launched on workloads of `sizes`
 // (each on buffers of its own) in the order `order` (indices into `sizes`), each output
 // checked against the CPU reference.
@@ -230,6 +251,15 @@ TEST_CASE("the TMA-store wgmma configurations are correct at K = 512, skinny and
   check_tma_store(kWgmmaKernels[1]);
 }
 
+TEST_CASE(
+    "the split-K wgmma configurations are correct at skinny, long-K and ragged shapes: fp16") {
+  check_split_k(kWgmmaKernels[0]);
+}
+TEST_CASE(
+    "the split-K wgmma configurations are correct at skinny, long-K and ragged shapes: bf16") {
+  check_split_k(kWgmmaKernels[1]);
+}
+
 TEST_CASE("a later call on other buffers and sizes gets tensor maps for them") {
   // Same sizes on new buffers, then other sizes, then the first buffers again.
   check_default_in_order("changing buffers", {{512, 256, 128}, {512, 256, 128}, {300, 520, 264}},
@@ -245,33 +275,38 @@ TEST_CASE("a variant alternating TMA shapes and shapes TMA cannot address is rig
 
 TEST_CASE("a clustered wgmma configuration launched without its cluster stores nothing") {
   // The kernel's guard: alone in a cluster of one, a CLUSTER_M = 2 block would multicast to
-  // and arrive on a block that does not exist; it returns instead, so the poisoned output
-  // stays wrong, and nothing hangs or faults.
+  // and arrive on a block that does not exist, a SPLIT_K block read partials of blocks that do
+  // not exist; it returns instead, so the poisoned output stays wrong, and nothing hangs or
+  // faults.
   auto dev = open_hopper_or_skip();
   const BundledKernel k = wgmma_kernel("matmul_wgmma_f16");
   auto configs = k.def.space.enumerate(dev->info());
   REQUIRE(configs.ok());
-  const auto it = std::find_if(configs->begin(), configs->end(), [](const tune::Config& c) {
-    return c.get_int("CLUSTER_M", 1) == 2;
-  });
-  REQUIRE(it != configs->end());
-  auto ck = dev->compile(*k.def.source_for(tune::Language::cuda_hip), *it);
-  REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
-  auto w = k.workload(std::vector<std::int64_t>{512, 256, 128});
-  REQUIRE(w->setup(*dev, 21).ok());
-  const tune::testing::Watchdog dog("matmul_wgmma_f16 " + it->to_string() + " unclustered", 60);
-  tune::LaunchDims dims = k.def.dims(*it, w->args());
-  CHECK(dims.cluster == tune::Dim3{2, 1, 1});
-  REQUIRE(w->poison_outputs(*dev).ok());
-  dims.cluster = tune::Dim3{};
-  REQUIRE(dev->launch(**ck, dims, w->args()).ok());
-  REQUIRE(dev->synchronize().ok());
-  CHECK_FALSE(w->check(*dev).ok());
-  // And with its cluster, the same variant computes the product.
-  REQUIRE(w->poison_outputs(*dev).ok());
-  REQUIRE(dev->launch(**ck, k.def.dims(*it, w->args()), w->args()).ok());
-  const tune::Status cs = w->check(*dev);
-  CHECK_MESSAGE(cs.ok(), cs.to_string());
+  for (const auto& [param, blocks] :
+       {std::pair<const char*, std::uint32_t>{"CLUSTER_M", 2}, {"SPLIT_K", 2}, {"SPLIT_K", 4}}) {
+    const auto it = std::find_if(configs->begin(), configs->end(), [&](const tune::Config& c) {
+      return c.get_int(param, 1) == blocks;
+    });
+    REQUIRE(it != configs->end());
+    CAPTURE(it->to_string());
+    auto ck = dev->compile(*k.def.source_for(tune::Language::cuda_hip), *it);
+    REQUIRE_MESSAGE(ck.ok(), ck.status().to_string());
+    auto w = k.workload(std::vector<std::int64_t>{512, 256, 1024});
+    REQUIRE(w->setup(*dev, 21).ok());
+    const tune::testing::Watchdog dog("matmul_wgmma_f16 " + it->to_string() + " unclustered", 60);
+    tune::LaunchDims dims = k.def.dims(*it, w->args());
+    CHECK(dims.cluster == tune::Dim3{blocks, 1, 1});
+    REQUIRE(w->poison_outputs(*dev).ok());
+    dims.cluster = tune::Dim3{};
+    REQUIRE(dev->launch(**ck, dims, w->args()).ok());
+    REQUIRE(dev->synchronize().ok());
+    CHECK_FALSE(w->check(*dev).ok());
+    // And with its cluster, the same variant computes the product.
+    REQUIRE(w->poison_outputs(*dev).ok());
+    REQUIRE(dev->launch(**ck, k.def.dims(*it, w->args()), w->args()).ok());
+    const tune::Status cs = w->check(*dev);
+    CHECK_MESSAGE(cs.ok(), cs.to_string());
+  }
 }
 
 TEST_CASE("the Autotuner tunes the wgmma matmuls and the winner is correct") {
