@@ -54,6 +54,13 @@
 //   multicast nothing would order the phases of cross-block releases; the blocks share only
 //   the cluster barriers). A block launched without its cluster returns at once, storing
 //   nothing.
+// - Split K (SPLIT_K = 2 or 4; LaunchDims::cluster = {SPLIT_K, 1, 1}; no CLUSTER_M, ping-pong or
+//   TMA store): the blocks of a cluster take the same tile, block r the k-tiles of slice r,
+//   walking tiles persistently in lockstep as the pairs above. After a tile's main loop each
+//   block's consumers write their partial accumulators into its stages and every block sums
+//   its share of the tile from all blocks' partials (distributed shared memory) and stores it
+//   (wg_split_k_store). For shapes of few tiles and long K, where one block per tile leaves
+//   most SMs idle.
 //
 // Shared-memory layouts (as TMA writes them; every tile starts at a 1024-byte boundary so the
 // swizzle phase TMA and wgmma compute from the address agree):
