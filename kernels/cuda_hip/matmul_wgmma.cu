@@ -629,8 +629,8 @@ TUNE_DEVICE void wg_store_pair(unsigned short* dst, bool paired, int col, int N,
 // they have been read; every thread of the cluster takes part in both, the producers' too.
 TUNE_DEVICE void wg_split_k_store(float (&acc)[WG_MI][WG_ACC], unsigned parts, int c, int m0,
                                   int n0, int M, int N, unsigned short* C, int krank) {
-  constexpr int per_mi = WG_ACC / 4;         // float4 groups per m64 block
-  constexpr int groups = WG_MI * per_mi;     // per thread
+  constexpr int per_mi = WG_ACC / 4;          // float4 groups per m64 block
+  constexpr int groups = WG_MI * per_mi;      // per thread
   constexpr unsigned group_bytes = 128 * 16;  // one group of the consumer's 128 threads
   static_assert(WG_CONSUMERS * groups * group_bytes <= WG_STAGES * WG_STAGE_BYTES,
                 "the partial tiles fit in the stages");
