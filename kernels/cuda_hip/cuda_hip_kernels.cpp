@@ -269,6 +269,16 @@ Config matmul_wgmma_config(const WgmmaShape& w) {
 // cheap hit path.
 constexpr std::int64_t kWgmmaPersistentBlocks = 132;
 
+// Persistent clusters of `blocks` blocks launched at most: as many as fit at once on an H100
+// (cudaOccupancyMaxActiveClusters with the space's shared-memory sizes: 132 blocks alone, 66
+// clusters of two, but only 30 of four at 132 KB and more (split K's), as a cluster stays within
+// one GPC and not every GPC's SM count is a multiple of four;
+// studies/data/2026-12-07-h100-wgmma-clusters.tar.xz). A cluster past those would wait for one to
+// finish all its tiles: a second wave.
+std::int64_t wgmma_persistent_clusters(std::int64_t blocks) {
+  return blocks == 4 ? 30 : kWgmmaPersistentBlocks / blocks;
+}
+
 // matmul_wgmma_f16 / matmul_wgmma_bf16: sm_90a only (wgmma and TMA), offered by the space on
 // sm_90 devices alone; the mma.sync matmul_f16 stays the kernel of other architectures. Every
 // configuration takes any M, N, K: shapes TMA cannot address (N or K not a multiple of 8) get
@@ -436,8 +446,8 @@ BundledKernel matmul_wgmma(const char* name, bool bf16) {
         (ceil_div(args[3].as_int(), c.get_int("BM")) + cluster_m - 1) / cluster_m;
     const std::int64_t units = units_m * ceil_div(args[4].as_int(), c.get_int("BN"));
     l.grid = {
-        static_cast<std::uint32_t>(cluster * std::min(units, kWgmmaPersistentBlocks / cluster)), 1,
-        1};
+        static_cast<std::uint32_t>(cluster * std::min(units, wgmma_persistent_clusters(cluster))),
+        1, 1};
     l.cluster = {static_cast<std::uint32_t>(cluster), 1, 1};
     l.shared_bytes = c.launch().shared_bytes;
     return l;

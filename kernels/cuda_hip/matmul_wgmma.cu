@@ -249,8 +249,8 @@ TUNE_DEVICE unsigned wg_cluster_reg_count() {
   asm volatile("mov.u32 %0, %%nclusterid.x;\n" : "=r"(r));
   return r;
 }
-// Every thread of both blocks: arrive (release: this thread's earlier writes, its mbarrier
-// initialisations and remote arrivals included) and wait (acquire) for the others. Not the
+// Every thread of the cluster's blocks: arrive (release: this thread's earlier writes, its
+// mbarrier initialisations and remote arrivals included) and wait (acquire) for the others. Not the
 // .aligned form: the producer thread runs it alone in its warp.
 TUNE_DEVICE void wg_cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
@@ -852,9 +852,12 @@ TUNE_KERNEL void __launch_bounds__(WG_THREADS, 1)
             for (int h = 0; h < WG_A_SLICES; ++h)
               wg_tma_load_2d(a_dst + h * WG_A_SLICE_BYTES, &tma_a, full, kt * WG_BK + 64 * h, m0);
           }
-          constexpr int share = (BN / 64 + 1) / 2;  // rank 0's chunks
+          // Rank 0's chunks; with an even count the bound is (rank + 1) * share, as before the
+          // odd count existed (the same code for BN = 128 and 256).
+          constexpr int share = (BN / 64 + 1) / 2;
+          const int j_end = (BN / 64) % 2 == 0 ? (rank + 1) * share : (rank == 0 ? share : BN / 64);
 #pragma unroll
-          for (int j = rank * share; j < (rank == 0 ? share : BN / 64); ++j)
+          for (int j = rank * share; j < j_end; ++j)
             wg_tma_load_2d_multicast(b_dst + j * WG_B_CHUNK_BYTES, &tma_b, full, n0 + 64 * j,
                                      kt * WG_BK, (unsigned short)0x3);
 #else
