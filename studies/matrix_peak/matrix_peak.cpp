@@ -5,17 +5,25 @@
 // matmul can reach 0.80x cuBLAS on Hopper, where Vulkan's cooperative matrices are the warp-level
 // mma.sync class and cuBLAS uses wgmma).
 //
-//   matrix_peak [--device SPEC] [--iters N] [--waves W] [--reps R]
+//   matrix_peak [--device SPEC] [--iters N] [--waves W] [--reps R] [--coopmat2 MODULE.spv]
 //
 // Vulkan: VK_NV_cooperative_matrix at subgroup scope, every f16 x f16 -> f32 shape the device
 // lists (DeviceInfo::matrix_shapes_f16). CUDA: mma.sync.m16n8k16 (f16 x f16 -> f32).
 // Each row: shape, accumulators, workgroup size, workgroups (W per compute unit), TFLOP/s
 // (median of R timed launches, device timestamps, no L2 flush: nothing is read). The output
 // is checked: every invocation's sum must be finite and the same for every workgroup.
-// Prints a markdown table; a device with no matrix units prints why and exits 0.
+// --coopmat2: then Vulkan's workgroup-scope matrices (VK_NV_cooperative_matrix2) through the
+// module built from coopmat2_peak.comp beside this file (one BM x BN accumulator per
+// workgroup, several tile shapes and workgroup sizes; every stored element checked against its
+// exact value). Build the module with Debian trixie's glslang 15 (scripts/build-coopmat2-spirv.sh
+// fetches it): glslang -V --target-env vulkan1.3 -o coopmat2_peak.spv coopmat2_peak.comp.
+// Prints markdown tables; a device with no matrix units prints why and exits 0.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -154,10 +162,76 @@ Row measure(Device& dev, const Variant& v, int iters, int waves, int reps) {
   return {v, groups, flops / ns / 1e3};
 }
 
+// One workgroup-scope tile shape: BM x BN x BK with `block` invocations.
+struct Tile {
+  std::uint32_t bm, bn, bk, block;
+};
+
+// The workgroup-scope loop of `module` (coopmat2_peak.comp) at `tile`: TFLOP/s, or the reason
+// the device refused it. Every element of workgroup g's tile must equal iters x BK x q^2 / 1024,
+// q = g % 4 + 1 (exact in fp32).
+std::string measure_workgroup_scope(Device& dev, const std::vector<std::uint32_t>& module,
+                                    const Tile& tile, int iters, std::uint32_t groups, int reps) {
+  KernelSource src;
+  src.language = Language::glsl;
+  src.spirv = module;
+  const std::string text = "BM=" + std::to_string(tile.bm) + ",BN=" + std::to_string(tile.bn) +
+                           ",BK=" + std::to_string(tile.bk) +
+                           ";block=" + std::to_string(tile.block) + "x1x1";
+  const Config config = must(Config::parse(text), "config");
+  auto kernel = dev.compile(src, config);
+  if (!kernel.ok()) return "refused: " + kernel.status().to_string();
+  const std::uint64_t per_group = std::uint64_t{tile.bm} * tile.bn;
+  const std::uint64_t n = per_group * groups;
+  auto out = must(dev.alloc(n * sizeof(float)), "alloc");
+  const ArgValue args[] = {ArgValue::buf(*out, ElemType::f32, n), ArgValue(iters)};
+  const LaunchDims dims({groups, 1, 1}, {tile.block, 1, 1});
+  if (Status s = dev.launch(**kernel, dims, args); !s.ok()) return "refused: " + s.to_string();
+  std::vector<float> host(n);
+  if (Status s = dev.download(*out, host.data(), n * sizeof(float)); !s.ok()) die("download", s);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const double q = static_cast<double>(i / per_group % 4 + 1);
+    const double want = static_cast<double>(iters) * tile.bk * q * q / 1024.0;
+    if (host[i] != static_cast<float>(want))
+      die("output of " + text,
+          Status(StatusCode::internal, "element " + std::to_string(i) + ": " +
+                                           std::to_string(host[i]) + ", expected " +
+                                           std::to_string(want)));
+  }
+  TimingPlan plan;
+  plan.reps = reps;
+  plan.flush_l2 = false;
+  const auto t = must(dev.time(**kernel, dims, args, plan), "time");
+  const double flops = 2.0 * tile.bm * tile.bn * tile.bk * static_cast<double>(iters) * groups;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", flops / summarize(t).median / 1e3);
+  return buf;
+}
+
+// The workgroup-scope table (Vulkan with VK_NV_cooperative_matrix2 only).
+void print_workgroup_scope(Device& dev, const std::string& path, int iters, int waves, int reps) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) die("--coopmat2", Status(StatusCode::not_found, "cannot read " + path));
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::uint32_t> module(bytes.size() / 4);
+  std::memcpy(module.data(), bytes.data(), module.size() * 4);
+  const std::uint32_t groups = 256u * static_cast<std::uint32_t>(waves);
+  std::printf("\nWorkgroup scope (VK_NV_cooperative_matrix2, %s), %u workgroups:\n\n", path.c_str(),
+              groups);
+  std::printf("| tile BMxBNxBK | workgroup | TFLOP/s |\n|---|---|---|\n");
+  for (const Tile& tile :
+       {Tile{128, 128, 32, 128}, Tile{128, 128, 32, 256}, Tile{128, 128, 16, 128},
+        Tile{128, 256, 32, 256}, Tile{256, 128, 32, 256}, Tile{64, 64, 32, 128}}) {
+    std::printf("| %ux%ux%u | %u | %s |\n", tile.bm, tile.bn, tile.bk, tile.block,
+                measure_workgroup_scope(dev, module, tile, iters, groups, reps).c_str());
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string spec;
+  std::string spec, coopmat2;
   int iters = 4096, waves = 8, reps = 10;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -176,9 +250,12 @@ int main(int argc, char** argv) {
       waves = std::atoi(value().c_str());
     } else if (a == "--reps") {
       reps = std::atoi(value().c_str());
+    } else if (a == "--coopmat2") {
+      coopmat2 = value();
     } else {
       std::fprintf(stderr,
-                   "usage: matrix_peak [--device SPEC] [--iters N] [--waves W] [--reps R]\n");
+                   "usage: matrix_peak [--device SPEC] [--iters N] [--waves W] [--reps R] "
+                   "[--coopmat2 MODULE.spv]\n");
       return 2;
     }
   }
@@ -208,5 +285,7 @@ int main(int argc, char** argv) {
                     r.tflops);
         std::fflush(stdout);
       }
+  if (!coopmat2.empty() && dev->language() == Language::glsl)
+    print_workgroup_scope(*dev, coopmat2, iters, waves, reps);
   return 0;
 }
