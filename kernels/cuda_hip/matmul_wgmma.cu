@@ -506,7 +506,7 @@ TUNE_DEVICE int wg_clamp8(int n) { return n < 0 ? 0 : (n > 8 ? 8 : n); }
 
 // 16-byte chunks a producer thread copies per batch: all its loads of a batch (one or two
 // 16-byte loads per chunk) are issued before its stores, so several are in flight. A loop over
-// fewer than 128 x WG_COPY_BATCH chunks per stage takes smaller batches (WG_BATCH). No
+// fewer than 128 x WG_COPY_BATCH chunks per stage takes smaller batches (wg_batch). No
 // setmaxnreg: the producer has the kernel's registers, which the consumers set (90-157).
 // ptxas 13.0 for sm_90a gives the copy loop alone (a producer-only kernel, 2026-12-06) 64-71
 // registers at a batch of 4 (36-43 with the former 2-byte loads), 112-122 at 8, no spills
@@ -522,7 +522,6 @@ TUNE_DEVICE constexpr int wg_batch(int chunks) {
   while (b > 1 && (chunks / 128) % b != 0) --b;
   return b;
 }
-#define WG_BATCH(chunks) wg_batch(chunks)
 
 // One stage's tiles by the producer warpgroup's thread `t` (of 128), in the layout TMA writes.
 // 128-byte swizzle: within each 8-row x 128-byte atom (1024-byte aligned), the 16-byte chunk
@@ -535,14 +534,14 @@ TUNE_DEVICE constexpr int wg_batch(int chunks) {
 TUNE_DEVICE void wg_copy_stage(const unsigned short* __restrict__ A,
                                const unsigned short* __restrict__ B, int M, int N, int K, int m0,
                                int n0, int k0, unsigned a_dst, unsigned b_dst, int t) {
-  constexpr int b_batch = WG_BATCH(WG_BK * BN / 8);
+  constexpr int b_batch = wg_batch(WG_BK * BN / 8);
   static_assert((WG_BK * BN / 8) % (128 * b_batch) == 0, "B chunks split evenly in batches");
   wg_chunk ch[WG_COPY_BATCH];
   unsigned dst[WG_COPY_BATCH];
 #if WG_A_SLICES == 1 && WG_A_ROW_BYTES == 128
   // BK = 64: one 128-byte swizzled slice, written as before tile K existed (the general loop
   // below, though equal in value, compiles to other SASS).
-  constexpr int a_batch = WG_BATCH(BM * 8);
+  constexpr int a_batch = wg_batch(BM * 8);
   static_assert((BM * 8) % (128 * a_batch) == 0, "A chunks split evenly in batches");
 #pragma unroll 1
   for (int q0 = t; q0 < BM * 8; q0 += 128 * a_batch) {
@@ -561,7 +560,7 @@ TUNE_DEVICE void wg_copy_stage(const unsigned short* __restrict__ A,
 #else
   constexpr int a_cpr = WG_A_ROW_BYTES / 16;  // 16-byte chunks per row of an A slice
   constexpr int a_chunks = WG_A_SLICES * BM * a_cpr;
-  constexpr int a_batch = WG_BATCH(a_chunks);
+  constexpr int a_batch = wg_batch(a_chunks);
   static_assert(a_chunks % (128 * a_batch) == 0, "A chunks split evenly in batches");
 #pragma unroll 1
   for (int q0 = t; q0 < a_chunks; q0 += 128 * a_batch) {
