@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "stats.hpp"
+#include "study_exit.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
 
@@ -42,16 +43,8 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-[[noreturn]] void die(const std::string& what, const Status& st) {
-  std::fprintf(stderr, "clock_study: %s: %s\n", what.c_str(), st.to_string().c_str());
-  std::exit(1);
-}
-
-template <class T>
-T must(Result<T> r, const std::string& what) {
-  if (!r.ok()) die(what, r.status());
-  return std::move(*r);
-}
+using study::die;
+using study::must;
 
 void sleep_ms(double ms) {
   std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));

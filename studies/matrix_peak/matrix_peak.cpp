@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "../study_exit.hpp"
 #include "stats.hpp"
 #include "tune/tune.hpp"
 
@@ -34,16 +35,8 @@ namespace {
 
 using namespace tune;
 
-[[noreturn]] void die(const std::string& what, const Status& st) {
-  std::fprintf(stderr, "matrix_peak: %s: %s\n", what.c_str(), st.to_string().c_str());
-  std::exit(1);
-}
-
-template <class T>
-T must(Result<T> r, const std::string& what) {
-  if (!r.ok()) die(what, r.status());
-  return std::move(*r);
-}
+using study::die;
+using study::must;
 
 // LM x LN x LK from the definitions; A and B from the workgroup's id (not foldable), the
 // accumulators chained so nothing is dead. One float per invocation: the sum of its elements.
