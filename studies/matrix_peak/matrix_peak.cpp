@@ -260,8 +260,10 @@ int main(int argc, char** argv) {
   } else if (dev->language() == Language::cuda_hip && info.backend == "cuda") {
     shapes = {{16, 8, 16}};
   }
-  std::printf("# matrix_peak: %s (%s), %u compute units, %d iterations, %d workgroups per unit\n\n",
-              info.name.c_str(), info.backend.c_str(), info.compute_units, iters, waves);
+  const std::string units = info.compute_units > 0 ? std::to_string(info.compute_units)
+                                                   : std::string("unreported (256 assumed)");
+  std::printf("# matrix_peak: %s (%s), compute units %s, %d iterations, %d workgroups per unit\n\n",
+              info.name.c_str(), info.backend.c_str(), units.c_str(), iters, waves);
   if (shapes.empty()) {
     std::printf(
         "No f16 matrix units this program can drive on this device (Vulkan: no "
