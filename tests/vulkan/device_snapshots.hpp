@@ -91,6 +91,7 @@ inline DeviceCaps h200(bool with_driver_name) {
   c.subgroup_ops = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT |
                    VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
   c.int64 = c.float64 = c.int16 = c.float16 = c.int8 = c.storage16 = c.storage8 = true;
+  c.int64_atomics_buffer = c.int64_atomics_shared = true;
   if (with_driver_name) {
     c.driver_name = "NVIDIA";
     c.driver_info = "580.159";

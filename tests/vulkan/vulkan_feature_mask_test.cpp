@@ -25,6 +25,7 @@ vulkan::EnabledFeatures all_enabled() {
   vulkan::EnabledFeatures f;
   f.shader_int64 = f.shader_float64 = f.shader_int16 = f.shader_float16 = f.shader_int8 = true;
   f.storage_buffer_16bit = f.storage_buffer_8bit = f.vulkan_memory_model = true;
+  f.shader_buffer_int64_atomics = f.shader_shared_int64_atomics = true;
   f.cooperative_matrix_nv = f.subgroup_size_control = f.maintenance4 = true;
   f.cooperative_matrix_khr = true;
   f.cooperative_matrix2_nv = {true, true, true, true, true, true, true};
@@ -60,6 +61,10 @@ std::vector<FeatureOff> each_feature_off() {
   namespace c = spv_cap;
   return {
       {"shader_int64", [](F& f) { f.shader_int64 = false; }, {c::kInt64, c::kInt64Atomics}},
+      // Int64Atomics stays with either of its two features (where the atomics act is checked
+      // per module: vulkan_int64_atomics_test.cpp).
+      {"shader_buffer_int64_atomics", [](F& f) { f.shader_buffer_int64_atomics = false; }, {}},
+      {"shader_shared_int64_atomics", [](F& f) { f.shader_shared_int64_atomics = false; }, {}},
       {"shader_float64", [](F& f) { f.shader_float64 = false; }, {c::kFloat64}},
       {"shader_int16", [](F& f) { f.shader_int16 = false; }, {c::kInt16}},
       {"shader_float16", [](F& f) { f.shader_float16 = false; }, {c::kFloat16}, true, true, true},
@@ -188,6 +193,8 @@ TEST_CASE("device facts: an application's device offers what the application ena
     CHECK(masked.workgroup_matrix_f16.empty() == one.f16_workgroup);
     CHECK(masked.workgroup_matrix_bf16.empty() == one.bf16_workgroup);
     // The limits and lists that hang on a feature go with it, whatever device_info reads.
+    CHECK(c.int64_atomics_buffer == (one.field != "shader_buffer_int64_atomics"));
+    CHECK(c.int64_atomics_shared == (one.field != "shader_shared_int64_atomics"));
     const bool sizes = one.field != "subgroup_size_control";
     CHECK(c.subgroup_size_control == sizes);
     CHECK((masked.min_subgroup_size == 32) == sizes);

@@ -20,6 +20,7 @@
 #include "shader_compiler.hpp"
 #include "skip.hpp"
 #include "specialization.hpp"
+#include "spirv_modules.hpp"
 #include "spirv_reflect.hpp"
 #include "tune/kernels/bundled.hpp"
 #include "tune/tune.hpp"
@@ -64,16 +65,8 @@ layout(std430, binding = 0) writeonly buffer O { uint o[]; };
 void main() { o[gl_GlobalInvocationID.x] = gl_WorkGroupSize.x; }
 )";
 
-std::vector<std::uint32_t> to_spirv(const char* glsl,
-                                    shaderc_env_version env = shaderc_env_version_vulkan_1_2) {
-  shaderc::Compiler compiler;
-  shaderc::CompileOptions opts;
-  opts.SetTargetEnvironment(shaderc_target_env_vulkan, env);
-  auto r = compiler.CompileGlslToSpv(glsl, shaderc_compute_shader, "test.comp", opts);
-  REQUIRE_MESSAGE(r.GetCompilationStatus() == shaderc_compilation_status_success,
-                  r.GetErrorMessage());
-  return {r.cbegin(), r.cend()};
-}
+using testing::precompiled;
+using testing::to_spirv;
 
 // `words` without its OpName instructions (opcode 5): a module stripped of names.
 std::vector<std::uint32_t> without_names(const std::vector<std::uint32_t>& words) {
@@ -85,14 +78,6 @@ std::vector<std::uint32_t> without_names(const std::vector<std::uint32_t>& words
     i += count;
   }
   return out;
-}
-
-KernelSource precompiled(std::vector<std::uint32_t> words) {
-  KernelSource s;
-  s.language = Language::glsl;
-  s.entry = "main";
-  s.spirv = std::move(words);
-  return s;
 }
 
 struct ScaleRun {

@@ -44,6 +44,26 @@ Status create_layouts(VkDevice device, const SpirvInfo& si, DescriptorSetLayout*
 
 namespace {
 
+// The module's 64-bit integer atomics act where the device allows them (Int64Atomics is one
+// capability for two features).
+Status check_int64_atomics(const SpirvInfo& si, const DeviceCaps& caps,
+                           const std::string& device_name) {
+  const char* feature = nullptr;
+  const char* where = nullptr;
+  if (si.int64_atomics_buffer && !caps.int64_atomics_buffer) {
+    feature = "shaderBufferInt64Atomics";
+    where = "buffers";
+  } else if (si.int64_atomics_shared && !caps.int64_atomics_shared) {
+    feature = "shaderSharedInt64Atomics";
+    where = "shared memory";
+  } else {
+    return Status::ok_status();
+  }
+  return Status(StatusCode::unavailable,
+                std::string("the shader performs 64-bit integer atomics on ") + where +
+                    ", which needs " + feature + ": " + device_name + " does not support it");
+}
+
 // Every capability the module declares, and every one those imply, is one the device has.
 Status check_capabilities(const SpirvInfo& si, const DeviceCaps& caps,
                           const std::string& device_name) {
@@ -57,7 +77,7 @@ Status check_capabilities(const SpirvInfo& si, const DeviceCaps& caps,
                                                capability_name(*missing) + ", which " +
                                                device_name + " does not support" + implied);
   }
-  return Status::ok_status();
+  return check_int64_atomics(si, caps, device_name);
 }
 
 // A dimension of the workgroup size that no specialization constant sets must be the block's.

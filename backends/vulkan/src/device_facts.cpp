@@ -39,11 +39,15 @@ void query_features(VkPhysicalDevice pd, DeviceCaps& c) {
   c.storage8 = s8.storageBuffer8BitAccess;
   c.uniform_storage8 = s8.uniformAndStorageBuffer8BitAccess;
   if (c.props.apiVersion >= VK_API_VERSION_1_2) {
+    auto a64 = vk_struct<VkPhysicalDeviceShaderAtomicInt64Features>(
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES);
     auto mm = vk_struct<VkPhysicalDeviceVulkanMemoryModelFeatures>(
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES);
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES, &a64);
     auto only =
         vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &mm);
     vkGetPhysicalDeviceFeatures2(pd, &only);
+    c.int64_atomics_buffer = a64.shaderBufferInt64Atomics;
+    c.int64_atomics_shared = a64.shaderSharedInt64Atomics;
     // With the model on, Device-scope atomics (reduce_sum's) need vulkanMemoryModelDeviceScope
     // too: a device without it keeps the model off (the cooperative matrices then unavailable).
     c.memory_model = mm.vulkanMemoryModel && mm.vulkanMemoryModelDeviceScope;
@@ -475,6 +479,8 @@ bool has_own_capability(const DeviceCaps& c, std::uint32_t cap) {
       return c.float64;
     case spv_cap::kInt64:
       return c.int64;
+    case spv_cap::kInt64Atomics:  // where the atomics act is checked per module
+      return c.int64_atomics_buffer || c.int64_atomics_shared;
     case spv_cap::kInt16:
       return c.int16;
     case spv_cap::kInt8:

@@ -38,6 +38,9 @@ struct DeviceCaps {
   bool float16 = false, int8 = false;
   bool storage16 = false, uniform_storage16 = false, storage8 = false, uniform_storage8 = false;
   bool memory_model = false;  // vulkanMemoryModel (Vulkan 1.2): cooperative-matrix shaders use it
+  // shaderBufferInt64Atomics, shaderSharedInt64Atomics (Vulkan 1.2): 64-bit integer atomics on
+  // buffers, on workgroup memory.
+  bool int64_atomics_buffer = false, int64_atomics_shared = false;
   // VK_NV_cooperative_matrix is present and its cooperativeMatrix feature on; its subgroup-scope
   // shapes for f16 x f16 + f32 (what DeviceInfo::matrix_shapes_f16 reports).
   bool coopmat_nv = false;

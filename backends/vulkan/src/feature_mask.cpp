@@ -37,6 +37,8 @@ void mask_by_enabled_features(const vulkan::EnabledFeatures& f, DeviceCaps& caps
   caps.storage8 = caps.storage8 && f.storage_buffer_8bit;
   caps.uniform_storage8 = false;
   caps.memory_model = caps.memory_model && f.vulkan_memory_model;
+  caps.int64_atomics_buffer = caps.int64_atomics_buffer && f.shader_buffer_int64_atomics;
+  caps.int64_atomics_shared = caps.int64_atomics_shared && f.shader_shared_int64_atomics;
   if (!f.cooperative_matrix_nv) {
     caps.coopmat_nv = false;
     caps.coopmat_shapes_f16.clear();

@@ -104,6 +104,13 @@ VkResult create_vk_device(VkPhysicalDevice physical, const DeviceCaps& caps, VkD
     mm.vulkanMemoryModelDeviceScope = VK_TRUE;
     append_to_chain(tail, mm);
   }
+  auto a64 = vk_struct<VkPhysicalDeviceShaderAtomicInt64Features>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES);
+  if (caps.int64_atomics_buffer || caps.int64_atomics_shared) {
+    a64.shaderBufferInt64Atomics = on(caps.int64_atomics_buffer);
+    a64.shaderSharedInt64Atomics = on(caps.int64_atomics_shared);
+    append_to_chain(tail, a64);
+  }
   if (caps.subgroup_size_control) {
     sgc.subgroupSizeControl = VK_TRUE;
     append_to_chain(tail, sgc);

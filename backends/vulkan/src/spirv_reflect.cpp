@@ -38,6 +38,18 @@ enum : std::uint32_t {
   kOpDecorate = 71,
   kOpMemberDecorate = 72,
   kOpTypeCooperativeMatrixKHR = 4456,
+  // Pointer results (their result type is a pointer type) and the integer atomics.
+  kOpFunctionParameter = 55,
+  kOpAccessChain = 65,
+  kOpInBoundsAccessChain = 66,
+  kOpPtrAccessChain = 67,
+  kOpInBoundsPtrAccessChain = 70,
+  kOpCopyObject = 83,
+  kOpAtomicLoad = 227,
+  kOpAtomicStore = 228,
+  kOpAtomicXor = 242,  // the last of 227..242 (exchange, compare-exchange, inc/dec, add ... xor)
+  kOpAtomicFlagTestAndSet = 318,
+  kOpAtomicFlagClear = 319,
 };
 enum : std::uint32_t {
   kDecSpecId = 1,
@@ -55,6 +67,7 @@ enum : std::uint32_t {
   kScWorkgroup = 4,
   kScPushConstant = 9,
   kScStorageBuffer = 12,
+  kScPhysicalStorageBuffer = 5349,
 };
 
 struct Type {
@@ -84,7 +97,11 @@ struct ModuleTables {
   std::vector<std::uint32_t> compute_mains;  // functions an OpEntryPoint GLCompute "main" names
   std::vector<std::uint32_t> functions;      // OpFunction results
   std::vector<std::uint32_t> matrix_scopes;  // the scope ids of OpTypeCooperativeMatrixKHR
-  bool in_function = false;                  // an OpFunction not yet ended
+  // Pointer-typed results (variables, access chains, parameters, copies) -> their pointer type,
+  // and the pointer operand of every atomic instruction.
+  std::unordered_map<std::uint32_t, std::uint32_t> pointer_type_of;
+  std::vector<std::uint32_t> atomic_pointers;
+  bool in_function = false;  // an OpFunction not yet ended
 };
 
 // The literal string of an OpName from word `first` of `w` (nul-terminated, packed 4 per word).
@@ -168,6 +185,22 @@ void scan_instruction(const std::uint32_t* w, std::uint32_t count, std::uint32_t
       break;
     case kOpVariable:
       if (count >= 4) m.vars.push_back({w[2], w[1], w[3]});
+      if (count >= 3) m.pointer_type_of[w[2]] = w[1];
+      break;
+    case kOpFunctionParameter:
+    case kOpAccessChain:
+    case kOpInBoundsAccessChain:
+    case kOpPtrAccessChain:
+    case kOpInBoundsPtrAccessChain:
+    case kOpCopyObject:
+      if (count >= 3) m.pointer_type_of[w[2]] = w[1];
+      break;
+    case kOpAtomicStore:
+    case kOpAtomicFlagClear:  // pointer, scope, semantics[, value]
+      if (count >= 2) m.atomic_pointers.push_back(w[1]);
+      break;
+    case kOpAtomicFlagTestAndSet:  // result type, result, pointer, ...
+      if (count >= 4) m.atomic_pointers.push_back(w[3]);
       break;
     case kOpDecorate:
       if (count >= 4 && w[2] == kDecBinding) m.binding_of[w[1]] = w[3];
@@ -180,6 +213,8 @@ void scan_instruction(const std::uint32_t* w, std::uint32_t count, std::uint32_t
       if (count >= 5 && w[3] == kDecOffset) m.member_offset[{w[1], w[2]}] = w[4];
       break;
     default:
+      if (op >= kOpAtomicLoad && op <= kOpAtomicXor && count >= 4)
+        m.atomic_pointers.push_back(w[3]);  // result type, result, pointer, ...
       break;
   }
 }
@@ -369,6 +404,42 @@ void add_variable(const ModuleTables& m, const Var& v, SpirvInfo& info) {
   }
 }
 
+// Where the module's 64-bit integer atomics act: on buffers, on workgroup memory (each is its
+// own device feature). An atomic whose pointer is not traced to a pointer type counts as one on
+// buffers when the module declares Int64Atomics, as does a declaration with no such atomic found:
+// the feature a shader with 64-bit atomics needs on most devices, asked for rather than assumed.
+void resolve_int64_atomics(const ModuleTables& m, SpirvInfo& info) {
+  const bool declared = std::find(info.capabilities.begin(), info.capabilities.end(),
+                                  spv_cap::kInt64Atomics) != info.capabilities.end();
+  bool unresolved = false;
+  for (std::uint32_t p : m.atomic_pointers) {
+    auto pt = m.pointer_type_of.find(p);
+    auto t = pt == m.pointer_type_of.end() ? m.types.end() : m.types.find(pt->second);
+    if (t == m.types.end() || t->second.op != kOpTypePointer || t->second.operands.size() < 2) {
+      unresolved = true;
+      continue;
+    }
+    auto pointee = m.types.find(t->second.operands[1]);
+    const bool wide = pointee != m.types.end() && pointee->second.op == kOpTypeInt &&
+                      !pointee->second.operands.empty() && pointee->second.operands[0] == 64;
+    if (!wide) continue;
+    switch (t->second.operands[0]) {
+      case kScWorkgroup:
+        info.int64_atomics_shared = true;
+        break;
+      case kScStorageBuffer:
+      case kScUniform:
+      case kScPhysicalStorageBuffer:
+        info.int64_atomics_buffer = true;
+        break;
+      default:
+        break;
+    }
+  }
+  if (declared && (unresolved || (!info.int64_atomics_buffer && !info.int64_atomics_shared)))
+    info.int64_atomics_buffer = true;
+}
+
 }  // namespace
 
 Result<SpirvInfo> reflect_spirv(std::span<const std::uint32_t> words) {
@@ -378,6 +449,7 @@ Result<SpirvInfo> reflect_spirv(std::span<const std::uint32_t> words) {
   SpirvInfo info;
   TUNE_RETURN_IF_ERROR(scan_module(words, m, info));
   resolve_local_size(m, info);
+  resolve_int64_atomics(m, info);
   resolve_spec_constants(m, info);
   info.version = words[1];
   // A scope that is not a plain constant (a specialization constant) counts as workgroup: the

@@ -57,6 +57,11 @@ struct SpirvInfo {
   // A cooperative-matrix type of workgroup scope (VK_NV_cooperative_matrix2): the workgroup
   // may then have cooperativeMatrixWorkgroupScopeMaxWorkgroupSize invocations at most.
   bool workgroup_scope_matrices = false;
+  // 64-bit integer atomics (capability Int64Atomics) by where they act, each its own device
+  // feature: buffers (StorageBuffer, Uniform, PhysicalStorageBuffer: shaderBufferInt64Atomics)
+  // and workgroup memory (shaderSharedInt64Atomics). See resolve_int64_atomics for the
+  // conservative cases.
+  bool int64_atomics_buffer = false, int64_atomics_shared = false;
 };
 
 // Fails (internal) when `words` is not a well-formed SPIR-V module.

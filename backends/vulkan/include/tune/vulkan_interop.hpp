@@ -81,6 +81,10 @@ struct EnabledFeatures {
   bool storage_buffer_8bit = false;                  // storageBuffer8BitAccess
   // vulkanMemoryModel and vulkanMemoryModelDeviceScope (Vulkan 1.2), both enabled.
   bool vulkan_memory_model = false;
+  // VkPhysicalDeviceShaderAtomicInt64Features (Vulkan 1.2): shaderBufferInt64Atomics and
+  // shaderSharedInt64Atomics, what a kernel's 64-bit integer atomics on buffers / on shared
+  // memory need.
+  bool shader_buffer_int64_atomics = false, shader_shared_int64_atomics = false;
   // VK_NV_cooperative_matrix enabled with its cooperativeMatrix feature (the bundled
   // matmul_f16_coopmat needs it and vulkan_memory_model).
   bool cooperative_matrix_nv = false;
