@@ -64,6 +64,7 @@ inline DeviceCaps lavapipe() {
   c.subgroup_in_compute = true;
   c.subgroup_ops = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
   c.int64 = c.float64 = c.int16 = c.float16 = c.int8 = c.storage16 = true;
+  c.int64_atomics_buffer = c.int64_atomics_shared = true;
   c.driver_name = "llvmpipe";
   c.driver_info = "Mesa 22.3.6 (LLVM 15.0.6)";
   return c;

@@ -77,7 +77,7 @@ Status check_capabilities(const SpirvInfo& si, const DeviceCaps& caps,
                                                capability_name(*missing) + ", which " +
                                                device_name + " does not support" + implied);
   }
-  return check_int64_atomics(si, caps, device_name);
+  return Status::ok_status();
 }
 
 // A dimension of the workgroup size that no specialization constant sets must be the block's.
@@ -154,6 +154,7 @@ Status check_spirv(const SpirvInfo& si, const Dim3& block, const DeviceCaps& cap
                   "the Vulkan backend binds storage buffers in descriptor set 0 only (no other "
                   "sets, uniform buffers, images or samplers)");
   }
+  TUNE_RETURN_IF_ERROR(check_int64_atomics(si, caps, device_name));
   TUNE_RETURN_IF_ERROR(check_fixed_dimensions(si, block));
   TUNE_RETURN_IF_ERROR(check_workgroup_matrices(si, block, caps, device_name));
   return check_sizes(si, caps);

@@ -97,8 +97,10 @@ struct ModuleTables {
   std::vector<std::uint32_t> compute_mains;  // functions an OpEntryPoint GLCompute "main" names
   std::vector<std::uint32_t> functions;      // OpFunction results
   std::vector<std::uint32_t> matrix_scopes;  // the scope ids of OpTypeCooperativeMatrixKHR
-  // Pointer-typed results (variables, access chains, parameters, copies) -> their pointer type,
-  // and the pointer operand of every atomic instruction.
+  // The results of variables, access chains, function parameters and copies -> their result
+  // type (a pointer type for the pointers among them; resolve_int64_atomics looks up only the
+  // atomics' pointer operands and checks for OpTypePointer), and the pointer operand of every
+  // atomic instruction.
   std::unordered_map<std::uint32_t, std::uint32_t> pointer_type_of;
   std::vector<std::uint32_t> atomic_pointers;
   bool in_function = false;  // an OpFunction not yet ended
@@ -408,6 +410,11 @@ void add_variable(const ModuleTables& m, const Var& v, SpirvInfo& info) {
 // own device feature). An atomic whose pointer is not traced to a pointer type counts as one on
 // buffers when the module declares Int64Atomics, as does a declaration with no such atomic found:
 // the feature a shader with 64-bit atomics needs on most devices, asked for rather than assumed.
+// Sound under the logical addressing libtune's devices run: a Workgroup pointer comes only from
+// the instructions traced here (pointers chosen by OpSelect / OpPhi need VariablePointers, and
+// untyped pointers SPV_KHR_untyped_pointers, neither of which libtune enables); what else yields
+// a pointer (OpLoad or a conversion of a PhysicalStorageBuffer address, variable pointers to
+// storage buffers) points into a buffer.
 void resolve_int64_atomics(const ModuleTables& m, SpirvInfo& info) {
   const bool declared = std::find(info.capabilities.begin(), info.capabilities.end(),
                                   spv_cap::kInt64Atomics) != info.capabilities.end();
