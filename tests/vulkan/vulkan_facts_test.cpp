@@ -250,6 +250,106 @@ TEST_CASE("device facts: the implied capabilities are the SPIR-V grammar's") {
   CHECK(checked >= 12);  // the Vulkan 1.1 ones, in any grammar (19 in Debian 13's)
 }
 
+namespace {
+
+// Each <spirvcapability> of Vulkan's registry (vk.xml): whether one of its enables is a Vulkan
+// version (core: no feature to enable). The registry's layout: one element per line.
+std::map<std::string, bool> registry_capabilities(std::istream& in) {
+  std::map<std::string, bool> core;
+  const std::string open = "<spirvcapability name=\"";
+  std::string line, current;
+  while (std::getline(in, line)) {
+    if (const auto p = line.find(open); p != std::string::npos) {
+      const auto from = p + open.size();
+      current = line.substr(from, line.find('"', from) - from);
+      core[current] = false;
+    } else if (!current.empty() && line.find("<enable version=") != std::string::npos) {
+      core[current] = true;
+    } else if (line.find("</spirvcapability>") != std::string::npos) {
+      current.clear();
+    }
+  }
+  return core;
+}
+
+}  // namespace
+
+// Every capability the registry gates behind a feature, extension or property is one libtune
+// checks (spv_cap::kNamed) or one it refuses as never enabled (spv_cap::unenabled), under a
+// name the grammar gives its number (aliases share one); none is both, and the refused list
+// holds nothing the registry leaves ungated.
+TEST_CASE("device facts: every capability Vulkan gates is checked or refused") {
+  const char* registry_path = "/usr/share/vulkan/registry/vk.xml";
+  const char* grammar_path = "/usr/include/spirv/unified1/spirv.core.grammar.json";
+  std::ifstream registry(registry_path), grammar_in(grammar_path);
+  if (!registry) TUNE_SKIP(std::string("no Vulkan registry at ") + registry_path);
+  if (!grammar_in) TUNE_SKIP(std::string("no SPIR-V grammar at ") + grammar_path);
+  const std::map<std::string, bool> core = registry_capabilities(registry);
+  REQUIRE(core.size() > 100);
+  const nlohmann::json grammar = nlohmann::json::parse(grammar_in);
+  std::map<std::string, std::uint32_t> value_of;
+  for (const auto& kind : grammar.at("operand_kinds"))
+    if (kind.at("kind") == "Capability")
+      for (const auto& e : kind.at("enumerants"))
+        value_of.emplace(e.at("enumerant").get<std::string>(), e.at("value").get<std::uint32_t>());
+  const auto named = [](std::uint32_t cap) {
+    return std::find(std::begin(spv_cap::kNamed), std::end(spv_cap::kNamed), cap) !=
+           std::end(spv_cap::kNamed);
+  };
+  int gated = 0;
+  for (const auto& [name, is_core] : core) {
+    auto v = value_of.find(name);
+    if (v == value_of.end()) continue;  // newer than this grammar
+    CAPTURE(name);
+    const spv_cap::UnenabledCapability* u = spv_cap::find_unenabled(v->second);
+    if (is_core) {
+      CHECK(u == nullptr);
+      continue;
+    }
+    ++gated;
+    CHECK(named(v->second) != (u != nullptr));
+  }
+  for (const spv_cap::UnenabledCapability& u : spv_cap::unenabled()) {
+    CAPTURE(u.name);
+    CHECK(core.count(u.name) == 1);
+    CHECK(value_of.count(u.name) == 1);
+    if (value_of.count(u.name) == 1) CHECK(value_of.at(u.name) == u.cap);  // aliases share one
+    CHECK_FALSE(supports_capability(h200(true), u.cap));
+  }
+  CHECK(std::is_sorted(spv_cap::unenabled().begin(), spv_cap::unenabled().end(),
+                       [](const auto& a, const auto& b) { return a.cap < b.cap; }));
+  MESSAGE(gated << " capabilities gated by " << std::string(registry_path) << ": "
+                << spv_cap::unenabled().size() << " refused, the rest checked");
+}
+
+// A module declaring one of them is refused naming it and why; the one the memory model brings
+// (VulkanMemoryModelDeviceScope) goes with the model.
+TEST_CASE("device facts: a capability libtune never enables is refused, named") {
+  SpirvInfo si;
+  si.local_size[0] = 64;
+  si.local_size[1] = si.local_size[2] = 1;
+  DeviceCaps c = h200(true);
+  c.memory_model = true;
+  for (std::uint32_t cap : {6033u, 6019u, 5347u, 4435u}) {  // float atomics, dot product,
+    si.capabilities = {1, cap};                             // addresses, 16-bit push constants
+    const Status s = check_spirv(si, Dim3{64, 1, 1}, c, "NVIDIA H200");
+    CAPTURE(capability_name(cap));
+    CHECK(s.code() == StatusCode::unavailable);
+    CHECK_MESSAGE(s.message().find("needs SPIR-V capability " + capability_name(cap) +
+                                   ", whose Vulkan feature or extension libtune does not "
+                                   "enable") != std::string::npos,
+                  s.message());
+    CHECK(capability_name(cap).find("capability ") == std::string::npos);  // a name, not a number
+  }
+  si.capabilities = {1, spv_cap::kVulkanMemoryModel, spv_cap::kVulkanMemoryModelDeviceScope};
+  CHECK_MESSAGE(check_spirv(si, Dim3{64, 1, 1}, c, "NVIDIA H200").ok(), "with the model");
+  c.memory_model = false;
+  CHECK(check_spirv(si, Dim3{64, 1, 1}, c, "NVIDIA H200")
+            .message()
+            .find("which NVIDIA H200 "
+                  "does not support") != std::string::npos);
+}
+
 TEST_CASE("device facts: VK_NV_cooperative_matrix2's workgroup-scope shapes") {
   const auto list = h100_flexible_list();
   constexpr std::uint32_t f16 = kCoopComponentFloat16, bf16 = kCoopComponentBfloat16;

@@ -62,7 +62,7 @@ std::vector<FeatureOff> each_feature_off() {
   return {
       {"shader_int64", [](F& f) { f.shader_int64 = false; }, {c::kInt64, c::kInt64Atomics}},
       // Int64Atomics stays with either of its two features (where the atomics act is checked
-      // per module: vulkan_int64_atomics_test.cpp).
+      // per module: vulkan_atomics_test.cpp).
       {"shader_buffer_int64_atomics", [](F& f) { f.shader_buffer_int64_atomics = false; }, {}},
       {"shader_shared_int64_atomics", [](F& f) { f.shader_shared_int64_atomics = false; }, {}},
       {"shader_float64", [](F& f) { f.shader_float64 = false; }, {c::kFloat64}},
@@ -80,7 +80,7 @@ std::vector<FeatureOff> each_feature_off() {
        {c::kStorageBuffer8BitAccess}},
       {"vulkan_memory_model",
        [](F& f) { f.vulkan_memory_model = false; },
-       {c::kVulkanMemoryModel},
+       {c::kVulkanMemoryModel, c::kVulkanMemoryModelDeviceScope},
        true,
        true,
        true},

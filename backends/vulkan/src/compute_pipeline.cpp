@@ -73,9 +73,11 @@ Status check_capabilities(const SpirvInfo& si, const DeviceCaps& caps,
     const std::string implied =
         *missing == cap ? ""
                         : " (the shader declares " + capability_name(cap) + ", which implies it)";
+    const std::string why = spv_cap::find_unenabled(*missing) != nullptr
+                                ? "whose Vulkan feature or extension libtune does not enable"
+                                : "which " + device_name + " does not support";
     return Status(StatusCode::unavailable, "the shader needs SPIR-V capability " +
-                                               capability_name(*missing) + ", which " +
-                                               device_name + " does not support" + implied);
+                                               capability_name(*missing) + ", " + why + implied);
   }
   return Status::ok_status();
 }

@@ -494,6 +494,7 @@ bool has_own_capability(const DeviceCaps& c, std::uint32_t cap) {
     case spv_cap::kUniformAndStorageBuffer8BitAccess:
       return c.uniform_storage8;
     case spv_cap::kVulkanMemoryModel:
+    case spv_cap::kVulkanMemoryModelDeviceScope:  // enabled with the model (query_features)
       return c.memory_model;
     case spv_cap::kCooperativeMatrixNV:
       return c.coopmat_nv;
@@ -519,8 +520,9 @@ bool has_own_capability(const DeviceCaps& c, std::uint32_t cap) {
     default:
       break;
   }
+  if (spv_cap::find_unenabled(cap) != nullptr) return false;  // libtune never enables it
   const VkSubgroupFeatureFlags need = subgroup_feature(cap);
-  if (need == 0) return true;  // core capabilities, or ones pipeline creation will judge
+  if (need == 0) return true;  // core, or newer than Vulkan's registry of Debian 12
   return c.subgroup_in_compute && (c.subgroup_ops & need) != 0;
 }
 

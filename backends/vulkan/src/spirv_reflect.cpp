@@ -570,9 +570,13 @@ std::string capability_name(std::uint32_t cap) {
       return "CooperativeMatrixBlockLoadsNV (VK_NV_cooperative_matrix2)";
     case spv_cap::kTensorAddressingNV:
       return "TensorAddressingNV (VK_NV_cooperative_matrix2)";
+    case spv_cap::kVulkanMemoryModelDeviceScope:
+      return "VulkanMemoryModelDeviceScope";
     default:
-      return "capability " + std::to_string(cap);
+      break;
   }
+  if (const spv_cap::UnenabledCapability* u = spv_cap::find_unenabled(cap)) return u->name;
+  return "capability " + std::to_string(cap);
 }
 
 }  // namespace tune::vk

@@ -95,6 +95,7 @@ inline constexpr std::uint32_t kBFloat16TypeKHR = 5116;
 inline constexpr std::uint32_t kBFloat16DotProductKHR = 5117;
 inline constexpr std::uint32_t kBFloat16CooperativeMatrixKHR = 5118;
 inline constexpr std::uint32_t kVulkanMemoryModel = 5345;
+inline constexpr std::uint32_t kVulkanMemoryModelDeviceScope = 5346;
 inline constexpr std::uint32_t kCooperativeMatrixNV = 5357;
 inline constexpr std::uint32_t kCooperativeMatrixReductionsNV = 5430;
 inline constexpr std::uint32_t kCooperativeMatrixConversionsNV = 5431;
@@ -104,7 +105,8 @@ inline constexpr std::uint32_t kCooperativeMatrixBlockLoadsNV = 5434;
 inline constexpr std::uint32_t kTensorAddressingNV = 5439;
 inline constexpr std::uint32_t kCooperativeMatrixKHR = 6022;
 
-// Every number above (for checks over all of them).
+// Every number above that libtune checks against the device (kStoragePushConstant16 is named
+// only: its feature is never enabled, see unenabled()).
 inline constexpr std::uint32_t kNamed[] = {kFloat16,
                                            kFloat64,
                                            kInt64,
@@ -121,13 +123,13 @@ inline constexpr std::uint32_t kNamed[] = {kFloat16,
                                            kGroupNonUniformQuad,
                                            kStorageBuffer16BitAccess,
                                            kUniformAndStorageBuffer16BitAccess,
-                                           kStoragePushConstant16,
                                            kStorageBuffer8BitAccess,
                                            kUniformAndStorageBuffer8BitAccess,
                                            kBFloat16TypeKHR,
                                            kBFloat16DotProductKHR,
                                            kBFloat16CooperativeMatrixKHR,
                                            kVulkanMemoryModel,
+                                           kVulkanMemoryModelDeviceScope,
                                            kCooperativeMatrixNV,
                                            kCooperativeMatrixReductionsNV,
                                            kCooperativeMatrixConversionsNV,
@@ -136,6 +138,16 @@ inline constexpr std::uint32_t kNamed[] = {kFloat16,
                                            kCooperativeMatrixBlockLoadsNV,
                                            kTensorAddressingNV,
                                            kCooperativeMatrixKHR};
+
+// A capability Vulkan gates behind a feature, extension or property that libtune neither
+// enables nor checks: a module declaring one is refused naming it, rather than handed to the
+// driver as invalid usage (spirv_unenabled.cpp says where the list comes from).
+struct UnenabledCapability {
+  std::uint32_t cap;
+  const char* name;
+};
+std::span<const UnenabledCapability> unenabled();              // sorted by cap
+const UnenabledCapability* find_unenabled(std::uint32_t cap);  // nullptr when not one of them
 
 // The capabilities that declaring `cap` implicitly declares (the SPIR-V grammar's
 // "capabilities" of its enumerant; Shader, core in Vulkan compute, left out): a module that

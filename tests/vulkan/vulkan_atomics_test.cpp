@@ -1,7 +1,8 @@
 // 64-bit integer atomics (SPIR-V Int64Atomics): reflection finds where a module's atomics act
 // (buffers, shared memory), a device lacking the feature for that place refuses the module
 // naming it (snapshots), and on the default device (lavapipe) both kinds run and add up to the
-// CPU's sums, or are refused naming the feature the device lacks.
+// CPU's sums, or are refused naming the feature the device lacks. Float atomics, whose features
+// libtune does not enable, are refused by name, from GLSL and from SPIR-V alike.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -107,7 +108,7 @@ std::vector<std::uint64_t> random_values(std::size_t n) {
 
 }  // namespace
 
-TEST_CASE("vulkan int64 atomics: reflection tells buffer atomics from shared-memory ones") {
+TEST_CASE("vulkan atomics: int64: reflection tells buffer atomics from shared-memory ones") {
   auto buffer = vk::reflect_spirv(to_spirv(kBufferSum));
   REQUIRE_MESSAGE(buffer.ok(), buffer.status().to_string());
   CHECK(buffer->int64_atomics_buffer);
@@ -135,7 +136,7 @@ TEST_CASE("vulkan int64 atomics: reflection tells buffer atomics from shared-mem
   CHECK_FALSE(uniform->int64_atomics_shared);
 }
 
-TEST_CASE("vulkan int64 atomics: what reflection cannot trace asks for the buffer feature") {
+TEST_CASE("vulkan atomics: int64: what reflection cannot trace asks for the buffer feature") {
   const std::uint32_t kCapability = (2u << 16) | 17u, kShader = 1, kInt64Atomics = 12;
   // Declared, with no atomic instruction.
   auto declared =
@@ -157,7 +158,7 @@ TEST_CASE("vulkan int64 atomics: what reflection cannot trace asks for the buffe
   CHECK_FALSE(narrow->int64_atomics_shared);
 }
 
-TEST_CASE("vulkan int64 atomics: a device without the feature for where they act refuses") {
+TEST_CASE("vulkan atomics: int64: a device without the feature for where they act refuses") {
   using vk::snapshots::h200;
   vk::SpirvInfo si;
   si.capabilities = {1, vk::spv_cap::kInt64, vk::spv_cap::kInt64Atomics};
@@ -203,7 +204,7 @@ TEST_CASE("vulkan int64 atomics: a device without the feature for where they act
   }
 }
 
-TEST_CASE("vulkan int64 atomics: sums on buffers and in shared memory match the CPU's") {
+TEST_CASE("vulkan atomics: int64: sums on buffers and in shared memory match the CPU's") {
   auto dev = testing::open_vulkan_or_skip();
   const std::uint32_t n = 1000, block = 64, groups = (n + block - 1) / block;
   const std::vector<std::uint64_t> v = random_values(n);
@@ -244,5 +245,31 @@ TEST_CASE("vulkan int64 atomics: sums on buffers and in shared memory match the 
         CHECK(got[g] == want);
       }
     }
+  }
+}
+
+TEST_CASE("vulkan atomics: float atomics are refused naming their capability") {
+  const char* glsl = R"(#version 450
+#extension GL_EXT_shader_atomic_float : require
+layout(local_size_x_id = 0) in;
+layout(std430, binding = 0) buffer T { float total[]; };
+void main() { atomicAdd(total[0], 1.0); }
+)";
+  auto dev = testing::open_vulkan_or_skip();
+  Config c;
+  c.launch().block = {64, 1, 1};
+  KernelSource text;
+  text.language = Language::glsl;
+  text.entry = "main";
+  text.text = glsl;
+  for (const KernelSource& src : {text, precompiled(to_spirv(glsl))}) {
+    CAPTURE(src.spirv.empty());
+    auto k = dev->compile(src, c);
+    REQUIRE_FALSE(k.ok());
+    CHECK(k.status().code() == StatusCode::unavailable);
+    CHECK_MESSAGE(k.status().message().find("SPIR-V capability AtomicFloat32AddEXT, whose Vulkan "
+                                            "feature or extension libtune does not enable") !=
+                      std::string::npos,
+                  k.status().message());
   }
 }
