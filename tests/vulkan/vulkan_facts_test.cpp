@@ -202,7 +202,7 @@ TEST_CASE("device facts: a module refused for a capability its declared one impl
   const std::string& m = refused.message();
   CHECK_MESSAGE(
       m.find("needs SPIR-V capability " + capability_name(spv_cap::kCooperativeMatrixKHR) +
-             ", which NVIDIA H200 does not support (the shader declares " +
+             ", which NVIDIA H200 does not support (the shader declares capability " +
              capability_name(spv_cap::kBFloat16CooperativeMatrixKHR) + ", which implies it)") !=
           std::string::npos,
       m);
@@ -252,102 +252,129 @@ TEST_CASE("device facts: the implied capabilities are the SPIR-V grammar's") {
 
 namespace {
 
-// Each <spirvcapability> of Vulkan's registry (vk.xml): whether one of its enables is a Vulkan
-// version (core: no feature to enable). The registry's layout: one element per line.
-std::map<std::string, bool> registry_capabilities(std::istream& in) {
-  std::map<std::string, bool> core;
-  const std::string open = "<spirvcapability name=\"";
+// Each <spirvcapability> of Vulkan's registry (vk.xml) -> the lowest minor version of Vulkan 1.x
+// among its enables, or -1 when none is a version (gated by a feature, extension or property).
+// The registry's layout: one element per line.
+std::map<std::string, int> registry_capabilities(std::istream& in) {
+  std::map<std::string, int> minor;
+  const std::string open = "<spirvcapability name=\"", version = "VERSION_1_";
   std::string line, current;
   while (std::getline(in, line)) {
     if (const auto p = line.find(open); p != std::string::npos) {
       const auto from = p + open.size();
       current = line.substr(from, line.find('"', from) - from);
-      core[current] = false;
-    } else if (!current.empty() && line.find("<enable version=") != std::string::npos) {
-      core[current] = true;
+      minor[current] = -1;
     } else if (line.find("</spirvcapability>") != std::string::npos) {
       current.clear();
+    } else if (const auto v = line.find(version);
+               !current.empty() && line.find("<enable version=") != std::string::npos &&
+               v != std::string::npos) {
+      const int m = line[v + version.size()] - '0';
+      minor[current] = minor[current] < 0 ? m : std::min(minor[current], m);
     }
   }
-  return core;
+  return minor;
+}
+
+// The SPIR-V grammar's capability names (aliases too) -> numbers.
+std::map<std::string, std::uint32_t> grammar_capabilities(std::istream& in) {
+  const nlohmann::json grammar = nlohmann::json::parse(in);
+  std::map<std::string, std::uint32_t> value_of;
+  for (const auto& kind : grammar.at("operand_kinds")) {
+    if (kind.at("kind") != "Capability") continue;
+    for (const auto& e : kind.at("enumerants")) {
+      const auto v = e.at("value").get<std::uint32_t>();
+      value_of.emplace(e.at("enumerant").get<std::string>(), v);
+      for (const auto& alias : e.value("aliases", nlohmann::json::array()))
+        value_of.emplace(alias.get<std::string>(), v);
+    }
+  }
+  return value_of;
 }
 
 }  // namespace
 
-// Every capability the registry gates behind a feature, extension or property is one libtune
-// checks (spv_cap::kNamed) or one it refuses as never enabled (spv_cap::unenabled), under a
-// name the grammar gives its number (aliases share one); none is both, and the refused list
-// holds nothing the registry leaves ungated.
-TEST_CASE("device facts: every capability Vulkan gates is checked or refused") {
+// Against Vulkan's registry and the SPIR-V grammar: libtune's core capabilities are the ones a
+// Vulkan version (up to 1.3, these headers') enables, from that version; the ones it checks are
+// gated; every other capability the registry knows is refused on a device with every feature
+// libtune checks, and the names the refusal gives are the grammar's for their numbers.
+TEST_CASE("device facts: a module may declare only the capabilities libtune checks or core ones") {
   const char* registry_path = "/usr/share/vulkan/registry/vk.xml";
   const char* grammar_path = "/usr/include/spirv/unified1/spirv.core.grammar.json";
-  std::ifstream registry(registry_path), grammar_in(grammar_path);
+  std::ifstream registry(registry_path), grammar(grammar_path);
   if (!registry) TUNE_SKIP(std::string("no Vulkan registry at ") + registry_path);
-  if (!grammar_in) TUNE_SKIP(std::string("no SPIR-V grammar at ") + grammar_path);
-  const std::map<std::string, bool> core = registry_capabilities(registry);
-  REQUIRE(core.size() > 100);
-  const nlohmann::json grammar = nlohmann::json::parse(grammar_in);
-  std::map<std::string, std::uint32_t> value_of;
-  for (const auto& kind : grammar.at("operand_kinds"))
-    if (kind.at("kind") == "Capability")
-      for (const auto& e : kind.at("enumerants"))
-        value_of.emplace(e.at("enumerant").get<std::string>(), e.at("value").get<std::uint32_t>());
-  const auto named = [](std::uint32_t cap) {
-    return std::find(std::begin(spv_cap::kNamed), std::end(spv_cap::kNamed), cap) !=
-           std::end(spv_cap::kNamed);
-  };
-  int gated = 0;
-  for (const auto& [name, is_core] : core) {
+  if (!grammar) TUNE_SKIP(std::string("no SPIR-V grammar at ") + grammar_path);
+  const std::map<std::string, int> minor = registry_capabilities(registry);
+  const std::map<std::string, std::uint32_t> value_of = grammar_capabilities(grammar);
+  REQUIRE(minor.size() > 100);
+  const DeviceCaps device = h200_with_coopmat2();  // Vulkan 1.4
+  int refused = 0;
+  for (const auto& [name, m] : minor) {
     auto v = value_of.find(name);
-    if (v == value_of.end()) continue;  // newer than this grammar
+    if (v == value_of.end() || m > 3) continue;  // newer than this grammar, or than 1.3
     CAPTURE(name);
-    const spv_cap::UnenabledCapability* u = spv_cap::find_unenabled(v->second);
-    if (is_core) {
-      CHECK(u == nullptr);
-      continue;
+    const bool core = std::any_of(
+        std::begin(spv_cap::kCore), std::end(spv_cap::kCore),
+        [&](const auto& k) { return k.cap == v->second && static_cast<int>(k.minor) == m; });
+    const bool named = std::find(std::begin(spv_cap::kNamed), std::end(spv_cap::kNamed),
+                                 v->second) != std::end(spv_cap::kNamed);
+    CHECK(core == (m >= 0));
+    CHECK(spv_cap::known(v->second) == (core || named));
+    if (!spv_cap::known(v->second)) {
+      CHECK_FALSE(supports_capability(device, v->second));
+      ++refused;
     }
-    ++gated;
-    CHECK(named(v->second) != (u != nullptr));
   }
   for (const spv_cap::UnenabledCapability& u : spv_cap::unenabled()) {
     CAPTURE(u.name);
-    CHECK(core.count(u.name) == 1);
-    CHECK(value_of.count(u.name) == 1);
-    if (value_of.count(u.name) == 1) CHECK(value_of.at(u.name) == u.cap);  // aliases share one
-    CHECK_FALSE(supports_capability(h200(true), u.cap));
+    CHECK(minor.count(u.name) == 1);
+    REQUIRE(value_of.count(u.name) == 1);
+    CHECK(value_of.at(u.name) == u.cap);  // aliases share one number
+    CHECK_FALSE(spv_cap::known(u.cap));
   }
   CHECK(std::is_sorted(spv_cap::unenabled().begin(), spv_cap::unenabled().end(),
                        [](const auto& a, const auto& b) { return a.cap < b.cap; }));
-  MESSAGE(gated << " capabilities gated by " << std::string(registry_path) << ": "
-                << spv_cap::unenabled().size() << " refused, the rest checked");
+  MESSAGE(refused << " capabilities of " << std::string(registry_path) << " refused, "
+                  << std::size(spv_cap::kNamed) << " checked, " << std::size(spv_cap::kCore)
+                  << " core");
 }
 
-// A module declaring one of them is refused naming it and why; the one the memory model brings
-// (VulkanMemoryModelDeviceScope) goes with the model.
-TEST_CASE("device facts: a capability libtune never enables is refused, named") {
+// A module declaring a capability libtune neither enables nor checks is refused naming it (a
+// number where no name is known) and why; a core one needs its Vulkan version; the one the
+// memory model brings (VulkanMemoryModelDeviceScope) goes with the model.
+TEST_CASE("device facts: a capability libtune does not support is refused, named") {
   SpirvInfo si;
   si.local_size[0] = 64;
   si.local_size[1] = si.local_size[2] = 1;
   DeviceCaps c = h200(true);
   c.memory_model = true;
-  for (std::uint32_t cap : {6033u, 6019u, 5347u, 4435u}) {  // float atomics, dot product,
-    si.capabilities = {1, cap};                             // addresses, 16-bit push constants
+  const std::string why =
+      ", which libtune does not support (it neither enables nor checks what Vulkan requires for "
+      "it)";
+  // float atomics, integer dot product, buffer addresses, 16-bit push constants, unknown numbers
+  for (std::uint32_t cap : {6033u, 6019u, 5347u, 4435u, 6026u, 99999u}) {
+    si.capabilities = {1, cap};
     const Status s = check_spirv(si, Dim3{64, 1, 1}, c, "NVIDIA H200");
     CAPTURE(capability_name(cap));
     CHECK(s.code() == StatusCode::unavailable);
-    CHECK_MESSAGE(s.message().find("needs SPIR-V capability " + capability_name(cap) +
-                                   ", whose Vulkan feature or extension libtune does not "
-                                   "enable") != std::string::npos,
+    CHECK_MESSAGE(s.message().find("needs SPIR-V capability " + capability_name(cap) + why) !=
+                      std::string::npos,
                   s.message());
-    CHECK(capability_name(cap).find("capability ") == std::string::npos);  // a name, not a number
   }
+  CHECK(capability_name(6033) == "AtomicFloat32AddEXT");
+  CHECK(capability_name(99999) == "99999");
   si.capabilities = {1, spv_cap::kVulkanMemoryModel, spv_cap::kVulkanMemoryModelDeviceScope};
   CHECK_MESSAGE(check_spirv(si, Dim3{64, 1, 1}, c, "NVIDIA H200").ok(), "with the model");
   c.memory_model = false;
   CHECK(check_spirv(si, Dim3{64, 1, 1}, c, "NVIDIA H200")
             .message()
-            .find("which NVIDIA H200 "
-                  "does not support") != std::string::npos);
+            .find("which NVIDIA H200 does not support") != std::string::npos);
+  si.capabilities = {1, 5301};  // ShaderNonUniform: core from Vulkan 1.2
+  CHECK(check_spirv(si, Dim3{64, 1, 1}, c, "NVIDIA H200").ok());
+  c.props.apiVersion = VK_API_VERSION_1_1;
+  CHECK(check_spirv(si, Dim3{64, 1, 1}, c, "NVIDIA H200")
+            .message()
+            .find("capability 5301, which NVIDIA H200 does not support") != std::string::npos);
 }
 
 TEST_CASE("device facts: VK_NV_cooperative_matrix2's workgroup-scope shapes") {

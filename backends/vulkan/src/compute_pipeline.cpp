@@ -70,12 +70,14 @@ Status check_capabilities(const SpirvInfo& si, const DeviceCaps& caps,
   for (std::uint32_t cap : si.capabilities) {
     const std::optional<std::uint32_t> missing = missing_capability(caps, cap);
     if (!missing) continue;
-    const std::string implied =
-        *missing == cap ? ""
-                        : " (the shader declares " + capability_name(cap) + ", which implies it)";
-    const std::string why = spv_cap::find_unenabled(*missing) != nullptr
-                                ? "whose Vulkan feature or extension libtune does not enable"
-                                : "which " + device_name + " does not support";
+    const std::string implied = *missing == cap ? ""
+                                                : " (the shader declares capability " +
+                                                      capability_name(cap) + ", which implies it)";
+    const std::string why =
+        spv_cap::known(*missing)
+            ? "which " + device_name + " does not support"
+            : "which libtune does not support (it neither enables nor checks what Vulkan "
+              "requires for it)";
     return Status(StatusCode::unavailable, "the shader needs SPIR-V capability " +
                                                capability_name(*missing) + ", " + why + implied);
   }

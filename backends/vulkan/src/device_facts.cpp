@@ -520,10 +520,13 @@ bool has_own_capability(const DeviceCaps& c, std::uint32_t cap) {
     default:
       break;
   }
-  if (spv_cap::find_unenabled(cap) != nullptr) return false;  // libtune never enables it
-  const VkSubgroupFeatureFlags need = subgroup_feature(cap);
-  if (need == 0) return true;  // core, or newer than Vulkan's registry of Debian 12
-  return c.subgroup_in_compute && (c.subgroup_ops & need) != 0;
+  if (const VkSubgroupFeatureFlags need = subgroup_feature(cap); need != 0)
+    return c.subgroup_in_compute && (c.subgroup_ops & need) != 0;
+  // Core from its Vulkan version on; anything else libtune neither enables nor checks.
+  return std::any_of(std::begin(spv_cap::kCore), std::end(spv_cap::kCore),
+                     [&](const spv_cap::CoreCapability& k) {
+                       return k.cap == cap && VK_API_VERSION_MINOR(c.props.apiVersion) >= k.minor;
+                     });
 }
 
 }  // namespace

@@ -540,8 +540,6 @@ std::string capability_name(std::uint32_t cap) {
       return "StorageBuffer16BitAccess";
     case spv_cap::kUniformAndStorageBuffer16BitAccess:
       return "UniformAndStorageBuffer16BitAccess";
-    case spv_cap::kStoragePushConstant16:
-      return "StoragePushConstant16";
     case spv_cap::kStorageBuffer8BitAccess:
       return "StorageBuffer8BitAccess";
     case spv_cap::kUniformAndStorageBuffer8BitAccess:
@@ -576,7 +574,7 @@ std::string capability_name(std::uint32_t cap) {
       break;
   }
   if (const spv_cap::UnenabledCapability* u = spv_cap::find_unenabled(cap)) return u->name;
-  return "capability " + std::to_string(cap);
+  return std::to_string(cap);  // a number no name is known for
 }
 
 }  // namespace tune::vk

@@ -67,7 +67,8 @@ struct SpirvInfo {
 // Fails (internal) when `words` is not a well-formed SPIR-V module.
 Result<SpirvInfo> reflect_spirv(std::span<const std::uint32_t> words);
 
-// Readable name of a SPIR-V capability number ("StorageBuffer16BitAccess").
+// Readable name of a SPIR-V capability number ("StorageBuffer16BitAccess"; the number itself
+// where no name is known).
 std::string capability_name(std::uint32_t cap);
 
 // SPIR-V capability numbers the backend checks against device features.
@@ -88,7 +89,6 @@ inline constexpr std::uint32_t kGroupNonUniformClustered = 67;
 inline constexpr std::uint32_t kGroupNonUniformQuad = 68;
 inline constexpr std::uint32_t kStorageBuffer16BitAccess = 4433;
 inline constexpr std::uint32_t kUniformAndStorageBuffer16BitAccess = 4434;
-inline constexpr std::uint32_t kStoragePushConstant16 = 4435;
 inline constexpr std::uint32_t kStorageBuffer8BitAccess = 4448;
 inline constexpr std::uint32_t kUniformAndStorageBuffer8BitAccess = 4449;
 inline constexpr std::uint32_t kBFloat16TypeKHR = 5116;
@@ -105,8 +105,7 @@ inline constexpr std::uint32_t kCooperativeMatrixBlockLoadsNV = 5434;
 inline constexpr std::uint32_t kTensorAddressingNV = 5439;
 inline constexpr std::uint32_t kCooperativeMatrixKHR = 6022;
 
-// Every number above that libtune checks against the device (kStoragePushConstant16 is named
-// only: its feature is never enabled, see unenabled()).
+// Every number above: the capabilities libtune checks against the device's features.
 inline constexpr std::uint32_t kNamed[] = {kFloat16,
                                            kFloat64,
                                            kInt64,
@@ -139,9 +138,26 @@ inline constexpr std::uint32_t kNamed[] = {kFloat16,
                                            kTensorAddressingNV,
                                            kCooperativeMatrixKHR};
 
-// A capability Vulkan gates behind a feature, extension or property that libtune neither
-// enables nor checks: a module declaring one is refused naming it, rather than handed to the
-// driver as invalid usage (spirv_unenabled.cpp says where the list comes from).
+// The capabilities a Vulkan version enables with no feature to ask (Vulkan's registry), with
+// the minor version of Vulkan 1.x that does: with kNamed, the only ones libtune lets a module
+// declare. Any other (gated by a feature, extension or property libtune neither enables nor
+// checks, or unknown to Vulkan) is refused naming it, rather than handed to the driver as
+// invalid usage. Matrix, Shader, InputAttachment, Sampled1D, Image1D, SampledBuffer,
+// ImageBuffer, StorageImageExtendedFormats, ImageQuery, DerivativeControl,
+// StorageImage{Read,Write}WithoutFormat (a feature before 1.3), DeviceGroup, ShaderNonUniform.
+struct CoreCapability {
+  std::uint32_t cap;
+  std::uint32_t minor;
+};
+inline constexpr CoreCapability kCore[] = {{0, 0},  {1, 0},  {40, 0},   {43, 0},  {44, 0},
+                                           {46, 0}, {47, 0}, {49, 0},   {50, 0},  {51, 0},
+                                           {55, 3}, {56, 3}, {4437, 1}, {5301, 2}};
+
+// Whether libtune checks `cap` against the device (kNamed) or takes it as core (kCore).
+bool known(std::uint32_t cap);
+
+// Names of the capabilities Vulkan's registry gates that libtune does not check, for the
+// refusal's message (spirv_unenabled.cpp says where the list comes from).
 struct UnenabledCapability {
   std::uint32_t cap;
   const char* name;

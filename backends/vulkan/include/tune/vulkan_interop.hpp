@@ -19,7 +19,9 @@
 //     timestamp queries on that queue);
 //   - optional shader features (int64, float64, int16, float16, int8, 8/16-bit storage) only as
 //     far as ExternalDevice::features says the application enabled them: a kernel that needs
-//     another is refused when it is compiled (out_of_resources, naming the capability);
+//     another is refused when it is compiled (unavailable, naming the capability), as is one
+//     declaring a capability libtune does not check (float atomics, integer dot products...),
+//     even where the application enabled its feature;
 //   - buffers wrapped with wrap_buffer were created with VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
 //     VK_BUFFER_USAGE_TRANSFER_SRC_BIT and VK_BUFFER_USAGE_TRANSFER_DST_BIT (tuning restores
 //     and zeroes buffers with copies and fills), in device memory the application bound.
