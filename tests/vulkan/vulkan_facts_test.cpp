@@ -309,7 +309,9 @@ TEST_CASE("device facts: a module may declare only the capabilities libtune chec
   REQUIRE(minor.size() > 100);
   const DeviceCaps device = h200_with_coopmat2();  // Vulkan 1.4
   int refused = 0;
-  for (const auto& [name, m] : minor) {
+  for (const auto& entry : minor) {  // no structured binding: the lambda below reads m
+    const std::string& name = entry.first;
+    const int m = entry.second;
     auto v = value_of.find(name);
     if (v == value_of.end() || m > 3) continue;  // newer than this grammar, or than 1.3
     CAPTURE(name);
