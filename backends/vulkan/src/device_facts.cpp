@@ -523,10 +523,8 @@ bool has_own_capability(const DeviceCaps& c, std::uint32_t cap) {
   if (const VkSubgroupFeatureFlags need = subgroup_feature(cap); need != 0)
     return c.subgroup_in_compute && (c.subgroup_ops & need) != 0;
   // Core from its Vulkan version on; anything else libtune neither enables nor checks.
-  return std::any_of(std::begin(spv_cap::kCore), std::end(spv_cap::kCore),
-                     [&](const spv_cap::CoreCapability& k) {
-                       return k.cap == cap && VK_API_VERSION_MINOR(c.props.apiVersion) >= k.minor;
-                     });
+  const spv_cap::CoreCapability* core = spv_cap::find_core(cap);
+  return core != nullptr && VK_API_VERSION_MINOR(c.props.apiVersion) >= core->minor;
 }
 
 }  // namespace

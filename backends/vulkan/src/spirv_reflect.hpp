@@ -153,6 +153,9 @@ inline constexpr CoreCapability kCore[] = {{0, 0},  {1, 0},  {40, 0},   {43, 0},
                                            {46, 0}, {47, 0}, {49, 0},   {50, 0},  {51, 0},
                                            {55, 3}, {56, 3}, {4437, 1}, {5301, 2}};
 
+// `cap`'s entry of kCore; nullptr when it is not core.
+const CoreCapability* find_core(std::uint32_t cap);
+
 // Whether libtune checks `cap` against the device (kNamed) or takes it as core (kCore).
 bool known(std::uint32_t cap);
 

@@ -122,10 +122,15 @@ constexpr UnenabledCapability kUnenabled[] = {
 
 std::span<const UnenabledCapability> unenabled() { return kUnenabled; }
 
+const CoreCapability* find_core(std::uint32_t cap) {
+  auto it = std::find_if(std::begin(kCore), std::end(kCore),
+                         [cap](const CoreCapability& c) { return c.cap == cap; });
+  return it != std::end(kCore) ? &*it : nullptr;
+}
+
 bool known(std::uint32_t cap) {
   return std::find(std::begin(kNamed), std::end(kNamed), cap) != std::end(kNamed) ||
-         std::any_of(std::begin(kCore), std::end(kCore),
-                     [cap](const CoreCapability& c) { return c.cap == cap; });
+         find_core(cap) != nullptr;
 }
 
 const UnenabledCapability* find_unenabled(std::uint32_t cap) {
