@@ -35,4 +35,24 @@ inline std::unique_ptr<Device> open_vulkan_or_skip(const vulkan::OpenOptions& op
   return std::move(*dev);
 }
 
+// The same device under the Khronos validation layer where it is installed (it checks what
+// the tests' pipelines and shaders use against what the device enabled); else plain, saying so.
+inline std::unique_ptr<Device> open_validated_if_possible() {
+  vulkan::OpenOptions opts;
+  opts.validation = true;
+  auto dev = vulkan::open_device("", opts);
+  if (dev.ok()) return std::move(*dev);
+  MESSAGE("without the validation layer: " << dev.status().to_string());
+  return open_vulkan_or_skip();
+}
+
+// No validation error so far on `dev` (nothing to check without the layer).
+inline void check_no_validation_error(Device& dev) {
+  auto diag = vulkan::diagnostics(dev);
+  REQUIRE(diag.has_value());
+  if (!diag->validation_enabled) return;
+  for (const auto& m : diag->messages) MESSAGE(m);
+  CHECK(diag->validation_errors == 0);
+}
+
 }  // namespace tune::testing

@@ -65,6 +65,10 @@ inline DeviceCaps lavapipe() {
   c.subgroup_ops = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
   c.int64 = c.float64 = c.int16 = c.float16 = c.int8 = c.storage16 = true;
   c.int64_atomics_buffer = c.int64_atomics_shared = true;
+  // VK_EXT_shader_atomic_float(2): 32-bit float atomics only, no 16- or 64-bit ones.
+  for (FloatAtomics* a : {&c.float_atomics_buffer, &c.float_atomics_shared})
+    a->float32 = a->float32_add = a->float32_min_max = true;
+  c.integer_dot_product = true;
   c.driver_name = "llvmpipe";
   c.driver_info = "Mesa 22.3.6 (LLVM 15.0.6)";
   return c;

@@ -1,8 +1,8 @@
 // 64-bit integer atomics (SPIR-V Int64Atomics): reflection finds where a module's atomics act
 // (buffers, shared memory), a device lacking the feature for that place refuses the module
 // naming it (snapshots), and on the default device (lavapipe) both kinds run and add up to the
-// CPU's sums, or are refused naming the feature the device lacks. Float atomics, whose features
-// libtune does not enable, are refused by name, from GLSL and from SPIR-V alike.
+// CPU's sums, or are refused naming the feature the device lacks (float atomics:
+// vulkan_float_atomics_test.cpp).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -87,15 +87,9 @@ void main() {
 }
 )";
 
+using testing::bare_module;
 using testing::precompiled;
 using testing::to_spirv;
-
-// A module of nothing but `body` after its header (the reflection reads it; no device would).
-std::vector<std::uint32_t> bare_module(std::vector<std::uint32_t> body) {
-  std::vector<std::uint32_t> words = {0x07230203u, 0x00010000u, 0, 100, 0};
-  words.insert(words.end(), body.begin(), body.end());
-  return words;
-}
 
 // Elements above 2^32, so that a sum kept in 32 bits is wrong.
 std::vector<std::uint64_t> random_values(std::size_t n) {
@@ -245,30 +239,5 @@ TEST_CASE("vulkan atomics: int64: sums on buffers and in shared memory match the
         CHECK(got[g] == want);
       }
     }
-  }
-}
-
-TEST_CASE("vulkan atomics: float atomics are refused naming their capability") {
-  const char* glsl = R"(#version 450
-#extension GL_EXT_shader_atomic_float : require
-layout(local_size_x_id = 0) in;
-layout(std430, binding = 0) buffer T { float total[]; };
-void main() { atomicAdd(total[0], 1.0); }
-)";
-  auto dev = testing::open_vulkan_or_skip();
-  Config c;
-  c.launch().block = {64, 1, 1};
-  KernelSource text;
-  text.language = Language::glsl;
-  text.entry = "main";
-  text.text = glsl;
-  for (const KernelSource& src : {text, precompiled(to_spirv(glsl))}) {
-    CAPTURE(src.spirv.empty());
-    auto k = dev->compile(src, c);
-    REQUIRE_FALSE(k.ok());
-    CHECK(k.status().code() == StatusCode::unavailable);
-    CHECK_MESSAGE(k.status().message().find("SPIR-V capability AtomicFloat32AddEXT, which libtune "
-                                            "does not support") != std::string::npos,
-                  k.status().message());
   }
 }

@@ -20,6 +20,8 @@
 namespace {
 
 using namespace tune;
+using tune::testing::check_no_validation_error;
+using tune::testing::open_validated_if_possible;
 using tune::testing::open_vulkan_or_skip;
 using tune::testing::ScopedEnv;
 
@@ -103,25 +105,6 @@ void main() {
   c[i] = v;
 }
 )";
-
-// Under the Khronos validation layer where it is installed (it checks the descriptor-set and
-// push-constant layouts of variants that lost a binding or their push constants); else plain.
-std::unique_ptr<Device> open_validated_if_possible() {
-  vulkan::OpenOptions opts;
-  opts.validation = true;
-  auto dev = vulkan::open_device("", opts);
-  if (dev.ok()) return std::move(*dev);
-  MESSAGE("without the validation layer: " << dev.status().to_string());
-  return open_vulkan_or_skip();
-}
-
-void check_no_validation_error(Device& dev) {
-  auto diag = vulkan::diagnostics(dev);
-  REQUIRE(diag.has_value());
-  if (!diag->validation_enabled) return;
-  for (const auto& m : diag->messages) MESSAGE(m);
-  CHECK(diag->validation_errors == 0);
-}
 
 }  // namespace
 

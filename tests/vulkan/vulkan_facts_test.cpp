@@ -149,7 +149,24 @@ TEST_CASE("device facts: SPIR-V capabilities a device supports") {
   CHECK_FALSE(supports_capability(no_compute_subgroups, spv_cap::kGroupNonUniform));
   CHECK(supports_capability(h200(true), spv_cap::kGroupNonUniformShuffle));
 
+  // Float atomics: a feature in either place declares the capability; integer dot products.
+  CHECK(supports_capability(lvp, spv_cap::kAtomicFloat32AddEXT));
+  CHECK(supports_capability(lvp, spv_cap::kAtomicFloat32MinMaxEXT));
+  CHECK_FALSE(supports_capability(lvp, spv_cap::kAtomicFloat64AddEXT));
+  CHECK_FALSE(supports_capability(lvp, spv_cap::kAtomicFloat16AddEXT));
+  CHECK_FALSE(supports_capability(lvp, spv_cap::kAtomicFloat16MinMaxEXT));
+  CHECK(supports_capability(lvp, spv_cap::kDotProductKHR));
+  CHECK(supports_capability(lvp, spv_cap::kDotProductInput4x8BitKHR));  // with Int8
+  DeviceCaps shared_only = h200(true);
+  shared_only.float_atomics_buffer = {};
+  shared_only.float_atomics_shared = {};
+  shared_only.float_atomics_shared.float64_add = true;
+  CHECK(supports_capability(shared_only, spv_cap::kAtomicFloat64AddEXT));
+  CHECK_FALSE(supports_capability(shared_only, spv_cap::kAtomicFloat32AddEXT));
+
   const DeviceCaps apu = integrated();  // reports no optional feature
+  CHECK_FALSE(supports_capability(apu, spv_cap::kAtomicFloat32AddEXT));
+  CHECK_FALSE(supports_capability(apu, spv_cap::kDotProductKHR));
   CHECK_FALSE(supports_capability(apu, spv_cap::kFloat64));
   CHECK_FALSE(supports_capability(apu, spv_cap::kInt64));
   CHECK_FALSE(supports_capability(apu, spv_cap::kGroupNonUniform));
@@ -182,6 +199,11 @@ TEST_CASE("device facts: a capability needs the capabilities it implies") {
   CHECK(missing_capability(st, spv_cap::kUniformAndStorageBuffer8BitAccess) ==
         spv_cap::kStorageBuffer8BitAccess);
   CHECK(missing_capability(st, spv_cap::kInt64Atomics) == spv_cap::kInt64);
+  // The unpacked 4 x 8-bit dot product takes 8-bit integers.
+  DeviceCaps dot = lavapipe();
+  dot.int8 = false;
+  CHECK(missing_capability(dot, spv_cap::kDotProductInput4x8BitKHR) == spv_cap::kInt8);
+  CHECK_FALSE(missing_capability(dot, spv_cap::kDotProductInput4x8BitPackedKHR).has_value());
   CHECK_FALSE(missing_capability(h200(true), spv_cap::kInt64Atomics).has_value());
 }
 
@@ -353,8 +375,9 @@ TEST_CASE("device facts: a capability libtune does not support is refused, named
   const std::string why =
       ", which libtune does not support (it neither enables nor checks what Vulkan requires for "
       "it)";
-  // float atomics, integer dot product, buffer addresses, 16-bit push constants, unknown numbers
-  for (std::uint32_t cap : {6033u, 6019u, 5347u, 4435u, 6026u, 99999u}) {
+  // the shader clock, variable pointers, buffer addresses, 16-bit push constants, subgroup
+  // rotation (newer than the registry), unknown numbers
+  for (std::uint32_t cap : {5055u, 4441u, 5347u, 4435u, 6026u, 99999u}) {
     si.capabilities = {1, cap};
     const Status s = check_spirv(si, Dim3{64, 1, 1}, c, "NVIDIA H200");
     CAPTURE(capability_name(cap));
@@ -363,7 +386,7 @@ TEST_CASE("device facts: a capability libtune does not support is refused, named
                       std::string::npos,
                   s.message());
   }
-  CHECK(capability_name(6033) == "AtomicFloat32AddEXT");
+  CHECK(capability_name(5055) == "ShaderClockKHR");
   CHECK(capability_name(99999) == "99999");
   si.capabilities = {1, spv_cap::kVulkanMemoryModel, spv_cap::kVulkanMemoryModelDeviceScope};
   CHECK_MESSAGE(check_spirv(si, Dim3{64, 1, 1}, c, "NVIDIA H200").ok(), "with the model");

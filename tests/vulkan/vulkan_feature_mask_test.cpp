@@ -30,6 +30,9 @@ vulkan::EnabledFeatures all_enabled() {
   f.cooperative_matrix_khr = true;
   f.cooperative_matrix2_nv = {true, true, true, true, true, true, true};
   f.shader_bfloat16_khr = {true, true, true};
+  for (const FloatAtomicFeature& a : float_atomic_features())
+    f.shader_buffer_float_atomics.*a.member = f.shader_shared_float_atomics.*a.member = true;
+  f.shader_integer_dot_product = true;
   return f;
 }
 
@@ -44,6 +47,9 @@ DeviceCaps every_feature() {
                    VK_SUBGROUP_FEATURE_CLUSTERED_BIT | VK_SUBGROUP_FEATURE_QUAD_BIT;
   c.subgroup_size_control = true;
   c.min_subgroup_size = c.max_subgroup_size = 32;
+  for (const FloatAtomicFeature& a : float_atomic_features())
+    c.float_atomics_buffer.*a.member = c.float_atomics_shared.*a.member = true;
+  c.integer_dot_product = true;
   return c;
 }
 
@@ -66,9 +72,16 @@ std::vector<FeatureOff> each_feature_off() {
       {"shader_buffer_int64_atomics", [](F& f) { f.shader_buffer_int64_atomics = false; }, {}},
       {"shader_shared_int64_atomics", [](F& f) { f.shader_shared_int64_atomics = false; }, {}},
       {"shader_float64", [](F& f) { f.shader_float64 = false; }, {c::kFloat64}},
+      {"shader_integer_dot_product",
+       [](F& f) { f.shader_integer_dot_product = false; },
+       {c::kDotProductInputAllKHR, c::kDotProductInput4x8BitKHR, c::kDotProductInput4x8BitPackedKHR,
+        c::kDotProductKHR}},
+      // (The float atomics' fields, place by place: the last test case.)
       {"shader_int16", [](F& f) { f.shader_int16 = false; }, {c::kInt16}},
       {"shader_float16", [](F& f) { f.shader_float16 = false; }, {c::kFloat16}, true, true, true},
-      {"shader_int8", [](F& f) { f.shader_int8 = false; }, {c::kInt8}},
+      {"shader_int8",
+       [](F& f) { f.shader_int8 = false; },
+       {c::kInt8, c::kDotProductInput4x8BitKHR}},
       {"storage_buffer_16bit",
        [](F& f) { f.storage_buffer_16bit = false; },
        {c::kStorageBuffer16BitAccess},
@@ -214,4 +227,53 @@ TEST_CASE("device facts: an application's device offers what the application ena
   CHECK_FALSE(supports_capability(bare, spv_cap::kBFloat16TypeKHR));
   CHECK_FALSE(supports_capability(bare, spv_cap::kCooperativeMatrixKHR));
   CHECK(device_info(bare, "").workgroup_matrix_f16.empty());
+}
+
+// Each float-atomic feature of each place goes alone when the application leaves it off; a
+// capability goes only when neither place's feature is on.
+TEST_CASE("device facts: float atomics as the application enabled them, place by place") {
+  const DeviceCaps device = every_feature();
+  // The capability of each (width, operation) feature; none for load, store and exchange.
+  auto capability_of = [](const FloatAtomicFeature& a) -> std::uint32_t {
+    const std::string op = a.suffix;
+    if (op == "AtomicAdd")
+      return a.bits == 16   ? spv_cap::kAtomicFloat16AddEXT
+             : a.bits == 32 ? spv_cap::kAtomicFloat32AddEXT
+                            : spv_cap::kAtomicFloat64AddEXT;
+    if (op == "AtomicMinMax")
+      return a.bits == 16   ? spv_cap::kAtomicFloat16MinMaxEXT
+             : a.bits == 32 ? spv_cap::kAtomicFloat32MinMaxEXT
+                            : spv_cap::kAtomicFloat64MinMaxEXT;
+    return 0;
+  };
+  for (const FloatAtomicFeature& a : float_atomic_features()) {
+    for (const bool shared : {false, true}) {
+      CAPTURE(feature_name(a, shared));
+      vulkan::EnabledFeatures f = all_enabled();
+      // Through a named reference: GCC 12 writes `(c ? x : y).*m` into a temporary copy.
+      FloatAtomics& place = shared ? f.shader_shared_float_atomics : f.shader_buffer_float_atomics;
+      place.*a.member = false;
+      DeviceCaps c = device;
+      mask_by_enabled_features(f, c);
+      for (const FloatAtomicFeature& b : float_atomic_features()) {
+        CHECK(c.float_atomics_buffer.*b.member == (shared || &b != &a));
+        CHECK(c.float_atomics_shared.*b.member == (!shared || &b != &a));
+      }
+      if (const std::uint32_t cap = capability_of(a)) CHECK(supports_capability(c, cap));
+    }
+    vulkan::EnabledFeatures f = all_enabled();
+    f.shader_buffer_float_atomics.*a.member = f.shader_shared_float_atomics.*a.member = false;
+    DeviceCaps c = device;
+    mask_by_enabled_features(f, c);
+    for (std::uint32_t cap : spv_cap::kNamed) {
+      CAPTURE(capability_name(cap));
+      CHECK(supports_capability(c, cap) == (cap != capability_of(a) && !uniform_access(cap)));
+    }
+  }
+  // Enabled but absent: lavapipe's 16- and 64-bit ones stay off.
+  DeviceCaps bare = lavapipe();
+  mask_by_enabled_features(all_enabled(), bare);
+  CHECK(bare.float_atomics_buffer.float32_add);
+  CHECK_FALSE(bare.float_atomics_buffer.float64_add);
+  CHECK_FALSE(bare.float_atomics_shared.float16);
 }

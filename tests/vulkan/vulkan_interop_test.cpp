@@ -493,6 +493,35 @@ TEST_CASE("interop: the application's Vulkan version decides the SPIR-V its devi
   }
 }
 
+// Float atomics: the application's device enabled none (nor VK_EXT_shader_atomic_float), so a
+// kernel using them is refused naming the capability, though the physical device has it
+// (lavapipe does); vulkan_feature_mask_test.cpp covers each field of EnabledFeatures.
+TEST_CASE("interop: float atomics only as far as the application enabled them") {
+  App app;  // a Vulkan 1.1 instance and device, no optional feature
+  if (!app.setup(false)) skip_or_fail_without_vulkan("application setup: " + app.why);
+  auto dev = vulkan::open_device(app.external());
+  REQUIRE_MESSAGE(dev.ok(), dev.status().to_string());
+  KernelSource src;
+  src.language = Language::glsl;
+  src.entry = "main";
+  src.text = R"(#version 450
+#extension GL_EXT_shader_atomic_float : require
+layout(local_size_x_id = 0) in;
+layout(std430, binding = 0) buffer T { float total; };
+void main() { atomicAdd(total, 1.0); }
+)";
+  Config c;
+  c.launch().block = {64, 1, 1};
+  auto k = (*dev)->compile(src, c);
+  REQUIRE_FALSE(k.ok());
+  CHECK(k.status().code() == StatusCode::unavailable);
+  CHECK_MESSAGE(
+      k.status().message().find(
+          "needs SPIR-V capability AtomicFloat32AddEXT (VK_EXT_shader_atomic_float), which ") !=
+          std::string::npos,
+      k.status().to_string());
+}
+
 #ifndef TUNE_TEST_SANITIZED
 TEST_CASE("interop: a recorded hit with buffers recorded before allocates nothing") {
   App app;

@@ -64,6 +64,25 @@ Status check_int64_atomics(const SpirvInfo& si, const DeviceCaps& caps,
                     ", which needs " + feature + ": " + device_name + " does not support it");
 }
 
+// The module's float atomics act where the device allows them, at their width and operation
+// (each its own feature; a capability such as AtomicFloat32AddEXT is satisfied by either place's).
+Status check_float_atomics(const SpirvInfo& si, const DeviceCaps& caps,
+                           const std::string& device_name) {
+  for (const bool shared : {false, true}) {
+    const FloatAtomicFeature* missing =
+        shared ? first_missing(si.float_atomics_shared, caps.float_atomics_shared)
+               : first_missing(si.float_atomics_buffer, caps.float_atomics_buffer);
+    if (missing == nullptr) continue;
+    return Status(StatusCode::unavailable, "the shader performs " + std::to_string(missing->bits) +
+                                               "-bit float atomic " + missing->operation +
+                                               (shared ? " on shared memory" : " on buffers") +
+                                               ", which needs " + feature_name(*missing, shared) +
+                                               " (" + extension_name(missing->extension) +
+                                               "): " + device_name + " does not support it");
+  }
+  return Status::ok_status();
+}
+
 // Every capability the module declares, and every one those imply, is one the device has.
 Status check_capabilities(const SpirvInfo& si, const DeviceCaps& caps,
                           const std::string& device_name) {
@@ -159,6 +178,7 @@ Status check_spirv(const SpirvInfo& si, const Dim3& block, const DeviceCaps& cap
                   "sets, uniform buffers, images or samplers)");
   }
   TUNE_RETURN_IF_ERROR(check_int64_atomics(si, caps, device_name));
+  TUNE_RETURN_IF_ERROR(check_float_atomics(si, caps, device_name));
   TUNE_RETURN_IF_ERROR(check_fixed_dimensions(si, block));
   TUNE_RETURN_IF_ERROR(check_workgroup_matrices(si, block, caps, device_name));
   return check_sizes(si, caps);

@@ -65,6 +65,33 @@ bool has_device_extension(VkPhysicalDevice pd, std::string_view name) {
   return false;
 }
 
+// VK_EXT_shader_atomic_float and VK_EXT_shader_atomic_float2 (the second's features only with
+// it: a structure of an absent extension may not be chained).
+void query_float_atomics(VkPhysicalDevice pd, DeviceCaps& c) {
+  if (!has_device_extension(pd, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME)) return;
+  auto f1 = vk_struct<VkPhysicalDeviceShaderAtomicFloatFeaturesEXT>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT);
+  auto f2 = vk_struct<VkPhysicalDeviceShaderAtomicFloat2FeaturesEXT>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT);
+  if (has_device_extension(pd, VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME)) f1.pNext = &f2;
+  auto all =
+      vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f1);
+  vkGetPhysicalDeviceFeatures2(pd, &all);
+  from_vk(f1, f2, c.float_atomics_buffer, c.float_atomics_shared);
+}
+
+// shaderIntegerDotProduct: core in Vulkan 1.3, VK_KHR_shader_integer_dot_product before.
+void query_integer_dot_product(VkPhysicalDevice pd, DeviceCaps& c) {
+  if (c.props.apiVersion < VK_API_VERSION_1_3 &&
+      !has_device_extension(pd, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME))
+    return;
+  auto f = vk_struct<VkPhysicalDeviceShaderIntegerDotProductFeatures>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES);
+  auto all = vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f);
+  vkGetPhysicalDeviceFeatures2(pd, &all);
+  c.integer_dot_product = f.shaderIntegerDotProduct == VK_TRUE;
+}
+
 // Vulkan 1.3's subgroup size control, for compute pipelines only.
 void query_subgroup_control(VkPhysicalDevice pd, DeviceCaps& c) {
   if (c.props.apiVersion < VK_API_VERSION_1_3) return;
@@ -286,6 +313,8 @@ DeviceCaps query_caps(VkInstance instance, VkPhysicalDevice pd, std::string* why
   }
   query_properties(pd, c);
   query_features(pd, c);
+  query_float_atomics(pd, c);
+  query_integer_dot_product(pd, c);
   query_subgroup_control(pd, c);
   query_cooperative_matrix(instance, pd, c);
   query_maintenance4(pd, c);
@@ -470,6 +499,11 @@ DeviceInfo device_info(const DeviceCaps& caps, std::string compiler_version) {
 
 namespace {
 
+// Whether the device has float-atomic feature `member` on buffers or in shared memory.
+bool in_either_place(const DeviceCaps& c, bool FloatAtomics::*member) {
+  return c.float_atomics_buffer.*member || c.float_atomics_shared.*member;
+}
+
 // Whether the device has the feature behind `cap` itself (not the capabilities it implies).
 bool has_own_capability(const DeviceCaps& c, std::uint32_t cap) {
   switch (cap) {
@@ -481,6 +515,25 @@ bool has_own_capability(const DeviceCaps& c, std::uint32_t cap) {
       return c.int64;
     case spv_cap::kInt64Atomics:  // where the atomics act is checked per module
       return c.int64_atomics_buffer || c.int64_atomics_shared;
+    // Float atomics: one feature in either place suffices (Vulkan's registry); where a module's
+    // atomics act is checked per module.
+    case spv_cap::kAtomicFloat16AddEXT:
+      return in_either_place(c, &FloatAtomics::float16_add);
+    case spv_cap::kAtomicFloat32AddEXT:
+      return in_either_place(c, &FloatAtomics::float32_add);
+    case spv_cap::kAtomicFloat64AddEXT:
+      return in_either_place(c, &FloatAtomics::float64_add);
+    case spv_cap::kAtomicFloat16MinMaxEXT:
+      return in_either_place(c, &FloatAtomics::float16_min_max);
+    case spv_cap::kAtomicFloat32MinMaxEXT:
+      return in_either_place(c, &FloatAtomics::float32_min_max);
+    case spv_cap::kAtomicFloat64MinMaxEXT:
+      return in_either_place(c, &FloatAtomics::float64_min_max);
+    case spv_cap::kDotProductInputAllKHR:
+    case spv_cap::kDotProductInput4x8BitKHR:
+    case spv_cap::kDotProductInput4x8BitPackedKHR:
+    case spv_cap::kDotProductKHR:
+      return c.integer_dot_product;
     case spv_cap::kInt16:
       return c.int16;
     case spv_cap::kInt8:

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cooperative_matrix2.hpp"
+#include "float_atomics.hpp"
 #include "tune/device_info.hpp"
 #include "tune/status.hpp"
 #include "tune/vulkan_interop.hpp"
@@ -41,6 +42,11 @@ struct DeviceCaps {
   // shaderBufferInt64Atomics, shaderSharedInt64Atomics (Vulkan 1.2): 64-bit integer atomics on
   // buffers, on workgroup memory.
   bool int64_atomics_buffer = false, int64_atomics_shared = false;
+  // VK_EXT_shader_atomic_float's and VK_EXT_shader_atomic_float2's buffer and shared-memory
+  // features (none where the extension is absent).
+  FloatAtomics float_atomics_buffer, float_atomics_shared;
+  // shaderIntegerDotProduct (Vulkan 1.3, or VK_KHR_shader_integer_dot_product before it).
+  bool integer_dot_product = false;
   // VK_NV_cooperative_matrix is present and its cooperativeMatrix feature on; its subgroup-scope
   // shapes for f16 x f16 + f32 (what DeviceInfo::matrix_shapes_f16 reports).
   bool coopmat_nv = false;

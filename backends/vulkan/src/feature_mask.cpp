@@ -39,6 +39,9 @@ void mask_by_enabled_features(const vulkan::EnabledFeatures& f, DeviceCaps& caps
   caps.memory_model = caps.memory_model && f.vulkan_memory_model;
   caps.int64_atomics_buffer = caps.int64_atomics_buffer && f.shader_buffer_int64_atomics;
   caps.int64_atomics_shared = caps.int64_atomics_shared && f.shader_shared_int64_atomics;
+  caps.float_atomics_buffer = masked_by(caps.float_atomics_buffer, f.shader_buffer_float_atomics);
+  caps.float_atomics_shared = masked_by(caps.float_atomics_shared, f.shader_shared_float_atomics);
+  caps.integer_dot_product = caps.integer_dot_product && f.shader_integer_dot_product;
   if (!f.cooperative_matrix_nv) {
     caps.coopmat_nv = false;
     caps.coopmat_shapes_f16.clear();

@@ -1,5 +1,7 @@
 #include "spirv_reflect.hpp"
 
+#include "float_atomics.hpp"
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -50,6 +52,10 @@ enum : std::uint32_t {
   kOpAtomicXor = 242,  // the last of 227..242 (exchange, compare-exchange, inc/dec, add ... xor)
   kOpAtomicFlagTestAndSet = 318,
   kOpAtomicFlagClear = 319,
+  // SPV_EXT_shader_atomic_float_add / _min_max: result type, result, pointer, ...
+  kOpAtomicFMinEXT = 5614,
+  kOpAtomicFMaxEXT = 5615,
+  kOpAtomicFAddEXT = 6035,
 };
 enum : std::uint32_t {
   kDecSpecId = 1,
@@ -79,6 +85,12 @@ struct Var {
   std::uint32_t id, pointer_type, storage;
 };
 
+// One atomic instruction: its opcode, pointer operand and result type (0 for those without
+// one: OpAtomicStore, OpAtomicFlagClear).
+struct Atomic {
+  std::uint32_t op, pointer, result_type;
+};
+
 // What reflection needs of a module's instructions, gathered in one pass (scan_module).
 struct ModuleTables {
   std::unordered_map<std::uint32_t, Type> types;
@@ -98,11 +110,10 @@ struct ModuleTables {
   std::vector<std::uint32_t> functions;      // OpFunction results
   std::vector<std::uint32_t> matrix_scopes;  // the scope ids of OpTypeCooperativeMatrixKHR
   // The results of variables, access chains, function parameters and copies -> their result
-  // type (a pointer type for the pointers among them; resolve_int64_atomics looks up only the
-  // atomics' pointer operands and checks for OpTypePointer), and the pointer operand of every
-  // atomic instruction.
+  // type (a pointer type for the pointers among them; pointee_of looks up only the atomics'
+  // pointer operands and checks for OpTypePointer), and every atomic instruction.
   std::unordered_map<std::uint32_t, std::uint32_t> pointer_type_of;
-  std::vector<std::uint32_t> atomic_pointers;
+  std::vector<Atomic> atomics;
   bool in_function = false;  // an OpFunction not yet ended
 };
 
@@ -116,6 +127,17 @@ std::string literal_string(const std::uint32_t* w, std::uint32_t first, std::uin
       out += c;
     }
   return out;
+}
+
+// An atomic instruction `w` of `count` words (opcode `op`) into m.atomics; nothing for another.
+void scan_atomic(const std::uint32_t* w, std::uint32_t count, std::uint32_t op, ModuleTables& m) {
+  const bool pointer_first = op == kOpAtomicStore || op == kOpAtomicFlagClear;
+  const bool pointer_third =  // result type, result, pointer, ...
+      (op >= kOpAtomicLoad && op <= kOpAtomicXor && op != kOpAtomicStore) ||
+      op == kOpAtomicFlagTestAndSet || op == kOpAtomicFMinEXT || op == kOpAtomicFMaxEXT ||
+      op == kOpAtomicFAddEXT;
+  if (pointer_first && count >= 2) m.atomics.push_back({op, w[1], 0});  // pointer, scope, ...
+  if (pointer_third && count >= 4) m.atomics.push_back({op, w[3], w[1]});
 }
 
 // One instruction `w` of `count` words (opcode `op`) into `m`, or the capabilities and
@@ -197,13 +219,6 @@ void scan_instruction(const std::uint32_t* w, std::uint32_t count, std::uint32_t
     case kOpCopyObject:
       if (count >= 3) m.pointer_type_of[w[2]] = w[1];
       break;
-    case kOpAtomicStore:
-    case kOpAtomicFlagClear:  // pointer, scope, semantics[, value]
-      if (count >= 2) m.atomic_pointers.push_back(w[1]);
-      break;
-    case kOpAtomicFlagTestAndSet:  // result type, result, pointer, ...
-      if (count >= 4) m.atomic_pointers.push_back(w[3]);
-      break;
     case kOpDecorate:
       if (count >= 4 && w[2] == kDecBinding) m.binding_of[w[1]] = w[3];
       if (count >= 4 && w[2] == kDecSet) m.set_of[w[1]] = w[3];
@@ -215,8 +230,7 @@ void scan_instruction(const std::uint32_t* w, std::uint32_t count, std::uint32_t
       if (count >= 5 && w[3] == kDecOffset) m.member_offset[{w[1], w[2]}] = w[4];
       break;
     default:
-      if (op >= kOpAtomicLoad && op <= kOpAtomicXor && count >= 4)
-        m.atomic_pointers.push_back(w[3]);  // result type, result, pointer, ...
+      scan_atomic(w, count, op, m);
       break;
   }
 }
@@ -406,45 +420,106 @@ void add_variable(const ModuleTables& m, const Var& v, SpirvInfo& info) {
   }
 }
 
+// Where an atomic's pointer points: its storage class and pointee type; nullopt when the pointer
+// is not traced to a pointer type. Under the logical addressing libtune's devices run, a
+// Workgroup pointer comes only from the instructions traced here (pointers chosen by OpSelect /
+// OpPhi need VariablePointers, and untyped pointers SPV_KHR_untyped_pointers, neither of which
+// libtune enables); what else yields a pointer (OpLoad or a conversion of a
+// PhysicalStorageBuffer address, variable pointers to storage buffers) points into a buffer.
+struct Pointee {
+  std::uint32_t storage, type;
+};
+std::optional<Pointee> pointee_of(const ModuleTables& m, std::uint32_t pointer) {
+  auto pt = m.pointer_type_of.find(pointer);
+  auto t = pt == m.pointer_type_of.end() ? m.types.end() : m.types.find(pt->second);
+  if (t == m.types.end() || t->second.op != kOpTypePointer || t->second.operands.size() < 2)
+    return std::nullopt;
+  return Pointee{t->second.operands[0], t->second.operands[1]};
+}
+
+// Atomics in `storage` act on workgroup memory (true), on buffers (false), or on neither
+// (nullopt: Function, Private, Image and others libtune's devices do not have).
+std::optional<bool> acts_on_shared(std::uint32_t storage) {
+  switch (storage) {
+    case kScWorkgroup:
+      return true;
+    case kScStorageBuffer:
+    case kScUniform:
+    case kScPhysicalStorageBuffer:
+      return false;
+    default:
+      return std::nullopt;
+  }
+}
+
+// The width of scalar type `id` when it is an OpTypeInt (`op`) or OpTypeFloat; 0 otherwise.
+std::uint32_t scalar_width(const ModuleTables& m, std::uint32_t id, std::uint32_t op) {
+  auto t = m.types.find(id);
+  if (t == m.types.end() || t->second.op != op || t->second.operands.empty()) return 0;
+  return t->second.operands[0];
+}
+
 // Where the module's 64-bit integer atomics act: on buffers, on workgroup memory (each is its
-// own device feature). An atomic whose pointer is not traced to a pointer type counts as one on
+// own device feature). An atomic whose pointer is not traced (pointee_of) counts as one on
 // buffers when the module declares Int64Atomics, as does a declaration with no such atomic found:
 // the feature a shader with 64-bit atomics needs on most devices, asked for rather than assumed.
-// Sound under the logical addressing libtune's devices run: a Workgroup pointer comes only from
-// the instructions traced here (pointers chosen by OpSelect / OpPhi need VariablePointers, and
-// untyped pointers SPV_KHR_untyped_pointers, neither of which libtune enables); what else yields
-// a pointer (OpLoad or a conversion of a PhysicalStorageBuffer address, variable pointers to
-// storage buffers) points into a buffer.
 void resolve_int64_atomics(const ModuleTables& m, SpirvInfo& info) {
   const bool declared = std::find(info.capabilities.begin(), info.capabilities.end(),
                                   spv_cap::kInt64Atomics) != info.capabilities.end();
   bool unresolved = false;
-  for (std::uint32_t p : m.atomic_pointers) {
-    auto pt = m.pointer_type_of.find(p);
-    auto t = pt == m.pointer_type_of.end() ? m.types.end() : m.types.find(pt->second);
-    if (t == m.types.end() || t->second.op != kOpTypePointer || t->second.operands.size() < 2) {
+  for (const Atomic& a : m.atomics) {
+    const std::optional<Pointee> p = pointee_of(m, a.pointer);
+    if (!p) {
       unresolved = true;
       continue;
     }
-    auto pointee = m.types.find(t->second.operands[1]);
-    const bool wide = pointee != m.types.end() && pointee->second.op == kOpTypeInt &&
-                      !pointee->second.operands.empty() && pointee->second.operands[0] == 64;
-    if (!wide) continue;
-    switch (t->second.operands[0]) {
-      case kScWorkgroup:
-        info.int64_atomics_shared = true;
-        break;
-      case kScStorageBuffer:
-      case kScUniform:
-      case kScPhysicalStorageBuffer:
-        info.int64_atomics_buffer = true;
-        break;
-      default:
-        break;
-    }
+    if (scalar_width(m, p->type, kOpTypeInt) != 64) continue;
+    if (const std::optional<bool> shared = acts_on_shared(p->storage))
+      (*shared ? info.int64_atomics_shared : info.int64_atomics_buffer) = true;
   }
   if (declared && (unresolved || (!info.int64_atomics_buffer && !info.int64_atomics_shared)))
     info.int64_atomics_buffer = true;
+}
+
+// The FloatAtomics member an atomic `op` on a float of `bits` needs; nullptr for other widths.
+bool FloatAtomics::*float_atomic_member(std::uint32_t op, std::uint32_t bits) {
+  const bool add = op == kOpAtomicFAddEXT;
+  const bool min_max = op == kOpAtomicFMinEXT || op == kOpAtomicFMaxEXT;
+  switch (bits) {
+    case 16:
+      return add       ? &FloatAtomics::float16_add
+             : min_max ? &FloatAtomics::float16_min_max
+                       : &FloatAtomics::float16;
+    case 32:
+      return add       ? &FloatAtomics::float32_add
+             : min_max ? &FloatAtomics::float32_min_max
+                       : &FloatAtomics::float32;
+    case 64:
+      return add       ? &FloatAtomics::float64_add
+             : min_max ? &FloatAtomics::float64_min_max
+                       : &FloatAtomics::float64;
+    default:
+      return nullptr;
+  }
+}
+
+// Where the module's float atomics act, by width and operation (load, store and exchange; add;
+// min and max): each is its own device feature. The float comes from the pointer's pointee,
+// or, where the pointer is not traced, from the instruction's result type (on buffers then, as
+// for 64-bit integers); an untraced OpAtomicStore of a float is not seen (it has no result
+// type), which logical addressing rules out (pointee_of).
+void resolve_float_atomics(const ModuleTables& m, SpirvInfo& info) {
+  for (const Atomic& a : m.atomics) {
+    const std::optional<Pointee> p = pointee_of(m, a.pointer);
+    const std::uint32_t bits = scalar_width(m, p ? p->type : a.result_type, kOpTypeFloat);
+    bool FloatAtomics::*member = float_atomic_member(a.op, bits);
+    if (member == nullptr) continue;
+    const std::optional<bool> shared = p ? acts_on_shared(p->storage) : false;
+    if (!shared) continue;
+    // A named reference: GCC 12 writes `(c ? x : y).*member` into a temporary copy.
+    FloatAtomics& place = *shared ? info.float_atomics_shared : info.float_atomics_buffer;
+    place.*member = true;
+  }
 }
 
 }  // namespace
@@ -457,6 +532,7 @@ Result<SpirvInfo> reflect_spirv(std::span<const std::uint32_t> words) {
   TUNE_RETURN_IF_ERROR(scan_module(words, m, info));
   resolve_local_size(m, info);
   resolve_int64_atomics(m, info);
+  resolve_float_atomics(m, info);
   resolve_spec_constants(m, info);
   info.version = words[1];
   // A scope that is not a plain constant (a specialization constant) counts as workgroup: the
@@ -482,7 +558,10 @@ std::span<const std::uint32_t> spv_cap::implied(std::uint32_t cap) {
   static constexpr std::uint32_t kStorage8[] = {kStorageBuffer8BitAccess};
   static constexpr std::uint32_t kBf16Type[] = {kBFloat16TypeKHR};
   static constexpr std::uint32_t kBf16Matrix[] = {kBFloat16TypeKHR, kCooperativeMatrixKHR};
+  static constexpr std::uint32_t kInt8Only[] = {kInt8};
   switch (cap) {
+    case kDotProductInput4x8BitKHR:
+      return kInt8Only;
     case kInt64Atomics:
       return kInt64Only;
     case kGroupNonUniformVote:
@@ -552,6 +631,26 @@ std::string capability_name(std::uint32_t cap) {
       return "BFloat16CooperativeMatrixKHR (VK_KHR_shader_bfloat16)";
     case spv_cap::kVulkanMemoryModel:
       return "VulkanMemoryModel";
+    case spv_cap::kAtomicFloat32MinMaxEXT:
+      return "AtomicFloat32MinMaxEXT (VK_EXT_shader_atomic_float2)";
+    case spv_cap::kAtomicFloat64MinMaxEXT:
+      return "AtomicFloat64MinMaxEXT (VK_EXT_shader_atomic_float2)";
+    case spv_cap::kAtomicFloat16MinMaxEXT:
+      return "AtomicFloat16MinMaxEXT (VK_EXT_shader_atomic_float2)";
+    case spv_cap::kDotProductInputAllKHR:
+      return "DotProductInputAllKHR (VK_KHR_shader_integer_dot_product)";
+    case spv_cap::kDotProductInput4x8BitKHR:
+      return "DotProductInput4x8BitKHR (VK_KHR_shader_integer_dot_product)";
+    case spv_cap::kDotProductInput4x8BitPackedKHR:
+      return "DotProductInput4x8BitPackedKHR (VK_KHR_shader_integer_dot_product)";
+    case spv_cap::kDotProductKHR:
+      return "DotProductKHR (VK_KHR_shader_integer_dot_product)";
+    case spv_cap::kAtomicFloat32AddEXT:
+      return "AtomicFloat32AddEXT (VK_EXT_shader_atomic_float)";
+    case spv_cap::kAtomicFloat64AddEXT:
+      return "AtomicFloat64AddEXT (VK_EXT_shader_atomic_float)";
+    case spv_cap::kAtomicFloat16AddEXT:
+      return "AtomicFloat16AddEXT (VK_EXT_shader_atomic_float2)";
     case spv_cap::kCooperativeMatrixNV:
       return "CooperativeMatrixNV (VK_NV_cooperative_matrix)";
     case spv_cap::kCooperativeMatrixKHR:

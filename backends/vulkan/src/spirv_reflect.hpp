@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tune/status.hpp"
+#include "tune/vulkan.hpp"
 
 namespace tune::vk {
 
@@ -62,6 +63,9 @@ struct SpirvInfo {
   // and workgroup memory (shaderSharedInt64Atomics). See resolve_int64_atomics for the
   // conservative cases.
   bool int64_atomics_buffer = false, int64_atomics_shared = false;
+  // Float atomics by width, operation and where they act (each a feature of
+  // VK_EXT_shader_atomic_float or _float2; resolve_float_atomics says how they are found).
+  vulkan::ShaderFloatAtomics float_atomics_buffer, float_atomics_shared;
 };
 
 // Fails (internal) when `words` is not a well-formed SPIR-V module.
@@ -103,7 +107,17 @@ inline constexpr std::uint32_t kCooperativeMatrixPerElementOperationsNV = 5432;
 inline constexpr std::uint32_t kCooperativeMatrixTensorAddressingNV = 5433;
 inline constexpr std::uint32_t kCooperativeMatrixBlockLoadsNV = 5434;
 inline constexpr std::uint32_t kTensorAddressingNV = 5439;
+inline constexpr std::uint32_t kAtomicFloat32MinMaxEXT = 5612;
+inline constexpr std::uint32_t kAtomicFloat64MinMaxEXT = 5613;
+inline constexpr std::uint32_t kAtomicFloat16MinMaxEXT = 5616;
+inline constexpr std::uint32_t kDotProductInputAllKHR = 6016;
+inline constexpr std::uint32_t kDotProductInput4x8BitKHR = 6017;
+inline constexpr std::uint32_t kDotProductInput4x8BitPackedKHR = 6018;
+inline constexpr std::uint32_t kDotProductKHR = 6019;
 inline constexpr std::uint32_t kCooperativeMatrixKHR = 6022;
+inline constexpr std::uint32_t kAtomicFloat32AddEXT = 6033;
+inline constexpr std::uint32_t kAtomicFloat64AddEXT = 6034;
+inline constexpr std::uint32_t kAtomicFloat16AddEXT = 6095;
 
 // Every number above: the capabilities libtune checks against the device's features.
 inline constexpr std::uint32_t kNamed[] = {kFloat16,
@@ -136,7 +150,17 @@ inline constexpr std::uint32_t kNamed[] = {kFloat16,
                                            kCooperativeMatrixTensorAddressingNV,
                                            kCooperativeMatrixBlockLoadsNV,
                                            kTensorAddressingNV,
-                                           kCooperativeMatrixKHR};
+                                           kCooperativeMatrixKHR,
+                                           kAtomicFloat32MinMaxEXT,
+                                           kAtomicFloat64MinMaxEXT,
+                                           kAtomicFloat16MinMaxEXT,
+                                           kDotProductInputAllKHR,
+                                           kDotProductInput4x8BitKHR,
+                                           kDotProductInput4x8BitPackedKHR,
+                                           kDotProductKHR,
+                                           kAtomicFloat32AddEXT,
+                                           kAtomicFloat64AddEXT,
+                                           kAtomicFloat16AddEXT};
 
 // The capabilities a Vulkan version enables with no feature to ask (Vulkan's registry), with
 // the minor version of Vulkan 1.x that does: with kNamed, the only ones libtune lets a module

@@ -105,17 +105,7 @@ constexpr UnenabledCapability kUnenabled[] = {
     {5381, "RayTracingOpacityMicromapEXT"},
     {5383, "ShaderInvocationReorderNV"},
     {5584, "IntegerFunctions2INTEL"},
-    {5612, "AtomicFloat32MinMaxEXT"},
-    {5613, "AtomicFloat64MinMaxEXT"},
-    {5616, "AtomicFloat16MinMaxEXT"},
-    {6016, "DotProductInputAllKHR"},
-    {6017, "DotProductInput4x8BitKHR"},
-    {6018, "DotProductInput4x8BitPackedKHR"},
-    {6019, "DotProductKHR"},
     {6020, "RayCullMaskKHR"},
-    {6033, "AtomicFloat32AddEXT"},
-    {6034, "AtomicFloat64AddEXT"},
-    {6095, "AtomicFloat16AddEXT"},
 };
 
 }  // namespace

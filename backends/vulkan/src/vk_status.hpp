@@ -35,6 +35,10 @@ Status make_error(std::string_view call, VkResult r, StatusCode fallback = Statu
   } while (0)
 
 namespace tune::vk {
+// A bool as a VkBool32, and back.
+inline VkBool32 vk_bool(bool b) { return b ? VK_TRUE : VK_FALSE; }
+inline bool is_true(VkBool32 b) { return b == VK_TRUE; }
+
 // A zero-initialised Vulkan structure with its sType (and optional pNext) set.
 template <class T>
 T vk_struct(VkStructureType type, void* next = nullptr) {

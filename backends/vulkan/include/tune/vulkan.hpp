@@ -35,6 +35,18 @@
 
 namespace tune::vulkan {
 
+// Float atomics in one place (buffers or shared memory), each a device feature of
+// VK_EXT_shader_atomic_float (the 32- and 64-bit "Atomics" and "AtomicAdd") or of
+// VK_EXT_shader_atomic_float2 (the 16-bit ones and every "AtomicMinMax"): floatN is
+// shader{Buffer,Shared}FloatNAtomics (atomic load, store and exchange), floatN_add
+// ...FloatNAtomicAdd, floatN_min_max ...FloatNAtomicMinMax. What an application reports of its
+// own VkDevice (EnabledFeatures, tune/vulkan_interop.hpp).
+struct ShaderFloatAtomics {
+  bool float16 = false, float16_add = false, float16_min_max = false;
+  bool float32 = false, float32_add = false, float32_min_max = false;
+  bool float64 = false, float64_add = false, float64_min_max = false;
+};
+
 struct OpenOptions {
   // Enables VK_LAYER_KHRONOS_validation and a debug-utils messenger that records every
   // validation message. Unset: TUNE_VULKAN_VALIDATION (a boolean, see tune/environment.hpp).

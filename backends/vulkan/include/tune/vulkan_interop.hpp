@@ -17,11 +17,12 @@
 //   - Vulkan 1.1 or newer (the instance's apiVersion and the device's);
 //   - `queue_family` has VK_QUEUE_COMPUTE_BIT and timestampValidBits > 0 (tuning times with
 //     timestamp queries on that queue);
-//   - optional shader features (int64, float64, int16, float16, int8, 8/16-bit storage) only as
-//     far as ExternalDevice::features says the application enabled them: a kernel that needs
-//     another is refused when it is compiled (unavailable, naming the capability), as is one
-//     declaring a capability libtune does not check (float atomics, integer dot products...),
-//     even where the application enabled its feature;
+//   - optional shader features (int64, float64, int16, float16, int8, 8/16-bit storage, atomics,
+//     integer dot products...) only as far as ExternalDevice::features says the application
+//     enabled them: a kernel that needs another is refused when it is compiled (unavailable,
+//     naming the capability or feature), as is one declaring a capability libtune does not
+//     check (buffer device addresses, variable pointers...), even where the application enabled
+//     its feature;
 //   - buffers wrapped with wrap_buffer were created with VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
 //     VK_BUFFER_USAGE_TRANSFER_SRC_BIT and VK_BUFFER_USAGE_TRANSFER_DST_BIT (tuning restores
 //     and zeroes buffers with copies and fills), in device memory the application bound.
@@ -87,6 +88,14 @@ struct EnabledFeatures {
   // shaderSharedInt64Atomics, what a kernel's 64-bit integer atomics on buffers / on shared
   // memory need.
   bool shader_buffer_int64_atomics = false, shader_shared_int64_atomics = false;
+  // VK_EXT_shader_atomic_float's and _float2's features the application enabled on buffers
+  // (shaderBuffer...) and on shared memory (shaderShared...), with their extensions
+  // (ShaderFloatAtomics, tune/vulkan.hpp, names the fields).
+  ShaderFloatAtomics shader_buffer_float_atomics, shader_shared_float_atomics;
+  // shaderIntegerDotProduct (Vulkan 1.3, or VK_KHR_shader_integer_dot_product enabled): the
+  // DotProduct* capabilities (integer dot products of vectors, of four 8-bit integers, or of
+  // four 8-bit integers packed in a 32-bit word).
+  bool shader_integer_dot_product = false;
   // VK_NV_cooperative_matrix enabled with its cooperativeMatrix feature (the bundled
   // matmul_f16_coopmat needs it and vulkan_memory_model).
   bool cooperative_matrix_nv = false;
