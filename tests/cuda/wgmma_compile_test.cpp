@@ -132,34 +132,46 @@ TEST_CASE(
   CHECK(log.find("SPLIT_K must be 1, 2 or 4") != std::string::npos);
 }
 
-TEST_CASE("every wgmma matmul configuration compiles for sm_90a with no spills") {
+namespace {
+
+// Every configuration of bundled kernel `name` compiles for sm_90a with no spills, within the
+// register file. One test case per kernel: CTest runs the two (40-50 s each) side by side.
+void check_every_configuration(const char* name) {
   const tune::testing::UncachedCompiles uncached;  // the logs must carry ptxas's lines
   const tune::DeviceInfo h100 = tune::testing::nvidia_snapshot("sm_90");
-  for (const char* name : kWgmmaKernels) {
-    const BundledKernel k = wgmma_kernel(name);
-    const tune::KernelSource* src = k.def.source_for(tune::Language::cuda_hip);
-    REQUIRE(src != nullptr);
-    CHECK(src->arch_specific);
-    auto configs = k.def.space.enumerate(h100);
-    REQUIRE_MESSAGE(configs.ok(), configs.status().to_string());
-    CHECK(configs->size() >= 24);
-    std::printf("%s: %zu configurations on %s\n", name, configs->size(), h100.name.c_str());
-    for (const tune::Config& c : *configs) {
-      CAPTURE(c.to_string());
-      auto out = tune::cuda::compile("sm_90", *src, c);
-      REQUIRE_MESSAGE(out.ok(), out.status().to_string());
-      // A CUBIN (an ELF object) that names the entry point: the checks every other bundled
-      // kernel gets in rtc_compile_test's sweep, which leaves the wgmma kernels to this case.
-      CHECK(out->binary.starts_with("\177ELF"));
-      CHECK(out->binary.find(src->entry) != std::string::npos);
-      const tune::KernelResources r = tune::gpu::parse_resource_log(out->log);
-      std::printf("  %-70s regs=%u spill=%u\n", c.to_string().c_str(), r.registers, r.spill_bytes);
-      CHECK(r.registers > 0);
-      CHECK(r.spill_bytes == 0);
-      // One block per SM: its threads' registers fit the register file.
-      CHECK(std::uint64_t{r.registers} * c.launch().block.x <= h100.registers_per_block);
-    }
+  const BundledKernel k = wgmma_kernel(name);
+  const tune::KernelSource* src = k.def.source_for(tune::Language::cuda_hip);
+  REQUIRE(src != nullptr);
+  CHECK(src->arch_specific);
+  auto configs = k.def.space.enumerate(h100);
+  REQUIRE_MESSAGE(configs.ok(), configs.status().to_string());
+  CHECK(configs->size() >= 24);
+  std::printf("%s: %zu configurations on %s\n", name, configs->size(), h100.name.c_str());
+  for (const tune::Config& c : *configs) {
+    CAPTURE(c.to_string());
+    auto out = tune::cuda::compile("sm_90", *src, c);
+    REQUIRE_MESSAGE(out.ok(), out.status().to_string());
+    // A CUBIN (an ELF object) that names the entry point: the checks every other bundled
+    // kernel gets in rtc_compile_test's sweep, which leaves the wgmma kernels to this case.
+    CHECK(out->binary.starts_with("\177ELF"));
+    CHECK(out->binary.find(src->entry) != std::string::npos);
+    const tune::KernelResources r = tune::gpu::parse_resource_log(out->log);
+    std::printf("  %-70s regs=%u spill=%u\n", c.to_string().c_str(), r.registers, r.spill_bytes);
+    CHECK(r.registers > 0);
+    CHECK(r.spill_bytes == 0);
+    // One block per SM: its threads' registers fit the register file.
+    CHECK(std::uint64_t{r.registers} * c.launch().block.x <= h100.registers_per_block);
   }
+}
+
+}  // namespace
+
+TEST_CASE("every matmul_wgmma_f16 configuration compiles for sm_90a with no spills") {
+  check_every_configuration("matmul_wgmma_f16");
+}
+
+TEST_CASE("every matmul_wgmma_bf16 configuration compiles for sm_90a with no spills") {
+  check_every_configuration("matmul_wgmma_bf16");
 }
 
 TEST_CASE("the wgmma PTX has wgmma, TMA, mbarriers and the copy path; ptxas assembles it") {
