@@ -363,6 +363,30 @@ TEST_CASE("device facts: a module may declare only the capabilities libtune chec
                   << " core");
 }
 
+// The names refusals give the capabilities libtune checks are the grammar's for their numbers
+// (the part before " (extension)"), for every number the installed grammar knows.
+TEST_CASE("device facts: the checked capabilities' names are the SPIR-V grammar's") {
+  const char* path = "/usr/include/spirv/unified1/spirv.core.grammar.json";
+  std::ifstream in(path);
+  if (!in) TUNE_SKIP(std::string("no SPIR-V grammar at ") + path + " (package spirv-headers)");
+  const std::map<std::string, std::uint32_t> value_of = grammar_capabilities(in);
+  int checked = 0;
+  for (std::uint32_t cap : spv_cap::kNamed) {
+    const std::string full = capability_name(cap);
+    const std::string name = full.substr(0, full.find(" ("));
+    CAPTURE(full);
+    const bool known = std::any_of(value_of.begin(), value_of.end(),
+                                   [&](const auto& kv) { return kv.second == cap; });
+    if (!known) continue;  // newer than this grammar
+    REQUIRE(value_of.count(name) == 1);
+    CHECK(value_of.at(name) == cap);
+    ++checked;
+  }
+  MESSAGE(checked << " of " << std::size(spv_cap::kNamed) << " names checked against "
+                  << std::string(path));
+  CHECK(checked >= 31);  // Debian 12's grammar: all but the bf16 and cooperative_matrix2 ones
+}
+
 // A module declaring a capability libtune neither enables nor checks is refused naming it (a
 // number where no name is known) and why; a core one needs its Vulkan version; the one the
 // memory model brings (VulkanMemoryModelDeviceScope) goes with the model.
