@@ -499,13 +499,12 @@ DeviceInfo device_info(const DeviceCaps& caps, std::string compiler_version) {
 
 namespace {
 
-// Whether the device has float-atomic feature `member` on buffers or in shared memory.
-bool in_either_place(const DeviceCaps& c, bool FloatAtomics::*member) {
-  return c.float_atomics_buffer.*member || c.float_atomics_shared.*member;
-}
-
 // Whether the device has the feature behind `cap` itself (not the capabilities it implies).
 bool has_own_capability(const DeviceCaps& c, std::uint32_t cap) {
+  // Float atomics: one feature in either place suffices (Vulkan's registry); where a module's
+  // atomics act is checked per module.
+  if (const FloatAtomicFeature* f = feature_of_capability(cap))
+    return c.float_atomics_buffer.*f->member || c.float_atomics_shared.*f->member;
   switch (cap) {
     case spv_cap::kFloat16:
       return c.float16;
@@ -515,20 +514,6 @@ bool has_own_capability(const DeviceCaps& c, std::uint32_t cap) {
       return c.int64;
     case spv_cap::kInt64Atomics:  // where the atomics act is checked per module
       return c.int64_atomics_buffer || c.int64_atomics_shared;
-    // Float atomics: one feature in either place suffices (Vulkan's registry); where a module's
-    // atomics act is checked per module.
-    case spv_cap::kAtomicFloat16AddEXT:
-      return in_either_place(c, &FloatAtomics::float16_add);
-    case spv_cap::kAtomicFloat32AddEXT:
-      return in_either_place(c, &FloatAtomics::float32_add);
-    case spv_cap::kAtomicFloat64AddEXT:
-      return in_either_place(c, &FloatAtomics::float64_add);
-    case spv_cap::kAtomicFloat16MinMaxEXT:
-      return in_either_place(c, &FloatAtomics::float16_min_max);
-    case spv_cap::kAtomicFloat32MinMaxEXT:
-      return in_either_place(c, &FloatAtomics::float32_min_max);
-    case spv_cap::kAtomicFloat64MinMaxEXT:
-      return in_either_place(c, &FloatAtomics::float64_min_max);
     case spv_cap::kDotProductInputAllKHR:
     case spv_cap::kDotProductInput4x8BitKHR:
     case spv_cap::kDotProductInput4x8BitPackedKHR:

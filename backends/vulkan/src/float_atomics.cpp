@@ -10,20 +10,29 @@ constexpr FloatAtomicExtension kFirst = FloatAtomicExtension::shader_atomic_floa
 constexpr FloatAtomicExtension kSecond = FloatAtomicExtension::shader_atomic_float2;
 
 constexpr FloatAtomicFeature kFeatures[] = {
-    {&FloatAtomics::float16, 16, "load, store or exchange", "Atomics", kSecond},
-    {&FloatAtomics::float16_add, 16, "add", "AtomicAdd", kSecond},
-    {&FloatAtomics::float16_min_max, 16, "min or max", "AtomicMinMax", kSecond},
-    {&FloatAtomics::float32, 32, "load, store or exchange", "Atomics", kFirst},
-    {&FloatAtomics::float32_add, 32, "add", "AtomicAdd", kFirst},
-    {&FloatAtomics::float32_min_max, 32, "min or max", "AtomicMinMax", kSecond},
-    {&FloatAtomics::float64, 64, "load, store or exchange", "Atomics", kFirst},
-    {&FloatAtomics::float64_add, 64, "add", "AtomicAdd", kFirst},
-    {&FloatAtomics::float64_min_max, 64, "min or max", "AtomicMinMax", kSecond},
+    {&FloatAtomics::float16, 16, "load, store or exchange", "Atomics", kSecond, 0},
+    {&FloatAtomics::float16_add, 16, "add", "AtomicAdd", kSecond, spv_cap::kAtomicFloat16AddEXT},
+    {&FloatAtomics::float16_min_max, 16, "min or max", "AtomicMinMax", kSecond,
+     spv_cap::kAtomicFloat16MinMaxEXT},
+    {&FloatAtomics::float32, 32, "load, store or exchange", "Atomics", kFirst, 0},
+    {&FloatAtomics::float32_add, 32, "add", "AtomicAdd", kFirst, spv_cap::kAtomicFloat32AddEXT},
+    {&FloatAtomics::float32_min_max, 32, "min or max", "AtomicMinMax", kSecond,
+     spv_cap::kAtomicFloat32MinMaxEXT},
+    {&FloatAtomics::float64, 64, "load, store or exchange", "Atomics", kFirst, 0},
+    {&FloatAtomics::float64_add, 64, "add", "AtomicAdd", kFirst, spv_cap::kAtomicFloat64AddEXT},
+    {&FloatAtomics::float64_min_max, 64, "min or max", "AtomicMinMax", kSecond,
+     spv_cap::kAtomicFloat64MinMaxEXT},
 };
 
 }  // namespace
 
 std::span<const FloatAtomicFeature> float_atomic_features() { return kFeatures; }
+
+const FloatAtomicFeature* feature_of_capability(std::uint32_t cap) {
+  for (const FloatAtomicFeature& f : kFeatures)
+    if (f.capability != 0 && f.capability == cap) return &f;
+  return nullptr;
+}
 
 std::string feature_name(const FloatAtomicFeature& f, bool shared) {
   return std::string(shared ? "shaderShared" : "shaderBuffer") + "Float" + std::to_string(f.bits) +

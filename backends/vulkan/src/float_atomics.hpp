@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 
+#include "spirv_reflect.hpp"
 #include "tune/vulkan.hpp"
 
 namespace tune::vk {
@@ -27,10 +28,14 @@ struct FloatAtomicFeature {
   const char* operation;  // "load, store or exchange", "add", "min or max"
   const char* suffix;     // of its Vulkan name: "Atomics", "AtomicAdd", "AtomicMinMax"
   FloatAtomicExtension extension;
+  std::uint32_t capability;  // the SPIR-V capability it enables (spv_cap); 0: none needed
 };
 
 // The nine, by width then operation.
 std::span<const FloatAtomicFeature> float_atomic_features();
+
+// The feature (of either place) that enables SPIR-V capability `cap`; nullptr for another cap.
+const FloatAtomicFeature* feature_of_capability(std::uint32_t cap);
 
 // Its Vulkan name on buffers or in shared memory: "shaderSharedFloat16AtomicMinMax".
 std::string feature_name(const FloatAtomicFeature& f, bool shared);
