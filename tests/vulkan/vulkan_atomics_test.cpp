@@ -15,6 +15,7 @@
 #include "compute_pipeline.hpp"
 #include "device_facts.hpp"
 #include "device_snapshots.hpp"
+#include "spirv_capabilities.hpp"
 #include "spirv_modules.hpp"
 #include "spirv_reflect.hpp"
 #include "tune/tune.hpp"

@@ -18,6 +18,7 @@
 #include "device_snapshots.hpp"
 #include "scoped_env.hpp"
 #include "skip.hpp"
+#include "spirv_capabilities.hpp"
 #include "spirv_reflect.hpp"
 #include "tune/backend/power_settle.hpp"
 

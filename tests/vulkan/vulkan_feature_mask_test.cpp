@@ -11,6 +11,7 @@
 #include "device_facts.hpp"
 #include "device_snapshots.hpp"
 #include "feature_mask.hpp"
+#include "spirv_capabilities.hpp"
 #include "spirv_reflect.hpp"
 #include "tune/vulkan_interop.hpp"
 

@@ -18,6 +18,7 @@
 #include "device_facts.hpp"
 #include "device_snapshots.hpp"
 #include "float_atomics.hpp"
+#include "spirv_capabilities.hpp"
 #include "spirv_modules.hpp"
 #include "spirv_reflect.hpp"
 #include "tune/tune.hpp"

@@ -20,6 +20,7 @@
 #include "shader_compiler.hpp"
 #include "skip.hpp"
 #include "specialization.hpp"
+#include "spirv_capabilities.hpp"
 #include "spirv_modules.hpp"
 #include "spirv_reflect.hpp"
 #include "tune/kernels/bundled.hpp"

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "spirv_capabilities.hpp"
 #include "vk_status.hpp"
 
 namespace tune::vk {

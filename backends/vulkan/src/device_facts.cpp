@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "spirv_capabilities.hpp"
 #include "spirv_reflect.hpp"
 #include "tune/backend/last_level_cache.hpp"
 #include "tune/backend/power_settle.hpp"

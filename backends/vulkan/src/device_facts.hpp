@@ -125,7 +125,7 @@ void set_last_level_cache(DeviceInfo& info, const DeviceCaps& caps);
 // The DeviceInfo of the device; `compiler_version` names the shader compiler and its target.
 DeviceInfo device_info(const DeviceCaps& caps, std::string compiler_version);
 
-// Whether shaders may use SPIR-V capability `cap` (spirv_reflect.hpp's spv_cap) on the device,
+// Whether shaders may use SPIR-V capability `cap` (spirv_capabilities.hpp's spv_cap) on the device,
 // the capabilities it implies (spv_cap::implied) included: true for the core capabilities and
 // those pipeline creation judges.
 bool supports_capability(const DeviceCaps& caps, std::uint32_t cap);

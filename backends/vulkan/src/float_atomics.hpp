@@ -11,7 +11,7 @@
 #include <span>
 #include <string>
 
-#include "spirv_reflect.hpp"
+#include "spirv_capabilities.hpp"
 #include "tune/vulkan.hpp"
 
 namespace tune::vk {

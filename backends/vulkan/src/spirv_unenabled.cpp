@@ -1,13 +1,13 @@
 // spv_cap::unenabled: the names of the SPIR-V capabilities Vulkan gates behind a feature,
 // extension or property that libtune neither enables nor checks (refused, named in the message),
-// and spv_cap::known. Generated from the Vulkan registry of
+// Generated from the Vulkan registry of
 // Debian 12 (vk.xml 1.3.239, its <spirvcapabilities>) and the SPIR-V grammar of spirv-headers:
 // every capability the registry gates, less the core ones (enabled by a Vulkan version) and
 // those libtune checks (spv_cap::kNamed); tests/vulkan/vulkan_facts_test.cpp reads both files
 // and checks the list against them.
 #include <algorithm>
 
-#include "spirv_reflect.hpp"
+#include "spirv_capabilities.hpp"
 
 namespace tune::vk::spv_cap {
 namespace {
@@ -111,17 +111,6 @@ constexpr UnenabledCapability kUnenabled[] = {
 }  // namespace
 
 std::span<const UnenabledCapability> unenabled() { return kUnenabled; }
-
-const CoreCapability* find_core(std::uint32_t cap) {
-  auto it = std::find_if(std::begin(kCore), std::end(kCore),
-                         [cap](const CoreCapability& c) { return c.cap == cap; });
-  return it != std::end(kCore) ? &*it : nullptr;
-}
-
-bool known(std::uint32_t cap) {
-  return std::find(std::begin(kNamed), std::end(kNamed), cap) != std::end(kNamed) ||
-         find_core(cap) != nullptr;
-}
 
 const UnenabledCapability* find_unenabled(std::uint32_t cap) {
   auto it =

@@ -13,6 +13,7 @@
 #include "compute_pipeline.hpp"
 #include "logical_device.hpp"
 #include "recorded_memo.hpp"
+#include "spirv_capabilities.hpp"
 #include "tune/backend/hash.hpp"
 #include "tune/backend/subgroup_size.hpp"
 #include "tune/definitions.hpp"
