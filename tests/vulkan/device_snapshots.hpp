@@ -97,6 +97,12 @@ inline DeviceCaps h200(bool with_driver_name) {
                    VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
   c.int64 = c.float64 = c.int16 = c.float16 = c.int8 = c.storage16 = c.storage8 = true;
   c.int64_atomics_buffer = c.int64_atomics_shared = true;
+  // VK_EXT_shader_atomic_float, no _float2 (read with vulkaninfo from the same driver on an H100,
+  // 2026-12-08): 32- and 64-bit float add and load/store/exchange on buffers and in shared
+  // memory; no min/max, no 16-bit. shaderIntegerDotProduct (4x8-bit packed accelerated).
+  for (FloatAtomics* a : {&c.float_atomics_buffer, &c.float_atomics_shared})
+    a->float32 = a->float32_add = a->float64 = a->float64_add = true;
+  c.integer_dot_product = true;
   if (with_driver_name) {
     c.driver_name = "NVIDIA";
     c.driver_info = "580.159";

@@ -304,6 +304,49 @@ TEST_CASE("vulkan float atomics: a device without the feature for the place refu
                 s.message());
 }
 
+// NVIDIA's driver as read (the h200 snapshot: VK_EXT_shader_atomic_float without _float2):
+// 32- and 64-bit adds and exchanges pass in both places; a maximum or a 16-bit atomic is
+// refused naming the _float2 capability, which the driver does not offer.
+TEST_CASE("vulkan float atomics: NVIDIA's driver takes 32/64-bit adds, refuses min/max and f16") {
+  using F = FloatAtomics;
+  const vk::DeviceCaps nvidia = vk::snapshots::h200(true);
+  struct Case {
+    bool F::*member;
+    std::uint32_t capability;  // what the module declares beside Shader and its width's
+    const char* refusal;       // nullptr: accepted
+  };
+  for (const bool shared : {false, true})
+    for (const Case& k : {
+             Case{&F::float32_add, vk::spv_cap::kAtomicFloat32AddEXT, nullptr},
+             Case{&F::float64_add, vk::spv_cap::kAtomicFloat64AddEXT, nullptr},
+             Case{&F::float32, 0, nullptr},
+             Case{&F::float64, 0, nullptr},
+             Case{&F::float32_min_max, vk::spv_cap::kAtomicFloat32MinMaxEXT,
+                  "AtomicFloat32MinMaxEXT (VK_EXT_shader_atomic_float2)"},
+             Case{&F::float16_add, vk::spv_cap::kAtomicFloat16AddEXT,
+                  "AtomicFloat16AddEXT (VK_EXT_shader_atomic_float2)"},
+         }) {
+      vk::SpirvInfo si;
+      si.capabilities = {1};
+      if (k.capability != 0) si.capabilities.push_back(k.capability);
+      if (k.member == &F::float64 || k.member == &F::float64_add)
+        si.capabilities.push_back(vk::spv_cap::kFloat64);
+      si.local_size[0] = 64;
+      si.local_size[1] = si.local_size[2] = 1;
+      FloatAtomics& place = shared ? si.float_atomics_shared : si.float_atomics_buffer;
+      place.*k.member = true;  // a named reference: see the case above (GCC 12)
+      CAPTURE(shared);
+      CAPTURE(k.capability);
+      const Status s = vk::check_spirv(si, Dim3{64, 1, 1}, nvidia, "NVIDIA H200");
+      if (k.refusal == nullptr) {
+        CHECK_MESSAGE(s.ok(), s.to_string());
+      } else {
+        CHECK(s.code() == StatusCode::unavailable);
+        CHECK_MESSAGE(s.message().find(k.refusal) != std::string::npos, s.message());
+      }
+    }
+}
+
 // Under the validation layer where it is installed: a feature used and not enabled at device
 // creation is an error there.
 TEST_CASE("vulkan float atomics: 32-bit sums, maxima and exchanges match the CPU") {
